@@ -1,0 +1,308 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/wire"
+)
+
+// Options says how to reach the controller.
+type Options struct {
+	Socket string // Unix socket path; preferred when it exists
+	Addr   string // host:port of the TCP API
+	Token  string // cluster or user token for TCP
+}
+
+// Client implements cli.Client.
+type Client struct {
+	conn *grpc.ClientConn
+	api  pb.DroverClient
+}
+
+var _ cli.Client = (*Client)(nil)
+
+// Dial connects lazily (the first call connects).
+func Dial(o Options) (*Client, error) {
+	var target string
+	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20))}
+	if o.Socket != "" {
+		if _, err := os.Stat(o.Socket); err == nil || o.Addr == "" {
+			target = "unix://" + o.Socket
+		}
+	}
+	if target == "" {
+		if o.Addr == "" {
+			return nil, cli.ErrNoController
+		}
+		target = "passthrough:///" + o.Addr
+		if o.Token != "" {
+			opts = append(opts, grpc.WithPerRPCCredentials(auth.TokenCreds(o.Token)))
+		}
+	}
+	opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+		var d net.Dialer
+		if o.Socket != "" && target == "unix://"+o.Socket {
+			return d.DialContext(ctx, "unix", o.Socket)
+		}
+		return d.DialContext(ctx, "tcp", addr)
+	}))
+	conn, err := grpc.NewClient(target, opts...)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{conn: conn, api: pb.NewDroverClient(conn)}, nil
+}
+
+// Close releases the connection.
+func (c *Client) Close() error { return c.conn.Close() }
+
+// fromStatus turns a gRPC error into one whose text is Slurm's message.
+func fromStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	st, ok := status.FromError(err)
+	if !ok {
+		return err
+	}
+	switch st.Code() {
+	case codes.Unavailable:
+		if st.Message() == "" || isConnErr(st.Message()) {
+			return cli.ErrNoController
+		}
+	case codes.DeadlineExceeded:
+		return errors.New("Socket timed out on send/recv operation")
+	}
+	return errors.New(st.Message())
+}
+
+func isConnErr(msg string) bool {
+	for _, s := range []string{"connection error", "connect:", "no such file", "connection refused", "name resolver"} {
+		if contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, 60*time.Second)
+}
+
+// SubmitJob commits a job and returns its id.
+func (c *Client) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.SubmitJob(ctx, &pb.SubmitJobRequest{Spec: wire.SpecToPB(spec)}, grpc.WaitForReady(false))
+	if err != nil {
+		return 0, fromStatus(err)
+	}
+	return model.JobID(r.JobId), nil
+}
+
+func ids32(ids []model.JobID) []uint32 {
+	out := make([]uint32, len(ids))
+	for i, v := range ids {
+		out[i] = uint32(v)
+	}
+	return out
+}
+
+func jobsFromPB(in []*pb.Job) []*model.Job {
+	out := make([]*model.Job, len(in))
+	for i, j := range in {
+		out[i] = wire.JobFromPB(j)
+	}
+	return out
+}
+
+// ListJobs lists jobs without their scripts and environments.
+func (c *Client) ListJobs(ctx context.Context, q cli.JobQuery) (*cli.JobList, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids32(q.IDs), WithoutSpec: true})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return &cli.JobList{Jobs: jobsFromPB(r.Jobs), Now: r.Now}, nil
+}
+
+// WatchJobs streams the jobs on each change until fn returns false.
+func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*model.Job) bool) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.api.WatchJobs(ctx, &pb.WatchJobsRequest{Ids: ids32(ids)})
+	if err != nil {
+		return fromStatus(err)
+	}
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fromStatus(err)
+		}
+		if !fn(jobsFromPB(r.Jobs)) {
+			return nil
+		}
+	}
+}
+
+// ListNodes lists every node.
+func (c *Client) ListNodes(ctx context.Context) ([]*model.Node, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.ListNodes(ctx, &pb.ListNodesRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := make([]*model.Node, len(r.Nodes))
+	for i, n := range r.Nodes {
+		out[i] = wire.NodeFromPB(n)
+	}
+	return out, nil
+}
+
+// ListPartitions lists every partition.
+func (c *Client) ListPartitions(ctx context.Context) ([]*model.Partition, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.ListPartitions(ctx, &pb.ListPartitionsRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := make([]*model.Partition, len(r.Partitions))
+	for i, p := range r.Partitions {
+		out[i] = wire.PartitionFromPB(p)
+	}
+	return out, nil
+}
+
+func selToPB(sel cli.JobSelection) *pb.JobSelection {
+	out := &pb.JobSelection{User: sel.User, Uid: sel.UID, Name: sel.Name, Partition: sel.Partition,
+		Nodes: sel.Nodes, Account: sel.Account, Qos: sel.QOS}
+	for _, s := range sel.States {
+		out.States = append(out.States, uint32(s))
+	}
+	for _, t := range sel.Targets {
+		pt := &pb.JobTarget{Id: uint32(t.ID), Raw: t.Raw, HasTasks: t.Tasks != nil}
+		for _, v := range t.Tasks {
+			pt.Tasks = append(pt.Tasks, int32(v))
+		}
+		out.Targets = append(out.Targets, pt)
+	}
+	return out
+}
+
+func results(r *pb.JobResultsResponse, err error) ([]cli.JobResult, error) {
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := make([]cli.JobResult, len(r.Results))
+	for i, x := range r.Results {
+		out[i] = cli.JobResult{Job: x.Job, Error: x.Error}
+	}
+	return out, nil
+}
+
+// Signal cancels or signals jobs.
+func (c *Client) Signal(ctx context.Context, sel cli.JobSelection, sig cli.SignalRequest) ([]cli.JobResult, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	return results(c.api.SignalJobs(ctx, &pb.SignalJobsRequest{Selection: selToPB(sel), Signal: int32(sig.Signal), BatchOnly: sig.BatchOnly, Full: sig.Full}))
+}
+
+// Control holds, releases or requeues jobs.
+func (c *Client) Control(ctx context.Context, sel cli.JobSelection, action string) ([]cli.JobResult, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	return results(c.api.ControlJobs(ctx, &pb.ControlJobsRequest{Selection: selToPB(sel), Action: action}))
+}
+
+// UpdateJob changes job fields.
+func (c *Client) UpdateJob(ctx context.Context, sel cli.JobSelection, fields map[string]string) ([]cli.JobResult, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	return results(c.api.UpdateJob(ctx, &pb.UpdateJobRequest{Selection: selToPB(sel), Fields: fields}))
+}
+
+// UpdateNodes changes node state.
+func (c *Client) UpdateNodes(ctx context.Context, nodes []string, fields map[string]string) error {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	_, err := c.api.UpdateNodes(ctx, &pb.UpdateNodesRequest{Nodes: nodes, Fields: fields})
+	return fromStatus(err)
+}
+
+// Ping asks the controller how it is.
+func (c *Client) Ping(ctx context.Context) (*cli.PingResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	r, err := c.api.Ping(ctx, &pb.PingRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := &cli.PingResult{}
+	for _, s := range r.Controllers {
+		out.Controllers = append(out.Controllers, cli.ControllerStatus{Host: s.Host, Primary: s.Primary, Up: s.Up, Leader: s.Leader})
+	}
+	return out, nil
+}
+
+// Config returns the running configuration.
+func (c *Client) Config(ctx context.Context) ([]cli.KV, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.GetConfig(ctx, &pb.GetConfigRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := make([]cli.KV, len(r.Items))
+	for i, kv := range r.Items {
+		out[i] = cli.KV{Key: kv.Key, Value: kv.Value}
+	}
+	return out, nil
+}
+
+// Reconfigure asks the controller to re-read slurm.conf.
+func (c *Client) Reconfigure(ctx context.Context) error {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	_, err := c.api.Reconfigure(ctx, &pb.ReconfigureRequest{})
+	return fromStatus(err)
+}
+
+// AddrOf joins a host and port.
+func AddrOf(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+var _ = fmt.Sprint

@@ -1,0 +1,7 @@
+// Package client is the Go client of the controller API, used by the CLI,
+// tests and (later) the REST adapter. It dials the controller's Unix socket
+// when it is on this machine — the kernel then vouches for the caller — or
+// the TCP port with a token, and turns gRPC statuses back into errors that
+// carry Slurm's wording.
+package client
+

@@ -1,0 +1,205 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drover-hpc/drover/client"
+	"github.com/drover-hpc/drover/internal/agent"
+	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/sbatch"
+	"github.com/drover-hpc/drover/internal/cli/scancel"
+	"github.com/drover-hpc/drover/internal/cli/scontrol"
+	"github.com/drover-hpc/drover/internal/cli/sinfo"
+	"github.com/drover-hpc/drover/internal/cli/squeue"
+	"github.com/drover-hpc/drover/internal/cli/srun"
+	"github.com/drover-hpc/drover/internal/ctld"
+	"github.com/drover-hpc/drover/internal/executor"
+	"github.com/drover-hpc/drover/internal/slurmconf"
+	"github.com/drover-hpc/drover/internal/up"
+	"github.com/drover-hpc/drover/internal/version"
+)
+
+// Commands are the Slurm commands this binary implements; `make build`
+// links each name to bin/drover.
+var Commands = map[string]cli.Command{
+	"sbatch":   sbatch.Run,
+	"srun":     srun.Run,
+	"squeue":   squeue.Run,
+	"sinfo":    sinfo.Run,
+	"scancel":  scancel.Run,
+	"scontrol": scontrol.Run,
+}
+
+// Main runs the invocation and returns the exit status.
+func Main(argv []string) int {
+	name := filepath.Base(argv[0])
+	args := argv[1:]
+	if name == "drover" || Commands[name] == nil {
+		if len(args) == 0 {
+			usage(os.Stderr)
+			return 1
+		}
+		name, args = args[0], args[1:]
+	}
+	switch name {
+	case executor.StepExecArg:
+		return executor.StepExecMain(args)
+	case "version", "--version", "-V":
+		fmt.Println("drover", version.Version)
+		return 0
+	case "help", "--help", "-h":
+		usage(os.Stdout)
+		return 0
+	case "controller":
+		return daemon(name, args, func(ctx context.Context, conf string, log *slog.Logger, fs *pflag.FlagSet) error {
+			return ctld.Run(ctx, ctld.Options{ConfPath: conf, Log: log})
+		})
+	case "agent":
+		var node, token string
+		return daemon(name, args, func(ctx context.Context, conf string, log *slog.Logger, fs *pflag.FlagSet) error {
+			return agent.Run(ctx, agent.Options{ConfPath: conf, Name: node, Token: token, Log: log})
+		}, func(fs *pflag.FlagSet) {
+			fs.StringVar(&node, "name", "", "node name in slurm.conf (default: short hostname)")
+			fs.StringVar(&token, "token", "", "cluster token (default: read from the controller's state dir)")
+		})
+	case "up":
+		return up.Main(args)
+	}
+	cmd := Commands[name]
+	if cmd == nil {
+		fmt.Fprintf(os.Stderr, "drover: unknown command %q\n", name)
+		usage(os.Stderr)
+		return 1
+	}
+	env := cli.NewOSEnv(name, version.Version, dialer)
+	if name == "srun" {
+		srun.LaunchHost = launchHost()
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	return cmd(ctx, env, args)
+}
+
+func usage(w *os.File) {
+	names := make([]string, 0, len(Commands))
+	for n := range Commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	fmt.Fprintf(w, `usage: drover <command> [args]
+
+Cluster:
+  up --dir DIR [--nodes N]     run a whole cluster on this machine (foreground)
+  controller -f slurm.conf     run the controller
+  agent -f slurm.conf          run a node agent
+  version                      print the version
+
+Slurm commands (also callable through a symlink of that name):
+  %s
+`, strings.Join(names, " "))
+}
+
+// confPath is where commands and daemons find slurm.conf.
+func confPath() string {
+	if p := os.Getenv("SLURM_CONF"); p != "" {
+		return p
+	}
+	return "/etc/slurm/slurm.conf"
+}
+
+var loadedConf *slurmconf.Config
+
+func loadConf() (*slurmconf.Config, error) {
+	if loadedConf != nil {
+		return loadedConf, nil
+	}
+	cfg, err := slurmconf.Load(confPath())
+	if err != nil {
+		return nil, err
+	}
+	loadedConf = cfg
+	return cfg, nil
+}
+
+// dialer connects commands to the controller named by slurm.conf.
+func dialer() (cli.Client, error) {
+	cfg, err := loadConf()
+	if err != nil {
+		return nil, fmt.Errorf("%w (%v)", cli.ErrNoController, err)
+	}
+	o := client.Options{Socket: cfg.SocketPath()}
+	if len(cfg.ControllerHosts) > 0 {
+		h := cfg.ControllerHosts[0]
+		host := h.Addr
+		if host == "" {
+			host = h.Name
+		}
+		o.Addr = net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort))
+	}
+	if tok := os.Getenv("DROVER_TOKEN"); tok != "" {
+		o.Token = tok
+	}
+	return client.Dial(o)
+}
+
+// launchHost picks the local address that routes to the controller, so the
+// node running an srun task can dial back.
+func launchHost() string {
+	cfg, err := loadConf()
+	if err != nil || len(cfg.ControllerHosts) == 0 {
+		return "127.0.0.1"
+	}
+	h := cfg.ControllerHosts[0]
+	host := h.Addr
+	if host == "" {
+		host = h.Name
+	}
+	c, err := net.Dial("udp", net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort)))
+	if err != nil {
+		return "127.0.0.1"
+	}
+	defer c.Close()
+	return c.LocalAddr().(*net.UDPAddr).IP.String()
+}
+
+// daemon parses the common daemon flags and runs fn until SIGINT/SIGTERM.
+func daemon(name string, args []string, fn func(context.Context, string, *slog.Logger, *pflag.FlagSet) error, extra ...func(*pflag.FlagSet)) int {
+	fs := pflag.NewFlagSet(name, pflag.ContinueOnError)
+	conf := fs.StringP("conf", "f", confPath(), "path of slurm.conf")
+	verbose := fs.CountP("verbose", "v", "more logging")
+	for _, e := range extra {
+		e(fs)
+	}
+	if err := fs.Parse(args); err != nil {
+		if err == pflag.ErrHelp {
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "drover %s: %v\n", name, err)
+		return 1
+	}
+	level := slog.LevelInfo
+	if *verbose > 0 {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})).With("daemon", name)
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := fn(ctx, *conf, log, fs); err != nil {
+		log.Error("fatal", "err", err)
+		fmt.Fprintf(os.Stderr, "drover %s: %v\n", name, err)
+		return 1
+	}
+	return 0
+}

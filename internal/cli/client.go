@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Client is the controller API as commands see it. The real implementation
+// (package client) speaks gRPC; tests use fakes. Errors carry Slurm's
+// wording in their message (e.g. MsgInvalidJobID).
+type Client interface {
+	// SubmitJob commits a job and returns its id (an array's first id).
+	SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error)
+	// ListJobs returns jobs matching the query, each with Spec filled in.
+	ListJobs(ctx context.Context, q JobQuery) (*JobList, error)
+	// WatchJobs streams the listed jobs each time one of them changes; fn
+	// returning false stops the watch.
+	WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*model.Job) bool) error
+	ListNodes(ctx context.Context) ([]*model.Node, error)
+	ListPartitions(ctx context.Context) ([]*model.Partition, error)
+	// Signal cancels or signals jobs chosen by sel; one result per target.
+	Signal(ctx context.Context, sel JobSelection, sig SignalRequest) ([]JobResult, error)
+	// Control applies hold/release/requeue/... to the jobs chosen by sel.
+	Control(ctx context.Context, sel JobSelection, action string) ([]JobResult, error)
+	// UpdateJob changes fields (TimeLimit, Partition, Name, Comment, Nice).
+	UpdateJob(ctx context.Context, sel JobSelection, fields map[string]string) ([]JobResult, error)
+	// UpdateNodes changes node state: State=DRAIN|RESUME|DOWN|UNDRAIN, Reason.
+	UpdateNodes(ctx context.Context, nodes []string, fields map[string]string) error
+	Ping(ctx context.Context) (*PingResult, error)
+	// Config returns the running configuration as ordered key/value pairs.
+	Config(ctx context.Context) ([]KV, error)
+	Reconfigure(ctx context.Context) error
+	Close() error
+}
+
+// JobQuery filters a job listing on the controller.
+type JobQuery struct {
+	IDs        []model.JobID // empty = all
+	IncludeAll bool          // include finished jobs still held in memory
+}
+
+// JobList is a listing taken at one moment.
+type JobList struct {
+	Jobs []*model.Job
+	Now  int64 // controller's clock, unix seconds
+}
+
+// JobTarget names a job as a user wrote it: "123", "123_4", "123_[1-3]".
+type JobTarget struct {
+	ID    model.JobID
+	Tasks []int // array task ids; nil = whole job (or whole array)
+	Raw   string
+}
+
+// JobSelection picks jobs by id and/or filters (all given filters AND).
+type JobSelection struct {
+	Targets   []JobTarget
+	User      string
+	UID       int64 // -1 = any
+	Name      string
+	Partition string
+	States    []model.JobState
+	Nodes     []string
+	Account   string
+	QOS       string
+}
+
+// SignalRequest is what scancel sends: a cancel, or a signal.
+type SignalRequest struct {
+	Signal    int  // 0 = cancel (terminate) the job
+	BatchOnly bool // -b: only the batch shell
+	Full      bool // -f
+}
+
+// JobResult tells how one targeted job fared.
+type JobResult struct {
+	Job   string // display id
+	Error string // "" on success, else Slurm's message
+}
+
+// PingResult answers scontrol ping.
+type PingResult struct {
+	Controllers []ControllerStatus
+}
+
+// ControllerStatus is one controller's role and reachability.
+type ControllerStatus struct {
+	Host    string
+	Primary bool
+	Up      bool
+	Leader  bool
+}
+
+// KV is one configuration line.
+type KV struct{ Key, Value string }

@@ -1,0 +1,69 @@
+// Package sbatch is the sbatch command: it builds a job from options,
+// #SBATCH directives and SBATCH_* variables (package jobspec), submits it,
+// and prints "Submitted batch job N" only once the job is committed.
+package sbatch
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/jobspec"
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Run is the sbatch entry point.
+func Run(ctx context.Context, env *cli.Env, args []string) int {
+	opts, code, done := cli.ParseJob(env, jobspec.Sbatch, args)
+	if done {
+		return code
+	}
+	c, err := env.Client()
+	if err != nil {
+		env.Errorf("Batch job submission failed: %v", err)
+		return env.ExitError()
+	}
+	id, err := c.SubmitJob(ctx, opts.Spec)
+	if err != nil {
+		env.Errorf("Batch job submission failed: %v", err)
+		return env.ExitError()
+	}
+	switch {
+	case opts.Parsable:
+		fmt.Fprintf(env.Stdout, "%d\n", id)
+	case !opts.Quiet:
+		fmt.Fprintf(env.Stdout, "Submitted batch job %d\n", id)
+	}
+	if !opts.Wait {
+		return 0
+	}
+	return waitJob(ctx, env, c, id)
+}
+
+// waitJob blocks until every record of the job (all array tasks) ended and
+// returns the highest exit code, 1 for a job killed by a signal.
+func waitJob(ctx context.Context, env *cli.Env, c cli.Client, id model.JobID) int {
+	code := 0
+	err := c.WatchJobs(ctx, []model.JobID{id}, func(jobs []*model.Job) bool {
+		code = 0
+		for _, j := range jobs {
+			if !j.Finished() {
+				return true
+			}
+			jc := int(j.ExitCode)
+			if j.Signal != 0 || j.State == model.JobCancelled || j.State == model.JobTimeout || j.State == model.JobNodeFail {
+				jc = max(jc, 1)
+			}
+			code = max(code, jc)
+		}
+		return false
+	})
+	if err != nil {
+		env.Errorf("%v", err)
+		return env.ExitError()
+	}
+	return code
+}
+
+var _ = os.Getwd

@@ -1,0 +1,437 @@
+package squeue
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// jobRow is one output line: a job, an array task, or the collapsed
+// pending tasks of an array (tasks non-empty).
+type jobRow struct {
+	job    *model.Job
+	tasks  []int  // collapsed pending task ids, ascending; nil otherwise
+	expr   string // "1-10%2" for collapsed rows
+	reason string // merged reason of collapsed rows; "" = job.Reason
+	nodes  string // compressed node list, once computed
+	hasNL  bool
+}
+
+// stateSet is a -t filter.
+type stateSet struct {
+	all        bool
+	base       map[model.JobState]bool
+	completing bool
+}
+
+// flagStates are Slurm state names with no Drover counterpart: accepted in
+// -t so that scripts keep working, never matched.
+var flagStates = map[string]bool{
+	"CF": true, "CONFIGURING": true, "ST": true, "STOPPED": true,
+	"RQ": true, "REQUEUED": true, "RH": true, "REQUEUE_HOLD": true,
+	"RF": true, "REQUEUE_FED": true, "RS": true, "RESIZING": true,
+	"RD": true, "RESV_DEL_HOLD": true, "SI": true, "SIGNALING": true,
+	"SE": true, "SPECIAL_EXIT": true, "SO": true, "STAGE_OUT": true,
+	"RV": true, "REVOKED": true,
+}
+
+// parseStates parses a -t list; bad is the first name it does not know.
+func parseStates(list string) (s stateSet, bad string) {
+	s.base = map[model.JobState]bool{}
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		if name == "" {
+			continue
+		}
+		up := strings.ToUpper(name)
+		switch {
+		case up == "ALL":
+			s.all = true
+		case up == "CG" || up == "COMPLETING":
+			s.completing = true
+		case flagStates[up]:
+		default:
+			st, ok := model.ParseJobState(up)
+			if !ok {
+				return s, name
+			}
+			s.base[st] = true
+		}
+	}
+	return s, ""
+}
+
+// wantsFinished reports whether the filter can match ended jobs, which the
+// controller returns only when asked (JobQuery.IncludeAll).
+func (s *stateSet) wantsFinished() bool {
+	if s == nil {
+		return false
+	}
+	if s.all {
+		return true
+	}
+	for st := range s.base {
+		if st.Final() {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *stateSet) match(j *model.Job) bool {
+	if s == nil { // default: what is queued or holds resources
+		return j.Completing || j.State == model.JobPending ||
+			j.State == model.JobRunning || j.State == model.JobSuspended
+	}
+	if s.all {
+		return true
+	}
+	if j.Completing {
+		return s.completing
+	}
+	return s.base[j.State]
+}
+
+// filter is everything that selects jobs.
+type filter struct {
+	targets    []cli.JobTarget
+	states     *stateSet // nil = default states
+	uids       map[uint32]bool
+	userNames  map[string]bool
+	partitions []string
+	names      []string
+	accounts   []string
+	qos        []string
+	nodes      map[string]bool
+	notUID     int64 // --notme: uid to leave out; -1 = none
+}
+
+func (f *filter) hasUsers() bool { return len(f.uids) > 0 || len(f.userNames) > 0 }
+
+// matchID reports whether j is named by the -j list: by its id, its
+// array's id, or its array's id and task id.
+func (f *filter) matchID(j *model.Job) bool {
+	if len(f.targets) == 0 {
+		return true
+	}
+	base := j.ID
+	if j.IsArrayTask() {
+		base = j.ArrayJobID
+	}
+	for _, t := range f.targets {
+		if t.ID != base && t.ID != j.ID {
+			continue
+		}
+		if t.Tasks == nil {
+			return true
+		}
+		if j.IsArrayTask() && t.ID == j.ArrayJobID && slices.Contains(t.Tasks, j.ArrayTaskID) {
+			return true
+		}
+	}
+	return false
+}
+
+func (f *filter) match(j *model.Job) bool {
+	if !f.matchID(j) || !f.states.match(j) {
+		return false
+	}
+	if f.hasUsers() && !f.uids[j.UserID] && !f.userNames[j.UserName] {
+		return false
+	}
+	if f.notUID >= 0 && int64(j.UserID) == f.notUID {
+		return false
+	}
+	if len(f.partitions) > 0 && !anyPartition(j.Partition, f.partitions) {
+		return false
+	}
+	if len(f.names) > 0 && !containsFold(f.names, j.Name) {
+		return false
+	}
+	if len(f.accounts) > 0 && (j.Spec == nil || !containsFold(f.accounts, j.Spec.Account)) {
+		return false
+	}
+	if len(f.qos) > 0 && (j.Spec == nil || !containsFold(f.qos, j.Spec.QOS)) {
+		return false
+	}
+	if f.nodes != nil {
+		hit := false
+		for _, a := range j.Alloc {
+			if f.nodes[a.Node] {
+				hit = true
+				break
+			}
+		}
+		if !hit {
+			return false
+		}
+	}
+	return true
+}
+
+func anyPartition(jobParts string, want []string) bool {
+	for p := range strings.SplitSeq(jobParts, ",") {
+		if slices.Contains(want, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func containsFold(list []string, v string) bool {
+	for _, s := range list {
+		if strings.EqualFold(s, v) {
+			return true
+		}
+	}
+	return false
+}
+
+// buildRows filters jobs and, unless perTask, folds pending tasks of one
+// array (same partition, name and hold state) into one row.
+func buildRows(jobs []*model.Job, f *filter, perTask bool, bitstrLen int) []*jobRow {
+	type key struct {
+		array        model.JobID
+		part, name   string
+		holdU, holdA bool
+	}
+	rows := make([]*jobRow, 0, len(jobs))
+	store := make([]jobRow, 0, len(jobs)) // one allocation for all rows
+	groups := map[key]int{}
+	for _, j := range jobs {
+		if j == nil || !f.match(j) {
+			continue
+		}
+		if perTask || !j.IsArrayTask() || j.State != model.JobPending || j.Completing {
+			store = append(store, jobRow{job: j})
+			rows = append(rows, &store[len(store)-1])
+			continue
+		}
+		k := key{j.ArrayJobID, j.Partition, j.Name, j.HoldUser, j.HoldAdmin}
+		if i, ok := groups[k]; ok {
+			r := rows[i]
+			r.tasks = append(r.tasks, j.ArrayTaskID)
+			r.reason = mergeReason(r.reason, reasonOf(j))
+			if j.ArrayTaskID < r.job.ArrayTaskID {
+				r.job = j
+			}
+			continue
+		}
+		groups[k] = len(rows)
+		store = append(store, jobRow{job: j, tasks: []int{j.ArrayTaskID}, reason: reasonOf(j)})
+		rows = append(rows, &store[len(store)-1])
+	}
+	for _, r := range rows {
+		if len(r.tasks) < 2 {
+			r.tasks = nil
+			continue
+		}
+		slices.Sort(r.tasks)
+		throttle := 0
+		if r.job.Spec != nil && r.job.Spec.Array != nil {
+			throttle = r.job.Spec.Array.Throttle
+		}
+		r.expr = taskExpr(r.tasks, throttle, bitstrLen)
+	}
+	return rows
+}
+
+// reasonOf is the reason squeue shows for a job.
+func reasonOf(j *model.Job) string {
+	switch {
+	case j.Reason != "":
+		return j.Reason
+	case j.State == model.JobPending && j.HoldAdmin:
+		return model.ReasonHeldAdmin
+	case j.State == model.JobPending && j.HoldUser:
+		return model.ReasonHeldUser
+	}
+	return model.ReasonNone
+}
+
+// mergeReason adds reason to a comma list of reasons unless present.
+func mergeReason(list, reason string) string {
+	for r := range strings.SplitSeq(list, ",") {
+		if r == reason {
+			return list
+		}
+	}
+	return list + "," + reason
+}
+
+// taskExpr writes sorted task ids as ranges ("1-3,5"), cut to fit
+// bitstrLen bytes with "..." (0 = no limit), then the throttle ("%4").
+func taskExpr(ids []int, throttle, bitstrLen int) string {
+	var b []byte
+	for i := 0; i < len(ids); {
+		k := i
+		for k+1 < len(ids) && ids[k+1] == ids[k]+1 {
+			k++
+		}
+		if len(b) > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(ids[i]), 10)
+		if k > i {
+			b = append(b, '-')
+			b = strconv.AppendInt(b, int64(ids[k]), 10)
+		}
+		i = k + 1
+	}
+	if bitstrLen > 0 && len(b) > bitstrLen-1 {
+		b = append(b[:max(bitstrLen-4, 0)], "..."...)
+	}
+	if throttle > 0 {
+		b = append(b, '%')
+		b = strconv.AppendInt(b, int64(throttle), 10)
+	}
+	return string(b)
+}
+
+// sortKey is one -S field.
+type sortKey struct {
+	letter byte
+	desc   bool
+}
+
+// sortable are the -S letters squeue knows; letters Slurm accepts but does
+// not sort on (c, f, h, n, O) are accepted and ignored.
+const sortable = "BCDeEgGiAjlLmMNpPQSTtuUVaqk"
+const ignoredSort = "cfhnObdHIJz"
+
+// parseSort parses a -S list such as "P,t,-p" or "-p,i".
+func parseSort(s string) ([]sortKey, error) {
+	var keys []sortKey
+	desc := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ',' || c == '+':
+			desc = false
+		case c == '-':
+			desc = true
+		case strings.HasPrefix(strings.ToLower(s[i:]), "cluster"):
+			i += len("cluster") - 1 // one cluster only
+			desc = false
+		case strings.IndexByte(sortable, c) >= 0:
+			keys = append(keys, sortKey{letter: c, desc: desc})
+			desc = false
+		case strings.IndexByte(ignoredSort, c) >= 0:
+			desc = false
+		default:
+			return nil, fmt.Errorf("Invalid sort specification: %c", c)
+		}
+	}
+	return keys, nil
+}
+
+// sortRows orders rows by keys, then by job id and array task id.
+func sortRows(rows []*jobRow, keys []sortKey, c *renderCtx) {
+	slices.SortStableFunc(rows, func(a, b *jobRow) int {
+		for _, k := range keys {
+			d := compareBy(k.letter, a, b, c)
+			if k.desc {
+				d = -d
+			}
+			if d != 0 {
+				return d
+			}
+		}
+		return compareID(a, b)
+	})
+}
+
+func baseID(j *model.Job) model.JobID {
+	if j.IsArrayTask() {
+		return j.ArrayJobID
+	}
+	return j.ID
+}
+
+func compareID(a, b *jobRow) int {
+	if d := cmp.Compare(baseID(a.job), baseID(b.job)); d != 0 {
+		return d
+	}
+	return cmp.Compare(a.job.ArrayTaskID, b.job.ArrayTaskID)
+}
+
+func compareBy(letter byte, a, b *jobRow, c *renderCtx) int {
+	ja, jb := a.job, b.job
+	switch letter {
+	case 'P':
+		return strings.Compare(ja.Partition, jb.Partition)
+	case 't':
+		_, sa := ja.DisplayState()
+		_, sb := jb.DisplayState()
+		return strings.Compare(sa, sb)
+	case 'T':
+		la, _ := ja.DisplayState()
+		lb, _ := jb.DisplayState()
+		return strings.Compare(la, lb)
+	case 'p', 'Q':
+		return cmp.Compare(ja.Priority, jb.Priority)
+	case 'i':
+		return compareID(a, b)
+	case 'A':
+		return cmp.Compare(ja.ID, jb.ID)
+	case 'j':
+		return strings.Compare(ja.Name, jb.Name)
+	case 'u':
+		return strings.Compare(ja.UserName, jb.UserName)
+	case 'U':
+		return cmp.Compare(ja.UserID, jb.UserID)
+	case 'g', 'G':
+		return cmp.Compare(ja.GroupID, jb.GroupID)
+	case 'S':
+		return cmp.Compare(ja.StartTime, jb.StartTime)
+	case 'e':
+		return cmp.Compare(c.endTime(ja), c.endTime(jb))
+	case 'V':
+		return cmp.Compare(ja.SubmitTime, jb.SubmitTime)
+	case 'M':
+		return cmp.Compare(c.timeUsed(ja), c.timeUsed(jb))
+	case 'l':
+		return cmp.Compare(limitKey(ja.TimeLimit), limitKey(jb.TimeLimit))
+	case 'L':
+		return cmp.Compare(c.timeLeftKey(ja), c.timeLeftKey(jb))
+	case 'D':
+		return cmp.Compare(numNodes(ja), numNodes(jb))
+	case 'C':
+		return cmp.Compare(numCPUs(ja), numCPUs(jb))
+	case 'm':
+		return cmp.Compare(minMemory(ja), minMemory(jb))
+	case 'N':
+		return strings.Compare(a.nodeList(), b.nodeList())
+	case 'B':
+		return strings.Compare(ja.BatchHost(), jb.BatchHost())
+	case 'a':
+		return strings.Compare(specStr(ja, func(s *model.JobSpec) string { return s.Account }), specStr(jb, func(s *model.JobSpec) string { return s.Account }))
+	case 'q':
+		return strings.Compare(specStr(ja, func(s *model.JobSpec) string { return s.QOS }), specStr(jb, func(s *model.JobSpec) string { return s.QOS }))
+	case 'k':
+		return strings.Compare(ja.Comment, jb.Comment)
+	case 'E':
+		return strings.Compare(dependency(ja), dependency(jb))
+	}
+	return 0
+}
+
+// limitKey orders time limits with UNLIMITED last and NOT_SET first.
+func limitKey(l int64) int64 {
+	if l == model.Unlimited {
+		return 1 << 62
+	}
+	return l
+}
+
+func specStr(j *model.Job, f func(*model.JobSpec) string) string {
+	if j.Spec == nil {
+		return ""
+	}
+	return f(j.Spec)
+}

@@ -1,0 +1,197 @@
+package controller
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// agentConn is one agent's live stream; sends are serialised through a
+// buffered queue so a slow agent never blocks the scheduler.
+type agentConn struct {
+	node string
+	out  chan *pb.ControllerMessage
+	once sync.Once
+	done chan struct{}
+}
+
+func (a *agentConn) send(m *pb.ControllerMessage) {
+	select {
+	case a.out <- m:
+	case <-a.done:
+	}
+}
+
+func (a *agentConn) close() { a.once.Do(func() { close(a.done) }) }
+
+// AgentStream is the server side of one agent's Connect stream.
+type AgentStream interface {
+	Send(*pb.ControllerMessage) error
+	Recv() (*pb.AgentMessage, error)
+}
+
+// ServeAgent runs an agent's stream until it ends. The caller has already
+// checked the cluster token.
+func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
+	first, err := stream.Recv()
+	if err != nil {
+		return err
+	}
+	reg := first.GetRegister()
+	if reg == nil {
+		return errors.New("first message must be a registration")
+	}
+	snap := c.store.Snapshot()
+	node := snap.Node(reg.Node)
+	if node == nil {
+		return fmt.Errorf("node %q is not in slurm.conf", reg.Node)
+	}
+	running := make([]model.JobID, len(reg.Running))
+	for i, id := range reg.Running {
+		running[i] = model.JobID(id)
+	}
+	// Reconcile what the controller believes runs on the node with what
+	// the agent reports.
+	var lost []model.JobID
+	var relaunch, reterminate []*model.Job
+	c.mu.Lock()
+	snap.EachActive(func(j *model.Job) bool {
+		if j.State != model.JobRunning || j.BatchHost() != reg.Node {
+			return true
+		}
+		switch {
+		case slices.Contains(running, j.ID):
+			if j.Completing {
+				reterminate = append(reterminate, j)
+			}
+		case c.acked[j.ID]:
+			lost = append(lost, j.ID)
+		case j.Completing:
+			lost = append(lost, j.ID) // never reached the node; ends as intended
+		default:
+			relaunch = append(relaunch, j)
+		}
+		return true
+	})
+	c.mu.Unlock()
+	st := c.svc.Settings()
+	cmd := &fsm.NodeRegister{
+		Node: reg.Node, CPUs: int(reg.Cpus), Sockets: int(reg.Sockets), Cores: int(reg.Cores),
+		Threads: int(reg.Threads), Memory: reg.Memory, Hostname: reg.Hostname, Addr: peerAddr,
+		Version: reg.Version, BootTime: reg.BootTime, Running: running, Lost: lost, Now: c.clock.Now().Unix(),
+	}
+	if _, err := c.raft.Apply(fsm.TypeNodeRegister, cmd); err != nil {
+		return err
+	}
+	var expected []uint32
+	for _, id := range running {
+		if j := c.store.Snapshot().Job(id); j != nil && j.State == model.JobRunning {
+			expected = append(expected, uint32(id))
+		}
+	}
+	if err := stream.Send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_Registered{Registered: &pb.Registered{
+		Cluster: st.ClusterName, Expected: expected, KillWait: st.KillWait,
+	}}}); err != nil {
+		return err
+	}
+	conn := &agentConn{node: reg.Node, out: make(chan *pb.ControllerMessage, 1024), done: make(chan struct{})}
+	c.mu.Lock()
+	if old := c.agents[reg.Node]; old != nil {
+		old.close()
+	}
+	c.agents[reg.Node] = conn
+	c.lastSeen[reg.Node] = c.clock.Now()
+	c.mu.Unlock()
+	c.log.Info("node registered", "node", reg.Node, "cpus", reg.Cpus, "mem", reg.Memory, "running", len(running))
+	defer func() {
+		conn.close()
+		c.mu.Lock()
+		if c.agents[reg.Node] == conn {
+			delete(c.agents, reg.Node)
+		}
+		c.mu.Unlock()
+	}()
+
+	sendErr := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case m := <-conn.out:
+				if err := stream.Send(m); err != nil {
+					sendErr <- err
+					conn.close()
+					return
+				}
+			case <-conn.done:
+				sendErr <- nil
+				return
+			}
+		}
+	}()
+	for _, j := range relaunch {
+		c.launch(j)
+	}
+	if len(reterminate) > 0 {
+		ids := make([]model.JobID, len(reterminate))
+		for i, j := range reterminate {
+			ids[i] = j.ID
+		}
+		c.Terminate(ids, "CANCELLED")
+	}
+	c.Kick()
+
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			conn.close()
+			<-sendErr
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+		c.mu.Lock()
+		c.lastSeen[reg.Node] = c.clock.Now()
+		c.mu.Unlock()
+		switch m := msg.Msg.(type) {
+		case *pb.AgentMessage_Heartbeat:
+			c.heartbeat(reg.Node, m.Heartbeat)
+		case *pb.AgentMessage_JobStarted:
+			c.mu.Lock()
+			c.acked[model.JobID(m.JobStarted.JobId)] = true
+			c.mu.Unlock()
+		case *pb.AgentMessage_JobEnded:
+			e := m.JobEnded
+			end := e.EndTime
+			if end == 0 {
+				end = c.clock.Now().Unix()
+			}
+			if _, err := c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
+				Job: model.JobID(e.JobId), ExitCode: e.ExitCode, Signal: e.Signal,
+				State: model.JobState(e.State), Reason: e.Reason, Now: end,
+			}); err != nil {
+				c.log.Error("commit job end", "job", e.JobId, "err", err)
+				return err // the agent resends unacknowledged ends on reconnect
+			}
+			conn.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: e.JobId}}})
+			c.Kick()
+		}
+	}
+}
+
+// heartbeat revives a node marked not responding while its stream lived.
+func (c *Controller) heartbeat(node string, _ *pb.Heartbeat) {
+	n := c.store.Snapshot().Node(node)
+	if n != nil && (!n.Responding || (n.State == model.NodeDown && n.Reason == fsm.ReasonNotResponding)) {
+		_, _ = c.raft.Apply(fsm.TypeNodeRegister, &fsm.NodeRegister{
+			Node: node, CPUs: n.CPUs, Sockets: n.Sockets, Cores: n.Cores, Threads: n.Threads, Memory: n.Memory,
+			Hostname: n.Hostname, Version: n.Version, BootTime: n.BootTime, Now: c.clock.Now().Unix(),
+		})
+	}
+}

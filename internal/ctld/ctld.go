@@ -1,0 +1,156 @@
+package ctld
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/clock"
+	"github.com/drover-hpc/drover/internal/controller"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/grpcapi"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/raftnode"
+	"github.com/drover-hpc/drover/internal/service"
+	"github.com/drover-hpc/drover/internal/slurmconf"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+// Options configures a controller process.
+type Options struct {
+	ConfPath string
+	Log      *slog.Logger
+	// Listen overrides the TCP listen address (default ":SlurmctldPort").
+	Listen string
+}
+
+// TokenPath is where the cluster token lives for a configuration.
+func TokenPath(cfg *slurmconf.Config) string {
+	if v, ok := cfg.Get("DroverTokenFile"); ok && v != "" {
+		return v
+	}
+	return filepath.Join(cfg.StateSaveLocation, "cluster.token")
+}
+
+// Settings derives the controller's settings from a parsed slurm.conf.
+func Settings(cfg *slurmconf.Config) *service.Settings {
+	st := &service.Settings{
+		ClusterName:   cfg.ClusterName,
+		SlurmdTimeout: int64(cfg.SlurmdTimeout / time.Second),
+		KillWait:      int64(cfg.KillWait / time.Second),
+		MinJobAge:     int64(cfg.MinJobAge / time.Second),
+		MaxArraySize:  cfg.MaxArraySize,
+		FirstJobID:    model.JobID(cfg.FirstJobID),
+		DefMemPerCPU:  cfg.DefMemPerCPU,
+		DefMemPerNode: cfg.DefMemPerNode,
+		Nodes:         cfg.ModelNodes(),
+		Partitions:    cfg.ModelPartitions(),
+	}
+	if len(cfg.ControllerHosts) > 0 {
+		st.ControllerHost = cfg.ControllerHosts[0].Name
+	}
+	if u, err := user.Lookup(cfg.SlurmUser); err == nil {
+		n, _ := strconv.ParseUint(u.Uid, 10, 32)
+		st.SlurmUID = uint32(n)
+	}
+	for _, kv := range cfg.Raw {
+		st.Config = append(st.Config, [2]string{kv.Key, kv.Value})
+	}
+	return st
+}
+
+// Run serves until ctx is cancelled.
+func Run(ctx context.Context, o Options) error {
+	log := o.Log
+	cfg, err := slurmconf.Load(o.ConfPath)
+	if err != nil {
+		return err
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn("slurm.conf: " + w)
+	}
+	if cfg.StateSaveLocation == "" {
+		return errors.New("slurm.conf: StateSaveLocation is required")
+	}
+	if err := os.MkdirAll(cfg.StateSaveLocation, 0o755); err != nil {
+		return err
+	}
+	token, err := auth.LoadOrCreateToken(TokenPath(cfg))
+	if err != nil {
+		return err
+	}
+	settings := Settings(cfg)
+	host, _ := os.Hostname()
+
+	store := state.New(settings.FirstJobID)
+	f := fsm.New(store, log.With("component", "fsm"))
+	rn, err := raftnode.Open(raftnode.Config{Dir: filepath.Join(cfg.StateSaveLocation, "raft"), ID: "ctld-" + host, Log: log}, f)
+	if err != nil {
+		return err
+	}
+	defer rn.Close()
+
+	clk := clock.Real{}
+	ctl := controller.New(log.With("component", "controller"), store, rn, clk)
+	verifier := auth.NewVerifier(token)
+	svc := service.New(log.With("component", "service"), store, rn, verifier, clk, ctl, settings)
+	svc.Reload = func() (*service.Settings, error) {
+		c, err := slurmconf.Load(o.ConfPath)
+		if err != nil {
+			return nil, err
+		}
+		return Settings(c), nil
+	}
+	ctl.SetService(svc)
+	if err := svc.InstallConfig(settings); err != nil {
+		return fmt.Errorf("install configuration: %w", err)
+	}
+
+	sock := cfg.SocketPath()
+	_ = os.Remove(sock)
+	ul, err := net.Listen("unix", sock)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", sock, err)
+	}
+	// Every local user may connect; the kernel tells us who they are.
+	_ = os.Chmod(sock, 0o666)
+	addr := o.Listen
+	if addr == "" {
+		addr = ":" + strconv.Itoa(cfg.SlurmctldPort)
+	}
+	tl, err := net.Listen("tcp", addr)
+	if err != nil {
+		ul.Close()
+		return fmt.Errorf("listen on %s: %w", addr, err)
+	}
+	g := grpcapi.NewGRPC(svc, ctl, verifier, host)
+	go g.Serve(ul)
+	go g.Serve(tl)
+	log.Info("controller ready", "cluster", cfg.ClusterName, "socket", sock, "addr", tl.Addr().String(),
+		"jobs", store.Snapshot().NumJobs(), "next_job_id", store.Snapshot().NextJobID)
+
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() { ctl.Run(runCtx); close(done) }()
+	<-ctx.Done()
+	log.Info("controller stopping")
+	stop()
+	<-done
+	stopped := make(chan struct{})
+	go func() { g.GracefulStop(); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(2 * time.Second):
+		g.Stop()
+	}
+	_ = os.Remove(sock)
+	return nil
+}

@@ -1,0 +1,498 @@
+//go:build unix
+
+package executor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMain lets the test binary double as the step helper, the way the
+// drover binary does in production.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == StepExecArg {
+		os.Exit(StepExecMain(os.Args[2:]))
+	}
+	SelfPath = os.Args[0]
+	if !filepath.IsAbs(SelfPath) {
+		if p, err := os.Executable(); err == nil {
+			SelfPath = p
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// testDir is a fresh directory; open enables others to traverse it (for
+// steps that run as another user).
+func testDir(t *testing.T, open bool) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "drover-exec-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if open {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// scriptSpec writes body as a /bin/sh script into dir and returns a spec
+// that runs it as the current user with outputs discarded.
+func scriptSpec(t *testing.T, dir, body string) *Spec {
+	t.Helper()
+	path := filepath.Join(dir, "script.sh")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return &Spec{
+		Path:  path,
+		Env:   []string{"PATH=/usr/local/bin:/usr/bin:/bin"},
+		Dir:   dir,
+		UID:   uint32(os.Getuid()),
+		GID:   uint32(os.Getgid()),
+		Umask: -1,
+	}
+}
+
+func run(t *testing.T, spec *Spec) Result {
+	t.Helper()
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	done := make(chan Result, 1)
+	go func() { done <- p.Wait() }()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(30 * time.Second):
+		p.Terminate(0)
+		t.Fatal("step did not finish within 30s")
+		return Result{}
+	}
+}
+
+// waitFor polls cond every few milliseconds until it holds or 10s pass.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func fileExists(path string) func() bool {
+	return func() bool {
+		b, err := os.ReadFile(path)
+		return err == nil && len(b) > 0
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	state, _, ok := procStat(strconv.Itoa(pid))
+	return ok && state != 'Z' && state != 'X'
+}
+
+func TestExitCodes(t *testing.T) {
+	for _, code := range []int{0, 1, 3, 42, 127, 255} {
+		t.Run(strconv.Itoa(code), func(t *testing.T) {
+			r := run(t, scriptSpec(t, testDir(t, false), "exit "+strconv.Itoa(code)))
+			// 127 from the script itself is an exit code, not a launch
+			// failure: the status pipe is what tells them apart.
+			if r.Err != nil || r.ExitCode != code || r.Signal != 0 {
+				t.Fatalf("got %+v, want exit %d", r, code)
+			}
+		})
+	}
+}
+
+func TestKilledBySignal(t *testing.T) {
+	r := run(t, scriptSpec(t, testDir(t, false), "kill -9 $$"))
+	if r.Err != nil || r.Signal != int(syscall.SIGKILL) || r.ExitCode != 0 {
+		t.Fatalf("got %+v, want signal 9", r)
+	}
+}
+
+func TestSignalReachesGroup(t *testing.T) {
+	dir := testDir(t, false)
+	// The child, not the shell, records the signal: proof that the whole
+	// group gets it.
+	spec := scriptSpec(t, dir, `sh -c 'trap "echo usr1 > got; exit 0" USR1; echo x > ready1; while :; do sleep 0.05; done' &
+trap '' USR1
+echo x > ready2
+wait`)
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "child ready", fileExists(filepath.Join(dir, "ready1")))
+	waitFor(t, "shell ready", fileExists(filepath.Join(dir, "ready2")))
+	if err := p.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	r := p.Wait()
+	if r.Err != nil || r.ExitCode != 0 {
+		t.Fatalf("got %+v", r)
+	}
+	if got := readFile(t, filepath.Join(dir, "got")); got != "usr1\n" {
+		t.Fatalf("child saw %q", got)
+	}
+	if err := p.Signal(syscall.SIGTERM); !errors.Is(err, os.ErrProcessDone) {
+		t.Fatalf("Signal after Wait: %v, want ErrProcessDone", err)
+	}
+}
+
+func TestTerminateGraceful(t *testing.T) {
+	dir := testDir(t, false)
+	spec := scriptSpec(t, dir, "echo x > ready; exec sleep 1000")
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "ready", fileExists(filepath.Join(dir, "ready")))
+	start := time.Now()
+	p.Terminate(time.Minute)
+	r := p.Wait()
+	if r.Signal != int(syscall.SIGTERM) {
+		t.Fatalf("got %+v, want SIGTERM", r)
+	}
+	if d := time.Since(start); d > 30*time.Second {
+		t.Fatalf("graceful stop took %v: escalation should not have been needed", d)
+	}
+}
+
+func TestTerminateEscalatesToKill(t *testing.T) {
+	dir := testDir(t, false)
+	spec := scriptSpec(t, dir, "trap '' TERM; echo x > ready; while :; do sleep 0.05; done")
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "ready", fileExists(filepath.Join(dir, "ready")))
+	const killWait = 300 * time.Millisecond
+	start := time.Now()
+	p.Terminate(killWait)
+	r := p.Wait()
+	if r.Signal != int(syscall.SIGKILL) {
+		t.Fatalf("got %+v, want SIGKILL", r)
+	}
+	if d := time.Since(start); d < killWait {
+		t.Fatalf("SIGKILL came after %v, before KillWait %v", d, killWait)
+	}
+}
+
+func TestLeftoverProcessesKilled(t *testing.T) {
+	dir := testDir(t, false)
+	// One direct child and one orphaned grandchild, both in the group.
+	spec := scriptSpec(t, dir, `sleep 1000 & echo $! > pid1
+sh -c 'sleep 1000 & echo $! > pid2'
+exit 0`)
+	r := run(t, spec)
+	if r.Err != nil || r.ExitCode != 0 {
+		t.Fatalf("got %+v", r)
+	}
+	for _, f := range []string{"pid1", "pid2"} {
+		pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, filepath.Join(dir, f))))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if alive(pid) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Errorf("%s: process %d survived the step", f, pid)
+		}
+	}
+}
+
+func TestOutputFiles(t *testing.T) {
+	const body = "echo out; echo err >&2"
+	tests := []struct {
+		name             string
+		append           bool
+		same             bool // Stderr names the Stdout file
+		sameViaOtherName bool // ... through a different (relative) name
+		wantOut, wantErr string
+	}{
+		{name: "truncate", wantOut: "out\n", wantErr: "err\n"},
+		{name: "append", append: true, wantOut: "old\nout\n", wantErr: "old\nerr\n"},
+		{name: "same file", same: true, wantOut: "out\nerr\n"},
+		{name: "same file append", same: true, append: true, wantOut: "old\nout\nerr\n"},
+		{name: "same file other name", sameViaOtherName: true, wantOut: "out\nerr\n"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := testDir(t, false)
+			spec := scriptSpec(t, dir, body)
+			spec.Stdout = filepath.Join(dir, "job.out")
+			spec.Stderr = filepath.Join(dir, "job.err")
+			switch {
+			case tc.same:
+				spec.Stderr = spec.Stdout
+			case tc.sameViaOtherName:
+				spec.Stderr = "./job.out"
+			}
+			spec.Append = tc.append
+			for _, f := range []string{spec.Stdout, filepath.Join(dir, "job.err")} {
+				if err := os.WriteFile(f, []byte("old\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+				t.Fatalf("got %+v", r)
+			}
+			if got := readFile(t, spec.Stdout); got != tc.wantOut {
+				t.Errorf("stdout file = %q, want %q", got, tc.wantOut)
+			}
+			if tc.wantErr != "" {
+				if got := readFile(t, spec.Stderr); got != tc.wantErr {
+					t.Errorf("stderr file = %q, want %q", got, tc.wantErr)
+				}
+			}
+		})
+	}
+}
+
+func TestStdinArgsEnvUmask(t *testing.T) {
+	dir := testDir(t, false)
+	spec := scriptSpec(t, dir, `read line; echo "$line|$1|$2|$FOO|$(pwd)"`)
+	spec.Args = []string{"a b", "c"}
+	spec.Env = append(spec.Env, "FOO=bar")
+	spec.Stdin = "in.txt" // relative: resolved in Dir after the chdir
+	spec.Stdout = "out.txt"
+	spec.Umask = 0o077
+	if err := os.WriteFile(filepath.Join(dir, "in.txt"), []byte("hello\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+		t.Fatalf("got %+v", r)
+	}
+	out := filepath.Join(dir, "out.txt")
+	if got, want := readFile(t, out), "hello|a b|c|bar|"+dir+"\n"; got != want {
+		t.Errorf("output %q, want %q", got, want)
+	}
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600 under umask 077", st.Mode().Perm())
+	}
+}
+
+func TestPidEnv(t *testing.T) {
+	dir := testDir(t, false)
+	spec := scriptSpec(t, dir, `echo "$SLURM_TASK_PID $$"`)
+	spec.Env = append(spec.Env, "SLURM_TASK_PID=stale")
+	spec.PidEnv = []string{"SLURM_TASK_PID"}
+	spec.Stdout = "out"
+	p, err := Start(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := p.Wait(); r.Err != nil || r.ExitCode != 0 {
+		t.Fatalf("got %+v", r)
+	}
+	want := fmt.Sprintf("%d %d\n", p.Pid(), p.Pid())
+	if got := readFile(t, filepath.Join(dir, "out")); got != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+}
+
+func TestPathSearch(t *testing.T) {
+	var out bytes.Buffer
+	spec := &Spec{
+		Path: "sh", Args: []string{"-c", "echo $0"},
+		Env: []string{"PATH=/nonexistent:/usr/bin:/bin"},
+		UID: uint32(os.Getuid()), GID: uint32(os.Getgid()), Umask: -1,
+		StdoutW: &out,
+	}
+	if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+		t.Fatalf("got %+v", r)
+	}
+	if out.String() != "sh\n" {
+		t.Fatalf("argv[0] = %q, want sh", out.String())
+	}
+}
+
+func TestLaunchFailures(t *testing.T) {
+	dir := testDir(t, false)
+	notExec := filepath.Join(dir, "notexec.sh")
+	if err := os.WriteFile(notExec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name    string
+		mutate  func(*Spec)
+		wantErr string
+	}{
+		{"chdir", func(s *Spec) { s.Dir = "/nonexistent/dir" }, "cannot change directory to /nonexistent/dir"},
+		{"missing program", func(s *Spec) { s.Path = filepath.Join(dir, "missing") }, "no such file or directory"},
+		{"not executable", func(s *Spec) { s.Path = notExec }, "permission denied"},
+		{"not in PATH", func(s *Spec) { s.Path = "no-such-command-xyz" }, "command not found"},
+		{"stdin missing", func(s *Spec) { s.Stdin = filepath.Join(dir, "nope") }, "cannot open input file"},
+		{"output dir missing", func(s *Spec) { s.Stdout = "/nonexistent/out" }, "cannot open output file /nonexistent/out"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := scriptSpec(t, testDir(t, false), "echo should not run")
+			errFile := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "_")+".err")
+			spec.Stderr = errFile
+			tc.mutate(spec)
+			r := run(t, spec)
+			if r.Err == nil || !strings.Contains(r.Err.Error(), tc.wantErr) {
+				t.Fatalf("got %+v, want launch error containing %q", r, tc.wantErr)
+			}
+			if r.ExitCode != launchFailedStatus {
+				t.Errorf("exit code %d, want %d", r.ExitCode, launchFailedStatus)
+			}
+			// The user finds the reason in the job's own stderr file.
+			if tc.name != "output dir missing" {
+				if got := readFile(t, errFile); !strings.Contains(got, stderrPrefix+r.Err.Error()) {
+					t.Errorf("stderr file %q lacks the launch error", got)
+				}
+			}
+		})
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the copier goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestStreaming(t *testing.T) {
+	t.Run("separate", func(t *testing.T) {
+		var out, errb syncBuffer
+		spec := scriptSpec(t, testDir(t, false), "cat; echo err >&2")
+		spec.StdinR = strings.NewReader("line1\nline2\n")
+		spec.StdoutW, spec.StderrW = &out, &errb
+		spec.Stdout = "/should/be/ignored" // the writer wins over the path
+		if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+			t.Fatalf("got %+v", r)
+		}
+		if out.String() != "line1\nline2\n" || errb.String() != "err\n" {
+			t.Fatalf("stdout %q stderr %q", out.String(), errb.String())
+		}
+	})
+	t.Run("shared writer keeps order", func(t *testing.T) {
+		var all syncBuffer
+		spec := scriptSpec(t, testDir(t, false), "for i in 1 2 3; do echo o$i; echo e$i >&2; done")
+		spec.StdoutW, spec.StderrW = &all, &all
+		if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+			t.Fatalf("got %+v", r)
+		}
+		if got, want := all.String(), "o1\ne1\no2\ne2\no3\ne3\n"; got != want {
+			t.Fatalf("got %q, want %q", got, want)
+		}
+	})
+	t.Run("background child holding the pipe", func(t *testing.T) {
+		var out syncBuffer
+		spec := scriptSpec(t, testDir(t, false), "sleep 1000 & echo done")
+		spec.StdoutW = &out
+		start := time.Now()
+		if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+			t.Fatalf("got %+v", r)
+		}
+		if out.String() != "done\n" {
+			t.Fatalf("got %q", out.String())
+		}
+		if d := time.Since(start); d >= IODrainTimeout {
+			t.Fatalf("Wait took %v: the pipe holder was not killed", d)
+		}
+	})
+	t.Run("launch error reaches the stream", func(t *testing.T) {
+		var errb syncBuffer
+		spec := scriptSpec(t, testDir(t, false), "true")
+		spec.Dir = "/nonexistent"
+		spec.StderrW = &errb
+		r := run(t, spec)
+		if r.Err == nil || !strings.Contains(errb.String(), r.Err.Error()) {
+			t.Fatalf("result %+v, stream %q", r, errb.String())
+		}
+	})
+}
+
+func TestConcurrentWait(t *testing.T) {
+	p, err := Start(scriptSpec(t, testDir(t, false), "exit 7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	results := make([]Result, 4)
+	for i := range results {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			results[i] = p.Wait()
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		if r.ExitCode != 7 || r.Err != nil {
+			t.Fatalf("got %+v", r)
+		}
+	}
+}
+
+func TestStartErrors(t *testing.T) {
+	if _, err := Start(&Spec{}); err == nil {
+		t.Fatal("empty path accepted")
+	}
+	old := SelfPath
+	SelfPath = "/nonexistent/helper"
+	defer func() { SelfPath = old }()
+	if _, err := Start(&Spec{Path: "/bin/true", Umask: -1}); err == nil {
+		t.Fatal("missing helper binary accepted")
+	}
+}
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("consumer gone") }
+
+func TestFailingWriterDoesNotBlockStep(t *testing.T) {
+	// 1 MiB is far more than a pipe buffers: without draining the program
+	// would block forever on write.
+	spec := scriptSpec(t, testDir(t, false), "head -c 1048576 /dev/zero; exit 5")
+	spec.StdoutW = failingWriter{}
+	if r := run(t, spec); r.Err != nil || r.ExitCode != 5 {
+		t.Fatalf("got %+v", r)
+	}
+}

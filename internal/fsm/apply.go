@@ -1,0 +1,478 @@
+package fsm
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+// FSM applies commands to a state store.
+type FSM struct {
+	store *state.Store
+	log   *slog.Logger
+}
+
+// New returns an FSM over store.
+func New(store *state.Store, log *slog.Logger) *FSM {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &FSM{store: store, log: log}
+}
+
+// Store is the state the FSM writes.
+func (f *FSM) Store() *state.Store { return f.store }
+
+// Apply decodes and applies one log entry. It returns the command's result
+// or an error value; a malformed entry is logged and skipped, never fatal,
+// so one bad entry cannot wedge every replica.
+func (f *FSM) Apply(index uint64, data []byte) any {
+	t, body, err := Decode(data)
+	if err != nil {
+		f.log.Error("skipping undecodable log entry", "index", index, "err", err)
+		return err
+	}
+	txn := f.store.Begin()
+	res := f.apply(txn, t, body)
+	txn.Commit(index)
+	return res
+}
+
+func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
+	switch c := body.(type) {
+	case *Submit:
+		return applySubmit(txn, c)
+	case *Schedule:
+		return applySchedule(txn, c)
+	case *JobEnded:
+		applyJobEnded(txn, c)
+	case *Cancel:
+		return applyCancel(txn, c)
+	case *Control:
+		return applyControl(txn, c)
+	case *UpdateJob:
+		applyUpdateJob(txn, c)
+	case *NodeRegister:
+		applyNodeRegister(txn, c)
+	case *NodeDown:
+		applyNodeDown(txn, c)
+	case *UpdateNodes:
+		return applyUpdateNodes(txn, c)
+	case *Purge:
+		for _, id := range c.Jobs {
+			if j := txn.Snapshot().Job(id); j != nil && j.Finished() {
+				txn.DeleteJob(id)
+			}
+		}
+	case *SetConfig:
+		applySetConfig(txn, c)
+	default:
+		return fmt.Errorf("unhandled command type %d", t)
+	}
+	return nil
+}
+
+func applySubmit(txn *state.Txn, c *Submit) any {
+	snap := txn.Snapshot()
+	first := snap.NextJobID
+	base := &model.Job{
+		ArrayTaskID: model.NoArrayTask, Spec: c.Spec, SpecID: first,
+		UserID: c.UID, GroupID: c.GID, Groups: c.Groups, UserName: c.User, Partition: c.Partition,
+		State: model.JobPending, Reason: model.ReasonNone, Priority: c.Priority, Nice: c.Spec.Nice,
+		TimeLimit: c.TimeLimit, Name: c.Spec.Name, Comment: c.Spec.Comment, SubmitTime: c.Now,
+		HoldUser: c.Spec.Hold,
+	}
+	switch {
+	case base.HoldUser:
+		base.Reason, base.Priority = model.ReasonHeldUser, 0
+	case c.Spec.Dependency != nil:
+		base.Reason = model.ReasonDependency
+	case c.Spec.BeginTime > c.Now:
+		base.Reason = model.ReasonBeginTime
+	}
+	if c.Spec.BeginTime <= c.Now && c.Spec.Dependency == nil {
+		base.EligibleTime = c.Now
+	}
+	if a := c.Spec.Array; a != nil && len(a.TaskIDs) > 0 {
+		for i, task := range a.TaskIDs {
+			j := base.Clone()
+			j.ID = first + model.JobID(i)
+			j.ArrayJobID, j.ArrayTaskID = first, task
+			txn.PutJob(j)
+		}
+		txn.SetNextJobID(first + model.JobID(len(a.TaskIDs)))
+	} else {
+		base.ID = first
+		txn.PutJob(base)
+		txn.SetNextJobID(first + 1)
+	}
+	return SubmitResult{JobID: first}
+}
+
+func applySchedule(txn *state.Txn, c *Schedule) any {
+	snap := txn.Snapshot()
+	var res ScheduleResult
+	for _, st := range c.Starts {
+		j := snap.Job(st.Job)
+		if j == nil || j.State != model.JobPending || j.HoldUser || j.HoldAdmin || len(st.Alloc) == 0 {
+			continue
+		}
+		if !allocFits(snap, st.Alloc) {
+			continue
+		}
+		for _, a := range st.Alloc {
+			n := snap.Node(a.Node).Clone()
+			n.AllocCPUs += a.CPUs
+			n.AllocMem += a.Mem
+			txn.PutNode(n)
+		}
+		j = j.Clone()
+		j.State, j.StartTime, j.Alloc, j.Reason = model.JobRunning, c.Now, st.Alloc, model.ReasonNone
+		if j.EligibleTime == 0 {
+			j.EligibleTime = c.Now
+		}
+		txn.PutJob(j)
+		res.Started = append(res.Started, j.ID)
+	}
+	for id, reason := range c.Reasons {
+		if j := snap.Job(id); j != nil && j.State == model.JobPending && j.Reason != reason {
+			j = j.Clone()
+			j.Reason = reason
+			txn.PutJob(j)
+		}
+	}
+	for _, id := range c.DepFailed {
+		if j := snap.Job(id); j != nil && j.State == model.JobPending {
+			j = j.Clone()
+			j.DepFailed, j.Reason = true, model.ReasonDepNeverSatisfied
+			txn.PutJob(j)
+		}
+	}
+	return res
+}
+
+// allocFits re-verifies a planned allocation against the newest state: the
+// plan was computed on an older snapshot.
+func allocFits(snap *state.Snapshot, alloc []model.NodeAlloc) bool {
+	for _, a := range alloc {
+		n := snap.Node(a.Node)
+		if n == nil || !n.Usable() || n.FreeCPUs() < a.CPUs || (a.Mem > 0 && n.FreeMem() < a.Mem) {
+			return false
+		}
+	}
+	return true
+}
+
+// release gives a job's resources back to its nodes.
+func release(txn *state.Txn, j *model.Job) {
+	snap := txn.Snapshot()
+	for _, a := range j.Alloc {
+		n := snap.Node(a.Node)
+		if n == nil {
+			continue
+		}
+		n = n.Clone()
+		n.AllocCPUs = max(0, n.AllocCPUs-a.CPUs)
+		n.AllocMem = max(0, n.AllocMem-a.Mem)
+		txn.PutNode(n)
+	}
+}
+
+func applyJobEnded(txn *state.Txn, c *JobEnded) {
+	j := txn.Snapshot().Job(c.Job)
+	if j == nil || j.State != model.JobRunning {
+		return // duplicate or late report: already final
+	}
+	release(txn, j)
+	j = j.Clone()
+	j.ExitCode, j.Signal, j.EndTime = c.ExitCode, c.Signal, c.Now
+	switch {
+	case j.Completing && j.EndState == model.JobPending: // requeue
+		requeue(j, c.Now)
+	case j.Completing:
+		j.State = j.EndState
+	case c.State != 0:
+		j.State = c.State
+		if c.Reason != "" {
+			j.Reason = c.Reason
+		}
+	case c.ExitCode == 0 && c.Signal == 0:
+		j.State = model.JobCompleted
+	default:
+		j.State = model.JobFailed
+		j.Reason = model.ReasonNonZeroExit
+		if c.Signal != 0 {
+			j.Reason = model.ReasonRaisedSignal
+		}
+	}
+	j.Completing = false
+	txn.PutJob(j)
+}
+
+func requeue(j *model.Job, now int64) {
+	j.State, j.Completing, j.EndState = model.JobPending, false, 0
+	j.Alloc, j.StartTime, j.EndTime = nil, 0, 0
+	j.Restarts++
+	j.Reason = model.ReasonNone
+	j.SubmitTime = now
+}
+
+func applyCancel(txn *state.Txn, c *Cancel) any {
+	snap := txn.Snapshot()
+	var res CancelResult
+	for _, id := range c.Jobs {
+		j := snap.Job(id)
+		if j == nil || j.State.Final() || j.Completing {
+			continue
+		}
+		j = j.Clone()
+		j.CancelledBy = c.By
+		if j.State == model.JobPending {
+			j.State, j.EndTime = model.JobCancelled, c.Now
+		} else {
+			j.Completing, j.EndState = true, model.JobCancelled
+			res.Terminate = append(res.Terminate, id)
+		}
+		txn.PutJob(j)
+	}
+	return res
+}
+
+func applyControl(txn *state.Txn, c *Control) any {
+	snap := txn.Snapshot()
+	var res CancelResult
+	for _, id := range c.Jobs {
+		j := snap.Job(id)
+		if j == nil {
+			continue
+		}
+		j = j.Clone()
+		switch c.Action {
+		case "hold-admin", "hold-user":
+			if j.State != model.JobPending {
+				continue
+			}
+			if c.Action == "hold-admin" {
+				j.HoldAdmin, j.Reason = true, model.ReasonHeldAdmin
+			} else {
+				j.HoldUser, j.Reason = true, model.ReasonHeldUser
+			}
+			j.Priority = 0
+		case "release", "release-user":
+			if j.State != model.JobPending {
+				continue
+			}
+			j.HoldUser = false
+			if c.Action == "release" {
+				j.HoldAdmin = false
+			}
+			if !j.HoldAdmin && !j.HoldUser {
+				j.Reason, j.Priority = model.ReasonNone, 1
+			}
+		case "requeue", "requeuehold":
+			switch {
+			case j.State == model.JobRunning && !j.Completing:
+				j.Completing, j.EndState = true, model.JobPending
+				res.Terminate = append(res.Terminate, id)
+			case j.Finished():
+				requeue(j, c.Now)
+			default:
+				continue
+			}
+			if c.Action == "requeuehold" {
+				j.HoldAdmin, j.Priority = true, 0
+				if j.State == model.JobPending {
+					j.Reason = model.ReasonHeldAdmin
+				}
+			}
+		}
+		txn.PutJob(j)
+	}
+	return res
+}
+
+func applyUpdateJob(txn *state.Txn, c *UpdateJob) {
+	snap := txn.Snapshot()
+	for _, id := range c.Jobs {
+		j := snap.Job(id)
+		if j == nil || j.Finished() {
+			continue
+		}
+		j = j.Clone()
+		if c.TimeLimit != nil {
+			j.TimeLimit = *c.TimeLimit
+		}
+		if c.Partition != nil && j.State == model.JobPending {
+			j.Partition = *c.Partition
+		}
+		if c.Name != nil {
+			j.Name = *c.Name
+		}
+		if c.Comment != nil {
+			j.Comment = *c.Comment
+		}
+		if c.Nice != nil {
+			j.Nice = *c.Nice
+		}
+		if c.Priority != nil {
+			j.Priority = *c.Priority
+		}
+		txn.PutJob(j)
+	}
+}
+
+func applyNodeRegister(txn *state.Txn, c *NodeRegister) {
+	snap := txn.Snapshot()
+	n := snap.Node(c.Node)
+	if n == nil {
+		return
+	}
+	n = n.Clone()
+	// Declared resources win; undeclared ones (slurm.conf defaults) take
+	// what the agent detected.
+	if n.CPUs <= 1 && c.CPUs > 0 {
+		n.CPUs, n.Sockets, n.Cores, n.Threads = c.CPUs, c.Sockets, c.Cores, c.Threads
+	}
+	if n.Memory <= 1 && c.Memory > 0 {
+		n.Memory = c.Memory
+	}
+	n.Hostname, n.Version, n.BootTime, n.RegTime, n.LastSeen = c.Hostname, c.Version, c.BootTime, c.Now, c.Now
+	if c.Addr != "" {
+		n.Addr = c.Addr
+	}
+	wasDown := n.State == model.NodeDown && n.Reason == ReasonNotResponding
+	if n.State == model.NodeUnknown || wasDown {
+		n.State = model.NodeUp
+		if wasDown {
+			n.Reason, n.ReasonTime, n.ReasonUID = "", 0, 0
+		}
+	}
+	n.Responding = true
+	txn.PutNode(n)
+	for _, id := range c.Lost {
+		if j := snap.Job(id); j != nil && j.State == model.JobRunning {
+			failJob(txn, j, c.Now)
+		}
+	}
+}
+
+// ReasonNotResponding is the node reason set when its agent goes silent.
+const ReasonNotResponding = "Not responding"
+
+func applyNodeDown(txn *state.Txn, c *NodeDown) {
+	n := txn.Snapshot().Node(c.Node)
+	if n == nil {
+		return
+	}
+	n = n.Clone()
+	n.State, n.Responding = model.NodeDown, c.Reason != ReasonNotResponding
+	if n.Reason == "" || c.Reason == ReasonNotResponding {
+		n.Reason, n.ReasonTime = c.Reason, c.Now
+	}
+	txn.PutNode(n)
+	failJobsOn(txn, c.Node, c.Now)
+}
+
+// failJobsOn ends every job holding the node: running ones NODE_FAIL,
+// completing ones with the state they were heading for.
+func failJobsOn(txn *state.Txn, node string, now int64) {
+	snap := txn.Snapshot()
+	var hit []*model.Job
+	snap.EachActive(func(j *model.Job) bool {
+		if j.State == model.JobRunning && slices.ContainsFunc(j.Alloc, func(a model.NodeAlloc) bool { return a.Node == node }) {
+			hit = append(hit, j)
+		}
+		return true
+	})
+	for _, j := range hit {
+		failJob(txn, j, now)
+	}
+}
+
+func failJob(txn *state.Txn, j *model.Job, now int64) {
+	release(txn, j)
+	j = j.Clone()
+	switch {
+	case j.Completing && j.EndState == model.JobPending:
+		requeue(j, now)
+	case j.Completing:
+		j.State = j.EndState
+	default:
+		j.State, j.Reason = model.JobNodeFail, model.ReasonNodeDown
+	}
+	j.Completing, j.EndTime = false, now
+	if j.State == model.JobPending {
+		j.EndTime = 0
+	}
+	txn.PutJob(j)
+}
+
+func applyUpdateNodes(txn *state.Txn, c *UpdateNodes) any {
+	snap := txn.Snapshot()
+	for _, name := range c.Nodes {
+		n := snap.Node(name)
+		if n == nil {
+			continue
+		}
+		n = n.Clone()
+		switch c.State {
+		case "DRAIN":
+			n.Drain, n.Reason, n.ReasonUID, n.ReasonTime = true, c.Reason, c.UID, c.Now
+		case "RESUME", "UNDRAIN", "IDLE":
+			n.Drain = false
+			if n.State == model.NodeDown {
+				n.State = model.NodeUnknown
+				if n.Responding {
+					n.State = model.NodeUp
+				}
+			}
+			n.Reason, n.ReasonUID, n.ReasonTime = "", 0, 0
+		case "DOWN":
+			n.State, n.Reason, n.ReasonUID, n.ReasonTime = model.NodeDown, c.Reason, c.UID, c.Now
+		}
+		txn.PutNode(n)
+		if c.State == "DOWN" {
+			failJobsOn(txn, name, c.Now)
+		}
+	}
+	return nil
+}
+
+func applySetConfig(txn *state.Txn, c *SetConfig) {
+	snap := txn.Snapshot()
+	keep := map[string]bool{}
+	for _, cfg := range c.Nodes {
+		keep[cfg.Name] = true
+		old := snap.Node(cfg.Name)
+		n := cfg.Clone()
+		if old != nil {
+			// Runtime state survives a reconfigure.
+			n.State, n.Drain, n.Responding = old.State, old.Drain || cfg.Drain, old.Responding
+			n.Reason, n.ReasonUID, n.ReasonTime = old.Reason, old.ReasonUID, old.ReasonTime
+			n.BootTime, n.LastSeen, n.RegTime, n.Hostname, n.Version = old.BootTime, old.LastSeen, old.RegTime, old.Hostname, old.Version
+			n.AllocCPUs, n.AllocMem = old.AllocCPUs, old.AllocMem
+			if n.CPUs <= 1 && old.CPUs > 1 {
+				n.CPUs, n.Sockets, n.Cores, n.Threads = old.CPUs, old.Sockets, old.Cores, old.Threads
+			}
+			if n.Memory <= 1 && old.Memory > 1 {
+				n.Memory = old.Memory
+			}
+			if cfg.State == model.NodeDown && old.State != model.NodeDown {
+				n.State = model.NodeDown
+			}
+		}
+		txn.PutNode(n)
+	}
+	for _, n := range snap.Nodes() {
+		if !keep[n.Name] && n.AllocCPUs == 0 {
+			txn.DeleteNode(n.Name)
+		}
+	}
+	txn.SetPartitions(c.Partitions)
+	if snap.NextJobID < c.FirstJobID {
+		txn.SetNextJobID(c.FirstJobID)
+	}
+}

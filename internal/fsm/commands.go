@@ -1,0 +1,194 @@
+package fsm
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Type tags one command kind in the log. Values are persisted: never reuse.
+type Type uint8
+
+const (
+	TypeSubmit Type = iota + 1
+	TypeSchedule
+	TypeJobEnded
+	TypeCancel
+	TypeControl
+	TypeUpdateJob
+	TypeNodeRegister
+	TypeNodeDown
+	TypeUpdateNodes
+	TypePurge
+	TypeSetConfig
+)
+
+// Submit creates a job, or one record per task of an array.
+type Submit struct {
+	Spec      *model.JobSpec `json:"spec"`
+	UID       uint32         `json:"uid"`
+	GID       uint32         `json:"gid"`
+	Groups    []uint32       `json:"groups,omitempty"`
+	User      string         `json:"user"`
+	Partition string         `json:"partition"`
+	TimeLimit int64          `json:"time_limit"`
+	Priority  uint32         `json:"priority"`
+	Now       int64          `json:"now"`
+	// MaxJobID bounds the id space; ids wrap to FirstJobID past it.
+	FirstJobID model.JobID `json:"first_job_id"`
+}
+
+// SubmitResult is Apply's answer to a Submit.
+type SubmitResult struct {
+	JobID model.JobID
+}
+
+// StartEntry is one planned job start.
+type StartEntry struct {
+	Job   model.JobID       `json:"job"`
+	Alloc []model.NodeAlloc `json:"alloc"`
+}
+
+// Schedule commits one scheduling cycle: starts (re-verified against the
+// state at apply time), pending-reason changes and failed dependencies.
+type Schedule struct {
+	Starts    []StartEntry           `json:"starts,omitempty"`
+	Reasons   map[model.JobID]string `json:"reasons,omitempty"`
+	DepFailed []model.JobID          `json:"dep_failed,omitempty"`
+	Now       int64                  `json:"now"`
+}
+
+// ScheduleResult lists the jobs that did start.
+type ScheduleResult struct {
+	Started []model.JobID
+}
+
+// JobEnded records a job's end as reported by its node.
+type JobEnded struct {
+	Job      model.JobID    `json:"job"`
+	ExitCode int32          `json:"exit_code"`
+	Signal   int32          `json:"signal"`
+	State    model.JobState `json:"state,omitempty"` // override (TIMEOUT, FAILED); 0 = derive
+	Reason   string         `json:"reason,omitempty"`
+	Now      int64          `json:"now"`
+}
+
+// Cancel ends pending jobs at once and moves running ones to COMPLETING.
+type Cancel struct {
+	Jobs []model.JobID `json:"jobs"`
+	By   uint32        `json:"by"`
+	Now  int64         `json:"now"`
+}
+
+// CancelResult lists the running jobs whose nodes must now kill them.
+type CancelResult struct {
+	Terminate []model.JobID
+}
+
+// Control is hold, uhold, release, requeue or requeuehold.
+type Control struct {
+	Jobs   []model.JobID `json:"jobs"`
+	Action string        `json:"action"`
+	Now    int64         `json:"now"`
+}
+
+// UpdateJob changes validated fields of pending or running jobs.
+type UpdateJob struct {
+	Jobs      []model.JobID `json:"jobs"`
+	TimeLimit *int64        `json:"time_limit,omitempty"`
+	Partition *string       `json:"partition,omitempty"`
+	Name      *string       `json:"name,omitempty"`
+	Comment   *string       `json:"comment,omitempty"`
+	Nice      *int          `json:"nice,omitempty"`
+	Priority  *uint32       `json:"priority,omitempty"`
+	Now       int64         `json:"now"`
+}
+
+// NodeRegister marks a node up with the resources its agent found.
+type NodeRegister struct {
+	Node     string        `json:"node"`
+	CPUs     int           `json:"cpus"`
+	Sockets  int           `json:"sockets"`
+	Cores    int           `json:"cores"`
+	Threads  int           `json:"threads"`
+	Memory   int64         `json:"memory"`
+	Hostname string        `json:"hostname"`
+	Addr     string        `json:"addr"`
+	Version  string        `json:"version"`
+	BootTime int64         `json:"boot_time"`
+	Running  []model.JobID `json:"running"`
+	// Lost are jobs the node no longer runs; they end NODE_FAIL.
+	Lost []model.JobID `json:"lost,omitempty"`
+	Now  int64         `json:"now"`
+}
+
+// NodeDown marks a node down (not responding, or set by an admin); its
+// jobs end NODE_FAIL.
+type NodeDown struct {
+	Node   string `json:"node"`
+	Reason string `json:"reason"`
+	Now    int64  `json:"now"`
+}
+
+// UpdateNodes is scontrol update NodeName=... State=...
+type UpdateNodes struct {
+	Nodes  []string `json:"nodes"`
+	State  string   `json:"state"` // DRAIN, RESUME, DOWN, UNDRAIN, IDLE
+	Reason string   `json:"reason,omitempty"`
+	UID    uint32   `json:"uid"`
+	Now    int64    `json:"now"`
+}
+
+// Purge drops finished jobs older than MinJobAge.
+type Purge struct {
+	Jobs []model.JobID `json:"jobs"`
+}
+
+// SetConfig installs nodes and partitions from slurm.conf, keeping the
+// runtime state of nodes that already exist.
+type SetConfig struct {
+	Nodes      []*model.Node      `json:"nodes"`
+	Partitions []*model.Partition `json:"partitions"`
+	FirstJobID model.JobID        `json:"first_job_id"`
+}
+
+var bodies = map[Type]func() any{
+	TypeSubmit:       func() any { return new(Submit) },
+	TypeSchedule:     func() any { return new(Schedule) },
+	TypeJobEnded:     func() any { return new(JobEnded) },
+	TypeCancel:       func() any { return new(Cancel) },
+	TypeControl:      func() any { return new(Control) },
+	TypeUpdateJob:    func() any { return new(UpdateJob) },
+	TypeNodeRegister: func() any { return new(NodeRegister) },
+	TypeNodeDown:     func() any { return new(NodeDown) },
+	TypeUpdateNodes:  func() any { return new(UpdateNodes) },
+	TypePurge:        func() any { return new(Purge) },
+	TypeSetConfig:    func() any { return new(SetConfig) },
+}
+
+// Encode serialises a command for the log: one type byte, then JSON.
+func Encode(t Type, body any) ([]byte, error) {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return nil, fmt.Errorf("encode command %d: %w", t, err)
+	}
+	return append([]byte{byte(t)}, b...), nil
+}
+
+// Decode parses a log entry back into its command body.
+func Decode(data []byte) (Type, any, error) {
+	if len(data) < 1 {
+		return 0, nil, fmt.Errorf("empty command")
+	}
+	t := Type(data[0])
+	mk, ok := bodies[t]
+	if !ok {
+		return t, nil, fmt.Errorf("unknown command type %d", t)
+	}
+	body := mk()
+	if err := json.Unmarshal(data[1:], body); err != nil {
+		return t, nil, fmt.Errorf("decode command %d: %w", t, err)
+	}
+	return t, body, nil
+}

@@ -1,0 +1,223 @@
+package grpcapi
+
+import (
+	"context"
+	"errors"
+	"net"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/controller"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/service"
+	"github.com/drover-hpc/drover/internal/wire"
+)
+
+// Server implements pb.DroverServer and pb.AgentServiceServer.
+type Server struct {
+	pb.UnimplementedDroverServer
+	pb.UnimplementedAgentServiceServer
+	svc      *service.Service
+	ctl      *controller.Controller
+	verifier *auth.Verifier
+	host     string
+}
+
+// NewGRPC builds a gRPC server carrying both services, with peer-credential
+// authentication on Unix sockets.
+func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string) *grpc.Server {
+	g := grpc.NewServer(grpc.Creds(auth.PeerCreds{}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(256<<20))
+	s := &Server{svc: svc, ctl: ctl, verifier: v, host: host}
+	pb.RegisterDroverServer(g, s)
+	pb.RegisterAgentServiceServer(g, s)
+	return g
+}
+
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if e, ok := service.IsError(err); ok {
+		code := codes.InvalidArgument
+		switch e.Code {
+		case service.CodeDenied:
+			code = codes.PermissionDenied
+		case service.CodeNotFound:
+			code = codes.NotFound
+		case service.CodeUnavailable:
+			code = codes.Unavailable
+		}
+		return status.Error(code, e.Msg)
+	}
+	if errors.Is(err, context.Canceled) {
+		return status.Error(codes.Canceled, err.Error())
+	}
+	return status.Error(codes.Internal, err.Error())
+}
+
+func (s *Server) SubmitJob(ctx context.Context, r *pb.SubmitJobRequest) (*pb.SubmitJobResponse, error) {
+	id, err := s.svc.SubmitJob(ctx, wire.SpecFromPB(r.Spec))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.SubmitJobResponse{JobId: uint32(id)}, nil
+}
+
+func jobIDs(ids []uint32) []model.JobID {
+	out := make([]model.JobID, len(ids))
+	for i, v := range ids {
+		out[i] = model.JobID(v)
+	}
+	return out
+}
+
+func jobsToPB(jobs []*model.Job, withSpec bool) []*pb.Job {
+	out := make([]*pb.Job, len(jobs))
+	for i, j := range jobs {
+		out[i] = wire.JobToPB(j, withSpec)
+	}
+	return out
+}
+
+func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
+	jobs, now, err := s.svc.ListJobs(ctx, jobIDs(r.Ids))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, !r.WithoutSpec), Now: now}, nil
+}
+
+func (s *Server) WatchJobs(r *pb.WatchJobsRequest, stream pb.Drover_WatchJobsServer) error {
+	var sendErr error
+	err := s.svc.WatchJobs(stream.Context(), jobIDs(r.Ids), func(jobs []*model.Job, now int64) bool {
+		sendErr = stream.Send(&pb.ListJobsResponse{Jobs: jobsToPB(jobs, false), Now: now})
+		return sendErr == nil
+	})
+	if sendErr != nil {
+		return sendErr
+	}
+	return toStatus(err)
+}
+
+func (s *Server) ListNodes(ctx context.Context, _ *pb.ListNodesRequest) (*pb.ListNodesResponse, error) {
+	nodes, err := s.svc.ListNodes(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListNodesResponse{}
+	for _, n := range nodes {
+		out.Nodes = append(out.Nodes, wire.NodeToPB(n))
+	}
+	return out, nil
+}
+
+func (s *Server) ListPartitions(ctx context.Context, _ *pb.ListPartitionsRequest) (*pb.ListPartitionsResponse, error) {
+	parts, err := s.svc.ListPartitions(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListPartitionsResponse{}
+	for _, p := range parts {
+		out.Partitions = append(out.Partitions, wire.PartitionToPB(p))
+	}
+	return out, nil
+}
+
+func selectionFromPB(sel *pb.JobSelection) service.Selection {
+	out := service.Selection{UID: -1}
+	if sel == nil {
+		return out
+	}
+	out.User, out.UID, out.Name, out.Partition = sel.User, sel.Uid, sel.Name, sel.Partition
+	out.Nodes, out.Account, out.QOS = sel.Nodes, sel.Account, sel.Qos
+	for _, st := range sel.States {
+		out.States = append(out.States, model.JobState(st))
+	}
+	for _, t := range sel.Targets {
+		tg := service.Target{ID: model.JobID(t.Id), Raw: t.Raw}
+		if t.HasTasks {
+			tg.Tasks = make([]int, len(t.Tasks))
+			for i, v := range t.Tasks {
+				tg.Tasks[i] = int(v)
+			}
+		}
+		out.Targets = append(out.Targets, tg)
+	}
+	return out
+}
+
+func resultsToPB(rs []service.Result, err error) (*pb.JobResultsResponse, error) {
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.JobResultsResponse{}
+	for _, r := range rs {
+		out.Results = append(out.Results, &pb.JobResult{Job: r.Job, Error: r.Error})
+	}
+	return out, nil
+}
+
+func (s *Server) SignalJobs(ctx context.Context, r *pb.SignalJobsRequest) (*pb.JobResultsResponse, error) {
+	return resultsToPB(s.svc.Signal(ctx, selectionFromPB(r.Selection), int(r.Signal), r.BatchOnly))
+}
+
+func (s *Server) ControlJobs(ctx context.Context, r *pb.ControlJobsRequest) (*pb.JobResultsResponse, error) {
+	return resultsToPB(s.svc.Control(ctx, selectionFromPB(r.Selection), r.Action))
+}
+
+func (s *Server) UpdateJob(ctx context.Context, r *pb.UpdateJobRequest) (*pb.JobResultsResponse, error) {
+	return resultsToPB(s.svc.UpdateJob(ctx, selectionFromPB(r.Selection), r.Fields))
+}
+
+func (s *Server) UpdateNodes(ctx context.Context, r *pb.UpdateNodesRequest) (*pb.UpdateNodesResponse, error) {
+	if err := s.svc.UpdateNodes(ctx, r.Nodes, r.Fields); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.UpdateNodesResponse{}, nil
+}
+
+func (s *Server) Ping(ctx context.Context, _ *pb.PingRequest) (*pb.PingResponse, error) {
+	if _, err := s.svc.Identify(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.PingResponse{Controllers: []*pb.ControllerStatus{{Host: s.host, Primary: true, Up: true, Leader: true}}}, nil
+}
+
+func (s *Server) GetConfig(ctx context.Context, _ *pb.GetConfigRequest) (*pb.GetConfigResponse, error) {
+	if _, err := s.svc.Identify(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.GetConfigResponse{}
+	for _, kv := range s.svc.Settings().Config {
+		out.Items = append(out.Items, &pb.KV{Key: kv[0], Value: kv[1]})
+	}
+	return out, nil
+}
+
+func (s *Server) Reconfigure(ctx context.Context, _ *pb.ReconfigureRequest) (*pb.ReconfigureResponse, error) {
+	if err := s.svc.Reconfigure(ctx); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ReconfigureResponse{}, nil
+}
+
+func (s *Server) Connect(stream pb.AgentService_ConnectServer) error {
+	if !s.verifier.CheckToken(stream.Context()) {
+		return status.Error(codes.PermissionDenied, "Access/permission denied")
+	}
+	addr := ""
+	if p, ok := peer.FromContext(stream.Context()); ok {
+		if host, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
+			addr = host
+		}
+	}
+	if err := s.ctl.ServeAgent(stream, addr); err != nil {
+		return status.Error(codes.Aborted, err.Error())
+	}
+	return nil
+}

@@ -1,0 +1,19 @@
+// Package jobspec turns what a user typed into a *model.JobSpec: command-line
+// options, #SBATCH directives in a batch script and the SBATCH_* / SALLOC_* /
+// SLURM_* input environment variables. It is shared by sbatch, srun and
+// salloc, and also owns the Slurm formats those commands accept: --array
+// index lists, --dependency lists, --begin dates, --nodes ranges and the
+// directive syntax of batch scripts.
+//
+// Precedence follows Slurm: command line over input environment variables
+// over #SBATCH directives. All three are parsed with one pflag FlagSet per
+// command, after a getopt_long-compatible normalisation step (abbreviated long
+// options, clustered short options, optional arguments, glibc wording for
+// usage errors).
+//
+// The package is client-side and pure: it reads files and stdin only through
+// Context, never dials the controller and never decides policy the server
+// owns (partition limits, MaxArraySize, whether a uid may use --uid, hostlist
+// expansion of -w/-x). Errors are *Error values worded as Slurm words them;
+// Error.Lines gives the exact stderr lines.
+package jobspec

@@ -1,0 +1,445 @@
+package jobspec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Kind is the command whose options are parsed.
+type Kind int
+
+// The commands sharing this package.
+const (
+	Sbatch Kind = iota
+	Srun
+	Salloc
+)
+
+func (k Kind) String() string {
+	switch k {
+	case Sbatch:
+		return "sbatch"
+	case Srun:
+		return "srun"
+	case Salloc:
+		return "salloc"
+	}
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Context is the world Parse reads: nothing else is consulted.
+type Context struct {
+	Environ  []string // KEY=VALUE, like os.Environ()
+	Cwd      string   // the submission directory; relative paths resolve here
+	Hostname string   // becomes JobSpec.SubmitHost
+	Now      time.Time
+	ReadFile func(string) ([]byte, error) // reads the batch script; nil = os.ReadFile
+	Stdin    io.Reader                    // the batch script when no path is given
+}
+
+// Options is the parsed command: the job request plus the client-side
+// behaviour that is never sent to the controller.
+type Options struct {
+	Kind Kind
+	Spec *model.JobSpec
+
+	Parsable, Quiet, Wait, TestOnly, Help, Usage, Version bool
+	ScriptPath                                            string // "" when read from stdin or --wrap
+	Label, Unbuffered, Pty                                bool   // srun
+	Immediate                                             int64  // seconds, srun/salloc -I; 0 = not given
+	Command                                               []string
+	Verbose                                               int
+
+	JobID          string // srun --jobid (or SLURM_JOB_ID): run a step in this job
+	Exact, Overlap bool   // srun step resource sharing
+
+	// Extra holds options that were accepted but have no JobSpec field
+	// (--gres, --mail-type, --constraint, ...), by long name; "" for options
+	// without an argument. Notes says, one line each, that they were not
+	// sent; callers print them with -v.
+	Extra map[string]string
+	Notes []string
+}
+
+type layer int
+
+const (
+	layerScript layer = iota + 1
+	layerEnv
+	layerCLI
+)
+
+// parser accumulates one Parse; the layers are applied in precedence order,
+// lowest first, so that the last value set wins.
+type parser struct {
+	kind  Kind
+	ctx   Context
+	env   *environ
+	idx   *optIndex
+	opts  *Options
+	spec  *model.JobSpec
+	layer layer
+
+	chdir, wrap, array, dependency, export string
+	wrapSet, arraySet, depSet, exportSet   bool
+	nameSet                                bool
+	memPerGPU                              int64
+	memLayer                               map[string]layer
+}
+
+func newParser(kind Kind, ctx Context, env *environ, idx *optIndex) *parser {
+	spec := &model.JobSpec{
+		TimeLimit: model.Unset, TimeMin: model.Unset,
+		MinNodes: model.Unset, MaxNodes: model.Unset, NTasks: model.Unset,
+		CPUsPerTask: model.Unset, TasksPerNode: model.Unset,
+		MemPerNode: model.Unset, MemPerCPU: model.Unset,
+		Requeue: kind == Sbatch, // Slurm's default JobRequeue=1 for batch jobs
+	}
+	return &parser{
+		kind: kind, ctx: ctx, env: env, idx: idx, spec: spec,
+		opts:     &Options{Kind: kind, Spec: spec, Extra: map[string]string{}},
+		memLayer: map[string]layer{},
+	}
+}
+
+// optValue binds one option to the parser for pflag.
+type optValue struct {
+	p *parser
+	d *optDef
+}
+
+// noValue is what pflag passes for an option given without an argument.
+const noValue = "\x00"
+
+func (v *optValue) String() string { return "" }
+func (v *optValue) Type() string   { return v.d.meta }
+func (v *optValue) Set(s string) error {
+	given := s != noValue || v.d.arg == reqArg
+	if !given {
+		s = ""
+	}
+	if v.d.set == nil {
+		v.p.opts.Extra[v.d.long] = s
+		return nil
+	}
+	return v.d.set(v.p, s, given)
+}
+
+func (p *parser) flagSet() *pflag.FlagSet {
+	fs := pflag.NewFlagSet(p.kind.String(), pflag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	fs.SetInterspersed(false)
+	for i := range optTable {
+		d := &optTable[i]
+		if !d.kinds.has(p.kind) {
+			continue
+		}
+		short := ""
+		if d.short != 0 {
+			short = string(d.short)
+		}
+		f := fs.VarPF(&optValue{p, d}, d.long, short, d.help)
+		if d.arg != reqArg {
+			f.NoOptDefVal = noValue
+		}
+	}
+	return fs
+}
+
+// apply parses normalized options (see optIndex.normalize) into p.
+func (p *parser) apply(fs *pflag.FlagSet, opts []string) error {
+	return p.wrapErr(fs.Parse(opts))
+}
+
+func (p *parser) wrapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var e *Error
+	if !errors.As(err, &e) {
+		e = &Error{Usage: true, Exit: exitOption, Msg: p.kind.String() + ": " + err.Error()}
+	}
+	e.Prog = p.kind.String()
+	return e
+}
+
+// Parse builds the job request for kind from the command line args (without
+// the program name), the input environment variables in ctx.Environ and, for
+// sbatch, the #SBATCH directives of the batch script. When Help, Usage or
+// Version is set in the result nothing else was read: the caller prints
+// HelpText, UsageText or its version and exits 0. Errors are *Error.
+func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
+	if kind < Sbatch || kind > Salloc {
+		return nil, fmt.Errorf("jobspec: unknown kind %d", int(kind))
+	}
+	if ctx.Now.IsZero() {
+		ctx.Now = time.Now()
+	}
+	env := newEnviron(ctx.Environ)
+	idx := newOptIndex(kind)
+
+	// First pass: the command line alone, to find --help and friends, the
+	// script and its arguments, and --wrap.
+	cli, rest, scanErr := idx.normalize(args)
+	first := newParser(kind, ctx, env, idx)
+	first.layer = layerCLI
+	err := first.apply(first.flagSet(), cli)
+	if o := first.opts; o.Help || o.Usage || o.Version {
+		return o, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if scanErr != nil {
+		return nil, scanErr
+	}
+
+	p := newParser(kind, ctx, env, idx)
+	fs := p.flagSet()
+	if kind == Sbatch {
+		if err := p.loadScript(fs, first, rest); err != nil {
+			return nil, err
+		}
+	} else {
+		p.opts.Command = append([]string(nil), rest...)
+	}
+	p.layer = layerEnv
+	if err := p.applyEnv(fs); err != nil {
+		return nil, err
+	}
+	p.layer = layerCLI
+	if err := p.apply(fs, cli); err != nil {
+		return nil, err
+	}
+	if err := p.finish(args); err != nil {
+		return nil, p.wrapErr(err)
+	}
+	return p.opts, nil
+}
+
+// loadScript reads the batch script (file, stdin or --wrap) and applies its
+// #SBATCH directives as the lowest layer.
+func (p *parser) loadScript(fs *pflag.FlagSet, first *parser, rest []string) error {
+	shown := "stdin"
+	switch {
+	case first.wrapSet:
+		if len(rest) > 0 {
+			return p.wrapErr(&Error{Msg: "Script arguments not permitted with --wrap option"})
+		}
+		p.spec.Script = wrapScript(first.wrap)
+		return nil
+	case len(rest) > 0:
+		shown = rest[0]
+		p.opts.ScriptPath = p.resolve(rest[0])
+		p.spec.Argv = append([]string(nil), rest[1:]...)
+	}
+	script, err := readScript(p.ctx, p.opts.ScriptPath, shown)
+	if err != nil {
+		return p.wrapErr(err)
+	}
+	p.spec.Script = script
+	dargs, err := Directives([]byte(script), "#SBATCH")
+	if err != nil {
+		e := err.(*Error)
+		e.Msg = shown + ": " + e.Msg
+		return p.wrapErr(e)
+	}
+	opts, leftover, uerr := p.idx.normalize(dargs)
+	if uerr != nil {
+		return p.wrapErr(uerr)
+	}
+	p.layer = layerScript
+	if err := p.apply(fs, opts); err != nil {
+		return err
+	}
+	if len(leftover) > 0 {
+		return p.wrapErr(optErr("Invalid directive found in batch script: " + leftover[0]))
+	}
+	return nil
+}
+
+// applyEnv applies the command's input environment variables.
+func (p *parser) applyEnv(fs *pflag.FlagSet) error {
+	for _, eo := range envTables[p.kind] {
+		v, ok := p.env.lookup(eo.env)
+		d := p.idx.long[eo.long]
+		if !ok || d == nil {
+			continue
+		}
+		switch {
+		case d.arg == noArg:
+			if !flagEnvTrue(v) {
+				continue
+			}
+			v = noValue
+		case d.arg == optArg && v == "":
+			v = noValue
+		case v == "":
+			continue
+		}
+		if err := fs.Set(d.long, v); err != nil {
+			return p.wrapErr(err)
+		}
+	}
+	return nil
+}
+
+// resolve makes a path absolute against ctx.Cwd.
+func (p *parser) resolve(s string) string {
+	if s == "" || filepath.IsAbs(s) || p.ctx.Cwd == "" {
+		return s
+	}
+	return filepath.Join(p.ctx.Cwd, s)
+}
+
+// finish checks the combined request and fills in derived fields.
+func (p *parser) finish(args []string) error {
+	s, o := p.spec, p.opts
+	if err := p.settleMemory(); err != nil {
+		return err
+	}
+	submitFailed := map[Kind]string{
+		Sbatch: "Batch job submission failed: ",
+		Srun:   "Unable to allocate resources: ",
+		Salloc: "Job submit/allocate failed: ",
+	}[p.kind]
+	if p.arraySet {
+		a, err := ParseArray(p.array)
+		if err != nil {
+			e := err.(*Error)
+			e.Msg = submitFailed + e.Msg
+			return e
+		}
+		s.Array = a
+	}
+	if p.depSet && p.dependency != "" {
+		d, err := ParseDependency(p.dependency)
+		if err != nil {
+			e := err.(*Error)
+			e.Msg = submitFailed + e.Msg
+			return e
+		}
+		s.Dependency = d
+	}
+	if s.MinNodes != model.Unset && s.MaxNodes == model.Unset && s.TasksPerNode != model.Unset {
+		// nothing to derive; the scheduler picks the node count within range
+	}
+	s.WorkDir = p.ctx.Cwd
+	if p.chdir != "" {
+		s.WorkDir = p.resolve(p.chdir)
+	}
+
+	switch p.kind {
+	case Sbatch:
+		if !p.nameSet {
+			switch {
+			case p.wrapSet:
+				s.Name = "wrap"
+			case o.ScriptPath != "":
+				s.Name = path.Base(filepath.ToSlash(o.ScriptPath))
+			default:
+				s.Name = "sbatch"
+			}
+		}
+	case Srun:
+		if len(o.Command) == 0 {
+			return &Error{Fatal: true, Msg: "No command given to execute."}
+		}
+		if o.Pty && (s.StdOut != "" || s.StdErr != "" || s.StdIn != "") {
+			return &Error{Msg: "--error/--input/--output are incompatible with --pty"}
+		}
+		if o.Overlap && s.Exclusive {
+			return &Error{Msg: "--exclusive and --overlap are mutually exclusive"}
+		}
+		s.Argv = append([]string(nil), o.Command...)
+		s.Interactive = true
+		if !p.nameSet {
+			s.Name = path.Base(o.Command[0])
+		}
+	case Salloc:
+		s.Interactive = true
+		if !p.nameSet {
+			s.Name = "interactive"
+			if _, ok := o.Extra["no-shell"]; ok {
+				s.Name = "no-shell"
+			}
+		}
+	}
+	if _, ok := o.Extra["oversubscribe"]; ok && s.Exclusive {
+		return &Error{Msg: "--exclusive and --oversubscribe options are mutually exclusive"}
+	}
+
+	if p.kind == Salloc {
+		s.Env = p.env.list()
+	} else {
+		s.Export = "ALL"
+		if p.exportSet && p.export != "" {
+			s.Export = p.export
+		}
+		s.Env = exportEnv(s.Export, p.env)
+	}
+	s.SubmitHost = p.ctx.Hostname
+	s.SubmitLine = strings.TrimSpace(p.kind.String() + " " + strings.Join(args, " "))
+
+	keys := make([]string, 0, len(o.Extra))
+	for k := range o.Extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		o.Notes = append(o.Notes, fmt.Sprintf("--%s is accepted but not part of the job request Drover sends", k))
+	}
+	return nil
+}
+
+// settleMemory enforces that --mem, --mem-per-cpu and --mem-per-gpu are
+// exclusive. Slurm counts #SBATCH lines and the command line as one layer;
+// Drover lets each higher layer override a lower one instead, and rejects
+// only two of them given in the same layer.
+func (p *parser) settleMemory() error {
+	top := layer(0)
+	for _, l := range p.memLayer {
+		top = max(top, l)
+	}
+	n := 0
+	for _, l := range p.memLayer {
+		if l == top {
+			n++
+		}
+	}
+	if n > 1 {
+		if top == layerEnv {
+			return &Error{Msg: msgMemEnvExcl}
+		}
+		return &Error{Msg: msgMemExclusive}
+	}
+	for name, l := range p.memLayer {
+		if l == top {
+			continue
+		}
+		switch name {
+		case "mem":
+			p.spec.MemPerNode = model.Unset
+		case "mem-per-cpu":
+			p.spec.MemPerCPU = model.Unset
+		case "mem-per-gpu":
+			p.memPerGPU = 0
+		}
+	}
+	if p.memPerGPU > 0 {
+		p.opts.Extra["mem-per-gpu"] = strconv.FormatInt(p.memPerGPU, 10)
+	}
+	return nil
+}

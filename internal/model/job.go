@@ -1,0 +1,222 @@
+package model
+
+import "strings"
+
+// Sentinel values shared by specs and jobs.
+const (
+	// Unset marks an integer request the user did not give.
+	Unset = -1
+	// Unlimited is a time limit without end (Slurm's INFINITE / UNLIMITED).
+	Unlimited = -2
+	// NoArrayTask is ArrayTaskID for a job that is not an array element.
+	NoArrayTask = -1
+)
+
+// JobID is a job's numeric identifier; never reused within a cluster.
+type JobID uint32
+
+// JobSpec is everything a user asks for when submitting a job. It is built
+// by package jobspec from options, #SBATCH directives and SBATCH_* variables,
+// and is immutable once submitted: array tasks share one *JobSpec.
+type JobSpec struct {
+	Name      string   `json:"name,omitempty"`
+	Partition string   `json:"partition,omitempty"` // may be a comma list
+	Account   string   `json:"account,omitempty"`
+	QOS       string   `json:"qos,omitempty"`
+	Comment   string   `json:"comment,omitempty"`
+	Script    string   `json:"script,omitempty"` // batch script text; empty for srun jobs
+	Argv      []string `json:"argv,omitempty"`   // script arguments, or the srun command
+	WorkDir   string   `json:"work_dir,omitempty"`
+	StdOut    string   `json:"stdout,omitempty"` // filename patterns; "" = default
+	StdErr    string   `json:"stderr,omitempty"`
+	StdIn     string   `json:"stdin,omitempty"`
+	Env       []string `json:"env,omitempty"`    // environment after --export was applied
+	Export    string   `json:"export,omitempty"` // the --export value, reported as SLURM_EXPORT_ENV
+
+	TimeLimit    int64    `json:"time_limit"`          // seconds; Unset, Unlimited or >0
+	TimeMin      int64    `json:"time_min"`            // seconds; Unset or >0
+	MinNodes     int      `json:"min_nodes"`           // Unset or >=1
+	MaxNodes     int      `json:"max_nodes"`           // Unset or >=MinNodes
+	NTasks       int      `json:"ntasks"`              // Unset or >=1
+	CPUsPerTask  int      `json:"cpus_per_task"`       // Unset or >=1
+	TasksPerNode int      `json:"ntasks_per_node"`     // Unset or >=1
+	MemPerNode   int64    `json:"mem_per_node"`        // MiB; Unset; 0 means all of the node
+	MemPerCPU    int64    `json:"mem_per_cpu"`         // MiB; Unset or >0
+	ReqNodes     []string `json:"req_nodes,omitempty"` // -w, expanded
+	ExcNodes     []string `json:"exc_nodes,omitempty"` // -x, expanded
+	Exclusive    bool     `json:"exclusive,omitempty"`
+
+	Array      *ArraySpec  `json:"array,omitempty"`
+	Dependency *Dependency `json:"dependency,omitempty"`
+	BeginTime  int64       `json:"begin_time,omitempty"` // unix seconds; 0 = now
+	Hold       bool        `json:"hold,omitempty"`
+	Nice       int         `json:"nice,omitempty"`
+	Requeue    bool        `json:"requeue,omitempty"`
+	OpenMode   string      `json:"open_mode,omitempty"` // "append" or "truncate"
+
+	// Interactive is set by srun/salloc: the job runs Argv directly (srun) and
+	// streams its I/O to IOAddr, proving itself with IOKey.
+	Interactive bool   `json:"interactive,omitempty"`
+	IOAddr      string `json:"io_addr,omitempty"`
+	IOKey       string `json:"io_key,omitempty"`
+	SubmitHost  string `json:"submit_host,omitempty"`
+	SubmitLine  string `json:"submit_line,omitempty"`
+}
+
+// ArraySpec is a parsed --array value: the task ids and the throttle.
+type ArraySpec struct {
+	Raw      string `json:"raw"`
+	TaskIDs  []int  `json:"task_ids"` // sorted ascending, unique
+	Throttle int    `json:"throttle"` // 0 = unlimited
+}
+
+// DepType is one dependency kind (after, afterany, afterok, ...).
+type DepType string
+
+const (
+	DepAfter      DepType = "after"
+	DepAfterAny   DepType = "afterany"
+	DepAfterOK    DepType = "afterok"
+	DepAfterNotOK DepType = "afternotok"
+	DepAfterCorr  DepType = "aftercorr"
+	DepSingleton  DepType = "singleton"
+)
+
+// DepTerm is one condition: Type on Job (an array task when Task >= 0).
+type DepTerm struct {
+	Type  DepType `json:"type"`
+	Job   JobID   `json:"job,omitempty"`
+	Task  int     `json:"task"`            // NoArrayTask for the whole job/array
+	Delay int64   `json:"delay,omitempty"` // seconds, for after:id+min
+}
+
+// Dependency is a parsed --dependency: all terms must hold (AND) unless Any.
+type Dependency struct {
+	Raw   string    `json:"raw"`
+	Terms []DepTerm `json:"terms"`
+	Any   bool      `json:"any,omitempty"` // terms joined by '?'
+}
+
+// Job is the controller's record of one job (or one array task).
+type Job struct {
+	ID          JobID    `json:"id"`
+	ArrayJobID  JobID    `json:"array_job_id,omitempty"` // 0 when not an array
+	ArrayTaskID int      `json:"array_task_id"`          // NoArrayTask when not an array
+	Spec        *JobSpec `json:"-"`                      // shared by all tasks of an array
+	SpecID      JobID    `json:"spec_id"`                // key of Spec in the store
+
+	UserID    uint32   `json:"uid"`
+	GroupID   uint32   `json:"gid"`
+	Groups    []uint32 `json:"groups,omitempty"`
+	UserName  string   `json:"user"`
+	Partition string   `json:"partition"` // the partition chosen (first valid of the list)
+
+	State      JobState `json:"state"`
+	Completing bool     `json:"completing,omitempty"` // ending; resources still held
+	EndState   JobState `json:"end_state,omitempty"`  // state to take once completing ends
+	Reason     string   `json:"reason,omitempty"`
+	HoldUser   bool     `json:"hold_user,omitempty"`
+	HoldAdmin  bool     `json:"hold_admin,omitempty"`
+	Priority   uint32   `json:"priority"`
+	Nice       int      `json:"nice,omitempty"`
+	TimeLimit  int64    `json:"time_limit"` // seconds after defaults; Unlimited possible
+	Name       string   `json:"name"`
+	Comment    string   `json:"comment,omitempty"`
+	Restarts   int      `json:"restarts,omitempty"`
+	DepFailed  bool     `json:"dep_failed,omitempty"`
+
+	SubmitTime   int64 `json:"submit_time"`
+	EligibleTime int64 `json:"eligible_time,omitempty"`
+	StartTime    int64 `json:"start_time,omitempty"`
+	EndTime      int64 `json:"end_time,omitempty"`
+
+	Alloc       []NodeAlloc `json:"alloc,omitempty"`
+	ExitCode    int32       `json:"exit_code"` // exit status (0-255)
+	Signal      int32       `json:"signal"`    // terminating signal, 0 if none
+	CancelledBy uint32      `json:"cancelled_by,omitempty"`
+}
+
+// NodeAlloc is what a job holds on one node.
+type NodeAlloc struct {
+	Node string `json:"node"`
+	CPUs int    `json:"cpus"`
+	Mem  int64  `json:"mem"` // MiB
+}
+
+// IsArrayTask reports whether j is an element of an array job.
+func (j *Job) IsArrayTask() bool { return j.ArrayTaskID != NoArrayTask }
+
+// NodeNames lists the allocated nodes in allocation order.
+func (j *Job) NodeNames() []string {
+	out := make([]string, len(j.Alloc))
+	for i, a := range j.Alloc {
+		out[i] = a.Node
+	}
+	return out
+}
+
+// TotalCPUs sums the CPUs allocated over all nodes.
+func (j *Job) TotalCPUs() int {
+	n := 0
+	for _, a := range j.Alloc {
+		n += a.CPUs
+	}
+	return n
+}
+
+// Finished reports whether j reached a final state and released its nodes.
+func (j *Job) Finished() bool { return j.State.Final() && !j.Completing }
+
+// DisplayID is the id users see: "123" or "100_7" for an array task.
+func (j *Job) DisplayID() string {
+	if j.IsArrayTask() {
+		return itoa(int64(j.ArrayJobID)) + "_" + itoa(int64(j.ArrayTaskID))
+	}
+	return itoa(int64(j.ID))
+}
+
+// BatchHost is the first allocated node, where the batch script runs.
+func (j *Job) BatchHost() string {
+	if len(j.Alloc) == 0 {
+		return ""
+	}
+	return j.Alloc[0].Node
+}
+
+// ReqCPUs is the minimum CPU count the spec asks for over the whole job.
+func (s *JobSpec) ReqCPUs() int {
+	tasks := s.NTasks
+	if tasks < 1 {
+		tasks = 1
+		if s.TasksPerNode > 0 {
+			tasks = s.TasksPerNode * max(1, s.MinNodes)
+		}
+	}
+	return tasks * max(1, s.CPUsPerTask)
+}
+
+// Clone returns a shallow copy of j whose slices may be replaced freely.
+func (j *Job) Clone() *Job {
+	c := *j
+	return &c
+}
+
+func itoa(v int64) string {
+	var b strings.Builder
+	if v < 0 {
+		b.WriteByte('-')
+		v = -v
+	}
+	var buf [20]byte
+	i := len(buf)
+	for {
+		i--
+		buf[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	b.Write(buf[i:])
+	return b.String()
+}

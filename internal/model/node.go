@@ -1,0 +1,84 @@
+package model
+
+// NodeState is a node's base state as the controller tracks it; IDLE,
+// MIXED and ALLOCATED are derived from allocations by DisplayState.
+type NodeState uint8
+
+const (
+	NodeUnknown NodeState = iota // never registered
+	NodeUp                       // registered and responding
+	NodeDown                     // declared or found down
+	NodeFuture
+)
+
+// Node is one compute node: its configuration and its runtime state.
+type Node struct {
+	Name     string   `json:"name"`
+	Addr     string   `json:"addr,omitempty"`
+	Hostname string   `json:"hostname,omitempty"`
+	CPUs     int      `json:"cpus"`
+	Sockets  int      `json:"sockets"`
+	Cores    int      `json:"cores"` // per socket
+	Threads  int      `json:"threads"`
+	Memory   int64    `json:"memory"` // MiB (RealMemory)
+	Gres     string   `json:"gres,omitempty"`
+	Features []string `json:"features,omitempty"`
+	Weight   int      `json:"weight"`
+
+	State      NodeState `json:"state"`
+	Drain      bool      `json:"drain,omitempty"`
+	Responding bool      `json:"responding"`
+	Reason     string    `json:"reason,omitempty"`
+	ReasonUID  uint32    `json:"reason_uid,omitempty"`
+	ReasonTime int64     `json:"reason_time,omitempty"`
+	BootTime   int64     `json:"boot_time,omitempty"`
+	LastSeen   int64     `json:"last_seen,omitempty"` // as committed; liveness lives in the leader
+	Version    string    `json:"version,omitempty"`
+	RegTime    int64     `json:"reg_time,omitempty"`
+
+	AllocCPUs int   `json:"alloc_cpus"`
+	AllocMem  int64 `json:"alloc_mem"`
+}
+
+// Usable reports whether new work may be placed on the node.
+func (n *Node) Usable() bool { return n.State == NodeUp && !n.Drain && n.Responding }
+
+// FreeCPUs and FreeMem are what the node has left.
+func (n *Node) FreeCPUs() int  { return n.CPUs - n.AllocCPUs }
+func (n *Node) FreeMem() int64 { return n.Memory - n.AllocMem }
+
+// DisplayState returns Slurm's long and compact state names, e.g.
+// ("MIXED", "mix") or ("DRAINING", "drng"), with "*" appended to the compact
+// name when the node does not respond.
+func (n *Node) DisplayState() (long, short string) {
+	busy := n.AllocCPUs > 0
+	switch {
+	case n.State == NodeFuture:
+		long, short = "FUTURE", "futr"
+	case n.State == NodeDown:
+		long, short = "DOWN", "down"
+	case n.Drain && busy:
+		long, short = "DRAINING", "drng"
+	case n.Drain:
+		long, short = "DRAINED", "drain"
+	case n.State == NodeUnknown:
+		long, short = "UNKNOWN", "unk"
+	case busy && n.AllocCPUs >= n.CPUs:
+		long, short = "ALLOCATED", "alloc"
+	case busy:
+		long, short = "MIXED", "mix"
+	default:
+		long, short = "IDLE", "idle"
+	}
+	if !n.Responding && n.State != NodeFuture {
+		short += "*"
+		long += "*"
+	}
+	return long, short
+}
+
+// Clone returns a copy of n that may be modified.
+func (n *Node) Clone() *Node {
+	c := *n
+	return &c
+}

@@ -1,0 +1,51 @@
+package model
+
+// PartitionState is UP, DOWN, DRAIN or INACTIVE.
+type PartitionState uint8
+
+const (
+	PartUp PartitionState = iota
+	PartDown
+	PartDrain
+	PartInactive
+)
+
+func (s PartitionState) String() string {
+	switch s {
+	case PartDown:
+		return "DOWN"
+	case PartDrain:
+		return "DRAIN"
+	case PartInactive:
+		return "INACTIVE"
+	}
+	return "UP"
+}
+
+// Partition is a named set of nodes with limits.
+type Partition struct {
+	Name              string         `json:"name"`
+	Nodes             []string       `json:"nodes"` // expanded, in config order
+	NodesExpr         string         `json:"nodes_expr"`
+	Default           bool           `json:"default,omitempty"`
+	MaxTime           int64          `json:"max_time"`     // seconds or Unlimited
+	DefaultTime       int64          `json:"default_time"` // seconds, Unset for MaxTime
+	State             PartitionState `json:"state"`
+	PriorityTier      int            `json:"priority_tier"`
+	PriorityJobFactor int            `json:"priority_job_factor"`
+	MaxNodes          int            `json:"max_nodes"` // Unlimited or >0
+	MinNodes          int            `json:"min_nodes"`
+	AllowAccounts     []string       `json:"allow_accounts,omitempty"` // nil = ALL
+	AllowGroups       []string       `json:"allow_groups,omitempty"`   // nil = ALL
+	OverSubscribe     string         `json:"oversubscribe,omitempty"`
+}
+
+// HasNode reports whether name belongs to the partition.
+func (p *Partition) HasNode(name string) bool {
+	for _, n := range p.Nodes {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,362 @@
+package sched
+
+import (
+	"slices"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// cluster is the scheduler's private, mutable picture of the nodes for one
+// Schedule call. Input nodes are never written: placing a job only changes
+// the free counts here, so several jobs can share a node within one plan
+// while the caller's snapshot stays intact.
+type cluster struct {
+	nodes  []*model.Node
+	index  map[string]int32 // node name → position in nodes
+	cpu    []int32          // free CPUs; -1 when the node takes no new work
+	mem    []int64          // free memory, MiB
+	member [][]membership   // per node: the partitions holding it
+	parts  map[string]*partState
+	free   int64  // free CPUs over all usable nodes
+	held   []bool // nodes held back for a higher-priority job (strict order)
+}
+
+type membership struct {
+	part *partState
+	pos  int32 // the node's position in part.order
+}
+
+// partState is one partition's placement order and running totals.
+type partState struct {
+	p     *model.Partition
+	order []int32  // node indices, Weight ascending, then partition order
+	tree  *segTree // over order; nil when built only for Feasible
+	free  int64    // free CPUs on the partition's usable nodes
+	// blocked: a job here waits for Resources, so lower-ordered jobs of
+	// this partition wait behind it (reason Priority). heldNodes counts the
+	// partition's nodes held back by any blocked partition, which is how
+	// overlapping partitions inherit the block.
+	blocked   bool
+	heldNodes int
+}
+
+// view selects which free counts placement sees: the live ones, or every
+// node empty (feasibility), optionally counting only usable nodes.
+type view uint8
+
+const (
+	viewLive view = iota
+	viewEmptyUsable
+	viewEmptyAll
+)
+
+// pick is one node of a placement.
+type pick struct {
+	node int32
+	cpus int
+	mem  int64
+}
+
+func newCluster(nodes []*model.Node, parts map[string]*model.Partition, trees bool) *cluster {
+	c := &cluster{
+		nodes:  nodes,
+		index:  make(map[string]int32, len(nodes)),
+		cpu:    make([]int32, len(nodes)),
+		mem:    make([]int64, len(nodes)),
+		member: make([][]membership, len(nodes)),
+		parts:  make(map[string]*partState, len(parts)),
+		held:   make([]bool, len(nodes)),
+	}
+	for i, n := range nodes {
+		c.index[n.Name] = int32(i)
+		c.cpu[i], c.mem[i] = -1, max(0, n.Memory-n.AllocMem)
+		if n.Usable() {
+			c.cpu[i] = int32(max(0, n.CPUs-n.AllocCPUs))
+			c.free += int64(c.cpu[i])
+		}
+	}
+	// Visit partitions in name order so membership lists, and with them
+	// everything derived, do not depend on map iteration order.
+	names := make([]string, 0, len(parts))
+	for name := range parts {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		c.parts[name] = c.addPartition(parts[name], trees)
+	}
+	return c
+}
+
+func (c *cluster) addPartition(p *model.Partition, trees bool) *partState {
+	ps := &partState{p: p}
+	seen := make(map[int32]bool, len(p.Nodes))
+	for _, name := range p.Nodes {
+		if i, ok := c.index[name]; ok && !seen[i] {
+			seen[i] = true
+			ps.order = append(ps.order, i)
+		}
+	}
+	// Lower Weight is preferred (slurm.conf); ties keep the partition's order.
+	slices.SortStableFunc(ps.order, func(a, b int32) int { return c.nodes[a].Weight - c.nodes[b].Weight })
+	for pos, i := range ps.order {
+		c.member[i] = append(c.member[i], membership{ps, int32(pos)})
+		if c.cpu[i] > 0 {
+			ps.free += int64(c.cpu[i])
+		}
+	}
+	if trees {
+		ps.tree = newSegTree(len(ps.order))
+		for pos, i := range ps.order {
+			cpu, idle, mem := c.leaf(i)
+			ps.tree.setLeaf(pos, cpu, idle, mem)
+		}
+		ps.tree.build()
+	}
+	return ps
+}
+
+// leaf is a node's entry in the partition trees.
+func (c *cluster) leaf(i int32) (cpu, idle int32, mem int64) {
+	cpu = c.cpu[i]
+	if cpu < 0 {
+		return -1, 0, 0
+	}
+	if int(cpu) >= c.nodes[i].CPUs {
+		idle = int32(c.nodes[i].CPUs)
+	}
+	return cpu, idle, c.mem[i]
+}
+
+// freeOn is what node i offers under view v; cpu < 0 means unusable.
+func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
+	n := c.nodes[i]
+	switch v {
+	case viewLive:
+		return int(c.cpu[i]), c.mem[i]
+	case viewEmptyUsable:
+		if !n.Usable() {
+			return -1, 0
+		}
+	}
+	return n.CPUs, n.Memory
+}
+
+// next finds the first position >= from in ps.order that may satisfy the
+// thresholds (minIdle > 0 asks for a node nobody uses).
+func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle int, minMem int64) int {
+	if v == viewLive && ps.tree != nil {
+		return ps.tree.first(from, int32(minCPU), int32(minIdle), minMem)
+	}
+	// Empty views are evaluated once per job shape (memoised), so a plain
+	// scan is cheap enough and keeps the tree for the hot path only.
+	for pos := from; pos < len(ps.order); pos++ {
+		i := ps.order[pos]
+		cpu, mem := c.freeOn(v, i)
+		if cpu >= minCPU && mem >= minMem && (minIdle == 0 || cpu >= c.nodes[i].CPUs) {
+			return pos
+		}
+	}
+	return -1
+}
+
+// place runs first-fit for r over ps under view v. req are node indices the
+// job must get (placed first, in the order given); exc, sorted, it must
+// not get. It changes nothing; commit applies the result.
+func (c *cluster) place(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
+	if r.pack {
+		return c.placePack(v, ps, r, req, exc)
+	}
+	return c.placeFixed(v, ps, r, req, exc)
+}
+
+func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
+	remaining := r.tasks
+	picks := make([]pick, 0, 1)
+	take := func(i int32) bool {
+		cpu, mem := c.freeOn(v, i)
+		n := c.nodes[i]
+		t := r.capTasks(remaining, cpu, mem, n)
+		if t == 0 {
+			return false
+		}
+		cpus := r.cpusOn(t, n.CPUs)
+		picks = append(picks, pick{i, cpus, r.memOn(cpus, n.Memory)})
+		remaining -= t
+		return true
+	}
+	for _, i := range req {
+		if remaining == 0 || !take(i) { // every named node must run a task
+			return nil, false
+		}
+	}
+	minIdle := 0
+	if r.exclusive {
+		minIdle = r.cpt
+	}
+	minMem := r.memThreshold(r.cpt)
+	for pos := 0; remaining > 0; pos++ {
+		if pos = c.next(v, ps, pos, r.cpt, minIdle, minMem); pos < 0 {
+			return nil, false
+		}
+		i := ps.order[pos]
+		if slices.Contains(req, i) || inSorted(exc, i) {
+			continue
+		}
+		if r.maxNodes > 0 && len(picks) >= r.maxNodes {
+			return nil, false
+		}
+		take(i)
+	}
+	return picks, true
+}
+
+func (c *cluster) placeFixed(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
+	nBig, nSmall := r.nBig, r.nodes-r.nBig
+	picks := make([]pick, 0, r.nodes)
+	take := func(i int32) bool {
+		cpu, mem := c.freeOn(v, i)
+		n := c.nodes[i]
+		if nBig > 0 {
+			if cpus, m, ok := r.fits(r.big, cpu, mem, n); ok {
+				nBig--
+				picks = append(picks, pick{i, cpus, m})
+				return true
+			}
+		}
+		if nSmall > 0 {
+			if cpus, m, ok := r.fits(r.big-1, cpu, mem, n); ok {
+				nSmall--
+				picks = append(picks, pick{i, cpus, m})
+				return true
+			}
+		}
+		return false
+	}
+	for _, i := range req {
+		if !take(i) {
+			return nil, false
+		}
+	}
+	for pos := 0; nBig+nSmall > 0; pos++ {
+		t := r.big
+		if nSmall > 0 {
+			t = r.big - 1 // the smaller slot is the weaker filter
+		}
+		minIdle := 0
+		if r.exclusive {
+			minIdle = t * r.cpt
+		}
+		if pos = c.next(v, ps, pos, t*r.cpt, minIdle, r.memThreshold(t*r.cpt)); pos < 0 {
+			return nil, false
+		}
+		i := ps.order[pos]
+		if slices.Contains(req, i) || inSorted(exc, i) {
+			continue
+		}
+		take(i)
+	}
+	return picks, true
+}
+
+// memThreshold is a lower bound on the free memory a node needs to take
+// cpus CPUs of the job; whole-node requests are left to the exact check.
+func (r *request) memThreshold(cpus int) int64 {
+	if r.mem == memWholeNode {
+		return 0
+	}
+	return r.memOn(cpus, 0)
+}
+
+// commit takes a placement's resources out of the free counts.
+func (c *cluster) commit(picks []pick) {
+	for _, p := range picks {
+		c.cpu[p.node] -= int32(p.cpus)
+		c.mem[p.node] -= p.mem
+		c.free -= int64(p.cpus)
+		cpu, idle, mem := c.leaf(p.node)
+		for _, m := range c.member[p.node] {
+			m.part.free -= int64(p.cpus)
+			if m.part.tree != nil {
+				m.part.tree.update(int(m.pos), cpu, idle, mem)
+			}
+		}
+	}
+}
+
+// block records that a job in ps waits for Resources: its candidate nodes
+// (the partition's, less the job's exclusions) are held back from every
+// lower-ordered job. Strict order is the v0 policy; backfill will replace
+// this with reservations in time, letting short jobs use held nodes.
+func (c *cluster) block(ps *partState, exc []int32) {
+	ps.blocked = true
+	for _, i := range ps.order {
+		if c.held[i] || inSorted(exc, i) {
+			continue
+		}
+		c.held[i] = true
+		for _, m := range c.member[i] {
+			m.part.heldNodes++
+		}
+	}
+}
+
+// waitsBehind reports whether a job in ps (excluding exc) must wait for a
+// higher-ordered job: its partition is blocked, or a candidate node is held.
+func (c *cluster) waitsBehind(ps *partState, exc []int32) bool {
+	if ps.blocked {
+		return true
+	}
+	held := ps.heldNodes
+	for _, i := range exc {
+		if held == 0 {
+			break
+		}
+		if c.held[i] && c.inPart(i, ps) {
+			held--
+		}
+	}
+	return held > 0
+}
+
+func (c *cluster) inPart(i int32, ps *partState) bool {
+	for _, m := range c.member[i] {
+		if m.part == ps {
+			return true
+		}
+	}
+	return false
+}
+
+// resolve turns node names into indices: req in the order given, exc
+// sorted and unique. ok is false when a required name is unknown.
+// Entries are literal names; hostlist expressions ("n[1-4]") are expected
+// to be expanded by jobspec before they reach the scheduler.
+func (c *cluster) resolve(reqNames, excNames []string) (req, exc []int32, ok bool) {
+	ok = true
+	for _, name := range reqNames {
+		i, found := c.index[name]
+		if !found {
+			ok = false
+			continue
+		}
+		if !slices.Contains(req, i) {
+			req = append(req, i)
+		}
+	}
+	for _, name := range excNames {
+		if i, found := c.index[name]; found {
+			exc = append(exc, i)
+		}
+	}
+	slices.Sort(exc)
+	return req, slices.Compact(exc), ok
+}
+
+func inSorted(s []int32, v int32) bool {
+	if len(s) == 0 {
+		return false
+	}
+	_, found := slices.BinarySearch(s, v)
+	return found
+}

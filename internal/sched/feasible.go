@@ -1,0 +1,133 @@
+package sched
+
+import (
+	"errors"
+	"strings"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Errors of Feasible, worded as Slurm reports them to users.
+var (
+	// ErrNodeConfig: no set of the partition's nodes could ever hold the job.
+	ErrNodeConfig = errors.New("Requested node configuration is not available")
+	// ErrMemorySpec accompanies ErrNodeConfig when memory alone is what no
+	// node can give. sbatch prints it as a first line ("sbatch: error:
+	// Memory specification can not be satisfied") before the submission
+	// error, whose text stays ErrNodeConfig's.
+	ErrMemorySpec = errors.New("Memory specification can not be satisfied")
+)
+
+// memoryError is ErrNodeConfig that also matches ErrMemorySpec.
+type memoryError struct{}
+
+func (memoryError) Error() string   { return ErrNodeConfig.Error() }
+func (memoryError) Unwrap() []error { return []error{ErrNodeConfig, ErrMemorySpec} }
+
+// Feasible reports whether the job could ever run in the partition, that
+// is on its nodes were they all up and idle; node states and current load
+// are ignored (a down node makes a job wait, not fail). Partition limits
+// (MaxTime, MaxNodes) are left to admission and to pending reasons.
+//
+// The error is ErrNodeConfig, or an error whose text is ErrNodeConfig's and
+// that also matches ErrMemorySpec (errors.Is) when the job would fit but
+// for its memory. "Memory required by task is not available" is a
+// step-creation error in Slurm and does not come from here.
+func Feasible(spec *model.JobSpec, part *model.Partition, nodes []*model.Node, cfg Config) error {
+	if spec == nil || part == nil {
+		return ErrNodeConfig
+	}
+	c := newCluster(nodes, map[string]*model.Partition{part.Name: part}, false)
+	ps := c.parts[part.Name]
+	req, exc, known := c.resolve(spec.ReqNodes, spec.ExcNodes)
+	if !known || !allIn(c, req, ps) {
+		return ErrNodeConfig
+	}
+	r := newRequest(spec, cfg, len(req))
+	if _, ok := c.place(viewEmptyAll, ps, &r, req, exc); ok {
+		return nil
+	}
+	if r.mem != memNone {
+		r.mem = memNone
+		if _, ok := c.place(viewEmptyAll, ps, &r, req, exc); ok {
+			return memoryError{}
+		}
+	}
+	return ErrNodeConfig
+}
+
+// shapeKey identifies everything the empty-cluster verdict depends on.
+type shapeKey struct {
+	part     *partState
+	r        request
+	req, exc string
+}
+
+// shape checks j's shape against ps with every node idle: BadConstraints
+// when no node set of the partition could ever hold it (the Feasible test;
+// reachable when configuration changed after submission), ReqNodeNotAvail
+// when only nodes that are down, drained or not responding could.
+// Verdicts are memoised per shape: a queue of thousands of jobs holds few.
+func (s *scheduler) shape(ps *partState, r *request, spec *model.JobSpec, req, exc []int32, known bool) string {
+	key := shapeKey{ps, *r, strings.Join(spec.ReqNodes, ","), strings.Join(spec.ExcNodes, ",")}
+	if v, ok := s.shapes[key]; ok {
+		return v
+	}
+	v := ""
+	switch {
+	case !known || !allIn(s.c, req, ps):
+		v = model.ReasonBadConstraints
+	case !placeable(s.c, viewEmptyAll, ps, r, req, exc):
+		v = model.ReasonBadConstraints
+		// Packed tasks that fit the partition only on more nodes than its
+		// MaxNodes allows wait on the partition's limit, not the hardware.
+		if own := packNodeBound(spec); r.pack && r.maxNodes != own {
+			wider := *r
+			wider.maxNodes = own
+			if placeable(s.c, viewEmptyAll, ps, &wider, req, exc) {
+				v = model.ReasonPartitionNodes
+			}
+		}
+	case !placeable(s.c, viewEmptyUsable, ps, r, req, exc):
+		v = model.ReasonReqNodeNotAvail + ", UnavailableNodes:" + s.unavailable(ps, req, exc)
+	}
+	s.shapes[key] = v
+	return v
+}
+
+// packNodeBound is the node bound a packed job sets itself (0 = none).
+func packNodeBound(spec *model.JobSpec) int { return max(0, spec.MaxNodes) }
+
+func placeable(c *cluster, v view, ps *partState, r *request, req, exc []int32) bool {
+	_, ok := c.place(v, ps, r, req, exc)
+	return ok
+}
+
+// unavailable lists, compressed, the job's candidate nodes that take no
+// new work: required ones if the job names any that are unusable,
+// otherwise the partition's (less exclusions).
+func (s *scheduler) unavailable(ps *partState, req, exc []int32) string {
+	var names []string
+	for _, i := range req {
+		if !s.c.nodes[i].Usable() {
+			names = append(names, s.c.nodes[i].Name)
+		}
+	}
+	if len(names) == 0 {
+		for _, i := range ps.order {
+			if !s.c.nodes[i].Usable() && !inSorted(exc, i) {
+				names = append(names, s.c.nodes[i].Name)
+			}
+		}
+	}
+	return compressNames(names)
+}
+
+func allIn(c *cluster, req []int32, ps *partState) bool {
+	for _, i := range req {
+		if !c.inPart(i, ps) {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,70 @@
+package sched
+
+import (
+	"math/rand"
+	"testing"
+)
+
+// TestSegTreeFirst compares the tree with a linear scan over random
+// leaves, updates and thresholds.
+func TestSegTreeFirst(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := range 200 {
+		n := 1 + rng.Intn(70)
+		cpu, idle, mem := make([]int32, n), make([]int32, n), make([]int64, n)
+		tr := newSegTree(n)
+		set := func(i int) {
+			cpu[i], mem[i] = int32(rng.Intn(9)-1), int64(rng.Intn(1000))
+			idle[i] = 0
+			if rng.Intn(3) == 0 {
+				idle[i] = cpu[i]
+			}
+		}
+		for i := range n {
+			set(i)
+			tr.setLeaf(i, cpu[i], idle[i], mem[i])
+		}
+		tr.build()
+		for q := range 100 {
+			if q%3 == 0 {
+				i := rng.Intn(n)
+				set(i)
+				tr.update(i, cpu[i], idle[i], mem[i])
+			}
+			from := rng.Intn(n + 1)
+			minCPU, minIdle, minMem := int32(1+rng.Intn(8)), int32(rng.Intn(2)*rng.Intn(8)), int64(rng.Intn(1000))
+			want := -1
+			for i := from; i < n; i++ {
+				if cpu[i] >= minCPU && idle[i] >= minIdle && mem[i] >= minMem {
+					want = i
+					break
+				}
+			}
+			if got := tr.first(from, minCPU, minIdle, minMem); got != want {
+				t.Fatalf("round %d: first(%d, %d, %d, %d) = %d, want %d", round, from, minCPU, minIdle, minMem, got, want)
+			}
+		}
+	}
+}
+
+func TestCompressNames(t *testing.T) {
+	cases := []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{"n1"}, "n1"},
+		{[]string{"n3", "n1", "n2"}, "n[1-3]"},
+		{[]string{"n1", "n2", "n4", "n5", "n7"}, "n[1-2,4-5,7]"},
+		{[]string{"c01", "c02", "c03", "c10"}, "c[01-03,10]"},
+		{[]string{"n9", "n10", "n11"}, "n[9-11]"},
+		{[]string{"n09", "n010"}, "n[09,010]"},
+		{[]string{"gpu2", "login", "gpu1", "cpu7", "login"}, "cpu7,gpu[1-2],login"},
+		{[]string{"rack1-n1", "rack1-n2", "rack2-n1"}, "rack1-n[1-2],rack2-n1"},
+	}
+	for _, tc := range cases {
+		if got := compressNames(tc.in); got != tc.want {
+			t.Errorf("compressNames(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,207 @@
+package sched
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Config holds the cluster-wide scheduling settings v0 understands.
+type Config struct {
+	// DefMemPerCPU and DefMemPerNode (MiB, 0 = unset) apply to jobs that
+	// ask for no memory; DefMemPerCPU wins when both are set.
+	DefMemPerCPU, DefMemPerNode int64
+	// MaxJobsPerCycle bounds the starts in one Plan (0 = unlimited) so one
+	// Raft command stays small; jobs past the bound keep their reason and
+	// are looked at again next cycle.
+	MaxJobsPerCycle int
+}
+
+// Input is everything one scheduling cycle looks at: a consistent snapshot
+// the caller built. Schedule reads it and never writes to it.
+type Input struct {
+	// Pending holds PENDING jobs in any order; each has Spec set, Partition
+	// chosen and TimeLimit resolved.
+	Pending []*model.Job
+	// Nodes holds every node; AllocCPUs/AllocMem already count running and
+	// completing jobs.
+	Nodes      []*model.Node
+	Partitions map[string]*model.Partition
+	// Jobs gives read access to all jobs still in memory, finished ones
+	// included, for dependencies and array throttles. May be nil.
+	Jobs JobIndex
+}
+
+// JobIndex is the read access to jobs the scheduler needs beyond Pending.
+type JobIndex interface {
+	Job(id model.JobID) *model.Job
+	// ArrayTasks returns every task of an array, finished ones included.
+	ArrayTasks(arrayJobID model.JobID) []*model.Job
+	// ActiveByNameUser returns pending and running jobs (completing
+	// included) with that name and user, for --dependency=singleton.
+	ActiveByNameUser(name string, uid uint32) []*model.Job
+}
+
+// Start is one job to launch on exactly these per-node resources.
+type Start struct {
+	Job   model.JobID
+	Alloc []model.NodeAlloc // in node-table order; Alloc[0] runs the batch script
+}
+
+// Plan is the outcome of one cycle, for the leader to verify against the
+// newest state and commit.
+type Plan struct {
+	Starts []Start // in scheduling order
+	// Reasons holds the pending reason of every job of Input.Pending that
+	// does not start, whether or not it changed.
+	Reasons map[model.JobID]string
+	// DepFailed lists jobs newly found to have a dependency that can never
+	// be satisfied (jobs already marked DepFailed only get the reason).
+	DepFailed []model.JobID
+}
+
+// Schedule decides which pending jobs start now and where, and why the
+// others wait. It is a pure function of its arguments: now is the clock.
+//
+// v0 policy: jobs are taken in order (partition PriorityTier desc, job
+// Priority desc, JobID asc); each either passes every gate and is placed
+// first-fit, or gets the first reason that stops it. A job that waits for
+// Resources blocks every lower-ordered job whose candidate nodes overlap
+// its partition (reason Priority). Backfill will relax that block by
+// reserving the waiting job's start in time; preemption will add a step
+// that frees nodes before a Resources wait. Both slot in at consider.
+func Schedule(in *Input, now int64, cfg Config) *Plan {
+	s := &scheduler{
+		in:      in,
+		now:     now,
+		cfg:     cfg,
+		c:       newCluster(in.Nodes, in.Partitions, true),
+		plan:    &Plan{Reasons: make(map[model.JobID]string, len(in.Pending))},
+		shapes:  make(map[shapeKey]string),
+		deps:    make(map[model.DepTerm]depResult),
+		running: make(map[model.JobID]int),
+		started: make(map[nameUser]bool),
+	}
+	for _, j := range s.order() {
+		s.consider(j)
+	}
+	return s.plan
+}
+
+// scheduler is the state of one Schedule call; caches live only that long.
+type scheduler struct {
+	in      *Input
+	now     int64
+	cfg     Config
+	c       *cluster
+	plan    *Plan
+	shapes  map[shapeKey]string         // empty-cluster verdict per job shape
+	deps    map[model.DepTerm]depResult // per dependee condition
+	running map[model.JobID]int         // running tasks per array (throttle)
+	started map[nameUser]bool           // started this cycle (singleton)
+}
+
+type nameUser struct {
+	name string
+	uid  uint32
+}
+
+// order returns the pending jobs in scheduling order, without duplicates
+// or non-pending entries (a stale snapshot must not start a job twice).
+func (s *scheduler) order() []*model.Job {
+	type entry struct {
+		tier int
+		prio uint32
+		j    *model.Job
+	}
+	seen := make(map[model.JobID]bool, len(s.in.Pending))
+	entries := make([]entry, 0, len(s.in.Pending))
+	for _, j := range s.in.Pending {
+		if j == nil || j.State != model.JobPending || seen[j.ID] {
+			continue
+		}
+		seen[j.ID] = true
+		tier := 0
+		if p := s.in.Partitions[j.Partition]; p != nil {
+			tier = p.PriorityTier
+		}
+		entries = append(entries, entry{tier, j.Priority, j})
+	}
+	slices.SortFunc(entries, func(a, b entry) int {
+		if c := cmp.Compare(b.tier, a.tier); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(b.prio, a.prio); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.j.ID, b.j.ID)
+	})
+	out := make([]*model.Job, len(entries))
+	for i, e := range entries {
+		out[i] = e.j
+	}
+	return out
+}
+
+// consider runs one job through the gates, cheapest and least
+// resource-dependent first, and either starts it or records why not.
+func (s *scheduler) consider(j *model.Job) {
+	if reason := s.eligible(j); reason != "" {
+		s.wait(j, reason)
+		return
+	}
+	ps := s.c.parts[j.Partition] // eligible checked it exists
+	req, exc, known := s.c.resolve(j.Spec.ReqNodes, j.Spec.ExcNodes)
+	r := newRequest(j.Spec, s.cfg, len(req))
+	if r.pack && ps.p.MaxNodes > 0 && (r.maxNodes == 0 || ps.p.MaxNodes < r.maxNodes) {
+		r.maxNodes = ps.p.MaxNodes
+	}
+	if n := r.minNodes(len(req)); (ps.p.MaxNodes > 0 && n > ps.p.MaxNodes) || n < ps.p.MinNodes {
+		s.wait(j, model.ReasonPartitionNodes)
+		return
+	}
+	if reason := s.shape(ps, &r, j.Spec, req, exc, known); reason != "" {
+		s.wait(j, reason)
+		return
+	}
+	if s.c.waitsBehind(ps, exc) {
+		s.wait(j, model.ReasonPriority)
+		return
+	}
+	if s.cfg.MaxJobsPerCycle > 0 && len(s.plan.Starts) >= s.cfg.MaxJobsPerCycle {
+		s.wait(j, cmp.Or(j.Reason, model.ReasonNone)) // not evaluated this cycle
+		return
+	}
+	// Cheap exits first: with no CPU left anywhere (the common state of a
+	// busy cluster) no node needs to be looked at.
+	var picks []pick
+	fits := s.c.free >= r.minCPUs() && ps.free >= r.minCPUs()
+	if fits {
+		picks, fits = s.c.place(viewLive, ps, &r, req, exc)
+	}
+	if !fits {
+		s.c.block(ps, exc)
+		s.wait(j, model.ReasonResources)
+		return
+	}
+	s.c.commit(picks)
+	s.start(j, picks)
+}
+
+func (s *scheduler) wait(j *model.Job, reason string) { s.plan.Reasons[j.ID] = reason }
+
+func (s *scheduler) start(j *model.Job, picks []pick) {
+	// Node-table order, so the batch host is the allocation's first node
+	// as users see it in the node list, not whichever node was found first.
+	slices.SortFunc(picks, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
+	alloc := make([]model.NodeAlloc, len(picks))
+	for i, p := range picks {
+		alloc[i] = model.NodeAlloc{Node: s.c.nodes[p.node].Name, CPUs: p.cpus, Mem: p.mem}
+	}
+	s.plan.Starts = append(s.plan.Starts, Start{Job: j.ID, Alloc: alloc})
+	if j.IsArrayTask() {
+		s.running[j.ArrayJobID] = s.arrayRunning(j.ArrayJobID) + 1
+	}
+	s.started[nameUser{j.Name, j.UserID}] = true
+}

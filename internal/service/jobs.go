@@ -1,0 +1,491 @@
+package service
+
+import (
+	"context"
+	"os/user"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/hostlist"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/state"
+	"github.com/drover-hpc/drover/internal/units"
+)
+
+// Target names a job as a user wrote it; Tasks nil = the whole job/array.
+type Target struct {
+	ID    model.JobID
+	Tasks []int
+	Raw   string
+}
+
+// Selection picks jobs by target and/or filters (filters AND together).
+type Selection struct {
+	Targets   []Target
+	User      string
+	UID       int64 // -1 = any
+	Name      string
+	Partition string
+	States    []model.JobState
+	Nodes     []string
+	Account   string
+	QOS       string
+}
+
+// Result tells how one targeted job fared.
+type Result struct {
+	Job   string
+	Error string
+}
+
+// ListJobs returns the jobs with the given ids (an array id names all its
+// tasks), or every job held in memory.
+func (s *Service) ListJobs(ctx context.Context, ids []model.JobID) ([]*model.Job, int64, error) {
+	if _, err := s.Identify(ctx); err != nil {
+		return nil, 0, err
+	}
+	snap := s.store.Snapshot()
+	now := s.clock.Now().Unix()
+	if len(ids) == 0 {
+		out := make([]*model.Job, 0, snap.NumJobs())
+		snap.EachJob(func(j *model.Job) bool { out = append(out, j); return true })
+		return out, now, nil
+	}
+	return lookupJobs(snap, ids), now, nil
+}
+
+func lookupJobs(snap *state.Snapshot, ids []model.JobID) []*model.Job {
+	var out []*model.Job
+	seen := map[model.JobID]bool{}
+	for _, id := range ids {
+		j := snap.Job(id)
+		if j == nil {
+			continue
+		}
+		group := []*model.Job{j}
+		if j.IsArrayTask() && j.ArrayJobID == id {
+			group = snap.ArrayTasks(id)
+		}
+		for _, g := range group {
+			if !seen[g.ID] {
+				seen[g.ID] = true
+				out = append(out, g)
+			}
+		}
+	}
+	return out
+}
+
+// WatchJobs calls fn with the jobs now and after every change to any of
+// them, until fn returns false or ctx ends.
+func (s *Service) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*model.Job, int64) bool) error {
+	if _, err := s.Identify(ctx); err != nil {
+		return err
+	}
+	var last []*model.Job
+	for {
+		ch := s.store.Changed()
+		jobs := lookupJobs(s.store.Snapshot(), ids)
+		if !slices.Equal(jobs, last) {
+			if !fn(jobs, s.clock.Now().Unix()) {
+				return nil
+			}
+			last = jobs
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-ch:
+		}
+	}
+}
+
+// ListNodes returns every node.
+func (s *Service) ListNodes(ctx context.Context) ([]*model.Node, error) {
+	if _, err := s.Identify(ctx); err != nil {
+		return nil, err
+	}
+	return s.store.Snapshot().Nodes(), nil
+}
+
+// ListPartitions returns every partition.
+func (s *Service) ListPartitions(ctx context.Context) ([]*model.Partition, error) {
+	if _, err := s.Identify(ctx); err != nil {
+		return nil, err
+	}
+	return s.store.Snapshot().Partitions(), nil
+}
+
+// selected is one job chosen by a selection, or a target that failed.
+type selected struct {
+	job *model.Job
+	raw string
+	err string
+}
+
+// resolve turns a selection into jobs. Explicit targets that name nothing
+// yield "Invalid job id specified"; filter-only selections by an ordinary
+// user match only that user's jobs.
+func (s *Service) resolve(snap *state.Snapshot, sel *Selection, id *auth.Identity) []selected {
+	var out []selected
+	if sel.UID < 0 && sel.User != "" {
+		sel.UID = lookupUID(sel.User)
+	}
+	if len(sel.Targets) == 0 {
+		if !s.privileged(id) && sel.UID < 0 {
+			sel.UID = int64(id.UID)
+		}
+		snap.EachActive(func(j *model.Job) bool {
+			if matches(j, sel) {
+				out = append(out, selected{job: j})
+			}
+			return true
+		})
+		return out
+	}
+	for _, t := range sel.Targets {
+		j := snap.Job(t.ID)
+		if j == nil {
+			out = append(out, selected{raw: t.Raw, err: "Invalid job id specified"})
+			continue
+		}
+		var group []*model.Job
+		switch {
+		case t.Tasks != nil:
+			arrayID := t.ID
+			if j.ArrayJobID != 0 {
+				arrayID = j.ArrayJobID
+			}
+			tasks := snap.ArrayTasks(arrayID)
+			for _, task := range t.Tasks {
+				i := slices.IndexFunc(tasks, func(x *model.Job) bool { return x.ArrayTaskID == task })
+				if i < 0 {
+					out = append(out, selected{raw: strconv.Itoa(int(arrayID)) + "_" + strconv.Itoa(task), err: "Invalid job id specified"})
+					continue
+				}
+				group = append(group, tasks[i])
+			}
+		case j.IsArrayTask() && j.ArrayJobID == t.ID:
+			group = snap.ArrayTasks(t.ID)
+		default:
+			group = []*model.Job{j}
+		}
+		for _, g := range group {
+			if matches(g, sel) {
+				out = append(out, selected{job: g, raw: g.DisplayID()})
+			}
+		}
+	}
+	return out
+}
+
+func lookupUID(name string) int64 {
+	if n, err := strconv.ParseInt(name, 10, 64); err == nil {
+		return n
+	}
+	if u, err := user.Lookup(name); err == nil {
+		n, _ := strconv.ParseInt(u.Uid, 10, 64)
+		return n
+	}
+	return 1 << 40 // matches nobody
+}
+
+func matches(j *model.Job, sel *Selection) bool {
+	if sel.UID >= 0 && int64(j.UserID) != sel.UID {
+		return false
+	}
+	if sel.Name != "" && !slices.Contains(strings.Split(sel.Name, ","), j.Name) {
+		return false
+	}
+	if sel.Partition != "" && !slices.Contains(strings.Split(sel.Partition, ","), j.Partition) {
+		return false
+	}
+	if len(sel.States) > 0 && !slices.Contains(sel.States, j.State) {
+		return false
+	}
+	if sel.Account != "" && (j.Spec == nil || j.Spec.Account != sel.Account) {
+		return false
+	}
+	if sel.QOS != "" && (j.Spec == nil || j.Spec.QOS != sel.QOS) {
+		return false
+	}
+	if len(sel.Nodes) > 0 && !slices.ContainsFunc(j.Alloc, func(a model.NodeAlloc) bool { return slices.Contains(sel.Nodes, a.Node) }) {
+		return false
+	}
+	return true
+}
+
+// Signal cancels (sig == 0) or signals the selected jobs.
+func (s *Service) Signal(ctx context.Context, sel Selection, sig int, batchOnly bool) ([]Result, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	snap := s.store.Snapshot()
+	var results []Result
+	var cancel, signal []model.JobID
+	for _, x := range s.resolve(snap, &sel, id) {
+		if x.err != "" {
+			results = append(results, Result{Job: x.raw, Error: x.err})
+			continue
+		}
+		j := x.job
+		switch {
+		case !s.privileged(id) && j.UserID != id.UID:
+			results = append(results, Result{Job: j.DisplayID(), Error: "Access/permission denied"})
+		case j.State.Final() || j.Completing:
+			results = append(results, Result{Job: j.DisplayID(), Error: "Job/step already completing or completed"})
+		case sig != 0 && j.State == model.JobPending:
+			results = append(results, Result{Job: j.DisplayID(), Error: "Job is pending execution"})
+		case sig != 0:
+			signal = append(signal, j.ID)
+			results = append(results, Result{Job: j.DisplayID()})
+		default:
+			cancel = append(cancel, j.ID)
+			results = append(results, Result{Job: j.DisplayID()})
+		}
+	}
+	if len(signal) > 0 {
+		s.notify.Signal(signal, sig, batchOnly)
+	}
+	if len(cancel) > 0 {
+		res, err := s.raft.Apply(fsm.TypeCancel, &fsm.Cancel{Jobs: cancel, By: id.UID, Now: s.clock.Now().Unix()})
+		if err != nil {
+			return nil, errCommit(err)
+		}
+		s.notify.Terminate(res.(fsm.CancelResult).Terminate, "CANCELLED")
+		s.notify.Kick()
+	}
+	return results, nil
+}
+
+// Control holds, releases or requeues the selected jobs.
+func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]Result, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	priv := s.privileged(id)
+	cmd := strings.ToLower(action)
+	switch cmd {
+	case "hold":
+		cmd = "hold-user"
+		if priv {
+			cmd = "hold-admin"
+		}
+	case "uhold":
+		cmd = "hold-user"
+	case "release":
+		if !priv {
+			cmd = "release-user"
+		}
+	case "requeue", "requeuehold":
+	default:
+		return nil, invalid("Invalid command: " + action)
+	}
+	snap := s.store.Snapshot()
+	var results []Result
+	var ids []model.JobID
+	for _, x := range s.resolve(snap, &sel, id) {
+		if x.err != "" {
+			results = append(results, Result{Job: x.raw, Error: x.err})
+			continue
+		}
+		j := x.job
+		msg := ""
+		switch {
+		case !priv && j.UserID != id.UID:
+			msg = "Access/permission denied"
+		case strings.HasPrefix(cmd, "hold") || strings.HasPrefix(cmd, "release"):
+			if j.State != model.JobPending {
+				msg = "Job is no longer pending execution"
+			} else if cmd == "release-user" && j.HoldAdmin {
+				msg = "Access/permission denied"
+			}
+		case j.State == model.JobPending:
+			msg = "Job is pending execution"
+		case j.Completing:
+			msg = "Job/step already completing or completed"
+		}
+		results = append(results, Result{Job: j.DisplayID(), Error: msg})
+		if msg == "" {
+			ids = append(ids, j.ID)
+		}
+	}
+	if len(ids) > 0 {
+		res, err := s.raft.Apply(fsm.TypeControl, &fsm.Control{Jobs: ids, Action: cmd, Now: s.clock.Now().Unix()})
+		if err != nil {
+			return nil, errCommit(err)
+		}
+		if r, ok := res.(fsm.CancelResult); ok && len(r.Terminate) > 0 {
+			s.notify.Terminate(r.Terminate, "REQUEUED")
+		}
+		s.notify.Kick()
+	}
+	return results, nil
+}
+
+// UpdateJob changes TimeLimit, Partition, Name, Comment, Nice or Priority.
+func (s *Service) UpdateJob(ctx context.Context, sel Selection, fields map[string]string) ([]Result, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	priv := s.privileged(id)
+	snap := s.store.Snapshot()
+	cmd := &fsm.UpdateJob{Now: s.clock.Now().Unix()}
+	for k, v := range fields {
+		switch strings.ToLower(k) {
+		case "timelimit":
+			secs, err := units.ParseDuration(v)
+			if err != nil {
+				return nil, invalid("Invalid TimeLimit value")
+			}
+			cmd.TimeLimit = &secs
+		case "partition":
+			if snap.Partition(v) == nil {
+				return nil, invalid("Invalid partition name specified")
+			}
+			cmd.Partition = &v
+		case "name", "jobname":
+			cmd.Name = &v
+		case "comment":
+			cmd.Comment = &v
+		case "nice":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < -2147483645 || n > 2147483645 {
+				return nil, invalid("Invalid nice value")
+			}
+			if n < 0 && !priv {
+				return nil, errDenied
+			}
+			cmd.Nice = &n
+		case "priority":
+			n, err := strconv.ParseUint(v, 10, 32)
+			if err != nil {
+				return nil, invalid("Invalid priority value")
+			}
+			if !priv {
+				return nil, errDenied
+			}
+			p := uint32(n)
+			cmd.Priority = &p
+		default:
+			return nil, invalid("Update of this parameter is not supported: " + k)
+		}
+	}
+	var results []Result
+	for _, x := range s.resolve(snap, &sel, id) {
+		if x.err != "" {
+			results = append(results, Result{Job: x.raw, Error: x.err})
+			continue
+		}
+		j, msg := x.job, ""
+		switch {
+		case !priv && j.UserID != id.UID:
+			msg = "Access/permission denied"
+		case j.Finished():
+			msg = "Job/step already completing or completed"
+		case cmd.Partition != nil && j.State != model.JobPending:
+			msg = "Job is no longer pending execution"
+		case cmd.TimeLimit != nil && !priv && (*cmd.TimeLimit == model.Unlimited || (j.TimeLimit != model.Unlimited && *cmd.TimeLimit > j.TimeLimit)):
+			msg = "Access/permission denied"
+		}
+		results = append(results, Result{Job: j.DisplayID(), Error: msg})
+		if msg == "" {
+			cmd.Jobs = append(cmd.Jobs, j.ID)
+		}
+	}
+	if len(cmd.Jobs) > 0 {
+		if _, err := s.raft.Apply(fsm.TypeUpdateJob, cmd); err != nil {
+			return nil, errCommit(err)
+		}
+		s.notify.Kick()
+	}
+	return results, nil
+}
+
+// UpdateNodes drains, resumes or downs nodes (administrators only).
+func (s *Service) UpdateNodes(ctx context.Context, names []string, fields map[string]string) error {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.privileged(id) {
+		return errDenied
+	}
+	var nodes []string
+	for _, n := range names {
+		exp, err := hostlist.Expand(n)
+		if err != nil {
+			return invalid("Invalid node name specified")
+		}
+		nodes = append(nodes, exp...)
+	}
+	snap := s.store.Snapshot()
+	for _, n := range nodes {
+		if snap.Node(n) == nil {
+			return invalid("Invalid node name specified")
+		}
+	}
+	cmd := &fsm.UpdateNodes{Nodes: nodes, UID: id.UID, Now: s.clock.Now().Unix()}
+	for k, v := range fields {
+		switch strings.ToLower(k) {
+		case "state":
+			cmd.State = strings.ToUpper(v)
+		case "reason":
+			cmd.Reason = v
+		default:
+			return invalid("Update of this parameter is not supported: " + k)
+		}
+	}
+	switch cmd.State {
+	case "DRAIN", "DOWN":
+		if cmd.Reason == "" {
+			return invalid("You must specify a reason when DOWNING or DRAINING a node. Request denied")
+		}
+	case "RESUME", "UNDRAIN", "IDLE":
+	default:
+		return invalid("Invalid node state specified")
+	}
+	if _, err := s.raft.Apply(fsm.TypeUpdateNodes, cmd); err != nil {
+		return errCommit(err)
+	}
+	s.notify.Kick()
+	return nil
+}
+
+// Reconfigure re-reads slurm.conf and installs its nodes and partitions.
+func (s *Service) Reconfigure(ctx context.Context) error {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.privileged(id) {
+		return errDenied
+	}
+	if s.Reload == nil {
+		return invalid("reconfigure is not available")
+	}
+	st, err := s.Reload()
+	if err != nil {
+		return invalid(err.Error())
+	}
+	if err := s.InstallConfig(st); err != nil {
+		return err
+	}
+	s.notify.Kick()
+	return nil
+}
+
+// InstallConfig commits the nodes and partitions of st and makes it current.
+func (s *Service) InstallConfig(st *Settings) error {
+	if _, err := s.raft.Apply(fsm.TypeSetConfig, &fsm.SetConfig{Nodes: st.Nodes, Partitions: st.Partitions, FirstJobID: st.FirstJobID}); err != nil {
+		return errCommit(err)
+	}
+	s.SetSettings(st)
+	return nil
+}

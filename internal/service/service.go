@@ -1,0 +1,274 @@
+package service
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/clock"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+// Committer commits commands to the replicated log.
+type Committer interface {
+	Apply(t fsm.Type, body any) (any, error)
+}
+
+// Notifier is told what the nodes must do after a commit.
+type Notifier interface {
+	Terminate(jobs []model.JobID, reason string)
+	Signal(jobs []model.JobID, sig int, batchOnly bool)
+	Kick() // something changed that scheduling should look at
+}
+
+// Service implements every controller call.
+type Service struct {
+	log      *slog.Logger
+	store    *state.Store
+	raft     Committer
+	verifier *auth.Verifier
+	clock    clock.Clock
+	notify   Notifier
+	settings atomic.Pointer[Settings]
+	// Reload re-reads slurm.conf for scontrol reconfigure.
+	Reload func() (*Settings, error)
+}
+
+// New builds the service.
+func New(log *slog.Logger, store *state.Store, raft Committer, v *auth.Verifier, clk clock.Clock, n Notifier, s *Settings) *Service {
+	svc := &Service{log: log, store: store, raft: raft, verifier: v, clock: clk, notify: n}
+	svc.settings.Store(s)
+	return svc
+}
+
+// Settings returns the configuration in force.
+func (s *Service) Settings() *Settings { return s.settings.Load() }
+
+// SetSettings installs a new configuration (reconfigure).
+func (s *Service) SetSettings(st *Settings) { s.settings.Store(st) }
+
+// Error is a refusal in Slurm's words; transports map it to a status.
+type Error struct {
+	Code Code
+	Msg  string
+}
+
+// Code classifies errors for transports.
+type Code int
+
+const (
+	CodeInvalid Code = iota
+	CodeDenied
+	CodeNotFound
+	CodeUnavailable
+)
+
+func (e *Error) Error() string { return e.Msg }
+
+func invalid(msg string) error { return &Error{CodeInvalid, msg} }
+
+var errDenied = &Error{CodeDenied, "Access/permission denied"}
+
+// Identify authenticates the caller of ctx.
+func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
+	id, err := s.verifier.Identify(ctx)
+	if err != nil {
+		return nil, errDenied
+	}
+	return id, nil
+}
+
+func (s *Service) privileged(id *auth.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
+
+// SubmitJob validates a job and commits it; it returns the job id only
+// once the job is in the replicated log.
+func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return 0, err
+	}
+	st := s.Settings()
+	snap := s.store.Snapshot()
+	if spec == nil {
+		return 0, invalid("empty job specification")
+	}
+	if !spec.Interactive && strings.TrimSpace(spec.Script) == "" {
+		return 0, invalid("Batch script is empty!")
+	}
+	if spec.Interactive && len(spec.Argv) == 0 {
+		return 0, invalid("No command given")
+	}
+	if spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir) {
+		return 0, invalid("Invalid working directory")
+	}
+	part, err := s.pickPartition(snap, spec, id)
+	if err != nil {
+		return 0, err
+	}
+	limit, err := timeLimit(spec, part)
+	if err != nil {
+		return 0, err
+	}
+	if a := spec.Array; a != nil {
+		if len(a.TaskIDs) == 0 || a.TaskIDs[len(a.TaskIDs)-1] >= st.MaxArraySize || a.TaskIDs[0] < 0 {
+			return 0, invalid("Invalid job array specification")
+		}
+	}
+	if err := checkDependency(snap, spec.Dependency); err != nil {
+		return 0, err
+	}
+	if spec.Hold && spec.BeginTime == 0 {
+		spec.BeginTime = 0
+	}
+	nodes := partitionNodes(snap, part)
+	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil {
+		return 0, invalid(err.Error())
+	}
+	res, err := s.raft.Apply(fsm.TypeSubmit, &fsm.Submit{
+		Spec: spec, UID: id.UID, GID: id.GID, Groups: id.Groups, User: id.User,
+		Partition: part.Name, TimeLimit: limit, Priority: 1, Now: s.clock.Now().Unix(),
+	})
+	if err != nil {
+		return 0, &Error{CodeUnavailable, err.Error()}
+	}
+	s.notify.Kick()
+	return res.(fsm.SubmitResult).JobID, nil
+}
+
+func (s *Service) schedConfig() sched.Config {
+	st := s.Settings()
+	return sched.Config{DefMemPerCPU: st.DefMemPerCPU, DefMemPerNode: st.DefMemPerNode}
+}
+
+// SchedConfig is the scheduler configuration derived from the settings.
+func (s *Service) SchedConfig() sched.Config { return s.schedConfig() }
+
+func partitionNodes(snap *state.Snapshot, p *model.Partition) []*model.Node {
+	out := make([]*model.Node, 0, len(p.Nodes))
+	for _, name := range p.Nodes {
+		if n := snap.Node(name); n != nil {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// pickPartition resolves the requested partition (or list) to the first
+// one that exists and admits the user.
+func (s *Service) pickPartition(snap *state.Snapshot, spec *model.JobSpec, id *auth.Identity) (*model.Partition, error) {
+	if spec.Partition == "" {
+		p := snap.DefaultPartition()
+		if p == nil {
+			return nil, invalid("No partition specified or system default partition")
+		}
+		return p, s.admits(p, spec, id)
+	}
+	var firstErr error
+	for _, name := range strings.Split(spec.Partition, ",") {
+		p := snap.Partition(strings.TrimSpace(name))
+		if p == nil {
+			if firstErr == nil {
+				firstErr = invalid("Invalid partition name specified")
+			}
+			continue
+		}
+		if err := s.admits(p, spec, id); err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
+		}
+		return p, nil
+	}
+	return nil, firstErr
+}
+
+func (s *Service) admits(p *model.Partition, spec *model.JobSpec, id *auth.Identity) error {
+	if p.State == model.PartInactive {
+		return invalid("Partition in inactive state")
+	}
+	if len(p.AllowAccounts) > 0 && !slices.Contains(p.AllowAccounts, spec.Account) {
+		return invalid("Invalid account or account/partition combination specified")
+	}
+	if len(p.AllowGroups) > 0 && !s.privileged(id) && !inGroups(p.AllowGroups, id) {
+		return invalid("User's group not permitted to use this partition")
+	}
+	return nil
+}
+
+func inGroups(names []string, id *auth.Identity) bool {
+	for _, name := range names {
+		g, err := user.LookupGroup(name)
+		if err != nil {
+			continue
+		}
+		gid, _ := strconv.ParseUint(g.Gid, 10, 32)
+		if uint32(gid) == id.GID || slices.Contains(id.Groups, uint32(gid)) {
+			return true
+		}
+	}
+	return false
+}
+
+func timeLimit(spec *model.JobSpec, p *model.Partition) (int64, error) {
+	limit := spec.TimeLimit
+	if limit == model.Unset || limit == 0 {
+		limit = p.DefaultTime
+		if limit == model.Unset || limit == 0 {
+			limit = p.MaxTime
+		}
+		return limit, nil
+	}
+	if p.MaxTime != model.Unlimited && p.MaxTime > 0 && (limit == model.Unlimited || limit > p.MaxTime) {
+		return 0, invalid("Requested time limit is invalid (missing or exceeds some limit)")
+	}
+	return limit, nil
+}
+
+func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
+	if d == nil {
+		return nil
+	}
+	for _, t := range d.Terms {
+		if t.Type == model.DepSingleton {
+			continue
+		}
+		j := snap.Job(t.Job)
+		if j == nil {
+			// A job gone from memory finished long ago; only the
+			// outcome-based types need it.
+			switch t.Type {
+			case model.DepAfterOK, model.DepAfterNotOK, model.DepAfterCorr:
+				return invalid("Job dependency problem")
+			}
+			continue
+		}
+		if t.Task != model.NoArrayTask && !(j.ArrayJobID == t.Job || j.ArrayJobID != 0) {
+			return invalid("Job dependency problem")
+		}
+	}
+	return nil
+}
+
+// errCommit wraps a failed Raft apply for transports.
+func errCommit(err error) error { return &Error{CodeUnavailable, err.Error()} }
+
+// IsError reports whether err is a service refusal and returns it.
+func IsError(err error) (*Error, bool) {
+	var e *Error
+	ok := errors.As(err, &e)
+	return e, ok
+}
+
+var _ = fmt.Sprintf

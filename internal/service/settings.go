@@ -1,0 +1,23 @@
+package service
+
+import (
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Settings is the part of slurm.conf the controller acts on.
+type Settings struct {
+	ClusterName    string
+	ControllerHost string
+	SlurmUID       uint32
+	SlurmdTimeout  int64 // seconds
+	KillWait       int64 // seconds
+	MinJobAge      int64 // seconds
+	MaxArraySize   int
+	FirstJobID     model.JobID
+	DefMemPerCPU   int64
+	DefMemPerNode  int64
+	Nodes          []*model.Node
+	Partitions     []*model.Partition
+	// Config is every key for scontrol show config, in order.
+	Config [][2]string
+}

@@ -1,0 +1,224 @@
+package slurmconf
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Slurm's built-in defaults for the keys Drover types.
+const (
+	DefaultClusterName     = "cluster"
+	DefaultSlurmctldPort   = 6817
+	DefaultSlurmdPort      = 6818
+	DefaultStateSaveDir    = "/var/spool"
+	DefaultSlurmdSpoolDir  = "/var/spool/slurmd"
+	DefaultSlurmdTimeout   = 300 * time.Second
+	DefaultKillWait        = 30 * time.Second
+	DefaultMinJobAge       = 300 * time.Second
+	DefaultMaxArraySize    = 1001
+	DefaultMaxJobCount     = 10000
+	DefaultFirstJobID      = 1
+	DefaultSlurmUser       = "root"
+	DefaultReturnToService = 0
+)
+
+// Config is a parsed slurm.conf.
+type Config struct {
+	// File is the name of the top-level file, as given to Load or Parse.
+	File string
+
+	ClusterName     string
+	ControllerHosts []ControllerHost // primary first, then backups
+	SlurmctldPort   int              // first port when a range is given
+	SlurmdPort      int
+
+	StateSaveLocation string
+	SlurmdSpoolDir    string
+	SlurmUser         string
+
+	SlurmdTimeout time.Duration
+	KillWait      time.Duration
+	MinJobAge     time.Duration
+	InactiveLimit time.Duration // 0: no limit
+
+	MaxArraySize    int
+	MaxJobCount     int
+	FirstJobID      uint32
+	ReturnToService int // 0, 1 or 2
+
+	// Memory defaults and limits in MiB; 0 means unset.
+	DefMemPerCPU  int64
+	DefMemPerNode int64
+	MaxMemPerCPU  int64
+	MaxMemPerNode int64
+
+	// DroverSocket is the controller's unix socket as configured; use
+	// SocketPath for the effective value.
+	DroverSocket string
+
+	Nodes      []NodeConf      // one per node, in config order
+	Partitions []PartitionConf // in config order
+
+	// Raw holds every top-level key=value in the order first seen, with the
+	// user's spelling. A repeated key keeps its first position and takes the
+	// last value, except SlurmctldHost, whose every line matters.
+	Raw []KV
+
+	// Warnings are non-fatal findings, each "file:line: message".
+	Warnings []string
+}
+
+// ControllerHost is one SlurmctldHost entry: "name" or "name(addr)".
+type ControllerHost struct {
+	Name string
+	Addr string // empty: resolve Name
+}
+
+// KV is one raw key=value setting.
+type KV struct {
+	Key, Value string
+}
+
+// NodeConf is one node as configured, after DEFAULT values, hostlist
+// expansion and derived values (CPUs, Sockets) are applied.
+type NodeConf struct {
+	Name     string
+	Addr     string // defaults to Hostname
+	Hostname string // defaults to Name
+	Port     int    // 0: the cluster's SlurmdPort
+
+	CPUs           int
+	Boards         int
+	Sockets        int // total on the node, all boards
+	CoresPerSocket int
+	ThreadsPerCore int
+	RealMemory     int64 // MiB
+	TmpDisk        int64 // MiB
+
+	Gres     string
+	Features []string
+	Weight   int
+	State    string // UNKNOWN, IDLE, DOWN, DRAIN, FUTURE or CLOUD
+	Reason   string
+
+	Pos Pos // the NodeName line
+}
+
+// PartitionConf is one partition as configured.
+type PartitionConf struct {
+	Name              string
+	NodesExpr         string   // as written
+	Nodes             []string // expanded, in config order, no duplicates
+	Default           bool
+	MaxTime           int64 // seconds or model.Unlimited
+	DefaultTime       int64 // seconds, model.Unlimited, or model.Unset
+	State             model.PartitionState
+	PriorityTier      int
+	PriorityJobFactor int
+	MaxNodes          int // model.Unlimited or > 0
+	MinNodes          int
+	AllowAccounts     []string // nil: ALL
+	AllowGroups       []string // nil: ALL
+	OverSubscribe     string   // NO, YES[:n], FORCE[:n] or EXCLUSIVE
+
+	Pos Pos // the PartitionName line
+}
+
+// Pos is a place in a config file.
+type Pos struct {
+	File string
+	Line int
+}
+
+func (p Pos) String() string { return fmt.Sprintf("%s:%d", p.File, p.Line) }
+
+// ParseError is a fatal problem in a config file. Line is 0 when the
+// problem concerns the file as a whole.
+type ParseError struct {
+	File string
+	Line int
+	Msg  string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line <= 0 {
+		return e.File + ": " + e.Msg
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Msg)
+}
+
+func perr(file string, line int, msg string) error {
+	return &ParseError{File: file, Line: line, Msg: msg}
+}
+
+func newConfig(file string) *Config {
+	return &Config{
+		File:              file,
+		SlurmctldPort:     DefaultSlurmctldPort,
+		SlurmdPort:        DefaultSlurmdPort,
+		StateSaveLocation: DefaultStateSaveDir,
+		SlurmdSpoolDir:    DefaultSlurmdSpoolDir,
+		SlurmUser:         DefaultSlurmUser,
+		SlurmdTimeout:     DefaultSlurmdTimeout,
+		KillWait:          DefaultKillWait,
+		MinJobAge:         DefaultMinJobAge,
+		MaxArraySize:      DefaultMaxArraySize,
+		MaxJobCount:       DefaultMaxJobCount,
+		FirstJobID:        DefaultFirstJobID,
+		ReturnToService:   DefaultReturnToService,
+	}
+}
+
+// SocketPath is where the controller listens for local clients:
+// DroverSocket when set, else drover.sock in StateSaveLocation.
+func (c *Config) SocketPath() string {
+	if c.DroverSocket != "" {
+		return c.DroverSocket
+	}
+	return filepath.Join(c.StateSaveLocation, "drover.sock")
+}
+
+// Get returns the raw value of a top-level key, matched case-insensitively.
+// For SlurmctldHost it returns the primary.
+func (c *Config) Get(key string) (string, bool) {
+	for _, kv := range c.Raw {
+		if strings.EqualFold(kv.Key, key) {
+			return kv.Value, true
+		}
+	}
+	return "", false
+}
+
+// Node returns the configuration of the named node.
+func (c *Config) Node(name string) (*NodeConf, bool) {
+	for i := range c.Nodes {
+		if c.Nodes[i].Name == name {
+			return &c.Nodes[i], true
+		}
+	}
+	return nil, false
+}
+
+// Partition returns the configuration of the named partition.
+func (c *Config) Partition(name string) (*PartitionConf, bool) {
+	for i := range c.Partitions {
+		if c.Partitions[i].Name == name {
+			return &c.Partitions[i], true
+		}
+	}
+	return nil, false
+}
+
+// DefaultPartition returns the partition marked Default=YES, if any.
+func (c *Config) DefaultPartition() (*PartitionConf, bool) {
+	for i := range c.Partitions {
+		if c.Partitions[i].Default {
+			return &c.Partitions[i], true
+		}
+	}
+	return nil, false
+}

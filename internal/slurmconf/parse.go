@@ -1,0 +1,358 @@
+package slurmconf
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drover-hpc/drover/internal/units"
+)
+
+// maxIncludeDepth stops include chains that are not loops by name but grow
+// without end (a.conf includes ./x/a.conf, and so on).
+const maxIncludeDepth = 16
+
+// maxTotalNodes bounds the node count of one config. It is a variable so
+// the fuzz test can lower it and keep each run fast.
+var maxTotalNodes = 1 << 18
+
+// Option adjusts how Parse reads a config.
+type Option func(*parser)
+
+// WithOpener makes Include lines open files through open instead of
+// os.Open; tests and embedded configs use it. Paths reaching open are
+// already resolved against the including file's directory.
+func WithOpener(open func(path string) (io.ReadCloser, error)) Option {
+	return func(p *parser) { p.open = open }
+}
+
+// Load reads and parses the slurm.conf at path.
+func Load(path string, opts ...Option) (*Config, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return Parse(f, path, opts...)
+}
+
+// Parse parses a slurm.conf read from r. name is used in messages and as
+// the base for relative Include paths.
+func Parse(r io.Reader, name string, opts ...Option) (*Config, error) {
+	p := &parser{
+		cfg:       newConfig(name),
+		open:      func(path string) (io.ReadCloser, error) { return os.Open(path) },
+		rawIndex:  map[string]int{},
+		nodeIndex: map[string]int{},
+		partIndex: map[string]int{},
+		nodeSets:  map[string]*nodeSetLine{},
+		nodeDef:   defaultNodeSpec(),
+		partDef:   defaultPartSpec(),
+	}
+	for _, o := range opts {
+		o(p)
+	}
+	p.stack = []string{filepath.Clean(name)}
+	if err := readLines(r, name, func(l logicalLine) error { return p.line(name, l) }); err != nil {
+		return nil, err
+	}
+	if err := p.finish(); err != nil {
+		return nil, err
+	}
+	return p.cfg, nil
+}
+
+type parser struct {
+	cfg   *Config
+	open  func(string) (io.ReadCloser, error)
+	stack []string // files being read, outermost first, for loop detection
+
+	rawIndex map[string]int // lower-case key -> index in cfg.Raw
+
+	nodeDef   nodeSpec
+	nodeIndex map[string]int // node name -> index in cfg.Nodes
+	downLines []downLine
+	nodeSets  map[string]*nodeSetLine
+
+	partDef   partSpec
+	partIndex map[string]int // partition name -> index in cfg.Partitions
+	defPart   *Pos           // the first Default=YES partition
+
+	ctlHostPos, legacyPos *Pos
+	legacy                [2]ControllerHost // ControlMachine/Addr, BackupController/Addr
+}
+
+func (p *parser) warnf(pos Pos, format string, args ...any) {
+	p.cfg.Warnings = append(p.cfg.Warnings, pos.String()+": "+fmt.Sprintf(format, args...))
+}
+
+func (p *parser) unknown(pos Pos, key string) {
+	p.warnf(pos, "unknown key %q", key)
+}
+
+// line handles one logical line of file.
+func (p *parser) line(file string, l logicalLine) error {
+	pos := Pos{file, l.num}
+	if rest, ok := cutInclude(l.text); ok {
+		return p.include(pos, rest)
+	}
+	pairs, err := splitPairs(l.text)
+	if err != nil {
+		return perr(file, l.num, err.Error())
+	}
+	switch strings.ToLower(pairs[0].key) {
+	case "nodename":
+		return p.nodeLine(pos, pairs)
+	case "partitionname":
+		return p.partitionLine(pos, pairs)
+	case "downnodes":
+		return p.downNodesLine(pos, pairs)
+	case "nodeset":
+		return p.nodeSetLine(pos, pairs)
+	case "frontendname":
+		p.warnf(pos, "FrontendName lines are not supported; line ignored")
+		return nil
+	}
+	for _, kv := range pairs {
+		if err := p.global(pos, kv); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cutInclude recognises "Include <path>" (any case) and returns the path.
+func cutInclude(text string) (string, bool) {
+	const kw = "include"
+	if len(text) < len(kw) || !strings.EqualFold(text[:len(kw)], kw) || len(text) > len(kw) && !isSpace(text[len(kw)]) {
+		return "", false
+	}
+	return strings.TrimSpace(text[len(kw):]), true
+}
+
+func (p *parser) include(pos Pos, path string) error {
+	if len(path) >= 2 && path[0] == '"' && path[len(path)-1] == '"' {
+		path = path[1 : len(path)-1]
+	}
+	if path == "" {
+		return perr(pos.File, pos.Line, "Include without a file name")
+	}
+	// %c stands for the cluster name, so sites can share one file tree.
+	path = strings.ReplaceAll(path, "%c", p.cfg.ClusterName)
+	if !filepath.IsAbs(path) {
+		path = filepath.Join(filepath.Dir(pos.File), path)
+	}
+	path = filepath.Clean(path)
+	for _, f := range p.stack {
+		if f == path {
+			return perr(pos.File, pos.Line, fmt.Sprintf("include loop: %s -> %s", strings.Join(p.stack, " -> "), path))
+		}
+	}
+	if len(p.stack) > maxIncludeDepth {
+		return perr(pos.File, pos.Line, fmt.Sprintf("includes nested deeper than %d", maxIncludeDepth))
+	}
+	rc, err := p.open(path)
+	if err != nil {
+		return perr(pos.File, pos.Line, fmt.Sprintf("Include: %v", err))
+	}
+	defer rc.Close()
+	p.stack = append(p.stack, path)
+	defer func() { p.stack = p.stack[:len(p.stack)-1] }()
+	return readLines(rc, path, func(l logicalLine) error { return p.line(path, l) })
+}
+
+// recordRaw keeps kv for `scontrol show config`.
+func (p *parser) recordRaw(kv pair, repeatable bool) {
+	lower := strings.ToLower(kv.key)
+	if i, ok := p.rawIndex[lower]; ok && !repeatable {
+		p.cfg.Raw[i] = KV{kv.key, kv.value}
+		return
+	}
+	p.rawIndex[lower] = len(p.cfg.Raw)
+	p.cfg.Raw = append(p.cfg.Raw, KV{kv.key, kv.value})
+}
+
+// global applies one top-level key.
+func (p *parser) global(pos Pos, kv pair) error {
+	lower := strings.ToLower(kv.key)
+	switch lower {
+	case "nodename", "partitionname", "downnodes", "nodeset", "frontendname":
+		return perr(pos.File, pos.Line, fmt.Sprintf("%s must start its own line", kv.key))
+	}
+	if !globalKeys[lower] {
+		p.unknown(pos, kv.key)
+	}
+	p.recordRaw(kv, lower == "slurmctldhost")
+	bad := func(want string) error {
+		return perr(pos.File, pos.Line, fmt.Sprintf("invalid %s %q: want %s", kv.key, kv.value, want))
+	}
+	c, v := p.cfg, kv.value
+	var err error
+	switch lower {
+	case "clustername":
+		// Slurm folds cluster names to lower case for its database.
+		c.ClusterName = strings.ToLower(v)
+	case "slurmctldhost":
+		h, ok := parseControllerHost(v)
+		if !ok {
+			return bad("host or host(addr)")
+		}
+		c.ControllerHosts = append(c.ControllerHosts, h)
+		if p.ctlHostPos == nil {
+			p.ctlHostPos = &pos
+		}
+	case "controlmachine", "controladdr", "backupcontroller", "backupaddr":
+		if p.legacyPos == nil {
+			p.legacyPos = &pos
+		}
+		i := 0
+		if strings.HasPrefix(lower, "backup") {
+			i = 1
+		}
+		if strings.HasSuffix(lower, "addr") {
+			p.legacy[i].Addr = v
+		} else {
+			p.legacy[i].Name = v
+		}
+	case "slurmctldport":
+		// A range runs several listeners; Drover needs only the first.
+		first, _, _ := strings.Cut(v, "-")
+		if c.SlurmctldPort, err = parsePort(first); err != nil {
+			return bad("a port or port range")
+		}
+	case "slurmdport":
+		if c.SlurmdPort, err = parsePort(v); err != nil {
+			return bad("a port")
+		}
+	case "statesavelocation":
+		c.StateSaveLocation = v
+	case "slurmdspooldir":
+		c.SlurmdSpoolDir = v
+	case "slurmuser":
+		c.SlurmUser = v
+	case "droversocket":
+		c.DroverSocket = v
+	case "slurmdtimeout", "killwait", "minjobage", "inactivelimit":
+		n, err := parseInt(v, 0, 1<<31-1)
+		if err != nil {
+			return bad("seconds")
+		}
+		d := time.Duration(n) * time.Second
+		switch lower {
+		case "slurmdtimeout":
+			c.SlurmdTimeout = d
+		case "killwait":
+			c.KillWait = d
+		case "minjobage":
+			c.MinJobAge = d
+		default:
+			c.InactiveLimit = d
+		}
+	case "maxarraysize":
+		if c.MaxArraySize, err = parseInt(v, 0, 4000001); err != nil {
+			return bad("an integer from 0 to 4000001")
+		}
+	case "maxjobcount":
+		if c.MaxJobCount, err = parseInt(v, 1, 1<<31-1); err != nil {
+			return bad("a positive integer")
+		}
+	case "firstjobid":
+		n, err := parseInt(v, 1, 1<<32-1)
+		if err != nil {
+			return bad("a positive 32-bit integer")
+		}
+		c.FirstJobID = uint32(n)
+	case "returntoservice":
+		if c.ReturnToService, err = parseInt(v, 0, 2); err != nil {
+			return bad("0, 1 or 2")
+		}
+	case "defmempercpu", "defmempernode", "maxmempercpu", "maxmempernode":
+		mib, err := parseMem(v)
+		if err != nil {
+			return bad("a size in MiB or UNLIMITED")
+		}
+		switch lower {
+		case "defmempercpu":
+			c.DefMemPerCPU = mib
+		case "defmempernode":
+			c.DefMemPerNode = mib
+		case "maxmempercpu":
+			c.MaxMemPerCPU = mib
+		default:
+			c.MaxMemPerNode = mib
+		}
+	}
+	return nil
+}
+
+func parseControllerHost(v string) (ControllerHost, bool) {
+	name, addr, hasAddr := strings.Cut(v, "(")
+	if hasAddr {
+		var ok bool
+		if addr, ok = strings.CutSuffix(addr, ")"); !ok || addr == "" || strings.ContainsAny(addr, "()") {
+			return ControllerHost{}, false
+		}
+	}
+	if name == "" || strings.ContainsAny(name, ")") {
+		return ControllerHost{}, false
+	}
+	return ControllerHost{Name: name, Addr: addr}, true
+}
+
+// parseInt parses a decimal integer within [lo, hi].
+func parseInt(v string, lo, hi int64) (int, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("out of range")
+	}
+	return int(n), nil
+}
+
+func parsePort(v string) (int, error) { return parseInt(v, 1, 65535) }
+
+// parseMem parses a memory size in MiB; 0 and UNLIMITED mean unset.
+func parseMem(v string) (int64, error) {
+	switch strings.ToUpper(v) {
+	case "UNLIMITED", "INFINITE":
+		return 0, nil
+	}
+	return units.ParseMemMiB(v)
+}
+
+// finish resolves what needs the whole file: controllers, node sets,
+// DownNodes and partition node lists.
+func (p *parser) finish() error {
+	c := p.cfg
+	main := Pos{c.File, 0}
+	if p.legacyPos != nil {
+		if p.ctlHostPos != nil {
+			return perr(p.legacyPos.File, p.legacyPos.Line, "ControlMachine/BackupController cannot be combined with SlurmctldHost")
+		}
+		for _, h := range p.legacy {
+			if h.Name == "" && h.Addr != "" {
+				return perr(p.legacyPos.File, p.legacyPos.Line, "ControlAddr/BackupAddr given without its ControlMachine/BackupController")
+			}
+			if h.Name != "" {
+				c.ControllerHosts = append(c.ControllerHosts, h)
+			}
+		}
+	}
+	if c.ClusterName == "" {
+		c.ClusterName = DefaultClusterName
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s: ClusterName is not set; using %q", main.File, DefaultClusterName))
+	}
+	if len(c.ControllerHosts) == 0 {
+		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s: no SlurmctldHost given", main.File))
+	}
+	if err := p.resolveNodeSets(); err != nil {
+		return err
+	}
+	if err := p.applyDownNodes(); err != nil {
+		return err
+	}
+	return p.resolvePartitions()
+}

@@ -1,0 +1,225 @@
+package state
+
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/benbjohnson/immutable"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Snapshot is an immutable view of the whole controller state. Values it
+// returns (jobs, nodes) must not be modified: copy with Clone first.
+type Snapshot struct {
+	Index      uint64 // Raft index of the last applied command
+	NextJobID  model.JobID
+	jobs       *immutable.SortedMap[model.JobID, *model.Job]
+	active     *immutable.SortedMap[model.JobID, struct{}] // jobs not yet finished
+	nodes      *immutable.SortedMap[string, *model.Node]
+	partitions []*model.Partition
+}
+
+// Store holds the current snapshot and wakes watchers on each change.
+type Store struct {
+	cur     atomic.Pointer[Snapshot]
+	mu      sync.Mutex // serialises writers (the FSM) and the change channel
+	changed chan struct{}
+}
+
+// New returns an empty store whose first job id will be firstJobID.
+func New(firstJobID model.JobID) *Store {
+	if firstJobID == 0 {
+		firstJobID = 1
+	}
+	s := &Store{changed: make(chan struct{})}
+	s.cur.Store(&Snapshot{
+		NextJobID: firstJobID,
+		jobs:      immutable.NewSortedMap[model.JobID, *model.Job](nil),
+		active:    immutable.NewSortedMap[model.JobID, struct{}](nil),
+		nodes:     immutable.NewSortedMap[string, *model.Node](nil),
+	})
+	return s
+}
+
+// Snapshot returns the current state; cheap and lock-free.
+func (s *Store) Snapshot() *Snapshot { return s.cur.Load() }
+
+// Changed returns a channel closed at the next committed change.
+func (s *Store) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.changed
+}
+
+// Txn is a write transaction over a private copy-on-write snapshot.
+type Txn struct {
+	store *Store
+	snap  Snapshot
+}
+
+// Begin starts a write transaction. Only one may be open at a time.
+func (s *Store) Begin() *Txn {
+	s.mu.Lock()
+	return &Txn{store: s, snap: *s.cur.Load()}
+}
+
+// Commit publishes the transaction's state at the given log index.
+func (t *Txn) Commit(index uint64) {
+	t.snap.Index = index
+	snap := t.snap
+	t.store.cur.Store(&snap)
+	close(t.store.changed)
+	t.store.changed = make(chan struct{})
+	t.store.mu.Unlock()
+}
+
+// Abort drops the transaction.
+func (t *Txn) Abort() { t.store.mu.Unlock() }
+
+// Snapshot is the transaction's view so far.
+func (t *Txn) Snapshot() *Snapshot { return &t.snap }
+
+// PutJob inserts or replaces a job record, keeping the active index right.
+func (t *Txn) PutJob(j *model.Job) {
+	t.snap.jobs = t.snap.jobs.Set(j.ID, j)
+	if j.Finished() {
+		t.snap.active = t.snap.active.Delete(j.ID)
+	} else {
+		t.snap.active = t.snap.active.Set(j.ID, struct{}{})
+	}
+}
+
+// DeleteJob removes a job record.
+func (t *Txn) DeleteJob(id model.JobID) {
+	t.snap.jobs = t.snap.jobs.Delete(id)
+	t.snap.active = t.snap.active.Delete(id)
+}
+
+// PutNode inserts or replaces a node.
+func (t *Txn) PutNode(n *model.Node) { t.snap.nodes = t.snap.nodes.Set(n.Name, n) }
+
+// DeleteNode removes a node.
+func (t *Txn) DeleteNode(name string) { t.snap.nodes = t.snap.nodes.Delete(name) }
+
+// SetPartitions replaces the partition list.
+func (t *Txn) SetPartitions(p []*model.Partition) { t.snap.partitions = p }
+
+// SetNextJobID records the next id to hand out.
+func (t *Txn) SetNextJobID(id model.JobID) { t.snap.NextJobID = id }
+
+// Job returns a job by id.
+func (s *Snapshot) Job(id model.JobID) *model.Job {
+	j, _ := s.jobs.Get(id)
+	return j
+}
+
+// NumJobs is the number of job records held.
+func (s *Snapshot) NumJobs() int { return s.jobs.Len() }
+
+// NumActive is the number of jobs not yet finished.
+func (s *Snapshot) NumActive() int { return s.active.Len() }
+
+// EachJob calls fn for every job in id order until fn returns false.
+func (s *Snapshot) EachJob(fn func(*model.Job) bool) {
+	it := s.jobs.Iterator()
+	for !it.Done() {
+		_, j, _ := it.Next()
+		if !fn(j) {
+			return
+		}
+	}
+}
+
+// EachJobFrom calls fn for jobs with id >= from, in id order.
+func (s *Snapshot) EachJobFrom(from model.JobID, fn func(*model.Job) bool) {
+	it := s.jobs.Iterator()
+	it.Seek(from)
+	for !it.Done() {
+		_, j, _ := it.Next()
+		if !fn(j) {
+			return
+		}
+	}
+}
+
+// EachActive calls fn for every unfinished job (pending, running,
+// completing) in id order.
+func (s *Snapshot) EachActive(fn func(*model.Job) bool) {
+	it := s.active.Iterator()
+	for !it.Done() {
+		id, _, _ := it.Next()
+		j, _ := s.jobs.Get(id)
+		if !fn(j) {
+			return
+		}
+	}
+}
+
+// Node returns a node by name.
+func (s *Snapshot) Node(name string) *model.Node {
+	n, _ := s.nodes.Get(name)
+	return n
+}
+
+// Nodes lists all nodes in name order.
+func (s *Snapshot) Nodes() []*model.Node {
+	out := make([]*model.Node, 0, s.nodes.Len())
+	it := s.nodes.Iterator()
+	for !it.Done() {
+		_, n, _ := it.Next()
+		out = append(out, n)
+	}
+	return out
+}
+
+// Partitions lists the partitions in configuration order.
+func (s *Snapshot) Partitions() []*model.Partition { return s.partitions }
+
+// Partition finds a partition by name.
+func (s *Snapshot) Partition(name string) *model.Partition {
+	for _, p := range s.partitions {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
+// DefaultPartition is the partition marked Default, else the first one.
+func (s *Snapshot) DefaultPartition() *model.Partition {
+	for _, p := range s.partitions {
+		if p.Default {
+			return p
+		}
+	}
+	if len(s.partitions) > 0 {
+		return s.partitions[0]
+	}
+	return nil
+}
+
+// ArrayTasks returns every task of an array, in task order.
+func (s *Snapshot) ArrayTasks(arrayID model.JobID) []*model.Job {
+	var out []*model.Job
+	s.EachJobFrom(arrayID, func(j *model.Job) bool {
+		if j.ArrayJobID != arrayID {
+			return false
+		}
+		out = append(out, j)
+		return true
+	})
+	return out
+}
+
+// ActiveByNameUser returns the unfinished jobs with this name and owner.
+func (s *Snapshot) ActiveByNameUser(name string, uid uint32) []*model.Job {
+	var out []*model.Job
+	s.EachActive(func(j *model.Job) bool {
+		if j.UserID == uid && j.Name == name {
+			out = append(out, j)
+		}
+		return true
+	})
+	return out
+}

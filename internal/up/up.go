@@ -1,0 +1,226 @@
+// Package up runs a whole Drover cluster on one machine in the foreground:
+// it writes DIR/slurm.conf on first use (one node with the machine's real
+// CPUs and memory, or N virtual nodes splitting it), starts the controller
+// and one agent per node as child processes, and stops them all on SIGINT
+// or SIGTERM. Run again on the same DIR, it resumes from the saved state.
+package up
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/drover-hpc/drover/internal/slurmconf"
+)
+
+// Main is `drover up`.
+func Main(args []string) int {
+	fs := pflag.NewFlagSet("up", pflag.ContinueOnError)
+	dir := fs.String("dir", "", "directory holding slurm.conf, state, spool and logs (required)")
+	nodes := fs.Int("nodes", 1, "number of nodes; more than one splits this machine into virtual nodes node[1-N]")
+	cpus := fs.Int("cpus", 0, "CPUs per node (default: this machine's CPUs divided among the nodes)")
+	mem := fs.Int64("memory", 0, "memory per node in MiB (default: this machine's memory, less 512 MiB, divided)")
+	sets := fs.StringArray("conf", nil, "extra slurm.conf line KEY=VALUE for a new configuration (repeatable)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, pflag.ErrHelp) {
+			return 0
+		}
+		fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+		return 1
+	}
+	if *dir == "" || *nodes < 1 {
+		fmt.Fprintln(os.Stderr, "drover up: --dir is required and --nodes must be at least 1")
+		return 1
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+		return 1
+	}
+	if err := os.MkdirAll(filepath.Join(abs, "log"), 0o755); err != nil {
+		fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+		return 1
+	}
+	// Users' jobs read the configuration and write next to it.
+	_ = os.Chmod(abs, 0o755)
+	conf := filepath.Join(abs, "slurm.conf")
+	if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
+		if err := writeConf(conf, abs, *nodes, *cpus, *mem, *sets); err != nil {
+			fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+			return 1
+		}
+	}
+	cfg, err := slurmconf.Load(conf)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	var procs []*child
+	ctl, err := spawn(self, filepath.Join(abs, "log", "controller.log"), "controller", "-f", conf)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+		return 1
+	}
+	if err := waitSocket(cfg.SocketPath(), ctl, 60*time.Second); err != nil {
+		fmt.Fprintf(os.Stderr, "drover up: controller did not start: %v (see %s)\n", err, filepath.Join(abs, "log", "controller.log"))
+		ctl.stop(5 * time.Second)
+		return 1
+	}
+	for _, n := range cfg.Nodes {
+		a, err := spawn(self, filepath.Join(abs, "log", n.Name+".log"), "agent", "-f", conf, "--name", n.Name)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
+			break
+		}
+		procs = append(procs, a)
+	}
+	fmt.Printf("drover: cluster %q is up with %d node(s); logs in %s\n", cfg.ClusterName, len(cfg.Nodes), filepath.Join(abs, "log"))
+	fmt.Printf("export SLURM_CONF=%s\n", conf)
+
+	<-ctx.Done()
+	fmt.Println("drover: stopping")
+	var wg sync.WaitGroup
+	for _, p := range procs {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.stop(10 * time.Second) }()
+	}
+	wg.Wait()
+	ctl.stop(10 * time.Second)
+	fmt.Println("drover: stopped")
+	return 0
+}
+
+type child struct {
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+func spawn(self, logPath string, args ...string) (*child, error) {
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, args...)
+	cmd.Stdout, cmd.Stderr = lf, lf
+	// Own process group: a Ctrl-C in the terminal reaches only `up`, which
+	// then stops the children in order.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		lf.Close()
+		return nil, err
+	}
+	c := &child{cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); lf.Close(); close(c.done) }()
+	return c, nil
+}
+
+func (c *child) stop(grace time.Duration) {
+	_ = c.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-c.done:
+	case <-time.After(grace):
+		_ = c.cmd.Process.Kill()
+		<-c.done
+	}
+}
+
+func waitSocket(path string, c *child, limit time.Duration) error {
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		if conn, err := net.Dial("unix", path); err == nil {
+			conn.Close()
+			return nil
+		}
+		select {
+		case <-c.done:
+			return errors.New("controller exited")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return errors.New("timed out")
+}
+
+// writeConf creates the cluster's slurm.conf.
+func writeConf(path, dir string, nodes, cpus int, mem int64, extra []string) error {
+	host, _ := os.Hostname()
+	short, _, _ := strings.Cut(host, ".")
+	if short == "" {
+		short = "localhost"
+	}
+	if cpus <= 0 {
+		cpus = max(1, runtime.NumCPU()/nodes)
+	}
+	if mem <= 0 {
+		mem = max(256, (memTotalMiB()-512)/int64(nodes))
+	}
+	port, err := freePort()
+	if err != nil {
+		return err
+	}
+	names := short
+	if nodes > 1 {
+		names = fmt.Sprintf("node[1-%d]", nodes)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "# Written by `drover up` for a cluster on this machine; edit and restart to change.\n")
+	fmt.Fprintf(&b, "ClusterName=%s\n", "drover")
+	fmt.Fprintf(&b, "SlurmctldHost=%s(127.0.0.1)\n", short)
+	fmt.Fprintf(&b, "SlurmctldPort=%d\n", port)
+	fmt.Fprintf(&b, "StateSaveLocation=%s\n", filepath.Join(dir, "state"))
+	fmt.Fprintf(&b, "SlurmdSpoolDir=%s\n", filepath.Join(dir, "spool"))
+	fmt.Fprintf(&b, "SlurmdTimeout=30\nKillWait=5\nMinJobAge=300\nMaxArraySize=10001\nMaxJobCount=100000\n")
+	fmt.Fprintf(&b, "DefMemPerCPU=%d\n", max(1, mem/int64(cpus)))
+	for _, kv := range extra {
+		fmt.Fprintf(&b, "%s\n", kv)
+	}
+	fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 CPUs=%d RealMemory=%d State=UNKNOWN\n", names, cpus, mem)
+	fmt.Fprintf(&b, "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n")
+	return os.WriteFile(path, []byte(b.String()), 0o644)
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func memTotalMiB() int64 {
+	f, err := os.Open("/proc/meminfo")
+	if err != nil {
+		return 1024
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "MemTotal:"); ok {
+			kb, _ := strconv.ParseInt(strings.Fields(v)[0], 10, 64)
+			return kb / 1024
+		}
+	}
+	return 1024
+}

@@ -1,0 +1,164 @@
+package wire
+
+import (
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// SpecToPB converts a job spec for the wire.
+func SpecToPB(s *model.JobSpec) *pb.JobSpec {
+	if s == nil {
+		return nil
+	}
+	out := &pb.JobSpec{
+		Name: s.Name, Partition: s.Partition, Account: s.Account, Qos: s.QOS, Comment: s.Comment,
+		Script: s.Script, Argv: s.Argv, WorkDir: s.WorkDir, Stdout: s.StdOut, Stderr: s.StdErr, Stdin: s.StdIn,
+		Env: s.Env, Export: s.Export, TimeLimit: s.TimeLimit, TimeMin: s.TimeMin,
+		MinNodes: int32(s.MinNodes), MaxNodes: int32(s.MaxNodes), Ntasks: int32(s.NTasks),
+		CpusPerTask: int32(s.CPUsPerTask), NtasksPerNode: int32(s.TasksPerNode),
+		MemPerNode: s.MemPerNode, MemPerCpu: s.MemPerCPU, ReqNodes: s.ReqNodes, ExcNodes: s.ExcNodes,
+		Exclusive: s.Exclusive, BeginTime: s.BeginTime, Hold: s.Hold, Nice: int32(s.Nice), Requeue: s.Requeue,
+		OpenMode: s.OpenMode, Interactive: s.Interactive, IoAddr: s.IOAddr, IoKey: s.IOKey,
+		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine,
+	}
+	if a := s.Array; a != nil {
+		ids := make([]int32, len(a.TaskIDs))
+		for i, v := range a.TaskIDs {
+			ids[i] = int32(v)
+		}
+		out.Array = &pb.ArraySpec{Raw: a.Raw, TaskIds: ids, Throttle: int32(a.Throttle)}
+	}
+	if d := s.Dependency; d != nil {
+		pd := &pb.Dependency{Raw: d.Raw, Any: d.Any}
+		for _, t := range d.Terms {
+			pd.Terms = append(pd.Terms, &pb.DepTerm{Type: string(t.Type), Job: uint32(t.Job), Task: int32(t.Task), Delay: t.Delay})
+		}
+		out.Dependency = pd
+	}
+	return out
+}
+
+// SpecFromPB converts a wire job spec into the model.
+func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
+	if s == nil {
+		return nil
+	}
+	out := &model.JobSpec{
+		Name: s.Name, Partition: s.Partition, Account: s.Account, QOS: s.Qos, Comment: s.Comment,
+		Script: s.Script, Argv: s.Argv, WorkDir: s.WorkDir, StdOut: s.Stdout, StdErr: s.Stderr, StdIn: s.Stdin,
+		Env: s.Env, Export: s.Export, TimeLimit: s.TimeLimit, TimeMin: s.TimeMin,
+		MinNodes: int(s.MinNodes), MaxNodes: int(s.MaxNodes), NTasks: int(s.Ntasks),
+		CPUsPerTask: int(s.CpusPerTask), TasksPerNode: int(s.NtasksPerNode),
+		MemPerNode: s.MemPerNode, MemPerCPU: s.MemPerCpu, ReqNodes: s.ReqNodes, ExcNodes: s.ExcNodes,
+		Exclusive: s.Exclusive, BeginTime: s.BeginTime, Hold: s.Hold, Nice: int(s.Nice), Requeue: s.Requeue,
+		OpenMode: s.OpenMode, Interactive: s.Interactive, IOAddr: s.IoAddr, IOKey: s.IoKey,
+		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine,
+	}
+	if a := s.Array; a != nil {
+		ids := make([]int, len(a.TaskIds))
+		for i, v := range a.TaskIds {
+			ids[i] = int(v)
+		}
+		out.Array = &model.ArraySpec{Raw: a.Raw, TaskIDs: ids, Throttle: int(a.Throttle)}
+	}
+	if d := s.Dependency; d != nil {
+		md := &model.Dependency{Raw: d.Raw, Any: d.Any}
+		for _, t := range d.Terms {
+			md.Terms = append(md.Terms, model.DepTerm{Type: model.DepType(t.Type), Job: model.JobID(t.Job), Task: int(t.Task), Delay: t.Delay})
+		}
+		out.Dependency = md
+	}
+	return out
+}
+
+// JobToPB converts a job; withSpec includes its spec (script, environment).
+func JobToPB(j *model.Job, withSpec bool) *pb.Job {
+	out := &pb.Job{
+		Id: uint32(j.ID), ArrayJobId: uint32(j.ArrayJobID), ArrayTaskId: int32(j.ArrayTaskID),
+		Uid: j.UserID, Gid: j.GroupID, Groups: j.Groups, User: j.UserName, Partition: j.Partition,
+		State: uint32(j.State), Completing: j.Completing, EndState: uint32(j.EndState), Reason: j.Reason,
+		HoldUser: j.HoldUser, HoldAdmin: j.HoldAdmin, Priority: j.Priority, Nice: int32(j.Nice),
+		TimeLimit: j.TimeLimit, Name: j.Name, Comment: j.Comment, Restarts: int32(j.Restarts),
+		DepFailed: j.DepFailed, SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime,
+		StartTime: j.StartTime, EndTime: j.EndTime, ExitCode: j.ExitCode, Signal: j.Signal,
+		CancelledBy: j.CancelledBy, SpecId: uint32(j.SpecID),
+	}
+	for _, a := range j.Alloc {
+		out.Alloc = append(out.Alloc, &pb.NodeAlloc{Node: a.Node, Cpus: int32(a.CPUs), Mem: a.Mem})
+	}
+	if withSpec {
+		out.Spec = SpecToPB(j.Spec)
+	} else if j.Spec != nil {
+		// Keep the small request fields clients format, drop script and env.
+		s := *j.Spec
+		s.Script, s.Env = "", nil
+		out.Spec = SpecToPB(&s)
+	}
+	return out
+}
+
+// JobFromPB converts a wire job into the model.
+func JobFromPB(j *pb.Job) *model.Job {
+	out := &model.Job{
+		ID: model.JobID(j.Id), ArrayJobID: model.JobID(j.ArrayJobId), ArrayTaskID: int(j.ArrayTaskId),
+		UserID: j.Uid, GroupID: j.Gid, Groups: j.Groups, UserName: j.User, Partition: j.Partition,
+		State: model.JobState(j.State), Completing: j.Completing, EndState: model.JobState(j.EndState),
+		Reason: j.Reason, HoldUser: j.HoldUser, HoldAdmin: j.HoldAdmin, Priority: j.Priority,
+		Nice: int(j.Nice), TimeLimit: j.TimeLimit, Name: j.Name, Comment: j.Comment,
+		Restarts: int(j.Restarts), DepFailed: j.DepFailed, SubmitTime: j.SubmitTime,
+		EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
+		ExitCode: j.ExitCode, Signal: j.Signal, CancelledBy: j.CancelledBy, SpecID: model.JobID(j.SpecId),
+		Spec: SpecFromPB(j.Spec),
+	}
+	if out.Spec == nil {
+		out.Spec = &model.JobSpec{}
+	}
+	for _, a := range j.Alloc {
+		out.Alloc = append(out.Alloc, model.NodeAlloc{Node: a.Node, CPUs: int(a.Cpus), Mem: a.Mem})
+	}
+	return out
+}
+
+// NodeToPB converts a node.
+func NodeToPB(n *model.Node) *pb.Node {
+	return &pb.Node{
+		Name: n.Name, Addr: n.Addr, Hostname: n.Hostname, Cpus: int32(n.CPUs), Sockets: int32(n.Sockets),
+		Cores: int32(n.Cores), Threads: int32(n.Threads), Memory: n.Memory, Gres: n.Gres,
+		Features: n.Features, Weight: int32(n.Weight), State: uint32(n.State), Drain: n.Drain,
+		Responding: n.Responding, Reason: n.Reason, ReasonUid: n.ReasonUID, ReasonTime: n.ReasonTime,
+		BootTime: n.BootTime, LastSeen: n.LastSeen, Version: n.Version, RegTime: n.RegTime,
+		AllocCpus: int32(n.AllocCPUs), AllocMem: n.AllocMem,
+	}
+}
+
+// NodeFromPB converts a wire node.
+func NodeFromPB(n *pb.Node) *model.Node {
+	return &model.Node{
+		Name: n.Name, Addr: n.Addr, Hostname: n.Hostname, CPUs: int(n.Cpus), Sockets: int(n.Sockets),
+		Cores: int(n.Cores), Threads: int(n.Threads), Memory: n.Memory, Gres: n.Gres,
+		Features: n.Features, Weight: int(n.Weight), State: model.NodeState(n.State), Drain: n.Drain,
+		Responding: n.Responding, Reason: n.Reason, ReasonUID: n.ReasonUid, ReasonTime: n.ReasonTime,
+		BootTime: n.BootTime, LastSeen: n.LastSeen, Version: n.Version, RegTime: n.RegTime,
+		AllocCPUs: int(n.AllocCpus), AllocMem: n.AllocMem,
+	}
+}
+
+// PartitionToPB converts a partition.
+func PartitionToPB(p *model.Partition) *pb.Partition {
+	return &pb.Partition{
+		Name: p.Name, Nodes: p.Nodes, NodesExpr: p.NodesExpr, Default: p.Default, MaxTime: p.MaxTime,
+		DefaultTime: p.DefaultTime, State: uint32(p.State), PriorityTier: int32(p.PriorityTier),
+		PriorityJobFactor: int32(p.PriorityJobFactor), MaxNodes: int32(p.MaxNodes), MinNodes: int32(p.MinNodes),
+		AllowAccounts: p.AllowAccounts, AllowGroups: p.AllowGroups, Oversubscribe: p.OverSubscribe,
+	}
+}
+
+// PartitionFromPB converts a wire partition.
+func PartitionFromPB(p *pb.Partition) *model.Partition {
+	return &model.Partition{
+		Name: p.Name, Nodes: p.Nodes, NodesExpr: p.NodesExpr, Default: p.Default, MaxTime: p.MaxTime,
+		DefaultTime: p.DefaultTime, State: model.PartitionState(p.State), PriorityTier: int(p.PriorityTier),
+		PriorityJobFactor: int(p.PriorityJobFactor), MaxNodes: int(p.MaxNodes), MinNodes: int(p.MinNodes),
+		AllowAccounts: p.AllowAccounts, AllowGroups: p.AllowGroups, OverSubscribe: p.Oversubscribe,
+	}
+}

@@ -1,0 +1,266 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var binDir string // holds drover and its command symlinks
+
+func TestMain(m *testing.M) {
+	if testing.Short() {
+		fmt.Println("e2e: skipped in -short mode")
+		os.Exit(0)
+	}
+	dir, err := os.MkdirTemp("", "drover-e2e-bin")
+	if err != nil {
+		panic(err)
+	}
+	// World-readable so tests can run commands as other users.
+	_ = os.Chmod(dir, 0o755)
+	binDir = dir
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	build := exec.Command("go", "build", "-o", filepath.Join(dir, "drover"), "./cmd/drover")
+	build.Dir = root
+	build.Stdout, build.Stderr = os.Stdout, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Println("e2e: build failed:", err)
+		os.Exit(1)
+	}
+	for _, c := range []string{"sbatch", "srun", "squeue", "sinfo", "scancel", "scontrol"} {
+		_ = os.Symlink("drover", filepath.Join(dir, c))
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// cluster is a running `drover up`.
+type cluster struct {
+	t    *testing.T
+	dir  string
+	conf string
+	up   *exec.Cmd
+	out  *bytes.Buffer
+}
+
+// startUp runs `drover up` in a fresh directory and waits for its nodes.
+func startUp(t *testing.T, nodes int, extra ...string) *cluster {
+	t.Helper()
+	dir := t.TempDir()
+	_ = os.Chmod(dir, 0o755)
+	c := &cluster{t: t, dir: dir, conf: filepath.Join(dir, "slurm.conf")}
+	c.start(nodes, extra...)
+	t.Cleanup(c.stop)
+	return c
+}
+
+func (c *cluster) start(nodes int, extra ...string) {
+	c.t.Helper()
+	args := []string{"up", "--dir", c.dir, "--nodes", strconv.Itoa(nodes), "--conf", "SlurmdTimeout=4", "--conf", "KillWait=2"}
+	args = append(args, extra...)
+	c.out = &bytes.Buffer{}
+	c.up = exec.Command(filepath.Join(binDir, "drover"), args...)
+	c.up.Stdout, c.up.Stderr = c.out, c.out
+	if err := c.up.Start(); err != nil {
+		c.t.Fatal(err)
+	}
+	c.waitFor("all nodes idle", 60*time.Second, func() bool {
+		out, _, code := c.run("sinfo", "-h", "-N", "-o", "%N %t")
+		if code != 0 {
+			return false
+		}
+		lines := strings.Split(strings.TrimSpace(out), "\n")
+		if len(lines) < nodes {
+			return false
+		}
+		for _, l := range lines {
+			if !strings.HasSuffix(l, " idle") {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func (c *cluster) stop() {
+	if c.up == nil || c.up.Process == nil {
+		return
+	}
+	_ = c.up.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { _ = c.up.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		_ = c.up.Process.Kill()
+		<-done
+	}
+	if c.t.Failed() {
+		c.t.Logf("drover up output:\n%s", c.out.String())
+		for _, f := range []string{"controller.log", "node1.log"} {
+			if b, err := os.ReadFile(filepath.Join(c.dir, "log", f)); err == nil {
+				c.t.Logf("%s (tail):\n%s", f, tail(string(b), 3000))
+			}
+		}
+	}
+	c.up = nil
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+func (c *cluster) env() []string {
+	return append(os.Environ(), "SLURM_CONF="+c.conf, "PATH="+binDir+":"+os.Getenv("PATH"))
+}
+
+// run runs a command as root from the cluster dir.
+func (c *cluster) run(name string, args ...string) (stdout, stderr string, code int) {
+	return c.runAs(nil, "", name, args...)
+}
+
+// runAs runs a command as the given user (nil = the test's user) with
+// optional stdin.
+func (c *cluster) runAs(u *user.User, stdin string, name string, args ...string) (string, string, int) {
+	path := name
+	if !strings.Contains(name, "/") {
+		path = filepath.Join(binDir, name)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Dir = c.dir
+	cmd.Env = c.env()
+	if u != nil {
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		cmd.Dir = u.HomeDir
+		cmd.Env = append(cmd.Env, "HOME="+u.HomeDir, "USER="+u.Username)
+	}
+	cmd.Stdin = strings.NewReader(stdin)
+	var o, e bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		code = -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+	}
+	return o.String(), e.String(), code
+}
+
+// must runs a command and fails the test unless it exits 0.
+func (c *cluster) must(name string, args ...string) string {
+	c.t.Helper()
+	out, errOut, code := c.run(name, args...)
+	if code != 0 {
+		c.t.Fatalf("%s %v: exit %d\nstdout: %s\nstderr: %s", name, args, code, out, errOut)
+	}
+	return out
+}
+
+var submittedRe = regexp.MustCompile(`Submitted batch job (\d+)`)
+
+// sbatch submits and returns the job id.
+func (c *cluster) sbatch(args ...string) string {
+	c.t.Helper()
+	out := c.must("sbatch", args...)
+	m := submittedRe.FindStringSubmatch(out)
+	if m == nil {
+		c.t.Fatalf("sbatch printed %q", out)
+	}
+	return m[1]
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func (c *cluster) waitFor(what string, limit time.Duration, cond func() bool) {
+	c.t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// jobField reads one Key=Value from scontrol show job.
+func (c *cluster) jobField(id, key string) string {
+	out, _, code := c.run("scontrol", "show", "job", "-o", id)
+	if code != 0 {
+		return ""
+	}
+	m := regexp.MustCompile(`(?:^| )` + regexp.QuoteMeta(key) + `=(\S*)`).FindStringSubmatch(out)
+	if m == nil {
+		return ""
+	}
+	return m[1]
+}
+
+// waitState waits until the job reaches the state.
+func (c *cluster) waitState(id, state string, limit time.Duration) {
+	c.t.Helper()
+	last := ""
+	deadline := time.Now().Add(limit)
+	for {
+		last = c.jobField(id, "JobState")
+		if last == state {
+			return
+		}
+		if time.Now().After(deadline) {
+			c.t.Fatalf("job %s: state %q, want %q", id, last, state)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// testUser creates (once) an unprivileged user for tests.
+func testUser(t *testing.T, name string) *user.User {
+	t.Helper()
+	if os.Getuid() != 0 {
+		t.Skip("needs root to create users")
+	}
+	if u, err := user.Lookup(name); err == nil {
+		return u
+	}
+	if out, err := exec.Command("useradd", "-m", "-s", "/bin/bash", name).CombinedOutput(); err != nil {
+		if u, err2 := user.Lookup(name); err2 == nil {
+			return u
+		}
+		t.Fatalf("useradd %s: %v: %s", name, err, out)
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return u
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return string(b)
+}

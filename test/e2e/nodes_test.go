@@ -1,0 +1,69 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestMultiNodeAndNodeLoss runs a three-node cluster: jobs spread over the
+// nodes, a multi-node job gets a compressed node list, and killing an agent
+// ends its job NODE_FAIL and marks the node down.
+func TestMultiNodeAndNodeLoss(t *testing.T) {
+	c := startUp(t, 3)
+	out := c.must("sinfo", "-h", "-o", "%P %D %N")
+	if strings.TrimSpace(out) != "debug* 3 node[1-3]" {
+		t.Errorf("sinfo: %q", out)
+	}
+	id := c.sbatch("-N", "3", "-o", "multi-%j.out", "--wrap", "echo $SLURM_JOB_NODELIST $SLURM_NNODES $SLURMD_NODENAME")
+	c.waitState(id, "COMPLETED", 30*time.Second)
+	if got := strings.TrimSpace(readFile(t, filepath.Join(c.dir, "multi-"+id+".out"))); got != "node[1-3] 3 node1" {
+		t.Errorf("multi-node env: %q", got)
+	}
+
+	long := c.sbatch("-w", "node2", "-o", "/dev/null", "--wrap", "sleep 300")
+	c.waitState(long, "RUNNING", 30*time.Second)
+	if n := c.jobField(long, "NodeList"); n != "node2" {
+		t.Fatalf("job on %q, want node2", n)
+	}
+	pid := agentPID(t, "node2")
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.waitState(long, "NODE_FAIL", 30*time.Second)
+	c.waitFor("node2 down", 10*time.Second, func() bool {
+		out, _, _ := c.run("sinfo", "-h", "-N", "-n", "node2", "-o", "%t")
+		return strings.HasPrefix(strings.TrimSpace(out), "down")
+	})
+	// The other nodes keep working.
+	ok := c.sbatch("-N", "2", "-o", "/dev/null", "--wrap", "true")
+	c.waitState(ok, "COMPLETED", 30*time.Second)
+}
+
+// agentPID finds the agent process of a node.
+func agentPID(t *testing.T, node string) int {
+	t.Helper()
+	out, err := exec.Command("pgrep", "-f", "drover agent .*--name "+node+"$").Output()
+	if err != nil {
+		entries, _ := os.ReadDir("/proc")
+		for _, e := range entries {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil {
+				continue
+			}
+			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			args := strings.Split(string(cmd), "\x00")
+			if len(args) > 4 && args[1] == "agent" && strings.Contains(string(cmd), "--name\x00"+node+"\x00") {
+				return pid
+			}
+		}
+		t.Fatalf("no agent for %s", node)
+	}
+	pid, _ := strconv.Atoi(strings.Fields(string(out))[0])
+	return pid
+}
