@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -61,13 +62,13 @@ func (a *Agent) start(j *job) executor.Result {
 	_ = os.Chown(j.dir, int(mj.UserID), int(mj.GroupID))
 
 	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.cluster, mj.StartTime)
-	env = append(env, "SLURM_CONF="+a.absConf())
-	fields := stepenv.Fields{
-		JobID: uint32(mj.ID), ArrayJobID: uint32(mj.ArrayJobID), ArrayTaskID: mj.ArrayTaskID,
-		User: mj.UserName, JobName: mj.Name, Node: a.node,
+	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
+	if u, err := user.LookupId(strconv.FormatUint(uint64(mj.UserID), 10)); err == nil {
+		env = stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
 	}
+	fields := stepenv.BatchFields(mj, a.node)
 	es := &executor.Spec{
-		Env: env, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
+		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
 		Append: spec.OpenMode == "append", Umask: -1,
 	}
 	var link *ioLink

@@ -28,6 +28,9 @@ func ParseJob(env *Env, kind jobspec.Kind, args []string) (opts *jobspec.Options
 		var je *jobspec.Error
 		if errors.As(err, &je) {
 			je.Print(env.Stderr, env.Prog)
+			if je.Exit != 0 {
+				return nil, je.Exit, true
+			}
 		} else {
 			env.Errorf("%v", err)
 		}

@@ -9,7 +9,7 @@
 // making sure no member of the group survives the step.
 //
 // How: the agent runs as root. Start re-executes the agent's own binary
-// (SelfPath, /proc/self/exe by default) with argv[1] == StepExecArg. That
+// (SelfPath, /proc/self/exe by default on Linux) with argv[1] == StepExecArg. That
 // helper (StepExecMain) reads the spec as JSON from an inherited pipe, joins
 // the step's cgroups (a hook, see joinCgroups), drops privileges, changes
 // directory, opens the stdio files as the user and finally execve's the
@@ -32,5 +32,5 @@
 // Known gap until the cgroup work lands: a process that calls setsid(2) (or
 // setpgid to another group) leaves the step's process group and escapes both
 // Signal and the final SIGKILL sweep of Wait. Cgroups will close that hole;
-// the hook point is joinCgroups in stepexec_linux.go.
+// the hook point is joinCgroups in stepexec_unix.go.
 package executor

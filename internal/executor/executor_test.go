@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -494,5 +495,17 @@ func TestFailingWriterDoesNotBlockStep(t *testing.T) {
 	spec.StdoutW = failingWriter{}
 	if r := run(t, spec); r.Err != nil || r.ExitCode != 5 {
 		t.Fatalf("got %+v", r)
+	}
+}
+
+func TestHelperRefusesManualRun(t *testing.T) {
+	cmd := exec.Command(SelfPath, StepExecArg)
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != launchFailedStatus {
+		t.Fatalf("err %v, want exit %d", err, launchFailedStatus)
+	}
+	if !strings.Contains(string(out), "started by the node agent only") {
+		t.Fatalf("output %q", out)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 type testRow struct {
@@ -240,5 +241,36 @@ func BenchmarkRender10k(b *testing.B) {
 	for b.Loop() {
 		var buf bytes.Buffer
 		_ = l.Render(&buf, rows, Options{})
+	}
+}
+
+func TestValues(t *testing.T) {
+	for secs, want := range map[int64]string{0: "0:00", 59: "0:59", 600: "10:00", 3600: "1:00:00",
+		86400 + 3661: "1-01:01:01", 400 * 86400: "400-00:00:00", -1: "INVALID"} {
+		if got := string(AppendClock(nil, secs)); got != want {
+			t.Errorf("AppendClock(%d) = %q, want %q", secs, got, want)
+		}
+	}
+	for _, c := range []struct {
+		n    int64
+		unit int
+		no   bool
+		want string
+	}{
+		{0, UnitMega, false, "0"}, {250, UnitMega, false, "250M"}, {1000, UnitMega, false, "1000M"},
+		{1024, UnitMega, false, "1G"}, {1536, UnitMega, false, "1.50G"}, {1025, UnitMega, false, "1025M"},
+		{4 << 20, UnitMega, false, "4T"}, {2048, UnitMega, true, "2048M"}, {64, UnitNone, false, "64"},
+		{1024, UnitNone, false, "1K"},
+	} {
+		if got := string(AppendUnits(nil, c.n, c.unit, c.no)); got != c.want {
+			t.Errorf("AppendUnits(%d, %d, %v) = %q, want %q", c.n, c.unit, c.no, got, c.want)
+		}
+	}
+	if got := string(AppendTimestamp(nil, 0, "N/A")); got != "N/A" {
+		t.Errorf("AppendTimestamp(0) = %q", got)
+	}
+	ts := time.Date(2026, 11, 22, 5, 10, 0, 0, time.Local).Unix()
+	if got := string(AppendTimestamp(nil, ts, "N/A")); got != "2026-11-22T05:10:00" {
+		t.Errorf("AppendTimestamp = %q", got)
 	}
 }

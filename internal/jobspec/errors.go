@@ -1,6 +1,8 @@
 package jobspec
 
 import (
+	"fmt"
+	"io"
 	"strings"
 )
 
@@ -58,6 +60,21 @@ func (e *Error) Lines() []string {
 		lines[i] = prog + level + l
 	}
 	return lines
+}
+
+// Print writes Lines to w, one per line, naming the program prog (e.g. the
+// name the command was invoked as); an empty prog keeps e.Prog.
+func (e *Error) Print(w io.Writer, prog string) {
+	c := *e
+	if prog != "" {
+		if c.Usage && c.Prog != "" && strings.HasPrefix(c.Msg, c.Prog+": ") {
+			c.Msg = prog + c.Msg[len(c.Prog):]
+		}
+		c.Prog = prog
+	}
+	for _, l := range c.Lines() {
+		fmt.Fprintln(w, l)
+	}
 }
 
 // exitOption is the status Slurm's clients use when an option value is

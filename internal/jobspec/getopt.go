@@ -2,6 +2,7 @@ package jobspec
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -42,7 +43,8 @@ func newOptIndex(kind Kind) *optIndex {
 }
 
 // lookupLong finds a long option by exact name or unique abbreviation.
-func (x *optIndex) lookupLong(name string) (*optDef, *Error) {
+// arg is the whole argument, for the ambiguity message.
+func (x *optIndex) lookupLong(name, arg string) (*optDef, *Error) {
 	if d, ok := x.long[name]; ok {
 		return d, nil
 	}
@@ -59,7 +61,7 @@ func (x *optIndex) lookupLong(name string) (*optDef, *Error) {
 		for i, h := range hits {
 			hits[i] = "'--" + h + "'"
 		}
-		return nil, x.usage("option '--%s' is ambiguous; possibilities: %s", name, strings.Join(hits, " "))
+		return nil, x.usage("option '%s' is ambiguous; possibilities: %s", arg, strings.Join(hits, " "))
 	}
 	return nil, nil
 }
@@ -84,7 +86,7 @@ func (x *optIndex) normalize(args []string) (opts, rest []string, err *Error) {
 			return opts, args[i:], nil
 		case strings.HasPrefix(a, "--"):
 			name, val, hasVal := strings.Cut(a[2:], "=")
-			d, uerr := x.lookupLong(name)
+			d, uerr := x.lookupLong(name, a)
 			if uerr != nil {
 				return opts, nil, uerr
 			}
@@ -133,6 +135,15 @@ func longForm(d *optDef, val string, hasVal bool) string {
 		return "--" + d.long + "=" + val
 	}
 	return "--" + d.long
+}
+
+// PrintUsage writes HelpText (full) or UsageText to w.
+func PrintUsage(w io.Writer, kind Kind, full bool) {
+	if full {
+		io.WriteString(w, HelpText(kind))
+		return
+	}
+	io.WriteString(w, UsageText(kind))
 }
 
 // HelpText is the --help output for kind: a usage line and every option.

@@ -194,12 +194,21 @@ func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
 	// script and its arguments, and --wrap.
 	cli, rest, scanErr := idx.normalize(args)
 	first := newParser(kind, ctx, env, idx)
-	first.layer = layerCLI
-	err := first.apply(first.flagSet(), cli)
+	for _, a := range cli { // these act as soon as getopt meets them
+		switch a {
+		case "--help":
+			first.opts.Help = true
+		case "--usage":
+			first.opts.Usage = true
+		case "--version":
+			first.opts.Version = true
+		}
+	}
 	if o := first.opts; o.Help || o.Usage || o.Version {
 		return o, nil
 	}
-	if err != nil {
+	first.layer = layerCLI
+	if err := first.apply(first.flagSet(), cli); err != nil {
 		return nil, err
 	}
 	if scanErr != nil {
@@ -333,9 +342,6 @@ func (p *parser) finish(args []string) error {
 		}
 		s.Dependency = d
 	}
-	if s.MinNodes != model.Unset && s.MaxNodes == model.Unset && s.TasksPerNode != model.Unset {
-		// nothing to derive; the scheduler picks the node count within range
-	}
 	s.WorkDir = p.ctx.Cwd
 	if p.chdir != "" {
 		s.WorkDir = p.resolve(p.chdir)
@@ -378,7 +384,7 @@ func (p *parser) finish(args []string) error {
 		}
 	}
 	if _, ok := o.Extra["oversubscribe"]; ok && s.Exclusive {
-		return &Error{Msg: "--exclusive and --oversubscribe options are mutually exclusive"}
+		return &Error{Fatal: true, Msg: "--exclusive and --oversubscribe options are mutually exclusive"}
 	}
 
 	if p.kind == Salloc {
@@ -421,9 +427,9 @@ func (p *parser) settleMemory() error {
 	}
 	if n > 1 {
 		if top == layerEnv {
-			return &Error{Msg: msgMemEnvExcl}
+			return &Error{Fatal: true, Msg: msgMemEnvExcl}
 		}
-		return &Error{Msg: msgMemExclusive}
+		return &Error{Fatal: true, Msg: msgMemExclusive}
 	}
 	for name, l := range p.memLayer {
 		if l == top {

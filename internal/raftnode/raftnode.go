@@ -40,7 +40,11 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 		return nil, err
 	}
 	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
-	wal, err := raftwal.Open(filepath.Join(cfg.Dir, "wal"), raftwal.WithLogger(hl))
+	walDir := filepath.Join(cfg.Dir, "wal")
+	if err := os.MkdirAll(walDir, 0o700); err != nil {
+		return nil, err
+	}
+	wal, err := raftwal.Open(walDir, raftwal.WithLogger(hl))
 	if err != nil {
 		return nil, fmt.Errorf("open raft log: %w", err)
 	}

@@ -17,8 +17,8 @@ type cluster struct {
 	mem    []int64          // free memory, MiB
 	member [][]membership   // per node: the partitions holding it
 	parts  map[string]*partState
-	free   int64  // free CPUs over all usable nodes
-	held   []bool // nodes held back for a higher-priority job (strict order)
+	free   int64  // free CPUs over usable nodes that are not held
+	held   []bool // nodes held back for a higher-ordered waiting job
 }
 
 type membership struct {
@@ -31,23 +31,27 @@ type partState struct {
 	p     *model.Partition
 	order []int32  // node indices, Weight ascending, then partition order
 	tree  *segTree // over order; nil when built only for Feasible
-	free  int64    // free CPUs on the partition's usable nodes
-	// blocked: a job here waits for Resources, so lower-ordered jobs of
-	// this partition wait behind it (reason Priority). heldNodes counts the
-	// partition's nodes held back by any blocked partition, which is how
-	// overlapping partitions inherit the block.
+	free  int64    // free CPUs on the partition's usable, unheld nodes
+	// blocked: a job here could not start, so every lower-ordered job of
+	// this partition waits behind it (reason Priority) and the partition's
+	// nodes are held. heldNodes/heldFree count this partition's nodes held
+	// by any blocked partition and their free CPUs: jobs of overlapping
+	// partitions may still start, but only on nodes nobody waits for.
 	blocked   bool
 	heldNodes int
+	heldFree  int64
 }
 
-// view selects which free counts placement sees: the live ones, or every
-// node empty (feasibility), optionally counting only usable nodes.
+// view selects which free counts placement sees: live ones (for starts,
+// and, ignoring holds, to tell Priority from Resources) or every node
+// empty (feasibility: could the job ever run, could it on usable nodes).
 type view uint8
 
 const (
-	viewLive view = iota
-	viewEmptyUsable
-	viewEmptyAll
+	viewLive        view = iota // free now, held nodes excluded
+	viewIgnoreHolds             // free now, as if no job waited
+	viewEmptyUsable             // all idle, unusable nodes excluded
+	viewEmptyAll                // all idle and usable
 )
 
 // pick is one node of a placement.
@@ -119,7 +123,7 @@ func (c *cluster) addPartition(p *model.Partition, trees bool) *partState {
 // leaf is a node's entry in the partition trees.
 func (c *cluster) leaf(i int32) (cpu, idle int32, mem int64) {
 	cpu = c.cpu[i]
-	if cpu < 0 {
+	if cpu < 0 || c.held[i] {
 		return -1, 0, 0
 	}
 	if int(cpu) >= c.nodes[i].CPUs {
@@ -133,6 +137,11 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 	n := c.nodes[i]
 	switch v {
 	case viewLive:
+		if c.held[i] {
+			return -1, 0
+		}
+		return int(c.cpu[i]), c.mem[i]
+	case viewIgnoreHolds:
 		return int(c.cpu[i]), c.mem[i]
 	case viewEmptyUsable:
 		if !n.Usable() {
@@ -284,10 +293,12 @@ func (c *cluster) commit(picks []pick) {
 	}
 }
 
-// block records that a job in ps waits for Resources: its candidate nodes
-// (the partition's, less the job's exclusions) are held back from every
-// lower-ordered job. Strict order is the v0 policy; backfill will replace
-// this with reservations in time, letting short jobs use held nodes.
+// block records that a job in ps could not start: lower-ordered jobs of
+// ps wait behind it, and its candidate nodes (the partition's, less the
+// job's exclusions) are held back from every lower-ordered job of any
+// partition, as Slurm does, so nothing overtakes it. Backfill will refine
+// this with reservations in time, letting jobs that end soon enough use
+// held nodes.
 func (c *cluster) block(ps *partState, exc []int32) {
 	ps.blocked = true
 	for _, i := range ps.order {
@@ -295,28 +306,17 @@ func (c *cluster) block(ps *partState, exc []int32) {
 			continue
 		}
 		c.held[i] = true
+		free := int64(max(0, c.cpu[i]))
+		c.free -= free
 		for _, m := range c.member[i] {
 			m.part.heldNodes++
+			m.part.free -= free
+			m.part.heldFree += free
+			if m.part.tree != nil {
+				m.part.tree.update(int(m.pos), -1, 0, 0)
+			}
 		}
 	}
-}
-
-// waitsBehind reports whether a job in ps (excluding exc) must wait for a
-// higher-ordered job: its partition is blocked, or a candidate node is held.
-func (c *cluster) waitsBehind(ps *partState, exc []int32) bool {
-	if ps.blocked {
-		return true
-	}
-	held := ps.heldNodes
-	for _, i := range exc {
-		if held == 0 {
-			break
-		}
-		if c.held[i] && c.inPart(i, ps) {
-			held--
-		}
-	}
-	return held > 0
 }
 
 func (c *cluster) inPart(i int32, ps *partState) bool {
@@ -329,7 +329,8 @@ func (c *cluster) inPart(i int32, ps *partState) bool {
 }
 
 // resolve turns node names into indices: req in the order given, exc
-// sorted and unique. ok is false when a required name is unknown.
+// sorted and unique. ok is false when a required name is unknown or also
+// excluded: no placement can satisfy such a job.
 // Entries are literal names; hostlist expressions ("n[1-4]") are expected
 // to be expanded by jobspec before they reach the scheduler.
 func (c *cluster) resolve(reqNames, excNames []string) (req, exc []int32, ok bool) {
@@ -350,7 +351,11 @@ func (c *cluster) resolve(reqNames, excNames []string) (req, exc []int32, ok boo
 		}
 	}
 	slices.Sort(exc)
-	return req, slices.Compact(exc), ok
+	exc = slices.Compact(exc)
+	for _, i := range req {
+		ok = ok && !inSorted(exc, i)
+	}
+	return req, exc, ok
 }
 
 func inSorted(s []int32, v int32) bool {

@@ -50,6 +50,9 @@ func (s *scheduler) dependency(j *model.Job) depResult {
 // for every job of the cycle (singleton aside), so they are cached: a
 // thousand jobs waiting on one array cost one walk of its tasks.
 func (s *scheduler) term(j *model.Job, t model.DepTerm) depResult {
+	if s.in.Jobs == nil && t.Type != model.DepSingleton {
+		return depWait // cannot look: never fail a job for a missing index
+	}
 	switch t.Type {
 	case model.DepSingleton:
 		return s.singleton(j)
@@ -133,9 +136,6 @@ func (s *scheduler) evalTerm(t model.DepTerm) depResult {
 // targets resolves a dependee: one array task (task >= 0), a whole array
 // (the id of an array, i.e. its first task's JobID), or one job.
 func (s *scheduler) targets(id model.JobID, task int) []*model.Job {
-	if s.in.Jobs == nil {
-		return nil
-	}
 	if task >= 0 {
 		if d := s.arrayTask(id, task); d != nil {
 			return []*model.Job{d}

@@ -8,7 +8,7 @@ const reasonPartitionConfig = "PartitionConfig"
 
 // eligible applies every gate that does not depend on free resources and
 // returns the reason of the first that stops j, or "". None of these
-// reasons holds other jobs back: only a Resources wait does.
+// reasons holds other jobs back: only failing to fit does.
 func (s *scheduler) eligible(j *model.Job) string {
 	if j.Spec == nil {
 		return model.ReasonBadConstraints // cannot place what we cannot read

@@ -39,8 +39,8 @@ func Feasible(spec *model.JobSpec, part *model.Partition, nodes []*model.Node, c
 	}
 	c := newCluster(nodes, map[string]*model.Partition{part.Name: part}, false)
 	ps := c.parts[part.Name]
-	req, exc, known := c.resolve(spec.ReqNodes, spec.ExcNodes)
-	if !known || !allIn(c, req, ps) {
+	req, exc, valid := c.resolve(spec.ReqNodes, spec.ExcNodes)
+	if !valid || !allIn(c, req, ps) {
 		return ErrNodeConfig
 	}
 	r := newRequest(spec, cfg, len(req))
@@ -68,14 +68,14 @@ type shapeKey struct {
 // reachable when configuration changed after submission), ReqNodeNotAvail
 // when only nodes that are down, drained or not responding could.
 // Verdicts are memoised per shape: a queue of thousands of jobs holds few.
-func (s *scheduler) shape(ps *partState, r *request, spec *model.JobSpec, req, exc []int32, known bool) string {
+func (s *scheduler) shape(ps *partState, r *request, spec *model.JobSpec, req, exc []int32, valid bool) string {
 	key := shapeKey{ps, *r, strings.Join(spec.ReqNodes, ","), strings.Join(spec.ExcNodes, ",")}
 	if v, ok := s.shapes[key]; ok {
 		return v
 	}
 	v := ""
 	switch {
-	case !known || !allIn(s.c, req, ps):
+	case !valid || !allIn(s.c, req, ps):
 		v = model.ReasonBadConstraints
 	case !placeable(s.c, viewEmptyAll, ps, r, req, exc):
 		v = model.ReasonBadConstraints

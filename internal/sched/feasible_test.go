@@ -28,6 +28,7 @@ func TestFeasible(t *testing.T) {
 		{name: "the big node by name", mod: func(s *model.JobSpec) { s.ReqNodes = []string{"big"}; s.CPUsPerTask = 8 }},
 		{name: "a node outside the partition", mod: func(s *model.JobSpec) { s.ReqNodes = []string{"other"} }, err: true},
 		{name: "an unknown node", mod: func(s *model.JobSpec) { s.ReqNodes = []string{"nope"} }, err: true},
+		{name: "a node both required and excluded", mod: func(s *model.JobSpec) { s.ReqNodes, s.ExcNodes = []string{"big"}, []string{"big"} }, err: true},
 		{name: "excluding every node", mod: func(s *model.JobSpec) { s.ExcNodes = []string{"n1", "n2", "big"} }, err: true},
 		{name: "memory of the biggest node", mod: func(s *model.JobSpec) { s.MemPerNode = 4000 }},
 		{name: "memory beyond every node", mod: func(s *model.JobSpec) { s.MemPerNode = 4001 }, err: true, memory: true},

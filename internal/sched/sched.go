@@ -29,7 +29,8 @@ type Input struct {
 	Nodes      []*model.Node
 	Partitions map[string]*model.Partition
 	// Jobs gives read access to all jobs still in memory, finished ones
-	// included, for dependencies and array throttles. May be nil.
+	// included, for dependencies and array throttles. When nil, every
+	// dependency but singleton waits and throttles count no running task.
 	Jobs JobIndex
 }
 
@@ -53,8 +54,8 @@ type Start struct {
 // newest state and commit.
 type Plan struct {
 	Starts []Start // in scheduling order
-	// Reasons holds the pending reason of every job of Input.Pending that
-	// does not start, whether or not it changed.
+	// Reasons holds the pending reason of every PENDING job of
+	// Input.Pending that does not start, whether or not it changed.
 	Reasons map[model.JobID]string
 	// DepFailed lists jobs newly found to have a dependency that can never
 	// be satisfied (jobs already marked DepFailed only get the reason).
@@ -66,11 +67,13 @@ type Plan struct {
 //
 // v0 policy: jobs are taken in order (partition PriorityTier desc, job
 // Priority desc, JobID asc); each either passes every gate and is placed
-// first-fit, or gets the first reason that stops it. A job that waits for
-// Resources blocks every lower-ordered job whose candidate nodes overlap
-// its partition (reason Priority). Backfill will relax that block by
-// reserving the waiting job's start in time; preemption will add a step
-// that frees nodes before a Resources wait. Both slot in at consider.
+// first-fit, or gets the first reason that stops it. A job that cannot
+// start for lack of free resources blocks its partition: lower-ordered jobs
+// there wait (reason Priority), and the partition's nodes are withheld from
+// lower-ordered jobs of overlapping partitions, which may still start on
+// other nodes. Backfill will relax that block by reserving the waiting
+// job's start in time; preemption will add a step that frees nodes before a
+// Resources wait. Both slot in at consider.
 func Schedule(in *Input, now int64, cfg Config) *Plan {
 	s := &scheduler{
 		in:      in,
@@ -115,13 +118,11 @@ func (s *scheduler) order() []*model.Job {
 		prio uint32
 		j    *model.Job
 	}
-	seen := make(map[model.JobID]bool, len(s.in.Pending))
 	entries := make([]entry, 0, len(s.in.Pending))
 	for _, j := range s.in.Pending {
-		if j == nil || j.State != model.JobPending || seen[j.ID] {
+		if j == nil || j.State != model.JobPending {
 			continue
 		}
-		seen[j.ID] = true
 		tier := 0
 		if p := s.in.Partitions[j.Partition]; p != nil {
 			tier = p.PriorityTier
@@ -137,9 +138,12 @@ func (s *scheduler) order() []*model.Job {
 		}
 		return cmp.Compare(a.j.ID, b.j.ID)
 	})
-	out := make([]*model.Job, len(entries))
+	out := make([]*model.Job, 0, len(entries))
 	for i, e := range entries {
-		out[i] = e.j
+		// A job listed twice sorts next to itself (the ID is the last key).
+		if i == 0 || e.j.ID != entries[i-1].j.ID {
+			out = append(out, e.j)
+		}
 	}
 	return out
 }
@@ -152,7 +156,7 @@ func (s *scheduler) consider(j *model.Job) {
 		return
 	}
 	ps := s.c.parts[j.Partition] // eligible checked it exists
-	req, exc, known := s.c.resolve(j.Spec.ReqNodes, j.Spec.ExcNodes)
+	req, exc, valid := s.c.resolve(j.Spec.ReqNodes, j.Spec.ExcNodes)
 	r := newRequest(j.Spec, s.cfg, len(req))
 	if r.pack && ps.p.MaxNodes > 0 && (r.maxNodes == 0 || ps.p.MaxNodes < r.maxNodes) {
 		r.maxNodes = ps.p.MaxNodes
@@ -161,11 +165,11 @@ func (s *scheduler) consider(j *model.Job) {
 		s.wait(j, model.ReasonPartitionNodes)
 		return
 	}
-	if reason := s.shape(ps, &r, j.Spec, req, exc, known); reason != "" {
+	if reason := s.shape(ps, &r, j.Spec, req, exc, valid); reason != "" {
 		s.wait(j, reason)
 		return
 	}
-	if s.c.waitsBehind(ps, exc) {
+	if ps.blocked { // strict order within a partition
 		s.wait(j, model.ReasonPriority)
 		return
 	}
@@ -181,8 +185,15 @@ func (s *scheduler) consider(j *model.Job) {
 		picks, fits = s.c.place(viewLive, ps, &r, req, exc)
 	}
 	if !fits {
+		// Priority when only nodes held for a higher-ordered job stand in
+		// the way; the linear re-check runs at most once per partition.
+		reason := model.ReasonResources
+		if ps.heldNodes > 0 && ps.free+ps.heldFree >= r.minCPUs() &&
+			placeable(s.c, viewIgnoreHolds, ps, &r, req, exc) {
+			reason = model.ReasonPriority
+		}
 		s.c.block(ps, exc)
-		s.wait(j, model.ReasonResources)
+		s.wait(j, reason)
 		return
 	}
 	s.c.commit(picks)

@@ -138,7 +138,7 @@ func TestReasons(t *testing.T) {
 		want: map[model.JobID]string{1: model.ReasonBadConstraints, 2: model.ReasonBadConstraints,
 			3: model.ReasonBadConstraints, 4: model.ReasonBadConstraints, 5: startN1},
 	}, {
-		name: "required node busy waits for Resources; excluded node avoided",
+		name: "required node busy: Resources; its partition's nodes are withheld",
 		setup: func(c *schedtest.Cluster) {
 			c.AddNodes("n", 2, 1, 1000)
 			c.AddPartition("p")
@@ -148,7 +148,7 @@ func TestReasons(t *testing.T) {
 			submit(c, 1, nil)
 			submit(c, 1, func(s *model.JobSpec) { s.Partition = "q"; s.ExcNodes = []string{"n2"} })
 		},
-		want: map[model.JobID]string{1: model.ReasonResources, 2: model.ReasonPriority, 3: model.ReasonPriority},
+		want: map[model.JobID]string{1: model.ReasonResources, 2: model.ReasonPriority, 3: model.ReasonResources},
 	}})
 }
 
@@ -190,21 +190,24 @@ func TestOrdering(t *testing.T) {
 		},
 		want: map[model.JobID]string{1: "start n1:1:0 n2:1:0"},
 	}, {
-		name: "overlapping partitions inherit a Resources block",
+		name: "a blocked partition's nodes are withheld from overlapping partitions",
 		setup: func(c *schedtest.Cluster) {
-			c.AddNodes("n", 4, 1, 1000)
+			c.AddNodes("n", 5, 1, 1000)
 			c.Node("n1").AllocCPUs = 1
 			c.AddPartition("p1", "n1", "n2")
 			c.AddPartition("p2", "n2", "n3")
 			c.AddPartition("p3", "n4")
+			c.AddPartition("p4", "n2", "n5")
 			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p1"; s.MinNodes = 2 }).Priority = 10
-			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p2" }).Priority = 5
+			// Fits only with the withheld n2: Priority, and p2 blocks too.
+			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p2"; s.MinNodes = 2 }).Priority = 6
 			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p3" }).Priority = 5
-			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p2"; s.ExcNodes = []string{"n2"} }).Priority = 4
+			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p2" }).Priority = 4
+			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p4" }).Priority = 3
 			submit(c, 1, func(s *model.JobSpec) { s.Partition = "p1" }).Priority = 1
 		},
 		want: map[model.JobID]string{1: model.ReasonResources, 2: model.ReasonPriority, 3: "start n4:1:0",
-			4: "start n3:1:0", 5: model.ReasonPriority},
+			4: model.ReasonPriority, 5: "start n5:1:0", 6: model.ReasonPriority},
 	}})
 }
 
@@ -361,5 +364,20 @@ func TestStaleInputNeverStartsTwice(t *testing.T) {
 	p := sched.Schedule(in, 0, sched.Config{})
 	if len(p.Starts) != 1 || len(p.Reasons) != 0 {
 		t.Fatalf("plan = %+v", p)
+	}
+}
+
+func TestNilJobIndex(t *testing.T) {
+	c := schedtest.New()
+	oneNode(c, 4, 1000)
+	submit(c, 1, after(false, on(model.DepAfterOK, 99)))
+	submit(c, 1, after(false, model.DepTerm{Type: model.DepSingleton, Task: model.NoArrayTask}))
+	c.SubmitArray(spec(func(s *model.JobSpec) { s.Array = &model.ArraySpec{TaskIDs: []int{0, 1}, Throttle: 1} }))
+	in := c.Input()
+	in.Jobs = nil
+	p := sched.Schedule(in, 0, sched.Config{})
+	want := map[model.JobID]string{1: model.ReasonDependency, 2: startN1, 3: startN1, 4: model.ReasonArrayTaskLimit}
+	if got := outcomes(p); show(got) != show(want) || len(p.DepFailed) != 0 {
+		t.Fatalf("got %s, DepFailed %v; want %s", show(got), p.DepFailed, show(want))
 	}
 }

@@ -19,8 +19,7 @@ import (
 // clients submit, restarts it, and checks that every acknowledged job is
 // there and that job ids are not reused.
 func TestControllerKill9LosesNoJob(t *testing.T) {
-	dir := t.TempDir()
-	_ = os.Chmod(dir, 0o755)
+	dir := worldDir(t)
 	conf := filepath.Join(dir, "slurm.conf")
 	port := freePort(t)
 	os.WriteFile(conf, []byte(fmt.Sprintf(`ClusterName=crash

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"flag"
 	"context"
 	"fmt"
 	"os"
@@ -20,6 +21,7 @@ import (
 var binDir string // holds drover and its command symlinks
 
 func TestMain(m *testing.M) {
+	flag.Parse()
 	if testing.Short() {
 		fmt.Println("e2e: skipped in -short mode")
 		os.Exit(0)
@@ -60,8 +62,7 @@ type cluster struct {
 // startUp runs `drover up` in a fresh directory and waits for its nodes.
 func startUp(t *testing.T, nodes int, extra ...string) *cluster {
 	t.Helper()
-	dir := t.TempDir()
-	_ = os.Chmod(dir, 0o755)
+	dir := worldDir(t)
 	c := &cluster{t: t, dir: dir, conf: filepath.Join(dir, "slurm.conf")}
 	c.start(nodes, extra...)
 	t.Cleanup(c.stop)
@@ -263,4 +264,17 @@ func readFile(t *testing.T, path string) string {
 		t.Fatalf("read %s: %v", path, err)
 	}
 	return string(b)
+}
+
+// worldDir is a temporary directory other users can read, so jobs run as
+// test users can load slurm.conf (t.TempDir's parent is private).
+func worldDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "drover-e2e-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

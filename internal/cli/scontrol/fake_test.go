@@ -161,6 +161,7 @@ func runIn(t *testing.T, fc *fakeClient, environ []string, stdin string, args ..
 }
 
 func init() {
+	time.Local = time.UTC
 	lookupUserID = func(uid string) (string, error) {
 		if uid == "0" {
 			return "root", nil

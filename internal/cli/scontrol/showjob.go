@@ -144,7 +144,11 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 		units.FormatElapsed(runTime(j, now)), limitString(j.TimeLimit), timeMin(spec.TimeMin), le)
 	fmt.Fprintf(&b, "SubmitTime=%s EligibleTime=%s%s",
 		stamp(j.SubmitTime), stamp(j.EligibleTime), le)
-	fmt.Fprintf(&b, "AccrueTime=%s%s", stamp(j.EligibleTime), le)
+	accrue := j.EligibleTime
+	if spec.Interactive { // srun/salloc jobs never wait in the queue for priority
+		accrue = 0
+	}
+	fmt.Fprintf(&b, "AccrueTime=%s%s", stamp(accrue), le)
 	fmt.Fprintf(&b, "StartTime=%s EndTime=%s Deadline=N/A%s", stamp(j.StartTime), stamp(endTime(j)), le)
 	lastEval := j.StartTime
 	if lastEval == 0 {

@@ -4,7 +4,6 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/drover-hpc/drover/internal/format"
 	"github.com/drover-hpc/drover/internal/hostlist"
@@ -146,31 +145,10 @@ func (r *jobRow) reasonText() string {
 // appendSecs prints a duration as squeue does: M:SS, H:MM:SS or
 // D-HH:MM:SS; INVALID when negative or above a year.
 func appendSecs(dst []byte, t int64) []byte {
-	if t < 0 || t > yearSecs {
+	if t > yearSecs {
 		return append(dst, "INVALID"...)
 	}
-	d, h, m, s := t/86400, t/3600%24, t/60%60, t%60
-	switch {
-	case d > 0:
-		dst = strconv.AppendInt(dst, d, 10)
-		dst = append(dst, '-')
-		dst = append2(dst, h)
-		dst = append(dst, ':')
-	case h > 0:
-		dst = strconv.AppendInt(dst, h, 10)
-		dst = append(dst, ':')
-	default:
-		dst = strconv.AppendInt(dst, m, 10)
-		dst = append(dst, ':')
-		return append2(dst, s)
-	}
-	dst = append2(dst, m)
-	dst = append(dst, ':')
-	return append2(dst, s)
-}
-
-func append2(dst []byte, v int64) []byte {
-	return append(dst, byte('0'+v/10%10), byte('0'+v%10))
+	return format.AppendClock(dst, t)
 }
 
 func appendLimit(dst []byte, l int64) []byte {
@@ -184,31 +162,12 @@ func appendLimit(dst []byte, l int64) []byte {
 }
 
 // appendTime prints unix seconds as local "YYYY-MM-DDTHH:MM:SS", or N/A.
-func appendTime(dst []byte, t int64) []byte {
-	if t <= 0 {
-		return append(dst, "N/A"...)
-	}
-	return time.Unix(t, 0).AppendFormat(dst, "2006-01-02T15:04:05")
-}
+func appendTime(dst []byte, t int64) []byte { return format.AppendTimestamp(dst, t, "N/A") }
 
-// appendMem prints MiB with Slurm's exact unit conversion: whole or half
-// multiples of 1024 move up a unit ("4G", "1.50G"), others stay ("1000M").
+// appendMem prints MiB with Slurm's exact unit conversion ("4G", "1.50G",
+// "1000M").
 func appendMem(dst []byte, mib int64, noConvert bool) []byte {
-	if mib <= 0 {
-		return append(dst, '0')
-	}
-	v, unit := float64(mib), 0
-	const units = "MGTP"
-	for !noConvert && v >= 1024 && int64(v)%512 == 0 && unit < len(units)-1 {
-		v /= 1024
-		unit++
-	}
-	if v == float64(int64(v)) {
-		dst = strconv.AppendInt(dst, int64(v), 10)
-	} else {
-		dst = strconv.AppendFloat(dst, v, 'f', 2, 64)
-	}
-	return append(dst, units[unit])
+	return format.AppendUnits(dst, max(mib, 0), format.UnitMega, noConvert)
 }
 
 func orNull(s string) string {

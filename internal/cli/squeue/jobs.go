@@ -147,7 +147,8 @@ func (f *filter) match(j *model.Job) bool {
 	if f.notUID >= 0 && int64(j.UserID) == f.notUID {
 		return false
 	}
-	if len(f.partitions) > 0 && !anyPartition(j.Partition, f.partitions) {
+	if len(f.partitions) > 0 && !anyPartition(j.Partition, f.partitions) &&
+		!(j.State == model.JobPending && j.Spec != nil && anyPartition(j.Spec.Partition, f.partitions)) {
 		return false
 	}
 	if len(f.names) > 0 && !containsFold(f.names, j.Name) {
@@ -299,10 +300,12 @@ type sortKey struct {
 	desc   bool
 }
 
-// sortable are the -S letters squeue knows; letters Slurm accepts but does
-// not sort on (c, f, h, n, O) are accepted and ignored.
-const sortable = "BCDeEgGiAjlLmMNpPQSTtuUVaqk"
-const ignoredSort = "cfhnObdHIJz"
+// sortable are the -S letters squeue sorts on; ignoredSort are letters
+// Slurm accepts that would sort on data Drover does not have (or all equal).
+const (
+	sortable    = "BCDeEgGiAjlLmMNpPQSTtuUVaqk"
+	ignoredSort = "cfhnObdHIJzv"
+)
 
 // parseSort parses a -S list such as "P,t,-p" or "-p,i".
 func parseSort(s string) ([]sortKey, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/user"
 	"strconv"
 	"strings"
@@ -116,17 +117,17 @@ func newFlagSet(o *options) *pflag.FlagSet {
 func parseArgs(env *cli.Env, args []string) (*options, error) {
 	o := &options{}
 	fs := newFlagSet(o)
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(gluedOptionalArgs(args)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", env.Prog, err)
 		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", env.Prog)
 		return nil, exitCode(1)
 	}
 	switch {
 	case o.help:
-		fmt.Fprint(env.Stdout, helpText)
+		io.WriteString(env.Stdout, helpText)
 		return nil, exitCode(0)
 	case o.usage:
-		fmt.Fprint(env.Stdout, usageText)
+		io.WriteString(env.Stdout, usageText)
 		return nil, exitCode(0)
 	case o.version:
 		fmt.Fprintln(env.Stdout, versionLine(env.Version))
@@ -150,12 +151,12 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 			o.steps = rest[0]
 		default:
 			env.Errorf("Unrecognized option: %s", rest[0])
-			fmt.Fprint(env.Stderr, usageText)
+			io.WriteString(env.Stderr, usageText)
 			return nil, exitCode(1)
 		}
 		if len(rest) > 1 {
 			env.Errorf("Unrecognized option: %s", rest[1])
-			fmt.Fprint(env.Stderr, usageText)
+			io.WriteString(env.Stderr, usageText)
 			return nil, exitCode(1)
 		}
 	}
@@ -203,6 +204,40 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// gluedOptionalArgs rewrites "-j1008" and "-s1008.0" (also after grouped
+// switches, "-hj1008") into "--jobs=1008" form: their argument is
+// optional, and pflag would read the digits as further switches.
+func gluedOptionalArgs(args []string) []string {
+	const switches = "aPrhlvV" // shorthands that take no value
+	out := make([]string, 0, len(args))
+	for i, a := range args {
+		if a == "--" {
+			return append(out, args[i:]...)
+		}
+		if len(a) < 3 || a[0] != '-' || a[1] == '-' {
+			out = append(out, a)
+			continue
+		}
+		k := 1
+		for k < len(a) && strings.IndexByte(switches, a[k]) >= 0 {
+			k++
+		}
+		if k+1 >= len(a) || (a[k] != 'j' && a[k] != 's') || a[k+1] == '=' {
+			out = append(out, a)
+			continue
+		}
+		if k > 1 {
+			out = append(out, a[:k])
+		}
+		name := "--jobs="
+		if a[k] == 's' {
+			name = "--steps="
+		}
+		out = append(out, name+a[k+1:])
+	}
+	return out
 }
 
 func versionLine(v string) string {
@@ -335,7 +370,11 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 	if err != nil {
 		return formatError(env, err)
 	}
-	if o.stepFlag && o.jobs == "" {
+	if o.stepFlag {
+		if o.jobFlag && o.jobs == "" {
+			env.Errorf("Incompatible options --jobs and --steps")
+			return exitCode(1)
+		}
 		l, err := format.NewTable(stepFields()...).Compile(fm)
 		if err != nil {
 			return formatError(env, err)

@@ -31,6 +31,14 @@ func CheckPlan(in *sched.Input, p *sched.Plan) error {
 		nodes[n.Name] = n
 		cpus[n.Name], mem[n.Name] = n.AllocCPUs, n.AllocMem
 	}
+	partNodes := make(map[string]map[string]bool, len(in.Partitions))
+	for name, part := range in.Partitions {
+		set := make(map[string]bool, len(part.Nodes))
+		for _, n := range part.Nodes {
+			set[n] = true
+		}
+		partNodes[name] = set
+	}
 	pending := make(map[model.JobID]*model.Job, len(in.Pending))
 	for _, j := range in.Pending {
 		if j.State == model.JobPending {
@@ -53,7 +61,7 @@ func CheckPlan(in *sched.Input, p *sched.Plan) error {
 		if len(s.Alloc) == 0 {
 			bad("job %d started on no node", s.Job)
 		}
-		part := in.Partitions[j.Partition]
+		inPart := partNodes[j.Partition] // nil for an unknown partition
 		seen := map[string]bool{}
 		total := 0
 		for _, a := range s.Alloc {
@@ -66,7 +74,7 @@ func CheckPlan(in *sched.Input, p *sched.Plan) error {
 				bad("job %d lists node %s twice", s.Job, a.Node)
 			case !n.Usable():
 				bad("job %d on unusable node %s", s.Job, a.Node)
-			case part == nil || !part.HasNode(a.Node):
+			case !inPart[a.Node]:
 				bad("job %d on node %s outside partition %q", s.Job, a.Node, j.Partition)
 			case a.CPUs < 1:
 				bad("job %d gets %d CPUs on %s", s.Job, a.CPUs, a.Node)

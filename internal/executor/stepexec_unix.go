@@ -38,6 +38,13 @@ var joinCgroups = func(hs *helperSpec) error { return nil }
 // process becomes the step's program. The return value is the exit status.
 func StepExecMain(args []string) int {
 	_ = args
+	// Run by hand, fds 3 and 4 are not our pipes; they may even be files
+	// the Go runtime opened at startup (cgroup CPU limits), which must not
+	// be read or closed here.
+	if !isPipe(specFD) || !isPipe(statusFD) {
+		writeAll(2, []byte(stderrPrefix+"the step helper is started by the node agent only\n"))
+		return launchFailedStatus
+	}
 	// Neither fd may leak into the program; the status fd closing on a
 	// successful execve is what tells the parent the launch worked.
 	syscall.CloseOnExec(specFD)
@@ -53,6 +60,11 @@ func StepExecMain(args []string) int {
 		return h.fail(fmt.Sprintf("step helper: decode spec: %v", err))
 	}
 	return h.run()
+}
+
+func isPipe(fd int) bool {
+	var st syscall.Stat_t
+	return syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFIFO
 }
 
 // helper carries the launch through its stages; dropped and stdioReady say
