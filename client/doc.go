@@ -4,4 +4,3 @@
 // the TCP port with a token, and turns gRPC statuses back into errors that
 // carry Slurm's wording.
 package client
-

@@ -44,10 +44,10 @@ type Agent struct {
 	cluster  string
 	boot     int64
 
-	mu      sync.Mutex
-	jobs    map[uint32]*job
-	ends    map[uint32]*pb.JobEnded // reported ends awaiting the controller's ack
-	outbox  chan *pb.AgentMessage
+	mu     sync.Mutex
+	jobs   map[uint32]*job
+	ends   map[uint32]*pb.JobEnded // reported ends awaiting the controller's ack
+	outbox chan *pb.AgentMessage
 }
 
 // Run runs the agent until ctx ends.

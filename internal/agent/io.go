@@ -9,9 +9,9 @@ import (
 
 // ioLink connects an interactive job's stdio to its srun.
 type ioLink struct {
-	conn  *stepio.Conn
-	inR   *io.PipeReader
-	inW   *io.PipeWriter
+	conn *stepio.Conn
+	inR  *io.PipeReader
+	inW  *io.PipeWriter
 }
 
 func dialIO(addr, key string, job uint32) (*ioLink, error) {

@@ -72,7 +72,7 @@ func (PeerCreds) Info() credentials.ProtocolInfo {
 	return credentials.ProtocolInfo{SecurityProtocol: "peercred"}
 }
 func (p PeerCreds) Clone() credentials.TransportCredentials { return p }
-func (PeerCreds) OverrideServerName(string) error             { return nil }
+func (PeerCreds) OverrideServerName(string) error           { return nil }
 
 // Identity is a verified caller.
 type Identity struct {

@@ -26,9 +26,9 @@ type Node struct {
 
 // Config says where Raft keeps its data and who this member is.
 type Config struct {
-	Dir  string // <StateSaveLocation>/raft
-	ID   string
-	Log  *slog.Logger
+	Dir string // <StateSaveLocation>/raft
+	ID  string
+	Log *slog.Logger
 	// SnapshotThreshold is how many log entries trigger a snapshot.
 	SnapshotThreshold uint64
 }
