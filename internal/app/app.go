@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,6 +84,19 @@ func Main(argv []string) int {
 		fmt.Fprintf(os.Stderr, "drover: unknown command %q\n", name)
 		usage(os.Stderr)
 		return 1
+	}
+	if os.Getenv("GOGC") == "" {
+		// A command lives for milliseconds: collecting garbage would only
+		// slow it down. The limit keeps a huge listing from running away.
+		debug.SetGCPercent(-1)
+		debug.SetMemoryLimit(1 << 30)
+	}
+	if path := os.Getenv("DROVER_CPUPROFILE"); path != "" {
+		// For performance work on the commands: profile one invocation.
+		if f, err := os.Create(path); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
 	}
 	env := cli.NewOSEnv(name, version.Version, dialer)
 	if name == "srun" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"unique"
 
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
@@ -75,7 +76,20 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 	return nil
 }
 
+// intern shares the strings of specs submitted from one shell: most jobs
+// carry the same environment and often the same script, and 10,000 copies
+// of a 3 KiB environment would dominate the controller's memory.
+func intern(s *model.JobSpec) {
+	for i, e := range s.Env {
+		s.Env[i] = unique.Make(e).Value()
+	}
+	s.Script = unique.Make(s.Script).Value()
+	s.WorkDir = unique.Make(s.WorkDir).Value()
+	s.SubmitLine = unique.Make(s.SubmitLine).Value()
+}
+
 func applySubmit(txn *state.Txn, c *Submit) any {
+	intern(c.Spec)
 	snap := txn.Snapshot()
 	first := snap.NextJobID
 	base := &model.Job{

@@ -31,7 +31,8 @@ type Server struct {
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
 // authentication on Unix sockets.
 func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string) *grpc.Server {
-	g := grpc.NewServer(grpc.Creds(auth.PeerCreds{}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(256<<20))
+	g := grpc.NewServer(grpc.Creds(auth.PeerCreds{}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(256<<20),
+		grpc.InitialWindowSize(8<<20), grpc.InitialConnWindowSize(16<<20), grpc.WriteBufferSize(256<<10))
 	s := &Server{svc: svc, ctl: ctl, verifier: v, host: host}
 	pb.RegisterDroverServer(g, s)
 	pb.RegisterAgentServiceServer(g, s)
@@ -85,7 +86,7 @@ func jobsToPB(jobs []*model.Job, withSpec bool) []*pb.Job {
 }
 
 func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
-	jobs, now, err := s.svc.ListJobs(ctx, jobIDs(r.Ids))
+	jobs, now, err := s.svc.ListJobs(ctx, jobIDs(r.Ids), r.IncludeFinished)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftwal "github.com/hashicorp/raft-wal"
+	"github.com/hashicorp/raft-wal/metadb"
 
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/state"
@@ -21,6 +22,7 @@ import (
 type Node struct {
 	Raft *raft.Raft
 	wal  *raftwal.WAL
+	meta *metadb.BoltMetaDB
 	fsm  *fsm.FSM
 }
 
@@ -44,7 +46,10 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 	if err := os.MkdirAll(walDir, 0o700); err != nil {
 		return nil, err
 	}
-	wal, err := raftwal.Open(walDir, raftwal.WithLogger(hl))
+	// Keep our own handle on the meta store: WAL.Close leaves it (and its
+	// file lock) open, which would block reopening in the same process.
+	meta := &metadb.BoltMetaDB{}
+	wal, err := raftwal.Open(walDir, raftwal.WithLogger(hl), raftwal.WithMetaStore(meta))
 	if err != nil {
 		return nil, fmt.Errorf("open raft log: %w", err)
 	}
@@ -84,7 +89,7 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &Node{Raft: r, wal: wal, fsm: f}
+	n := &Node{Raft: r, wal: wal, meta: meta, fsm: f}
 	deadline := time.Now().Add(30 * time.Second)
 	for r.State() != raft.Leader {
 		if time.Now().After(deadline) {
@@ -125,6 +130,9 @@ func (n *Node) IsLeader() bool { return n.Raft.State() == raft.Leader }
 func (n *Node) Close() error {
 	err := n.Raft.Shutdown().Error()
 	if cerr := n.wal.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := n.meta.Close(); err == nil {
 		err = cerr
 	}
 	return err

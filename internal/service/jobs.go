@@ -42,14 +42,20 @@ type Result struct {
 }
 
 // ListJobs returns the jobs with the given ids (an array id names all its
-// tasks), or every job held in memory.
-func (s *Service) ListJobs(ctx context.Context, ids []model.JobID) ([]*model.Job, int64, error) {
+// tasks, whatever their state), or every unfinished job — and the finished
+// ones still in memory when finished is set.
+func (s *Service) ListJobs(ctx context.Context, ids []model.JobID, finished bool) ([]*model.Job, int64, error) {
 	if _, err := s.Identify(ctx); err != nil {
 		return nil, 0, err
 	}
 	snap := s.store.Snapshot()
 	now := s.clock.Now().Unix()
 	if len(ids) == 0 {
+		if !finished {
+			out := make([]*model.Job, 0, snap.NumActive())
+			snap.EachActive(func(j *model.Job) bool { out = append(out, j); return true })
+			return out, now, nil
+		}
 		out := make([]*model.Job, 0, snap.NumJobs())
 		snap.EachJob(func(j *model.Job) bool { out = append(out, j); return true })
 		return out, now, nil

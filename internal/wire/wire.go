@@ -92,6 +92,11 @@ func JobToPB(j *model.Job, withSpec bool) *pb.Job {
 		// Keep the small request fields clients format, drop script and env.
 		s := *j.Spec
 		s.Script, s.Env = "", nil
+		if s.Array != nil {
+			// Every task of an array shares the spec; repeating the whole
+			// task list in each task would make listings quadratic.
+			s.Array = &model.ArraySpec{Raw: s.Array.Raw, Throttle: s.Array.Throttle}
+		}
 		out.Spec = SpecToPB(&s)
 	}
 	return out

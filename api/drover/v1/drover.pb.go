@@ -1350,9 +1350,12 @@ type ListJobsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Ids   []uint32               `protobuf:"varint,1,rep,packed,name=ids,proto3" json:"ids,omitempty"`
 	// without_spec leaves out scripts and environments (cheap state polling).
-	WithoutSpec   bool `protobuf:"varint,2,opt,name=without_spec,json=withoutSpec,proto3" json:"without_spec,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	WithoutSpec bool `protobuf:"varint,2,opt,name=without_spec,json=withoutSpec,proto3" json:"without_spec,omitempty"`
+	// include_finished also returns ended jobs still held in memory; jobs
+	// named in ids are returned whatever their state.
+	IncludeFinished bool `protobuf:"varint,3,opt,name=include_finished,json=includeFinished,proto3" json:"include_finished,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ListJobsRequest) Reset() {
@@ -1395,6 +1398,13 @@ func (x *ListJobsRequest) GetIds() []uint32 {
 func (x *ListJobsRequest) GetWithoutSpec() bool {
 	if x != nil {
 		return x.WithoutSpec
+	}
+	return false
+}
+
+func (x *ListJobsRequest) GetIncludeFinished() bool {
+	if x != nil {
+		return x.IncludeFinished
 	}
 	return false
 }
@@ -3470,10 +3480,11 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x10SubmitJobRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.drover.v1.JobSpecR\x04spec\"*\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"F\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"q\n" +
 	"\x0fListJobsRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\rR\x03ids\x12!\n" +
-	"\fwithout_spec\x18\x02 \x01(\bR\vwithoutSpec\"H\n" +
+	"\fwithout_spec\x18\x02 \x01(\bR\vwithoutSpec\x12)\n" +
+	"\x10include_finished\x18\x03 \x01(\bR\x0fincludeFinished\"H\n" +
 	"\x10ListJobsResponse\x12\"\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0e.drover.v1.JobR\x04jobs\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\"$\n" +

@@ -1,0 +1,204 @@
+package service
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/peer"
+
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/clock"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+// direct commits straight to an FSM: the service logic without Raft.
+type direct struct {
+	f     *fsm.FSM
+	index uint64
+}
+
+func (d *direct) Apply(t fsm.Type, body any) (any, error) {
+	data, err := fsm.Encode(t, body)
+	if err != nil {
+		return nil, err
+	}
+	d.index++
+	res := d.f.Apply(d.index, data)
+	if err, ok := res.(error); ok {
+		return nil, err
+	}
+	return res, nil
+}
+
+type notes struct{ terminated, signalled []model.JobID }
+
+func (n *notes) Terminate(j []model.JobID, _ string)  { n.terminated = append(n.terminated, j...) }
+func (n *notes) Signal(j []model.JobID, _ int, _ bool) { n.signalled = append(n.signalled, j...) }
+func (n *notes) Kick()                                 {}
+
+func setup(t *testing.T) (*Service, *direct, *notes) {
+	t.Helper()
+	store := state.New(1)
+	d := &direct{f: fsm.New(store, nil)}
+	n := &notes{}
+	st := &Settings{
+		ClusterName: "c", MaxArraySize: 1001, FirstJobID: 1, KillWait: 30, SlurmdTimeout: 300, MinJobAge: 300,
+		Nodes: []*model.Node{{Name: "n1", CPUs: 4, Memory: 8000}, {Name: "n2", CPUs: 4, Memory: 8000}},
+		Partitions: []*model.Partition{
+			{Name: "debug", Nodes: []string{"n1", "n2"}, Default: true, MaxTime: model.Unlimited, DefaultTime: model.Unset, MaxNodes: model.Unlimited},
+			{Name: "short", Nodes: []string{"n1"}, MaxTime: 600, DefaultTime: 60, MaxNodes: model.Unlimited},
+		},
+	}
+	svc := New(nil, store, d, auth.NewVerifier("tok"), clock.NewFake(time.Unix(1000, 0)), n, st)
+	if err := svc.InstallConfig(st); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"n1", "n2"} {
+		if _, err := d.Apply(fsm.TypeNodeRegister, &fsm.NodeRegister{Node: name, CPUs: 4, Memory: 8000, Now: 1000}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return svc, d, n
+}
+
+// as returns a context whose caller is a local user with this uid.
+func as(uid uint32) context.Context {
+	return peer.NewContext(context.Background(), &peer.Peer{
+		Addr:     &net.UnixAddr{Name: "@", Net: "unix"},
+		AuthInfo: auth.PeerInfo{Local: true, UID: uid, GID: uid},
+	})
+}
+
+func spec() *model.JobSpec {
+	return &model.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", TimeLimit: model.Unset, TimeMin: model.Unset,
+		MinNodes: model.Unset, MaxNodes: model.Unset, NTasks: model.Unset, CPUsPerTask: model.Unset,
+		TasksPerNode: model.Unset, MemPerNode: model.Unset, MemPerCPU: model.Unset}
+}
+
+func TestSubmitAdmission(t *testing.T) {
+	svc, _, _ := setup(t)
+	cases := []struct {
+		name string
+		edit func(*model.JobSpec)
+		want string
+	}{
+		{"empty script", func(s *model.JobSpec) { s.Script = "  " }, "Batch script is empty"},
+		{"relative dir", func(s *model.JobSpec) { s.WorkDir = "rel" }, "Invalid working directory"},
+		{"no partition", func(s *model.JobSpec) { s.Partition = "nope" }, "Invalid partition name specified"},
+		{"over MaxTime", func(s *model.JobSpec) { s.Partition = "short"; s.TimeLimit = 601 }, "Requested time limit is invalid"},
+		{"unlimited over MaxTime", func(s *model.JobSpec) { s.Partition = "short"; s.TimeLimit = model.Unlimited }, "Requested time limit is invalid"},
+		{"too many cpus", func(s *model.JobSpec) { s.CPUsPerTask = 5 }, "Requested node configuration is not available"},
+		{"too many nodes", func(s *model.JobSpec) { s.MinNodes = 3 }, "Requested node configuration is not available"},
+		{"too much memory", func(s *model.JobSpec) { s.MemPerNode = 9000 }, "Requested node configuration is not available"},
+		{"array too large", func(s *model.JobSpec) { s.Array = &model.ArraySpec{Raw: "0-1001", TaskIDs: []int{0, 1001}} }, "Invalid job array specification"},
+		{"afterok unknown", func(s *model.JobSpec) {
+			s.Dependency = &model.Dependency{Raw: "afterok:77", Terms: []model.DepTerm{{Type: model.DepAfterOK, Job: 77, Task: model.NoArrayTask}}}
+		}, "Job dependency problem"},
+	}
+	for _, tc := range cases {
+		s := spec()
+		tc.edit(s)
+		if _, err := svc.SubmitJob(as(1000), s); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// A valid job gets the partition default time and the caller's identity.
+	s := spec()
+	s.Partition = "nope,short"
+	id, err := svc.SubmitJob(as(1000), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, _ := svc.ListJobs(as(0), []model.JobID{id}, false)
+	if len(jobs) != 1 || jobs[0].Partition != "short" || jobs[0].TimeLimit != 60 || jobs[0].UserID != 1000 {
+		t.Fatalf("job %+v", jobs[0])
+	}
+	if _, err := svc.SubmitJob(context.Background(), spec()); err == nil || err.Error() != "Access/permission denied" {
+		t.Errorf("unauthenticated submit: %v", err)
+	}
+}
+
+func TestOwnershipRules(t *testing.T) {
+	svc, _, n := setup(t)
+	mine, _ := svc.SubmitJob(as(1000), spec())
+	theirs, _ := svc.SubmitJob(as(1001), spec())
+	sel := func(ids ...model.JobID) Selection {
+		s := Selection{UID: -1}
+		for _, id := range ids {
+			s.Targets = append(s.Targets, Target{ID: id})
+		}
+		return s
+	}
+	res, err := svc.Signal(as(1000), sel(mine, theirs, 999), 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"", "Access/permission denied", "Invalid job id specified"}
+	for i, r := range res {
+		if r.Error != want[i] {
+			t.Errorf("result %d: %q, want %q", i, r.Error, want[i])
+		}
+	}
+	jobs, _, _ := svc.ListJobs(as(1000), nil, true)
+	for _, j := range jobs {
+		if j.ID == mine && j.State != model.JobCancelled || j.ID == theirs && j.State != model.JobPending {
+			t.Errorf("job %d state %v", j.ID, j.State)
+		}
+	}
+	// Root acts on anyone's job; a hold by root is an admin hold a user
+	// cannot release.
+	if res, _ := svc.Control(as(0), sel(theirs), "hold"); res[0].Error != "" {
+		t.Fatal(res[0].Error)
+	}
+	if res, _ := svc.Control(as(1001), sel(theirs), "release"); res[0].Error != "Access/permission denied" {
+		t.Errorf("user released an admin hold: %q", res[0].Error)
+	}
+	// Filter-only cancels by a user touch only that user's jobs.
+	other, _ := svc.SubmitJob(as(1001), spec())
+	if _, err := svc.Signal(as(1000), Selection{UID: -1, Name: ""}, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if j, _, _ := svc.ListJobs(as(0), []model.JobID{other}, false); j[0].State != model.JobPending {
+		t.Errorf("user's filter cancel hit another user's job")
+	}
+	if len(n.terminated) != 0 {
+		t.Errorf("pending jobs sent to nodes: %v", n.terminated)
+	}
+}
+
+func TestUpdateRules(t *testing.T) {
+	svc, _, _ := setup(t)
+	s := spec()
+	s.TimeLimit = 600
+	id, _ := svc.SubmitJob(as(1000), s)
+	sel := Selection{UID: -1, Targets: []Target{{ID: id}}}
+	if res, _ := svc.UpdateJob(as(1000), sel, map[string]string{"TimeLimit": "5"}); res[0].Error != "" {
+		t.Errorf("user lowering own limit: %q", res[0].Error)
+	}
+	if res, _ := svc.UpdateJob(as(1000), sel, map[string]string{"TimeLimit": "60"}); res[0].Error != "Access/permission denied" {
+		t.Errorf("user raising own limit: %q", res[0].Error)
+	}
+	if _, err := svc.UpdateJob(as(1000), sel, map[string]string{"Bogus": "1"}); err == nil {
+		t.Error("unknown field accepted")
+	}
+	if err := svc.UpdateNodes(as(1000), []string{"n1"}, map[string]string{"State": "DRAIN", "Reason": "x"}); err == nil {
+		t.Error("user drained a node")
+	}
+	if err := svc.UpdateNodes(as(0), []string{"n[1-2]"}, map[string]string{"State": "DRAIN"}); err == nil || !strings.Contains(err.Error(), "reason") {
+		t.Errorf("drain without reason: %v", err)
+	}
+	if err := svc.UpdateNodes(as(0), []string{"n[1-2]"}, map[string]string{"State": "DRAIN", "Reason": "maint"}); err != nil {
+		t.Fatal(err)
+	}
+	nodes, _ := svc.ListNodes(as(0))
+	for _, n := range nodes {
+		if !n.Drain || n.Reason != "maint" {
+			t.Errorf("node %s not drained: %+v", n.Name, n)
+		}
+	}
+}
