@@ -345,12 +345,11 @@ func applyNodeRegister(txn *state.Txn, c *NodeRegister) {
 		return
 	}
 	n = n.Clone()
-	// Declared resources win; undeclared ones (slurm.conf defaults) take
-	// what the agent detected.
-	if n.CPUs <= 1 && c.CPUs > 0 {
+	// Declared resources win; undeclared ones take what the agent found.
+	if n.DetectCPUs && c.CPUs > 0 {
 		n.CPUs, n.Sockets, n.Cores, n.Threads = c.CPUs, c.Sockets, c.Cores, c.Threads
 	}
-	if n.Memory <= 1 && c.Memory > 0 {
+	if n.DetectMemory && c.Memory > 0 {
 		n.Memory = c.Memory
 	}
 	n.Hostname, n.Version, n.BootTime, n.RegTime, n.LastSeen = c.Hostname, c.Version, c.BootTime, c.Now, c.Now
@@ -468,10 +467,10 @@ func applySetConfig(txn *state.Txn, c *SetConfig) {
 			n.Reason, n.ReasonUID, n.ReasonTime = old.Reason, old.ReasonUID, old.ReasonTime
 			n.BootTime, n.LastSeen, n.RegTime, n.Hostname, n.Version = old.BootTime, old.LastSeen, old.RegTime, old.Hostname, old.Version
 			n.AllocCPUs, n.AllocMem = old.AllocCPUs, old.AllocMem
-			if n.CPUs <= 1 && old.CPUs > 1 {
+			if n.DetectCPUs && old.RegTime > 0 {
 				n.CPUs, n.Sockets, n.Cores, n.Threads = old.CPUs, old.Sockets, old.Cores, old.Threads
 			}
-			if n.Memory <= 1 && old.Memory > 1 {
+			if n.DetectMemory && old.RegTime > 0 {
 				n.Memory = old.Memory
 			}
 			if cfg.State == model.NodeDown && old.State != model.NodeDown {

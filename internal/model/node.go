@@ -24,6 +24,10 @@ type Node struct {
 	Gres     string   `json:"gres,omitempty"`
 	Features []string `json:"features,omitempty"`
 	Weight   int      `json:"weight"`
+	// DetectCPUs / DetectMemory: slurm.conf left these out, so the values
+	// the node's agent reports at registration are used.
+	DetectCPUs   bool `json:"detect_cpus,omitempty"`
+	DetectMemory bool `json:"detect_memory,omitempty"`
 
 	State      NodeState `json:"state"`
 	Drain      bool      `json:"drain,omitempty"`

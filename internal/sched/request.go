@@ -98,6 +98,11 @@ func (r *request) memOn(cpus int, nodeMem int64) int64 {
 	case memWholeNode:
 		return nodeMem
 	case memPerCPU:
+		if r.exclusive {
+			// A whole-node job pays per CPU for every CPU, but never more
+			// than the node has.
+			return min(r.memVal*int64(cpus), nodeMem)
+		}
 		return r.memVal * int64(cpus)
 	}
 	return 0
@@ -155,7 +160,7 @@ func (r *request) capTasks(remaining, freeCPU int, freeMem int64, n *model.Node)
 	switch r.mem {
 	case memPerCPU:
 		if r.exclusive { // the job holds every CPU, so it pays for every CPU
-			if freeMem < r.memVal*int64(n.CPUs) {
+			if freeMem < min(r.memVal*int64(n.CPUs), n.Memory) {
 				return 0
 			}
 		} else if per := r.memVal * int64(r.cpt); per > 0 {

@@ -103,6 +103,10 @@ type NodeConf struct {
 	Features []string
 	Weight   int
 	State    string // UNKNOWN, IDLE, DOWN, DRAIN, FUTURE or CLOUD
+
+	// DetectCPUs / DetectMemory: the line gave no CPU topology / no
+	// RealMemory, so the node's agent reports what it finds.
+	DetectCPUs, DetectMemory bool
 	Reason   string
 
 	Pos Pos // the NodeName line

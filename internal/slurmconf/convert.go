@@ -22,6 +22,9 @@ func (c *Config) ModelNodes() []*model.Node {
 			Weight:   n.Weight,
 			State:    model.NodeUnknown,
 			Reason:   n.Reason,
+
+			DetectCPUs:   n.DetectCPUs,
+			DetectMemory: n.DetectMemory,
 		}
 		switch n.State {
 		case "FUTURE":

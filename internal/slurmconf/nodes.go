@@ -17,6 +17,7 @@ type nodeSpec struct {
 	cpus, boards, sockets, socketsPerBoard, cores, threads int
 
 	cpusSet, socketsSet, socketsPerBoardSet bool
+	topologySet, memorySet                 bool // anything CPU-shaped / RealMemory given
 
 	realMemory, tmpDisk int64
 	gres                string
@@ -149,19 +150,22 @@ func (p *parser) nodeKey(pos Pos, s *nodeSpec, kv pair) error {
 	case "port":
 		s.port = v
 	case "cpus", "procs":
-		s.cpusSet = true
+		s.cpusSet, s.topologySet = true, true
 		return count(&s.cpus, 1)
 	case "boards":
+		s.topologySet = true
 		return count(&s.boards, 1)
 	case "sockets":
-		s.socketsSet = true
+		s.socketsSet, s.topologySet = true, true
 		return count(&s.sockets, 1)
 	case "socketsperboard":
-		s.socketsPerBoardSet = true
+		s.socketsPerBoardSet, s.topologySet = true, true
 		return count(&s.socketsPerBoard, 1)
 	case "corespersocket":
+		s.topologySet = true
 		return count(&s.cores, 1)
 	case "threadspercore":
+		s.topologySet = true
 		return count(&s.threads, 1)
 	case "realmemory", "tmpdisk":
 		mib, err := units.ParseMemMiB(v)
@@ -169,7 +173,7 @@ func (p *parser) nodeKey(pos Pos, s *nodeSpec, kv pair) error {
 			return bad("a size in MiB")
 		}
 		if lower == "realmemory" {
-			s.realMemory = mib
+			s.realMemory, s.memorySet = mib, true
 		} else {
 			s.tmpDisk = mib
 		}
@@ -204,6 +208,7 @@ func (s nodeSpec) derive() (NodeConf, error) {
 		Boards: s.boards, CoresPerSocket: s.cores, ThreadsPerCore: s.threads,
 		RealMemory: s.realMemory, TmpDisk: s.tmpDisk, Gres: s.gres, Features: s.features,
 		Weight: s.weight, State: s.state, Reason: s.reason,
+		DetectCPUs: !s.topologySet, DetectMemory: !s.memorySet,
 	}
 	perSocket := s.cores * s.threads
 	switch {

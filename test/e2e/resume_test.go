@@ -1,0 +1,78 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestUpResumesOnSameDir stops `drover up` and starts it again on the same
+// directory: held and finished jobs are still there, the held one runs once
+// released, and new job ids continue after the old ones.
+func TestUpResumesOnSameDir(t *testing.T) {
+	c := startUp(t, 1)
+	done := c.sbatch("-o", "/dev/null", "--wrap", "true")
+	c.waitState(done, "COMPLETED", 30*time.Second)
+	held := c.sbatch("-H", "-J", "keepme", "-o", "resumed-%j.out", "--wrap", "echo ran after restart")
+	conf := readFile(t, c.conf)
+	c.stop()
+
+	c.start(1)
+	if got := readFile(t, c.conf); got != conf {
+		t.Errorf("slurm.conf rewritten on restart")
+	}
+	if st := c.jobField(held, "JobState"); st != "PENDING" {
+		t.Fatalf("held job after restart: %q", st)
+	}
+	if st := c.jobField(done, "JobState"); st != "COMPLETED" {
+		t.Errorf("finished job after restart: %q", st)
+	}
+	c.must("scontrol", "release", held)
+	c.waitState(held, "COMPLETED", 30*time.Second)
+	if out := readFile(t, filepath.Join(c.dir, "resumed-"+held+".out")); out != "ran after restart\n" {
+		t.Errorf("output %q", out)
+	}
+	next := c.sbatch("-o", "/dev/null", "--wrap", "true")
+	a, _ := strconv.Atoi(held)
+	b, _ := strconv.Atoi(next)
+	if b <= a {
+		t.Errorf("new id %d not after %d", b, a)
+	}
+}
+
+// TestNodeDrainAndArrayDisplay drains a node, checks sinfo's states and
+// reasons, and squeue's collapsed array line.
+func TestNodeDrainAndArrayDisplay(t *testing.T) {
+	c := startUp(t, 2)
+	c.must("scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=disk check")
+	out := c.must("sinfo", "-h", "-N", "-o", "%N %t")
+	if !strings.Contains(out, "node1 idle") || !strings.Contains(out, "node2 drain") {
+		t.Errorf("sinfo after drain:\n%s", out)
+	}
+	out = c.must("sinfo", "-R", "-h", "-o", "%E|%N")
+	if strings.TrimSpace(out) != "disk check|node2" {
+		t.Errorf("sinfo -R: %q", out)
+	}
+	// Nothing lands on the drained node; with node1 busy the rest wait.
+	block := c.sbatch("--exclusive", "-o", "/dev/null", "--wrap", "sleep 30")
+	c.waitState(block, "RUNNING", 30*time.Second)
+	arr := c.sbatch("-a", "0-9%4", "-J", "arr", "-o", "/dev/null", "--wrap", "true")
+	c.waitFor("array pending line", 10*time.Second, func() bool {
+		out, _, _ := c.run("squeue", "-h", "-n", "arr", "-o", "%i %t")
+		return strings.TrimSpace(out) == arr+"_[0-9%4] PD"
+	})
+	out = c.must("squeue", "-h", "-r", "-n", "arr", "-o", "%i")
+	if n := len(strings.Fields(out)); n != 10 {
+		t.Errorf("squeue -r shows %d tasks:\n%s", n, out)
+	}
+	c.must("scontrol", "update", "NodeName=node2", "State=RESUME")
+	c.waitFor("array done", 60*time.Second, func() bool {
+		out, _, _ := c.run("squeue", "-h", "-n", "arr")
+		return strings.TrimSpace(out) == ""
+	})
+	c.must("scancel", block)
+	_ = os.Remove(filepath.Join(c.dir, "nothing"))
+}
