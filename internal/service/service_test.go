@@ -37,7 +37,7 @@ func (d *direct) Apply(t fsm.Type, body any) (any, error) {
 
 type notes struct{ terminated, signalled []model.JobID }
 
-func (n *notes) Terminate(j []model.JobID, _ string)  { n.terminated = append(n.terminated, j...) }
+func (n *notes) Terminate(j []model.JobID, _ string)   { n.terminated = append(n.terminated, j...) }
 func (n *notes) Signal(j []model.JobID, _ int, _ bool) { n.signalled = append(n.signalled, j...) }
 func (n *notes) Kick()                                 {}
 

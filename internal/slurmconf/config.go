@@ -107,7 +107,7 @@ type NodeConf struct {
 	// DetectCPUs / DetectMemory: the line gave no CPU topology / no
 	// RealMemory, so the node's agent reports what it finds.
 	DetectCPUs, DetectMemory bool
-	Reason   string
+	Reason                   string
 
 	Pos Pos // the NodeName line
 }

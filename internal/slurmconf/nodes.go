@@ -17,7 +17,7 @@ type nodeSpec struct {
 	cpus, boards, sockets, socketsPerBoard, cores, threads int
 
 	cpusSet, socketsSet, socketsPerBoardSet bool
-	topologySet, memorySet                 bool // anything CPU-shaped / RealMemory given
+	topologySet, memorySet                  bool // anything CPU-shaped / RealMemory given
 
 	realMemory, tmpDisk int64
 	gres                string
