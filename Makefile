@@ -2,7 +2,7 @@
 GO ?= go
 BIN := bin
 CMDS := sbatch srun salloc squeue sinfo scancel scontrol
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
 
 .PHONY: help build demo test test-unit test-e2e check proto fuzz bench clean

@@ -38,7 +38,7 @@ func ParseJob(env *Env, kind jobspec.Kind, args []string) (opts *jobspec.Options
 	}
 	switch {
 	case opts.Version:
-		fmt.Fprintf(env.Stdout, "drover %s\n", env.Version)
+		fmt.Fprintf(env.Stdout, "slurm %s\n", env.Version)
 		return nil, 0, true
 	case opts.Help || opts.Usage:
 		jobspec.PrintUsage(env.Stdout, kind, opts.Help)

@@ -1,0 +1,83 @@
+package archtest
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const mod = "github.com/drover-hpc/drover/"
+
+// deps lists the transitive imports of a package pattern (non-test code).
+func deps(t *testing.T, pattern string) map[string][]string {
+	return list(t, pattern, "Deps")
+}
+
+// imports lists the direct imports.
+func imports(t *testing.T, pattern string) map[string][]string {
+	return list(t, pattern, "Imports")
+}
+
+func list(t *testing.T, pattern, field string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .`+field+`}} {{.}}{{end}}`, mod+pattern).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pattern, err)
+	}
+	res := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		res[f[0]] = f[1:]
+	}
+	return res
+}
+
+func TestStdlibOnlyPackages(t *testing.T) {
+	for _, p := range []string{"internal/model", "internal/hostlist", "internal/clock", "internal/units"} {
+		for pkg, ds := range deps(t, p) {
+			for _, d := range ds {
+				if strings.Contains(d, ".") && !strings.HasPrefix(d, "vendor/") {
+					t.Errorf("%s imports %s; it must use the standard library only", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+func TestCommandsDoNotImportServerPackages(t *testing.T) {
+	server := []string{"internal/state", "internal/fsm", "internal/raftnode", "internal/controller",
+		"internal/service", "internal/grpcapi", "internal/agent", "internal/ctld", "internal/executor",
+		"github.com/hashicorp/raft"}
+	for pkg, ds := range deps(t, "internal/cli/...") {
+		for _, d := range ds {
+			for _, s := range server {
+				if strings.HasSuffix(d, s) || strings.HasPrefix(d, s) {
+					t.Errorf("%s imports server package %s", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+func TestSchedulerIsPure(t *testing.T) {
+	banned := []string{"internal/state", "internal/fsm", "internal/raftnode", "net", "database/sql", "os/exec"}
+	for pkg, ds := range deps(t, "internal/sched") {
+		for _, d := range ds {
+			for _, b := range banned {
+				if d == b || strings.HasSuffix(d, "/"+b) {
+					t.Errorf("%s imports %s", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+func TestAdaptersGoThroughService(t *testing.T) {
+	for pkg, ds := range imports(t, "internal/grpcapi") {
+		for _, d := range ds {
+			if strings.HasSuffix(d, "internal/fsm") || strings.HasSuffix(d, "internal/raftnode") {
+				t.Errorf("%s reaches %s directly; adapters call service", pkg, d)
+			}
+		}
+	}
+}
