@@ -3,11 +3,11 @@ package client
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc"
@@ -98,16 +98,7 @@ func fromStatus(err error) error {
 
 func isConnErr(msg string) bool {
 	for _, s := range []string{"connection error", "connect:", "no such file", "connection refused", "name resolver"} {
-		if contains(msg, s) {
-			return true
-		}
-	}
-	return false
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
+		if strings.Contains(msg, s) {
 			return true
 		}
 	}
@@ -307,5 +298,3 @@ func (c *Client) Reconfigure(ctx context.Context) error {
 
 // AddrOf joins a host and port.
 func AddrOf(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
-
-var _ = fmt.Sprint

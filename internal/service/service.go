@@ -3,7 +3,6 @@ package service
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"os/user"
 	"path/filepath"
@@ -128,9 +127,6 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err := checkDependency(snap, spec.Dependency); err != nil {
 		return 0, err
 	}
-	if spec.Hold && spec.BeginTime == 0 {
-		spec.BeginTime = 0
-	}
 	nodes := partitionNodes(snap, part)
 	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil {
 		return 0, invalid(err.Error())
@@ -254,7 +250,7 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 			}
 			continue
 		}
-		if t.Task != model.NoArrayTask && !(j.ArrayJobID == t.Job || j.ArrayJobID != 0) {
+		if t.Task != model.NoArrayTask && j.ArrayJobID == 0 {
 			return invalid("Job dependency problem")
 		}
 	}
@@ -270,5 +266,3 @@ func IsError(err error) (*Error, bool) {
 	ok := errors.As(err, &e)
 	return e, ok
 }
-
-var _ = fmt.Sprintf

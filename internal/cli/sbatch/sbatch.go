@@ -6,7 +6,6 @@ package sbatch
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/jobspec"
@@ -65,5 +64,3 @@ func waitJob(ctx context.Context, env *cli.Env, c cli.Client, id model.JobID) in
 	}
 	return code
 }
-
-var _ = os.Getwd
