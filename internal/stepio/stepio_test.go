@@ -1,0 +1,82 @@
+package stepio
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"testing"
+)
+
+func pair(t *testing.T, key string) (agent, srun *Conn, acceptErr error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	type res struct {
+		c   *Conn
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() {
+		raw, err := ln.Accept()
+		if err != nil {
+			ch <- res{nil, err}
+			return
+		}
+		c, _, err := Accept(raw, "secret")
+		ch <- res{c, err}
+	}()
+	agent, err = Dial(ln.Addr().String(), key, 42)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-ch
+	return agent, r.c, r.err
+}
+
+func TestFramesRoundTrip(t *testing.T) {
+	a, s, err := pair(t, "secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	defer s.Close()
+	big := bytes.Repeat([]byte("x"), 3*maxFrame+5)
+	go func() {
+		io.WriteString(a.Writer(Stdout), "hello\n")
+		a.Writer(Stderr).Write(big)
+		a.Send(Exit, FormatExit(3, 0, "launch failed: no such file"))
+	}()
+	var out, errb []byte
+	for {
+		typ, p, err := s.Recv()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch typ {
+		case Stdout:
+			out = append(out, p...)
+		case Stderr:
+			errb = append(errb, p...)
+		case Exit:
+			code, sig, msg := ParseExit(p)
+			if code != 3 || sig != 0 || msg != "launch failed: no such file" {
+				t.Fatalf("exit %d %d %q", code, sig, msg)
+			}
+			if string(out) != "hello\n" || !bytes.Equal(errb, big) {
+				t.Fatalf("streams: %q, %d bytes", out, len(errb))
+			}
+			return
+		}
+	}
+}
+
+func TestWrongKeyRefused(t *testing.T) {
+	a, _, err := pair(t, "guess")
+	defer a.Close()
+	if err == nil {
+		t.Fatal("handshake with a wrong key accepted")
+	}
+}
