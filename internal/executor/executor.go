@@ -45,16 +45,18 @@ type Spec struct {
 	Env  []string // the program's whole environment
 	// PidEnv names variables set to the program's own pid (SLURM_TASK_PID).
 	// Only the helper knows it before the program starts: it is the
-	// helper's pid, kept across execve.
+	// helper's pid, kept across execve. Honoured only with Helper; the
+	// direct path leaves Env as it is.
 	PidEnv []string
-	Dir    string // working directory; "" = the helper's (the agent's) cwd
+	Dir    string // working directory; "" = the agent's cwd
 
 	UID, GID uint32   // run as this user; root only when UID == 0
 	Groups   []uint32 // supplementary groups; empty = none
 
-	// File paths, opened by the helper with the user's rights after the
-	// privilege drop and the chdir (so a relative path is relative to Dir).
-	// "" means /dev/null. Stdout == Stderr opens the file once, so both
+	// File paths, opened with the user's rights (the privilege drop, or
+	// the direct path's per-thread filesystem identity, comes first). A
+	// relative path is relative to Dir. "" means /dev/null. Stdout ==
+	// Stderr, or two names of one file, opens the file once, so both
 	// streams share one offset and interleave correctly.
 	Stdin, Stdout, Stderr string
 	Append                bool // O_APPEND instead of O_TRUNC for Stdout/Stderr
@@ -65,14 +67,26 @@ type Spec struct {
 	StdoutW, StderrW io.Writer
 	StdinR           io.Reader
 
-	Umask int // -1 = inherit the agent's umask
+	// Umask for the program; -1 = inherit the agent's umask. Honoured only
+	// with Helper: the umask is per process, so the direct path cannot set
+	// one for the child without changing it for the whole agent, and the
+	// program inherits the agent's.
+	Umask int
+
+	// Helper launches through the step helper (StepExecMain, a re-exec of
+	// SelfPath) instead of directly from the agent. It costs a Go runtime
+	// start-up per step, but runs code as root in the new process before
+	// the program: joining cgroup v1 hierarchies (joinCgroups), the umask,
+	// PidEnv. See the package documentation.
+	Helper bool
 }
 
 // Result is how a step's program ended.
 type Result struct {
 	// ExitCode is the exit status (0-255) when the program exited; 0 when
 	// it was killed by a signal (Slurm reports that as "0:<sig>"). After a
-	// launch failure it is the helper's status, 127.
+	// launch failure it is 127, the helper's status (the direct path
+	// reports the same).
 	ExitCode int
 	// Signal is the signal that killed the program, 0 if none.
 	Signal int
@@ -84,7 +98,9 @@ type Result struct {
 
 // Process is a running step program and its process group.
 type Process interface {
-	// Pid is the program's pid, also its process group id.
+	// Pid is the program's pid, also its process group id. It is 0 when
+	// the direct path found the launch impossible before forking (then
+	// Wait returns the launch error at once).
 	Pid() int
 	// Signal sends sig to the whole process group. After Wait has reaped
 	// the program it returns os.ErrProcessDone.

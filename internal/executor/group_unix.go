@@ -18,21 +18,38 @@ import (
 // "Live" excludes zombies: an orphaned member that was killed is reparented
 // to init, and if init is slow to reap (or is not a real init, as in some
 // containers) its zombie keeps the group id in use without running anything.
+//
+// Cost: when nothing is left in the group (the common case: the program
+// was the last member, or its children were reaped), the first kill fails
+// with ESRCH and that is all. Only a group that still answers a kill after
+// a short sleep, long enough for init to reap the members just killed, is
+// looked for in /proc (a scan of every process on the node).
 func killGroup(pgid int, timeout time.Duration) {
+	if !killPgrp(pgid) {
+		return
+	}
 	deadline := time.Now().Add(timeout)
 	for delay := time.Millisecond; ; delay = min(2*delay, 20*time.Millisecond) {
-		if err := syscall.Kill(-pgid, syscall.SIGKILL); errors.Is(err, syscall.ESRCH) {
-			return
-		}
-		if !groupHasLiveMember(pgid) || time.Now().After(deadline) {
-			return
-		}
 		time.Sleep(delay)
+		if !killPgrp(pgid) || !groupHasLiveMember(pgid) || time.Now().After(deadline) {
+			return
+		}
 	}
 }
 
-// groupHasLiveMember scans /proc for a non-zombie process in group pgid.
-func groupHasLiveMember(pgid int) bool {
+// killPgrp SIGKILLs group pgid and reports whether it had any member, a
+// zombie included. Any error but ESRCH (there is none for SIGKILL from
+// root to a group of its own children) counts as members left.
+func killPgrp(pgid int) bool {
+	return !errors.Is(syscall.Kill(-pgid, syscall.SIGKILL), syscall.ESRCH)
+}
+
+// groupHasLiveMember reports whether group pgid still has a member that is
+// not a zombie. A variable for tests.
+var groupHasLiveMember = scanGroup
+
+// scanGroup scans /proc for a non-zombie process in group pgid.
+func scanGroup(pgid int) bool {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return false

@@ -44,7 +44,8 @@ const (
 )
 
 type process struct {
-	cmd  *exec.Cmd
+	cmd  *exec.Cmd   // the helper path's command; nil on the direct path
+	proc *os.Process // the program (on the helper path, cmd.Process)
 	pgid int
 
 	statusDone chan struct{} // closed once the status pipe reached EOF
@@ -60,13 +61,106 @@ type process struct {
 	result Result
 }
 
-// Start launches spec's program through the step helper and returns without
-// waiting for the helper to reach execve: a launch failure shows up in Wait.
-// The error is only for failures to start the helper itself.
+// Start launches spec's program and returns without waiting for it. A
+// launch failure (working directory, stdio file, user switch, exec) shows
+// up in Wait as Result.Err with exit code 127, on either path; the error
+// here is only for failures of the agent itself (pipes, the helper binary).
 func Start(spec *Spec) (Process, error) {
 	if spec == nil || spec.Path == "" {
 		return nil, errors.New("executor: empty program path")
 	}
+	sealInheritedFDs()
+	if spec.Helper {
+		return startHelper(spec)
+	}
+	return startDirect(spec)
+}
+
+// streams holds the pipes of a launch: the child's ends go to the new
+// process and are closed here once it has them; the parent's ends stay.
+type streams struct {
+	p                     *process
+	childEnds, parentEnds []*os.File
+	copiers               []func()
+	// stdin, stdout, stderr: the child's ends of the StdinR/StdoutW/StderrW
+	// pipes; nil for a stream the spec does not connect to the caller.
+	stdin, stdout, stderr *os.File
+}
+
+func (s *streams) pipe(what string, childReads bool) (child, parent *os.File, err error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, fmt.Errorf("executor: %s pipe: %w", what, err)
+	}
+	child, parent = w, r
+	if childReads {
+		child, parent = r, w
+	}
+	s.childEnds, s.parentEnds = append(s.childEnds, child), append(s.parentEnds, parent)
+	return child, parent, nil
+}
+
+// connect makes the pipes for spec's StdinR, StdoutW and StderrW. *os.File
+// pipe ends go to the child as they are (no goroutines of exec.Cmd or
+// os), and the copying is ours, so Wait can bound it instead of hanging on
+// a pipe held by an escaped process.
+func (s *streams) connect(spec *Spec) error {
+	if spec.StdinR != nil {
+		r, w, err := s.pipe("stdin", true)
+		if err != nil {
+			return err
+		}
+		s.stdin, s.p.stdinW = r, w
+		src := spec.StdinR
+		s.copiers = append(s.copiers, func() {
+			io.Copy(w, src)
+			w.Close()
+		})
+	}
+	if spec.StdoutW != nil {
+		w, r, err := s.pipe("stdout", false)
+		if err != nil {
+			return err
+		}
+		s.stdout = w
+		s.copiers = append(s.copiers, s.p.copier(r, spec.StdoutW))
+		if sameWriter(spec.StdoutW, spec.StderrW) {
+			s.stderr = w
+		}
+	}
+	if spec.StderrW != nil && s.stderr == nil {
+		w, r, err := s.pipe("stderr", false)
+		if err != nil {
+			return err
+		}
+		s.stderr = w
+		s.copiers = append(s.copiers, s.p.copier(r, spec.StderrW))
+	}
+	return nil
+}
+
+// abort closes every pipe end: the launch did not happen.
+func (s *streams) abort() {
+	for _, f := range append(s.childEnds, s.parentEnds...) {
+		f.Close()
+	}
+}
+
+// started closes the child's ends, now held by the child, and starts the
+// copiers.
+func (s *streams) started() {
+	for _, f := range s.childEnds {
+		f.Close()
+	}
+	for _, c := range s.copiers {
+		go c()
+	}
+}
+
+// startHelper launches spec's program through the step helper and returns
+// without waiting for the helper to reach execve: a launch failure shows up
+// in Wait. The error is only for failures to start the helper itself.
+func startHelper(spec *Spec) (Process, error) {
 	hs := helperSpec{
 		Path: spec.Path, Args: spec.Args, Env: spec.Env, PidEnv: spec.PidEnv, Dir: spec.Dir,
 		UID: spec.UID, GID: spec.GID, Groups: spec.Groups,
@@ -80,34 +174,20 @@ func Start(spec *Spec) (Process, error) {
 	}
 
 	p := &process{statusDone: make(chan struct{}), exited: make(chan struct{})}
-	// childEnds go to the helper and are closed here once it has them;
-	// parentEnds stay here. On failure both are closed.
-	var childEnds, parentEnds []*os.File
+	s := &streams{p: p}
 	fail := func(err error) (Process, error) {
-		for _, f := range append(childEnds, parentEnds...) {
-			f.Close()
-		}
+		s.abort()
 		return nil, err
 	}
-	newPipe := func(what string, childReads bool) (child, parent *os.File, err error) {
-		r, w, err := os.Pipe()
-		if err != nil {
-			return nil, nil, fmt.Errorf("executor: %s pipe: %w", what, err)
-		}
-		child, parent = w, r
-		if childReads {
-			child, parent = r, w
-		}
-		childEnds, parentEnds = append(childEnds, child), append(parentEnds, parent)
-		return child, parent, nil
-	}
-
-	specR, specW, err := newPipe("spec", true)
+	specR, specW, err := s.pipe("spec", true)
 	if err != nil {
 		return fail(err)
 	}
-	statusW, statusR, err := newPipe("status", false)
+	statusW, statusR, err := s.pipe("status", false)
 	if err != nil {
+		return fail(err)
+	}
+	if err := s.connect(spec); err != nil {
 		return fail(err)
 	}
 	cmd := &exec.Cmd{
@@ -119,50 +199,22 @@ func Start(spec *Spec) (Process, error) {
 		ExtraFiles:  []*os.File{specR, statusW},
 		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
 	}
-
-	// Streams: *os.File pipe ends go to the child as they are (exec.Cmd
-	// starts no goroutines for them), and the copying is ours, so Wait can
-	// bound it instead of hanging on a pipe held by an escaped process.
-	var copiers []func()
-	if spec.StdinR != nil {
-		r, w, err := newPipe("stdin", true)
-		if err != nil {
-			return fail(err)
-		}
-		cmd.Stdin, p.stdinW = r, w
-		src := spec.StdinR
-		copiers = append(copiers, func() {
-			io.Copy(w, src)
-			w.Close()
-		})
+	// Only non-nil files: a nil *os.File in an io.Reader is not a nil
+	// Reader, and exec.Cmd would pass a closed descriptor.
+	if s.stdin != nil {
+		cmd.Stdin = s.stdin
 	}
-	if spec.StdoutW != nil {
-		w, r, err := newPipe("stdout", false)
-		if err != nil {
-			return fail(err)
-		}
-		cmd.Stdout = w
-		copiers = append(copiers, p.copier(r, spec.StdoutW))
-		if sameWriter(spec.StdoutW, spec.StderrW) {
-			cmd.Stderr = w
-		}
+	if s.stdout != nil {
+		cmd.Stdout = s.stdout
 	}
-	if spec.StderrW != nil && cmd.Stderr == nil {
-		w, r, err := newPipe("stderr", false)
-		if err != nil {
-			return fail(err)
-		}
-		cmd.Stderr = w
-		copiers = append(copiers, p.copier(r, spec.StderrW))
+	if s.stderr != nil {
+		cmd.Stderr = s.stderr
 	}
 
 	if err := cmd.Start(); err != nil {
 		return fail(fmt.Errorf("executor: start step helper %s: %w", SelfPath, err))
 	}
-	for _, f := range childEnds {
-		f.Close()
-	}
-	p.cmd, p.pgid = cmd, cmd.Process.Pid
+	p.cmd, p.proc, p.pgid = cmd, cmd.Process, cmd.Process.Pid
 
 	// The pipe holds 64 KiB; a large environment would block, so write
 	// from a goroutine. If the helper dies early the write fails with EPIPE
@@ -177,9 +229,7 @@ func Start(spec *Spec) (Process, error) {
 		p.statusMsg = strings.TrimSpace(string(msg))
 		close(p.statusDone)
 	}()
-	for _, c := range copiers {
-		go c()
-	}
+	s.started()
 	return p, nil
 }
 
@@ -249,7 +299,16 @@ func (p *process) Wait() Result {
 }
 
 func (p *process) wait() {
-	err := p.cmd.Wait()
+	var (
+		ps  *os.ProcessState
+		err error
+	)
+	if p.cmd != nil {
+		err = p.cmd.Wait()
+		ps = p.cmd.ProcessState
+	} else {
+		ps, err = p.proc.Wait()
+	}
 	// The group may still hold members: keep signalling it ourselves below,
 	// but refuse outside signals from now on.
 	p.mu.Lock()
@@ -265,7 +324,7 @@ func (p *process) wait() {
 	<-p.statusDone
 
 	var res Result
-	if ps := p.cmd.ProcessState; ps != nil {
+	if ps != nil {
 		ws := ps.Sys().(syscall.WaitStatus)
 		switch {
 		case ws.Signaled():

@@ -26,7 +26,17 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 		t.Errorf("multi-node env: %q", got)
 	}
 
-	long := c.sbatch("-w", "node2", "-o", "/dev/null", "--wrap", "sleep 300")
+	pidFile := filepath.Join(c.dir, "orphan.pid")
+	long := c.sbatch("-w", "node2", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile+"; wait")
+	// A killed agent leaves its job's processes behind (as slurmd's death
+	// leaves slurmstepd's); clean them up after the test.
+	t.Cleanup(func() {
+		if b, err := os.ReadFile(pidFile); err == nil {
+			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			}
+		}
+	})
 	c.waitState(long, "RUNNING", 30*time.Second)
 	if n := c.jobField(long, "NodeList"); n != "node2" {
 		t.Fatalf("job on %q, want node2", n)
