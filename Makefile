@@ -3,7 +3,10 @@ GO ?= go
 BIN := bin
 CMDS := sbatch srun salloc squeue sinfo scancel scontrol
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
-LDFLAGS := -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
+# Static and stripped: every Slurm command is a start of this binary, and
+# both shave start-up time (dynamic loading, pages to map).
+LDFLAGS := -s -w -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
+export CGO_ENABLED ?= 0
 
 .PHONY: help build demo test test-unit test-e2e check proto fuzz bench clean
 

@@ -35,8 +35,9 @@ func TestMain(m *testing.M) {
 	binDir = dir
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
-	build := exec.Command("go", "build", "-o", filepath.Join(dir, "drover"), "./cmd/drover")
+	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "drover"), "./cmd/drover")
 	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Println("e2e: build failed:", err)
