@@ -3,12 +3,12 @@ package sinfo
 import (
 	"bytes"
 	"context"
-	"errors"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/clitest"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -26,10 +26,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var errNotImplemented = errors.New("not implemented by the fake")
-
 // fakeClient serves fixed partitions and nodes.
 type fakeClient struct {
+	clitest.Unimplemented
 	parts    []*model.Partition
 	nodes    []*model.Node
 	partErr  error
@@ -45,32 +44,6 @@ func (f *fakeClient) ListPartitions(context.Context) ([]*model.Partition, error)
 }
 
 func (f *fakeClient) ListNodes(context.Context) ([]*model.Node, error) { return f.nodes, f.nodeErr }
-
-func (f *fakeClient) SubmitJob(context.Context, *model.JobSpec) (model.JobID, error) {
-	return 0, errNotImplemented
-}
-func (f *fakeClient) ListJobs(context.Context, cli.JobQuery) (*cli.JobList, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) WatchJobs(context.Context, []model.JobID, func([]*model.Job) bool) error {
-	return errNotImplemented
-}
-func (f *fakeClient) Signal(context.Context, cli.JobSelection, cli.SignalRequest) ([]cli.JobResult, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) Control(context.Context, cli.JobSelection, string) ([]cli.JobResult, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) UpdateJob(context.Context, cli.JobSelection, map[string]string) ([]cli.JobResult, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) UpdateNodes(context.Context, []string, map[string]string) error {
-	return errNotImplemented
-}
-func (f *fakeClient) Ping(context.Context) (*cli.PingResult, error) { return nil, errNotImplemented }
-func (f *fakeClient) Config(context.Context) ([]cli.KV, error)      { return nil, errNotImplemented }
-func (f *fakeClient) Reconfigure(context.Context) error             { return errNotImplemented }
-func (f *fakeClient) Close() error                                  { return nil }
 
 // refNow is the moment of sinfo_N_l.txt: Sun Nov 22 05:10:14 2026.
 var refNow = time.Date(2026, 11, 22, 5, 10, 14, 0, time.UTC)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"time"
 
@@ -41,10 +40,7 @@ type options struct {
 	iterate, verbose                                              int
 }
 
-// exitCode ends the command early with a status.
-type exitCode int
-
-func (e exitCode) Error() string { return "exit " + strconv.Itoa(int(e)) }
+// cli.ExitCode ends the command early with a status.
 
 type discard struct{}
 
@@ -87,39 +83,39 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", env.Prog, err)
 		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", env.Prog)
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	switch {
 	case o.help:
 		io.WriteString(env.Stdout, helpText)
-		return nil, exitCode(0)
+		return nil, cli.ExitCode(0)
 	case o.usage:
 		io.WriteString(env.Stdout, usageText)
-		return nil, exitCode(0)
+		return nil, cli.ExitCode(0)
 	case o.version:
 		v := env.Version
 		if v == "" {
 			v = "unknown"
 		}
 		fmt.Fprintln(env.Stdout, "slurm "+v)
-		return nil, exitCode(0)
+		return nil, cli.ExitCode(0)
 	case o.json || o.yaml:
 		env.Errorf("--json and --yaml are not supported yet")
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	case len(fs.Args()) > 0:
 		env.Errorf("Unrecognized option: %s", fs.Args()[0])
 		io.WriteString(env.Stderr, usageText)
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	_, envAll := env.LookupEnv("SINFO_ALL")
 	envPart, envP := env.LookupEnv("SINFO_PARTITION")
 	if envAll && envP {
 		env.Errorf("Conflicting options, SINFO_ALL and SINFO_PARTITION, specified. Please choose one or the other.")
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	if fs.Changed("all") && fs.Changed("partition") {
 		env.Errorf("Conflicting options, -a and -p, specified. Please choose one or the other.")
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	if envP && !fs.Changed("partition") && !fs.Changed("all") {
 		o.partitions = envPart
@@ -129,11 +125,11 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 	}
 	if o.long && (o.format != "" || o.formatLong != "") {
 		fmt.Fprintf(env.Stderr, "%s: fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.\n", env.Prog)
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	if fs.Changed("iterate") && o.iterate <= 0 {
 		env.Errorf("Error: invalid entry for --iterate=%d", o.iterate)
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	return o, nil
 }
@@ -172,14 +168,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	if err == nil {
 		err = run(ctx, env, o)
 	}
-	var code exitCode
-	if errors.As(err, &code) {
-		return int(code)
-	}
-	if err != nil {
-		return env.ExitError()
-	}
-	return 0
+	return env.Status(err)
 }
 
 func run(ctx context.Context, env *cli.Env, o *options) error {
@@ -188,7 +177,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 	fm, err := chooseFormat(env, o)
 	if err != nil {
 		env.Errorf("%v", err)
-		return exitCode(1)
+		return cli.ExitCode(1)
 	}
 	plain := make([]format.Field[*group], len(table))
 	byName := map[string]*sinfoField{}
@@ -204,7 +193,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		} else {
 			env.Errorf("%v", err)
 		}
-		return exitCode(1)
+		return cli.ExitCode(1)
 	}
 	how := grouping{perNode: o.nodeFlag}
 	seenKey := map[string]bool{}
@@ -233,7 +222,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		if bad != "" {
 			env.Errorf("Bad state string: \"%s\"", bad)
 			env.Errorf("valid states: %s", validStates())
-			return exitCode(1)
+			return cli.ExitCode(1)
 		}
 		nf.states = sf
 	}
@@ -241,7 +230,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		list, err := hostlist.Expand(o.nodes)
 		if err != nil {
 			env.Errorf("'%s' invalid entry for --nodes", o.nodes)
-			return exitCode(1)
+			return cli.ExitCode(1)
 		}
 		nf.names = map[string]bool{}
 		for _, n := range list {

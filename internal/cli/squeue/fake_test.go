@@ -3,7 +3,6 @@ package squeue
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
 	"slices"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/clitest"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -19,10 +19,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-var errNotImplemented = errors.New("not implemented by the fake")
-
 // fakeClient serves a fixed job list and records the queries it gets.
 type fakeClient struct {
+	clitest.Unimplemented
 	jobs    []*model.Job
 	now     int64
 	err     error
@@ -48,33 +47,6 @@ func (f *fakeClient) ListJobs(_ context.Context, q cli.JobQuery) (*cli.JobList, 
 	}
 	return out, nil
 }
-
-func (f *fakeClient) SubmitJob(context.Context, *model.JobSpec) (model.JobID, error) {
-	return 0, errNotImplemented
-}
-func (f *fakeClient) WatchJobs(context.Context, []model.JobID, func([]*model.Job) bool) error {
-	return errNotImplemented
-}
-func (f *fakeClient) ListNodes(context.Context) ([]*model.Node, error) { return nil, errNotImplemented }
-func (f *fakeClient) ListPartitions(context.Context) ([]*model.Partition, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) Signal(context.Context, cli.JobSelection, cli.SignalRequest) ([]cli.JobResult, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) Control(context.Context, cli.JobSelection, string) ([]cli.JobResult, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) UpdateJob(context.Context, cli.JobSelection, map[string]string) ([]cli.JobResult, error) {
-	return nil, errNotImplemented
-}
-func (f *fakeClient) UpdateNodes(context.Context, []string, map[string]string) error {
-	return errNotImplemented
-}
-func (f *fakeClient) Ping(context.Context) (*cli.PingResult, error) { return nil, errNotImplemented }
-func (f *fakeClient) Config(context.Context) ([]cli.KV, error)      { return nil, errNotImplemented }
-func (f *fakeClient) Reconfigure(context.Context) error             { return errNotImplemented }
-func (f *fakeClient) Close() error                                  { return nil }
 
 // refNow is the moment of the reference outputs: Sun Nov 22 05:10:05 2026.
 var refNow = time.Date(2026, 11, 22, 5, 10, 5, 0, time.UTC)

@@ -59,10 +59,7 @@ type options struct {
 	jobFlag, stepFlag bool
 }
 
-// exitCode ends the command early with a status.
-type exitCode int
-
-func (e exitCode) Error() string { return "exit " + strconv.Itoa(int(e)) }
+// cli.ExitCode ends the command early with a status.
 
 func newFlagSet(o *options) *pflag.FlagSet {
 	fs := pflag.NewFlagSet("squeue", pflag.ContinueOnError)
@@ -120,21 +117,21 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 	if err := fs.Parse(gluedOptionalArgs(args)); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %v\n", env.Prog, err)
 		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", env.Prog)
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	switch {
 	case o.help:
 		io.WriteString(env.Stdout, helpText)
-		return nil, exitCode(0)
+		return nil, cli.ExitCode(0)
 	case o.usage:
 		io.WriteString(env.Stdout, usageText)
-		return nil, exitCode(0)
+		return nil, cli.ExitCode(0)
 	case o.version:
 		fmt.Fprintln(env.Stdout, versionLine(env.Version))
-		return nil, exitCode(0)
+		return nil, cli.ExitCode(0)
 	case o.json || o.yaml:
 		env.Errorf("--json and --yaml are not supported yet")
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	o.jobFlag, o.stepFlag = fs.Changed("jobs"), fs.Changed("steps")
 	if o.jobs == jobsNoValue {
@@ -152,25 +149,25 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 		default:
 			env.Errorf("Unrecognized option: %s", rest[0])
 			io.WriteString(env.Stderr, usageText)
-			return nil, exitCode(1)
+			return nil, cli.ExitCode(1)
 		}
 		if len(rest) > 1 {
 			env.Errorf("Unrecognized option: %s", rest[1])
 			io.WriteString(env.Stderr, usageText)
-			return nil, exitCode(1)
+			return nil, cli.ExitCode(1)
 		}
 	}
 	if o.format != "" && o.formatLong != "" {
 		env.Errorf("-o (--format) is incompatible with -O (--Format)")
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	if o.long && o.format != "" {
 		fmt.Fprintf(env.Stderr, "%s: fatal: Options -o(--format) and -l(--long) are mutually exclusive. Please remove one and retry.\n", env.Prog)
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	if fs.Changed("iterate") && o.iterate <= 0 {
 		env.Errorf("--iterate=%d", o.iterate)
-		return nil, exitCode(1)
+		return nil, cli.ExitCode(1)
 	}
 	override := o.format != "" || o.formatLong != "" || o.long || o.stepFlag || o.start || o.onlyJobState
 	if !override {
@@ -266,7 +263,7 @@ func buildFilter(env *cli.Env, o *options) (*filter, error) {
 		var bad *cli.InvalidJobIDError
 		if errors.As(err, &bad) {
 			env.Errorf("Invalid job id: %s", bad.Arg)
-			return nil, exitCode(1)
+			return nil, cli.ExitCode(1)
 		}
 		f.targets = ts
 	}
@@ -275,7 +272,7 @@ func buildFilter(env *cli.Env, o *options) (*filter, error) {
 		if bad != "" {
 			env.Errorf("Invalid job state specified: %s", bad)
 			fmt.Fprintf(env.Stderr, "%s: error: Valid job states include: %s,COMPLETING\n", env.Prog, strings.Join(model.JobStateNames(), ","))
-			return nil, exitCode(1)
+			return nil, cli.ExitCode(1)
 		}
 		f.states = &s
 	}
@@ -283,7 +280,7 @@ func buildFilter(env *cli.Env, o *options) (*filter, error) {
 		u, err := currentUser()
 		if err != nil {
 			env.Errorf("cannot tell who you are: %v", err)
-			return nil, exitCode(1)
+			return nil, cli.ExitCode(1)
 		}
 		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 		if o.notMe {
@@ -309,7 +306,7 @@ func buildFilter(env *cli.Env, o *options) (*filter, error) {
 		nodes, err := hostlist.Expand(o.nodelist)
 		if err != nil {
 			env.Errorf("'%s' invalid entry for --nodelist", o.nodelist)
-			return nil, exitCode(1)
+			return nil, cli.ExitCode(1)
 		}
 		f.nodes = map[string]bool{}
 		for _, n := range nodes {
@@ -346,7 +343,7 @@ func formatError(env *cli.Env, err error) error {
 	} else {
 		env.Errorf("%v", err)
 	}
-	return exitCode(1)
+	return cli.ExitCode(1)
 }
 
 // Run is the squeue command.
@@ -355,14 +352,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	if err == nil {
 		err = run(ctx, env, o)
 	}
-	var code exitCode
-	if errors.As(err, &code) {
-		return int(code)
-	}
-	if err != nil {
-		return env.ExitError()
-	}
-	return 0
+	return env.Status(err)
 }
 
 func run(ctx context.Context, env *cli.Env, o *options) error {
@@ -373,7 +363,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 	if o.stepFlag {
 		if o.jobFlag && o.jobs == "" {
 			env.Errorf("Incompatible options --jobs and --steps")
-			return exitCode(1)
+			return cli.ExitCode(1)
 		}
 		l, err := format.NewTable(stepFields()...).Compile(fm)
 		if err != nil {
@@ -395,7 +385,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 	keys, err := parseSort(sortSpec)
 	if err != nil {
 		env.Errorf("%v", err)
-		return exitCode(1)
+		return cli.ExitCode(1)
 	}
 	f, err := buildFilter(env, o)
 	if err != nil {
@@ -426,7 +416,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		}
 		if len(f.targets) == 1 && !anyMatchesID(list.Jobs, f) {
 			fmt.Fprintln(env.Stderr, invalidJobIDMsg)
-			return exitCode(1)
+			return cli.ExitCode(1)
 		}
 		c.now = list.Now
 		if c.now == 0 {
