@@ -131,23 +131,15 @@ func ids32(ids []model.JobID) []uint32 {
 	return out
 }
 
-func jobsFromPB(in []*pb.Job) []*model.Job {
-	out := make([]*model.Job, len(in))
-	for i, j := range in {
-		out[i] = wire.JobFromPB(j)
-	}
-	return out
-}
-
 // ListJobs lists jobs without their scripts and environments.
 func (c *Client) ListJobs(ctx context.Context, q cli.JobQuery) (*cli.JobList, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids32(q.IDs), WithoutSpec: true, IncludeFinished: q.IncludeAll})
+	r, err := c.api.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids32(q.IDs), WithoutSpec: true, IncludeFinished: q.IncludeAll, Summary: q.Summary})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	return &cli.JobList{Jobs: jobsFromPB(r.Jobs), Now: r.Now}, nil
+	return &cli.JobList{Jobs: wire.JobsFromListing(r), Now: r.Now}, nil
 }
 
 // WatchJobs streams the jobs on each change until fn returns false.
@@ -166,7 +158,7 @@ func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*mo
 		if err != nil {
 			return fromStatus(err)
 		}
-		if !fn(jobsFromPB(r.Jobs)) {
+		if !fn(wire.JobsFromListing(r)) {
 			return nil
 		}
 	}

@@ -38,6 +38,10 @@ type Client interface {
 type JobQuery struct {
 	IDs        []model.JobID // empty = all
 	IncludeAll bool          // include finished jobs still held in memory
+	// Summary asks for jobs without their long spec strings (WorkDir,
+	// StdOut/StdErr/StdIn, Argv, SubmitLine, Comment, Dependency, node
+	// lists): the listing formats that do not print them are much faster.
+	Summary bool
 }
 
 // JobList is a listing taken at one moment.

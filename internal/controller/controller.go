@@ -142,7 +142,7 @@ func (c *Controller) launch(j *model.Job) {
 	}
 	st := c.svc.Settings()
 	c.send(j.BatchHost(), &pb.ControllerMessage{Msg: &pb.ControllerMessage_Launch{Launch: &pb.Launch{
-		Job: wire.JobToPB(j, true), Cluster: st.ClusterName, KillWait: st.KillWait,
+		Job: wire.JobToPB(j, wire.Full), Cluster: st.ClusterName, KillWait: st.KillWait,
 	}}})
 }
 

@@ -77,10 +77,10 @@ func jobIDs(ids []uint32) []model.JobID {
 	return out
 }
 
-func jobsToPB(jobs []*model.Job, withSpec bool) []*pb.Job {
+func jobsToPB(jobs []*model.Job, d wire.Detail) []*pb.Job {
 	out := make([]*pb.Job, len(jobs))
 	for i, j := range jobs {
-		out[i] = wire.JobToPB(j, withSpec)
+		out[i] = wire.JobToPB(j, d)
 	}
 	return out
 }
@@ -90,13 +90,19 @@ func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJ
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, !r.WithoutSpec), Now: now}, nil
+	switch {
+	case r.Summary:
+		return wire.SummaryListing(jobs, now), nil
+	case r.WithoutSpec:
+		return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Listing), Now: now}, nil
+	}
+	return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Full), Now: now}, nil
 }
 
 func (s *Server) WatchJobs(r *pb.WatchJobsRequest, stream pb.Drover_WatchJobsServer) error {
 	var sendErr error
 	err := s.svc.WatchJobs(stream.Context(), jobIDs(r.Ids), func(jobs []*model.Job, now int64) bool {
-		sendErr = stream.Send(&pb.ListJobsResponse{Jobs: jobsToPB(jobs, false), Now: now})
+		sendErr = stream.Send(wire.SummaryListing(jobs, now))
 		return sendErr == nil
 	})
 	if sendErr != nil {

@@ -1,6 +1,8 @@
 package wire
 
 import (
+	"google.golang.org/protobuf/proto"
+
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -55,9 +57,12 @@ func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine,
 	}
 	if a := s.Array; a != nil {
-		ids := make([]int, len(a.TaskIds))
-		for i, v := range a.TaskIds {
-			ids[i] = int(v)
+		var ids []int
+		if len(a.TaskIds) > 0 {
+			ids = make([]int, len(a.TaskIds))
+			for i, v := range a.TaskIds {
+				ids[i] = int(v)
+			}
 		}
 		out.Array = &model.ArraySpec{Raw: a.Raw, TaskIDs: ids, Throttle: int(a.Throttle)}
 	}
@@ -71,8 +76,23 @@ func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
 	return out
 }
 
-// JobToPB converts a job; withSpec includes its spec (script, environment).
-func JobToPB(j *model.Job, withSpec bool) *pb.Job {
+// Detail says how much of a job's spec goes on the wire.
+type Detail int
+
+const (
+	// Full includes the script and environment (launches).
+	Full Detail = iota
+	// Listing leaves out the script, the environment and the array's task
+	// list (which every task of an array shares).
+	Listing
+	// Summary also leaves out the long per-job strings (paths, command,
+	// submit line, dependency text) that the usual listing formats never
+	// print: decoding those dominated a 10,000-job squeue.
+	Summary
+)
+
+// JobToPB converts a job with the spec detail asked for.
+func JobToPB(j *model.Job, d Detail) *pb.Job {
 	out := &pb.Job{
 		Id: uint32(j.ID), ArrayJobId: uint32(j.ArrayJobID), ArrayTaskId: int32(j.ArrayTaskID),
 		Uid: j.UserID, Gid: j.GroupID, Groups: j.Groups, User: j.UserName, Partition: j.Partition,
@@ -86,24 +106,81 @@ func JobToPB(j *model.Job, withSpec bool) *pb.Job {
 	for _, a := range j.Alloc {
 		out.Alloc = append(out.Alloc, &pb.NodeAlloc{Node: a.Node, Cpus: int32(a.CPUs), Mem: a.Mem})
 	}
-	if withSpec {
+	if j.Spec == nil {
+		return out
+	}
+	if d == Full {
 		out.Spec = SpecToPB(j.Spec)
-	} else if j.Spec != nil {
-		// Keep the small request fields clients format, drop script and env.
-		s := *j.Spec
-		s.Script, s.Env = "", nil
-		if s.Array != nil {
-			// Every task of an array shares the spec; repeating the whole
-			// task list in each task would make listings quadratic.
-			s.Array = &model.ArraySpec{Raw: s.Array.Raw, Throttle: s.Array.Throttle}
+		return out
+	}
+	s := *j.Spec
+	s.Script, s.Env = "", nil
+	if s.Array != nil {
+		s.Array = &model.ArraySpec{Raw: s.Array.Raw, Throttle: s.Array.Throttle}
+	}
+	if d == Summary {
+		s.Argv, s.WorkDir, s.StdOut, s.StdErr, s.StdIn = nil, "", "", "", ""
+		s.SubmitLine, s.SubmitHost, s.Comment, s.Export = "", "", "", ""
+		s.ReqNodes, s.ExcNodes, s.Dependency, s.IOAddr, s.IOKey = nil, nil, nil, "", ""
+	}
+	out.Spec = SpecToPB(&s)
+	return out
+}
+
+// SummaryListing builds a listing whose jobs share their summary specs:
+// jobs submitted alike (or tasks of one array) differ only in fields the
+// Job message carries itself, so each distinct spec is sent and decoded once.
+func SummaryListing(jobs []*model.Job, now int64) *pb.ListJobsResponse {
+	out := &pb.ListJobsResponse{Jobs: make([]*pb.Job, len(jobs)), Now: now}
+	index := map[string]uint32{}
+	var key []byte
+	for i, j := range jobs {
+		p := JobToPB(j, Summary)
+		if p.Spec != nil {
+			var err error
+			key, err = proto.MarshalOptions{Deterministic: true}.MarshalAppend(key[:0], p.Spec)
+			if err == nil {
+				n, ok := index[string(key)]
+				if !ok {
+					out.Specs = append(out.Specs, p.Spec)
+					n = uint32(len(out.Specs))
+					index[string(key)] = n
+				}
+				p.Spec, p.SpecIndex = nil, n
+			}
 		}
-		out.Spec = SpecToPB(&s)
+		out.Jobs[i] = p
+	}
+	return out
+}
+
+// JobsFromListing converts a listing, sharing the specs it shares.
+func JobsFromListing(r *pb.ListJobsResponse) []*model.Job {
+	specs := make([]*model.JobSpec, len(r.Specs))
+	for i, s := range r.Specs {
+		specs[i] = SpecFromPB(s)
+	}
+	out := make([]*model.Job, len(r.Jobs))
+	for i, j := range r.Jobs {
+		if n := int(j.SpecIndex); n > 0 && n <= len(specs) && j.Spec == nil {
+			out[i] = jobFromPB(j, specs[n-1])
+			continue
+		}
+		out[i] = JobFromPB(j)
 	}
 	return out
 }
 
 // JobFromPB converts a wire job into the model.
 func JobFromPB(j *pb.Job) *model.Job {
+	spec := SpecFromPB(j.Spec)
+	if spec == nil {
+		spec = &model.JobSpec{}
+	}
+	return jobFromPB(j, spec)
+}
+
+func jobFromPB(j *pb.Job, spec *model.JobSpec) *model.Job {
 	out := &model.Job{
 		ID: model.JobID(j.Id), ArrayJobID: model.JobID(j.ArrayJobId), ArrayTaskID: int(j.ArrayTaskId),
 		UserID: j.Uid, GroupID: j.Gid, Groups: j.Groups, UserName: j.User, Partition: j.Partition,
@@ -113,10 +190,7 @@ func JobFromPB(j *pb.Job) *model.Job {
 		Restarts: int(j.Restarts), DepFailed: j.DepFailed, SubmitTime: j.SubmitTime,
 		EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
 		ExitCode: j.ExitCode, Signal: j.Signal, CancelledBy: j.CancelledBy, SpecID: model.JobID(j.SpecId),
-		Spec: SpecFromPB(j.Spec),
-	}
-	if out.Spec == nil {
-		out.Spec = &model.JobSpec{}
+		Spec: spec,
 	}
 	for _, a := range j.Alloc {
 		out.Alloc = append(out.Alloc, model.NodeAlloc{Node: a.Node, CPUs: int(a.Cpus), Mem: a.Mem})

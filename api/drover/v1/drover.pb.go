@@ -607,38 +607,40 @@ func (x *NodeAlloc) GetMem() int64 {
 }
 
 type Job struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	ArrayJobId    uint32                 `protobuf:"varint,2,opt,name=array_job_id,json=arrayJobId,proto3" json:"array_job_id,omitempty"`
-	ArrayTaskId   int32                  `protobuf:"varint,3,opt,name=array_task_id,json=arrayTaskId,proto3" json:"array_task_id,omitempty"`
-	Spec          *JobSpec               `protobuf:"bytes,4,opt,name=spec,proto3" json:"spec,omitempty"`
-	Uid           uint32                 `protobuf:"varint,5,opt,name=uid,proto3" json:"uid,omitempty"`
-	Gid           uint32                 `protobuf:"varint,6,opt,name=gid,proto3" json:"gid,omitempty"`
-	Groups        []uint32               `protobuf:"varint,7,rep,packed,name=groups,proto3" json:"groups,omitempty"`
-	User          string                 `protobuf:"bytes,8,opt,name=user,proto3" json:"user,omitempty"`
-	Partition     string                 `protobuf:"bytes,9,opt,name=partition,proto3" json:"partition,omitempty"`
-	State         uint32                 `protobuf:"varint,10,opt,name=state,proto3" json:"state,omitempty"`
-	Completing    bool                   `protobuf:"varint,11,opt,name=completing,proto3" json:"completing,omitempty"`
-	EndState      uint32                 `protobuf:"varint,12,opt,name=end_state,json=endState,proto3" json:"end_state,omitempty"`
-	Reason        string                 `protobuf:"bytes,13,opt,name=reason,proto3" json:"reason,omitempty"`
-	HoldUser      bool                   `protobuf:"varint,14,opt,name=hold_user,json=holdUser,proto3" json:"hold_user,omitempty"`
-	HoldAdmin     bool                   `protobuf:"varint,15,opt,name=hold_admin,json=holdAdmin,proto3" json:"hold_admin,omitempty"`
-	Priority      uint32                 `protobuf:"varint,16,opt,name=priority,proto3" json:"priority,omitempty"`
-	Nice          int32                  `protobuf:"varint,17,opt,name=nice,proto3" json:"nice,omitempty"`
-	TimeLimit     int64                  `protobuf:"varint,18,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
-	Name          string                 `protobuf:"bytes,19,opt,name=name,proto3" json:"name,omitempty"`
-	Comment       string                 `protobuf:"bytes,20,opt,name=comment,proto3" json:"comment,omitempty"`
-	Restarts      int32                  `protobuf:"varint,21,opt,name=restarts,proto3" json:"restarts,omitempty"`
-	DepFailed     bool                   `protobuf:"varint,22,opt,name=dep_failed,json=depFailed,proto3" json:"dep_failed,omitempty"`
-	SubmitTime    int64                  `protobuf:"varint,23,opt,name=submit_time,json=submitTime,proto3" json:"submit_time,omitempty"`
-	EligibleTime  int64                  `protobuf:"varint,24,opt,name=eligible_time,json=eligibleTime,proto3" json:"eligible_time,omitempty"`
-	StartTime     int64                  `protobuf:"varint,25,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
-	EndTime       int64                  `protobuf:"varint,26,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
-	Alloc         []*NodeAlloc           `protobuf:"bytes,27,rep,name=alloc,proto3" json:"alloc,omitempty"`
-	ExitCode      int32                  `protobuf:"varint,28,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
-	Signal        int32                  `protobuf:"varint,29,opt,name=signal,proto3" json:"signal,omitempty"`
-	CancelledBy   uint32                 `protobuf:"varint,30,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
-	SpecId        uint32                 `protobuf:"varint,31,opt,name=spec_id,json=specId,proto3" json:"spec_id,omitempty"`
+	state        protoimpl.MessageState `protogen:"open.v1"`
+	Id           uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	ArrayJobId   uint32                 `protobuf:"varint,2,opt,name=array_job_id,json=arrayJobId,proto3" json:"array_job_id,omitempty"`
+	ArrayTaskId  int32                  `protobuf:"varint,3,opt,name=array_task_id,json=arrayTaskId,proto3" json:"array_task_id,omitempty"`
+	Spec         *JobSpec               `protobuf:"bytes,4,opt,name=spec,proto3" json:"spec,omitempty"`
+	Uid          uint32                 `protobuf:"varint,5,opt,name=uid,proto3" json:"uid,omitempty"`
+	Gid          uint32                 `protobuf:"varint,6,opt,name=gid,proto3" json:"gid,omitempty"`
+	Groups       []uint32               `protobuf:"varint,7,rep,packed,name=groups,proto3" json:"groups,omitempty"`
+	User         string                 `protobuf:"bytes,8,opt,name=user,proto3" json:"user,omitempty"`
+	Partition    string                 `protobuf:"bytes,9,opt,name=partition,proto3" json:"partition,omitempty"`
+	State        uint32                 `protobuf:"varint,10,opt,name=state,proto3" json:"state,omitempty"`
+	Completing   bool                   `protobuf:"varint,11,opt,name=completing,proto3" json:"completing,omitempty"`
+	EndState     uint32                 `protobuf:"varint,12,opt,name=end_state,json=endState,proto3" json:"end_state,omitempty"`
+	Reason       string                 `protobuf:"bytes,13,opt,name=reason,proto3" json:"reason,omitempty"`
+	HoldUser     bool                   `protobuf:"varint,14,opt,name=hold_user,json=holdUser,proto3" json:"hold_user,omitempty"`
+	HoldAdmin    bool                   `protobuf:"varint,15,opt,name=hold_admin,json=holdAdmin,proto3" json:"hold_admin,omitempty"`
+	Priority     uint32                 `protobuf:"varint,16,opt,name=priority,proto3" json:"priority,omitempty"`
+	Nice         int32                  `protobuf:"varint,17,opt,name=nice,proto3" json:"nice,omitempty"`
+	TimeLimit    int64                  `protobuf:"varint,18,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
+	Name         string                 `protobuf:"bytes,19,opt,name=name,proto3" json:"name,omitempty"`
+	Comment      string                 `protobuf:"bytes,20,opt,name=comment,proto3" json:"comment,omitempty"`
+	Restarts     int32                  `protobuf:"varint,21,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	DepFailed    bool                   `protobuf:"varint,22,opt,name=dep_failed,json=depFailed,proto3" json:"dep_failed,omitempty"`
+	SubmitTime   int64                  `protobuf:"varint,23,opt,name=submit_time,json=submitTime,proto3" json:"submit_time,omitempty"`
+	EligibleTime int64                  `protobuf:"varint,24,opt,name=eligible_time,json=eligibleTime,proto3" json:"eligible_time,omitempty"`
+	StartTime    int64                  `protobuf:"varint,25,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	EndTime      int64                  `protobuf:"varint,26,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	Alloc        []*NodeAlloc           `protobuf:"bytes,27,rep,name=alloc,proto3" json:"alloc,omitempty"`
+	ExitCode     int32                  `protobuf:"varint,28,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal       int32                  `protobuf:"varint,29,opt,name=signal,proto3" json:"signal,omitempty"`
+	CancelledBy  uint32                 `protobuf:"varint,30,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
+	SpecId       uint32                 `protobuf:"varint,31,opt,name=spec_id,json=specId,proto3" json:"spec_id,omitempty"`
+	// spec_index is 1 + an index into ListJobsResponse.specs (0 = none).
+	SpecIndex     uint32 `protobuf:"varint,32,opt,name=spec_index,json=specIndex,proto3" json:"spec_index,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -886,6 +888,13 @@ func (x *Job) GetCancelledBy() uint32 {
 func (x *Job) GetSpecId() uint32 {
 	if x != nil {
 		return x.SpecId
+	}
+	return 0
+}
+
+func (x *Job) GetSpecIndex() uint32 {
+	if x != nil {
+		return x.SpecIndex
 	}
 	return 0
 }
@@ -1354,8 +1363,11 @@ type ListJobsRequest struct {
 	// include_finished also returns ended jobs still held in memory; jobs
 	// named in ids are returned whatever their state.
 	IncludeFinished bool `protobuf:"varint,3,opt,name=include_finished,json=includeFinished,proto3" json:"include_finished,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// summary also leaves out long per-job strings (paths, command, submit
+	// line, dependency): enough for the usual squeue formats, and far cheaper.
+	Summary       bool `protobuf:"varint,4,opt,name=summary,proto3" json:"summary,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListJobsRequest) Reset() {
@@ -1409,10 +1421,20 @@ func (x *ListJobsRequest) GetIncludeFinished() bool {
 	return false
 }
 
+func (x *ListJobsRequest) GetSummary() bool {
+	if x != nil {
+		return x.Summary
+	}
+	return false
+}
+
 type ListJobsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Jobs          []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
-	Now           int64                  `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Now   int64                  `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
+	// specs holds the distinct specs of a summary listing once each; such
+	// jobs carry spec_index + 1 instead of a spec of their own.
+	Specs         []*JobSpec `protobuf:"bytes,3,rep,name=specs,proto3" json:"specs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1459,6 +1481,13 @@ func (x *ListJobsResponse) GetNow() int64 {
 		return x.Now
 	}
 	return 0
+}
+
+func (x *ListJobsResponse) GetSpecs() []*JobSpec {
+	if x != nil {
+		return x.Specs
+	}
+	return nil
 }
 
 type WatchJobsRequest struct {
@@ -3388,7 +3417,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tNodeAlloc\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x10\n" +
-	"\x03mem\x18\x03 \x01(\x03R\x03mem\"\xed\x06\n" +
+	"\x03mem\x18\x03 \x01(\x03R\x03mem\"\x8c\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12 \n" +
 	"\farray_job_id\x18\x02 \x01(\rR\n" +
@@ -3429,7 +3458,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\texit_code\x18\x1c \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x1d \x01(\x05R\x06signal\x12!\n" +
 	"\fcancelled_by\x18\x1e \x01(\rR\vcancelledBy\x12\x17\n" +
-	"\aspec_id\x18\x1f \x01(\rR\x06specId\"\xd7\x04\n" +
+	"\aspec_id\x18\x1f \x01(\rR\x06specId\x12\x1d\n" +
+	"\n" +
+	"spec_index\x18  \x01(\rR\tspecIndex\"\xd7\x04\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -3480,14 +3511,16 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x10SubmitJobRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.drover.v1.JobSpecR\x04spec\"*\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"q\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"\x8b\x01\n" +
 	"\x0fListJobsRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\rR\x03ids\x12!\n" +
 	"\fwithout_spec\x18\x02 \x01(\bR\vwithoutSpec\x12)\n" +
-	"\x10include_finished\x18\x03 \x01(\bR\x0fincludeFinished\"H\n" +
+	"\x10include_finished\x18\x03 \x01(\bR\x0fincludeFinished\x12\x18\n" +
+	"\asummary\x18\x04 \x01(\bR\asummary\"r\n" +
 	"\x10ListJobsResponse\x12\"\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0e.drover.v1.JobR\x04jobs\x12\x10\n" +
-	"\x03now\x18\x02 \x01(\x03R\x03now\"$\n" +
+	"\x03now\x18\x02 \x01(\x03R\x03now\x12(\n" +
+	"\x05specs\x18\x03 \x03(\v2\x12.drover.v1.JobSpecR\x05specs\"$\n" +
 	"\x10WatchJobsRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\rR\x03ids\"\x12\n" +
 	"\x10ListNodesRequest\":\n" +
@@ -3700,57 +3733,58 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	4,  // 4: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
 	3,  // 5: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
 	5,  // 6: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
-	6,  // 7: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
-	7,  // 8: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
-	17, // 9: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
-	18, // 10: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
-	18, // 11: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
-	18, // 12: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	44, // 13: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
-	22, // 14: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	45, // 15: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
-	27, // 16: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
-	29, // 17: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
-	35, // 18: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
-	36, // 19: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
-	38, // 20: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
-	37, // 21: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
-	42, // 22: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	43, // 23: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	41, // 24: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	40, // 25: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
-	5,  // 26: drover.v1.Launch.job:type_name -> drover.v1.Job
-	8,  // 27: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	10, // 28: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	12, // 29: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	13, // 30: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	15, // 31: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	19, // 32: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	20, // 33: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	21, // 34: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	24, // 35: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	26, // 36: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	30, // 37: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	32, // 38: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	34, // 39: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	9,  // 40: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	11, // 41: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	11, // 42: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	14, // 43: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	16, // 44: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	23, // 45: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	23, // 46: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	23, // 47: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	25, // 48: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	28, // 49: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	31, // 50: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	33, // 51: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	39, // 52: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	40, // [40:53] is the sub-list for method output_type
-	27, // [27:40] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	3,  // 7: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
+	6,  // 8: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
+	7,  // 9: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
+	17, // 10: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
+	18, // 11: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
+	18, // 12: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
+	18, // 13: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
+	44, // 14: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	22, // 15: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
+	45, // 16: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	27, // 17: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
+	29, // 18: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
+	35, // 19: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
+	36, // 20: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
+	38, // 21: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
+	37, // 22: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
+	42, // 23: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	43, // 24: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	41, // 25: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	40, // 26: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	5,  // 27: drover.v1.Launch.job:type_name -> drover.v1.Job
+	8,  // 28: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	10, // 29: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	12, // 30: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	13, // 31: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	15, // 32: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	19, // 33: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	20, // 34: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	21, // 35: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	24, // 36: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	26, // 37: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	30, // 38: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	32, // 39: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	34, // 40: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	9,  // 41: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	11, // 42: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	11, // 43: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	14, // 44: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	16, // 45: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	23, // 46: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	23, // 47: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	23, // 48: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	25, // 49: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	28, // 50: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	31, // 51: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	33, // 52: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	39, // 53: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	41, // [41:54] is the sub-list for method output_type
+	28, // [28:41] is the sub-list for method input_type
+	28, // [28:28] is the sub-list for extension type_name
+	28, // [28:28] is the sub-list for extension extendee
+	0,  // [0:28] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }

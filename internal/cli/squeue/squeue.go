@@ -346,6 +346,28 @@ func formatError(env *cli.Env, err error) error {
 	return cli.ExitCode(1)
 }
 
+// fullSpecFields print spec strings that a summary listing leaves out.
+var fullSpecFields = map[string]bool{
+	"Dependency": true, "ReqNodes": true, "ExcNodes": true, "Command": true, "WorkDir": true,
+	"AllocNodes": true, "STDERR": true, "STDIN": true, "STDOUT": true,
+}
+
+// needsFullSpec reports whether the format or the sort reads spec strings
+// that a summary listing (cli.JobQuery.Summary) does not carry.
+func needsFullSpec(l *format.Layout[*jobRow], keys []sortKey) bool {
+	for _, c := range l.Columns() {
+		if fullSpecFields[c.Field.Name] {
+			return true
+		}
+	}
+	for _, k := range keys {
+		if k.letter == 'E' {
+			return true
+		}
+	}
+	return false
+}
+
 // Run is the squeue command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
 	o, err := parseArgs(env, args)
@@ -404,7 +426,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		fmt.Fprintf(env.Stderr, "slurm_load_jobs error: %v\n", err)
 		return err
 	}
-	q := cli.JobQuery{IncludeAll: f.states.wantsFinished() || len(f.targets) == 1}
+	q := cli.JobQuery{IncludeAll: f.states.wantsFinished() || len(f.targets) == 1, Summary: !needsFullSpec(layout, keys)}
 	for _, t := range f.targets {
 		q.IDs = append(q.IDs, t.ID)
 	}
