@@ -43,7 +43,7 @@ func TestSummaryListingSharesSpecs(t *testing.T) {
 func TestFullRoundTrip(t *testing.T) {
 	spec := &model.JobSpec{Name: "x", Script: "s", Env: []string{"A=1"}, Argv: []string{"a"}, WorkDir: "/w",
 		Dependency: &model.Dependency{Raw: "afterok:1", Terms: []model.DepTerm{{Type: model.DepAfterOK, Job: 1, Task: -1}}},
-		Array: &model.ArraySpec{Raw: "0-1", TaskIDs: []int{0, 1}}, TimeLimit: 60, MinNodes: 1, Interactive: true, IOAddr: "h:1", IOKey: "k"}
+		Array:      &model.ArraySpec{Raw: "0-1", TaskIDs: []int{0, 1}}, TimeLimit: 60, MinNodes: 1, Interactive: true, IOAddr: "h:1", IOKey: "k"}
 	j := &model.Job{ID: 7, ArrayJobID: 7, ArrayTaskID: 0, Spec: spec, UserID: 5, Groups: []uint32{1, 2}, State: model.JobTimeout,
 		ExitCode: 3, Signal: 15, Alloc: []model.NodeAlloc{{Node: "n", CPUs: 2, Mem: 10}}}
 	back := JobFromPB(JobToPB(j, Full))
