@@ -1,43 +1,71 @@
 package fsm
 
 import (
+	"bufio"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
 )
 
-// image is the persisted form of the whole state. Array tasks share one
-// spec, stored once under its SpecID.
-type image struct {
-	NextJobID  model.JobID                    `json:"next_job_id"`
-	Specs      map[model.JobID]*model.JobSpec `json:"specs"`
-	Jobs       []*model.Job                   `json:"jobs"`
-	Nodes      []*model.Node                  `json:"nodes"`
-	Partitions []*model.Partition             `json:"partitions"`
+// A snapshot is a stream of JSON values: one header, then one record per
+// spec and per job. Streaming keeps the controller's memory flat: encoding
+// the whole state as one document needed a buffer as large as the state.
+// Array tasks share one spec, written once under its SpecID before them.
+type header struct {
+	Version    int                `json:"version"`
+	NextJobID  model.JobID        `json:"next_job_id"`
+	Nodes      []*model.Node      `json:"nodes"`
+	Partitions []*model.Partition `json:"partitions"`
 }
+
+type record struct {
+	SpecID model.JobID    `json:"spec_id,omitempty"`
+	Spec   *model.JobSpec `json:"spec,omitempty"`
+	Job    *model.Job     `json:"job,omitempty"`
+}
+
+const snapshotVersion = 2
 
 // WriteSnapshot serialises an immutable snapshot; safe to run concurrently
 // with Apply because snapshots never change.
 func WriteSnapshot(snap *state.Snapshot, w io.Writer) error {
-	img := image{NextJobID: snap.NextJobID, Specs: map[model.JobID]*model.JobSpec{},
-		Nodes: snap.Nodes(), Partitions: snap.Partitions()}
+	bw := bufio.NewWriterSize(w, 256<<10)
+	enc := json.NewEncoder(bw)
+	if err := enc.Encode(&header{Version: snapshotVersion, NextJobID: snap.NextJobID,
+		Nodes: snap.Nodes(), Partitions: snap.Partitions()}); err != nil {
+		return err
+	}
+	var err error
+	written := map[model.JobID]bool{}
 	snap.EachJob(func(j *model.Job) bool {
-		img.Jobs = append(img.Jobs, j)
-		if _, ok := img.Specs[j.SpecID]; !ok {
-			img.Specs[j.SpecID] = j.Spec
+		if !written[j.SpecID] {
+			written[j.SpecID] = true
+			if err = enc.Encode(&record{SpecID: j.SpecID, Spec: j.Spec}); err != nil {
+				return false
+			}
 		}
-		return true
+		err = enc.Encode(&record{Job: j})
+		return err == nil
 	})
-	return json.NewEncoder(w).Encode(&img)
+	if err != nil {
+		return err
+	}
+	return bw.Flush()
 }
 
-// Restore replaces the store's content with a snapshot image.
+// Restore replaces the store's content with a snapshot.
 func (f *FSM) Restore(r io.Reader, index uint64) error {
-	var img image
-	if err := json.NewDecoder(r).Decode(&img); err != nil {
-		return err
+	dec := json.NewDecoder(bufio.NewReaderSize(r, 256<<10))
+	var h header
+	if err := dec.Decode(&h); err != nil {
+		return fmt.Errorf("snapshot header: %w", err)
+	}
+	if h.Version != snapshotVersion {
+		return fmt.Errorf("snapshot version %d, want %d", h.Version, snapshotVersion)
 	}
 	txn := f.store.Begin()
 	old := txn.Snapshot()
@@ -49,18 +77,34 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 	for _, n := range old.Nodes() {
 		txn.DeleteNode(n.Name)
 	}
-	for _, j := range img.Jobs {
-		j.Spec = img.Specs[j.SpecID]
-		if j.Spec == nil {
-			j.Spec = &model.JobSpec{}
+	specs := map[model.JobID]*model.JobSpec{}
+	for {
+		var rec record
+		err := dec.Decode(&rec)
+		if errors.Is(err, io.EOF) {
+			break
 		}
-		txn.PutJob(j)
+		if err != nil {
+			txn.Abort()
+			return fmt.Errorf("snapshot record: %w", err)
+		}
+		switch {
+		case rec.Spec != nil:
+			intern(rec.Spec)
+			specs[rec.SpecID] = rec.Spec
+		case rec.Job != nil:
+			j := rec.Job
+			if j.Spec = specs[j.SpecID]; j.Spec == nil {
+				j.Spec = &model.JobSpec{}
+			}
+			txn.PutJob(j)
+		}
 	}
-	for _, n := range img.Nodes {
+	for _, n := range h.Nodes {
 		txn.PutNode(n)
 	}
-	txn.SetPartitions(img.Partitions)
-	txn.SetNextJobID(img.NextJobID)
+	txn.SetPartitions(h.Partitions)
+	txn.SetNextJobID(h.NextJobID)
 	txn.Commit(index)
 	return nil
 }

@@ -51,3 +51,28 @@ func BenchmarkApplySubmit(b *testing.B) {
 		}
 	}
 }
+
+// TestRestartFromSnapshot: state in a snapshot plus the log after it is
+// all there after a restart.
+func TestRestartFromSnapshot(t *testing.T) {
+	dir := t.TempDir()
+	n, _ := open(t, dir)
+	arr := spec()
+	arr.Array = &model.ArraySpec{Raw: "1-3", TaskIDs: []int{1, 2, 3}}
+	if _, err := n.Apply(fsm.TypeSubmit, &fsm.Submit{Spec: arr, Partition: "p", Now: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.Raft.Snapshot().Error(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := n.Apply(fsm.TypeSubmit, &fsm.Submit{Spec: spec(), Partition: "p", Now: 2}); err != nil {
+		t.Fatal(err)
+	}
+	n.Close()
+	n2, store := open(t, dir)
+	defer n2.Close()
+	s := store.Snapshot()
+	if s.NumJobs() != 4 || s.NextJobID != 5 || s.Job(3).Spec != s.Job(1).Spec || s.Job(3).Spec.Array.Raw != "1-3" {
+		t.Fatalf("after restore: %d jobs, next %d", s.NumJobs(), s.NextJobID)
+	}
+}
