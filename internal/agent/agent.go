@@ -139,6 +139,7 @@ func (a *Agent) session(ctx context.Context, addr, token string) error {
 	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{
 		Node: a.node, Cpus: int32(cpus), Sockets: int32(sockets), Cores: int32(cores), Threads: int32(threads),
 		Memory: detectMemMiB(), Hostname: host, Version: version.Version, BootTime: a.boot, Running: a.runningIDs(),
+		Ended: a.endedIDs(),
 	}}}); err != nil {
 		return err
 	}
@@ -218,6 +219,16 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		delete(a.ends, x.EndAck.JobId)
 		a.mu.Unlock()
 	}
+}
+
+func (a *Agent) endedIDs() []uint32 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make([]uint32, 0, len(a.ends))
+	for id := range a.ends {
+		out = append(out, id)
+	}
+	return out
 }
 
 func (a *Agent) runningIDs() []uint32 {

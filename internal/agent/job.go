@@ -37,6 +37,12 @@ func (a *Agent) launch(l *pb.Launch) {
 		a.mu.Unlock()
 		return
 	}
+	if e := a.ends[l.Job.Id]; e != nil {
+		// It already ran here: never twice. Tell the controller again.
+		a.mu.Unlock()
+		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: e}})
+		return
+	}
 	j := &job{id: l.Job.Id, model: mj}
 	a.jobs[j.id] = j
 	a.mu.Unlock()

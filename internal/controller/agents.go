@@ -56,6 +56,10 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 	for i, id := range reg.Running {
 		running[i] = model.JobID(id)
 	}
+	ended := map[model.JobID]bool{}
+	for _, id := range reg.Ended {
+		ended[model.JobID(id)] = true
+	}
 	// Reconcile what the controller believes runs on the node with what
 	// the agent reports.
 	var lost []model.JobID
@@ -70,6 +74,8 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 			if j.Completing {
 				reterminate = append(reterminate, j)
 			}
+		case ended[j.ID]:
+			// Its end report follows the registration.
 		case c.acked[j.ID]:
 			lost = append(lost, j.ID)
 		case j.Completing:

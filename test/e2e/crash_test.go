@@ -111,3 +111,43 @@ func freePort(t *testing.T) int {
 	defer l.Close()
 	return portOf(l)
 }
+
+// TestJobEndsWhileControllerDown: a job finishes while the controller is
+// dead; after the restart its end is recorded once and it is not run again.
+func TestJobEndsWhileControllerDown(t *testing.T) {
+	dir := worldDir(t)
+	conf := filepath.Join(dir, "slurm.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf(`ClusterName=outage
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=%d
+StateSaveLocation=%s/state
+SlurmdSpoolDir=%s/spool
+KillWait=2
+NodeName=n1 CPUs=2 RealMemory=1000
+PartitionName=p Nodes=n1 Default=YES
+`, freePort(t), dir, dir)), 0o644)
+	c := &cluster{t: t, dir: dir, conf: conf}
+	daemon := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(binDir, "drover"), append(args, "-f", conf)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+		return cmd
+	}
+	ctl := daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	daemon("agent", "--name", "n1")
+	runs := filepath.Join(dir, "runs")
+	id := c.sbatch("-o", "/dev/null", "--wrap", "echo ran >> "+runs+"; sleep 2")
+	c.waitState(id, "RUNNING", 30*time.Second)
+	_ = ctl.Process.Signal(syscall.SIGKILL)
+	_ = ctl.Wait()
+	time.Sleep(3 * time.Second) // the job ends while no controller listens
+	daemon("controller")
+	c.waitState(id, "COMPLETED", 30*time.Second)
+	time.Sleep(500 * time.Millisecond) // a wrongful relaunch would show by now
+	if got := readFile(t, runs); got != "ran\n" {
+		t.Errorf("job ran %d times", strings.Count(got, "ran"))
+	}
+}

@@ -2704,7 +2704,10 @@ type Register struct {
 	Version  string                 `protobuf:"bytes,8,opt,name=version,proto3" json:"version,omitempty"`
 	BootTime int64                  `protobuf:"varint,9,opt,name=boot_time,json=bootTime,proto3" json:"boot_time,omitempty"`
 	// running lists the jobs the agent still runs (after an agent restart).
-	Running       []uint32 `protobuf:"varint,10,rep,packed,name=running,proto3" json:"running,omitempty"`
+	Running []uint32 `protobuf:"varint,10,rep,packed,name=running,proto3" json:"running,omitempty"`
+	// ended lists jobs that ended but whose end the controller has not
+	// confirmed; their JobEnded follows the registration.
+	Ended         []uint32 `protobuf:"varint,11,rep,packed,name=ended,proto3" json:"ended,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2805,6 +2808,13 @@ func (x *Register) GetBootTime() int64 {
 func (x *Register) GetRunning() []uint32 {
 	if x != nil {
 		return x.Running
+	}
+	return nil
+}
+
+func (x *Register) GetEnded() []uint32 {
+	if x != nil {
+		return x.Ended
 	}
 	return nil
 }
@@ -3595,7 +3605,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tjob_ended\x18\x03 \x01(\v2\x13.drover.v1.JobEndedH\x00R\bjobEnded\x128\n" +
 	"\vjob_started\x18\x04 \x01(\v2\x15.drover.v1.JobStartedH\x00R\n" +
 	"jobStartedB\x05\n" +
-	"\x03msg\"\x81\x02\n" +
+	"\x03msg\"\x97\x02\n" +
 	"\bRegister\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x18\n" +
@@ -3607,7 +3617,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\aversion\x18\b \x01(\tR\aversion\x12\x1b\n" +
 	"\tboot_time\x18\t \x01(\x03R\bbootTime\x12\x18\n" +
 	"\arunning\x18\n" +
-	" \x03(\rR\arunning\"%\n" +
+	" \x03(\rR\arunning\x12\x14\n" +
+	"\x05ended\x18\v \x03(\rR\x05ended\"%\n" +
 	"\tHeartbeat\x12\x18\n" +
 	"\arunning\x18\x01 \x03(\rR\arunning\"5\n" +
 	"\n" +
