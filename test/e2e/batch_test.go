@@ -125,11 +125,10 @@ echo "mine=$MY_VAR pwd=$(pwd)"
 	})
 
 	t.Run("dependency afterok", func(t *testing.T) {
-		first := c.sbatch("-o", "/dev/null", "--wrap", "sleep 1")
+		first := c.sbatch("-H", "-o", "/dev/null", "--wrap", "true")
 		second := c.sbatch("-d", "afterok:"+first, "-o", "/dev/null", "--wrap", "true")
-		if r := c.jobField(second, "Reason"); r != "Dependency" {
-			t.Errorf("dependent job reason %q", r)
-		}
+		c.waitFor("dependency reason", 10*time.Second, func() bool { return c.jobField(second, "Reason") == "Dependency" })
+		c.must("scontrol", "release", first)
 		c.waitState(second, "COMPLETED", 30*time.Second)
 	})
 }

@@ -36,8 +36,14 @@ func TestMain(m *testing.M) {
 	_, file, _, _ := runtime.Caller(0)
 	root := filepath.Join(filepath.Dir(file), "..", "..")
 	build := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "drover"), "./cmd/drover")
-	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if os.Getenv("DROVER_E2E_RACE") != "" {
+		// Daemons under the race detector: slower, but catches races that
+		// only real processes exercise.
+		build = exec.Command("go", "build", "-race", "-o", filepath.Join(dir, "drover"), "./cmd/drover")
+		build.Env = append(os.Environ(), "CGO_ENABLED=1")
+	}
+	build.Dir = root
 	build.Stdout, build.Stderr = os.Stdout, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Println("e2e: build failed:", err)
@@ -110,6 +116,13 @@ func (c *cluster) stop() {
 	case <-time.After(30 * time.Second):
 		_ = c.up.Process.Kill()
 		<-done
+	}
+	// Under DROVER_E2E_RACE the daemons report races in their logs.
+	logs, _ := filepath.Glob(filepath.Join(c.dir, "log", "*.log"))
+	for _, f := range logs {
+		if b, err := os.ReadFile(f); err == nil && bytes.Contains(b, []byte("WARNING: DATA RACE")) {
+			c.t.Errorf("data race reported in %s:\n%s", f, tail(string(b), 6000))
+		}
 	}
 	if c.t.Failed() {
 		c.t.Logf("drover up output:\n%s", c.out.String())

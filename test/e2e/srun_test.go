@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -28,17 +30,25 @@ func TestSrunOutsideAllocation(t *testing.T) {
 // node frees up, and an impossible request is refused at once.
 func TestSrunWaitsForResources(t *testing.T) {
 	c := startUp(t, 1)
-	block := c.sbatch("--exclusive", "-o", "/dev/null", "--wrap", "sleep 2")
+	block := c.sbatch("--exclusive", "-o", "/dev/null", "--wrap", "sleep 300")
 	c.waitState(block, "RUNNING", 30*time.Second)
-	out, errOut, code := c.runAs(nil, "", "srun", "echo", "finally")
-	if code != 0 || out != "finally\n" {
-		t.Fatalf("srun: %d %q %q", code, out, errOut)
+	srun := exec.Command(filepath.Join(binDir, "srun"), "echo", "finally")
+	srun.Dir, srun.Env = c.dir, c.env()
+	var out, errOut syncBuffer
+	srun.Stdout, srun.Stderr = &out, &errOut
+	if err := srun.Start(); err != nil {
+		t.Fatal(err)
 	}
-	if !strings.Contains(errOut, "queued and waiting for resources") || !strings.Contains(errOut, "has been allocated resources") {
-		t.Errorf("srun stderr: %q", errOut)
+	c.waitFor("srun to queue", 30*time.Second, func() bool { return strings.Contains(errOut.String(), "queued and waiting for resources") })
+	c.must("scancel", block)
+	if err := srun.Wait(); err != nil || out.String() != "finally\n" {
+		t.Fatalf("srun: %v %q %q", err, out.String(), errOut.String())
 	}
-	_, errOut, code = c.runAs(nil, "", "srun", "-c", "512", "true")
-	if code == 0 || !strings.Contains(errOut, "Requested node configuration is not available") {
-		t.Errorf("impossible srun: %d %q", code, errOut)
+	if !strings.Contains(errOut.String(), "has been allocated resources") {
+		t.Errorf("srun stderr: %q", errOut.String())
+	}
+	_, bad, code := c.runAs(nil, "", "srun", "-c", "512", "true")
+	if code == 0 || !strings.Contains(bad, "Requested node configuration is not available") {
+		t.Errorf("impossible srun: %d %q", code, bad)
 	}
 }

@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"net"
+	"sync"
 	"testing"
 	"time"
 )
@@ -23,3 +25,21 @@ func sendGarbage(t *testing.T, addr string) {
 func netListen() (net.Listener, error) { return net.Listen("tcp", "127.0.0.1:0") }
 
 func portOf(l net.Listener) int { return l.Addr().(*net.TCPAddr).Port }
+
+// syncBuffer is a bytes.Buffer safe to read while a process writes it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
