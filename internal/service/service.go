@@ -14,6 +14,7 @@ import (
 	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/state"
@@ -111,6 +112,12 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir) {
 		return 0, invalid("Invalid working directory")
 	}
+	if spec.ReqNodes, err = expandNodes(snap, spec.ReqNodes); err != nil {
+		return 0, err
+	}
+	if spec.ExcNodes, err = expandNodes(snap, spec.ExcNodes); err != nil {
+		return 0, err
+	}
 	part, err := s.pickPartition(snap, spec, id)
 	if err != nil {
 		return 0, err
@@ -149,6 +156,25 @@ func (s *Service) schedConfig() sched.Config {
 
 // SchedConfig is the scheduler configuration derived from the settings.
 func (s *Service) SchedConfig() sched.Config { return s.schedConfig() }
+
+// expandNodes turns -w/-x hostlist expressions into node names, all of
+// which must exist.
+func expandNodes(snap *state.Snapshot, exprs []string) ([]string, error) {
+	var out []string
+	for _, e := range exprs {
+		names, err := hostlist.Expand(e)
+		if err != nil {
+			return nil, invalid("Invalid node name specified")
+		}
+		for _, n := range names {
+			if snap.Node(n) == nil {
+				return nil, invalid("Invalid node name specified")
+			}
+		}
+		out = append(out, names...)
+	}
+	return out, nil
+}
 
 func partitionNodes(snap *state.Snapshot, p *model.Partition) []*model.Node {
 	out := make([]*model.Node, 0, len(p.Nodes))

@@ -202,3 +202,23 @@ func TestUpdateRules(t *testing.T) {
 		}
 	}
 }
+
+func TestNodeListsAreExpanded(t *testing.T) {
+	svc, _, _ := setup(t)
+	s := spec()
+	s.ReqNodes = []string{"n[1-2]"}
+	s.MinNodes = 2
+	id, err := svc.SubmitJob(as(1000), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, _, _ := svc.ListJobs(as(0), []model.JobID{id}, false)
+	if got := jobs[0].Spec.ReqNodes; len(got) != 2 || got[0] != "n1" || got[1] != "n2" {
+		t.Errorf("ReqNodes %v", got)
+	}
+	bad := spec()
+	bad.ExcNodes = []string{"n[1-9]"}
+	if _, err := svc.SubmitJob(as(1000), bad); err == nil || err.Error() != "Invalid node name specified" {
+		t.Errorf("unknown excluded node: %v", err)
+	}
+}
