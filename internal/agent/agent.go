@@ -44,10 +44,11 @@ type Agent struct {
 	cluster  string
 	boot     int64
 
-	mu     sync.Mutex
-	jobs   map[uint32]*job
-	ends   map[uint32]*pb.JobEnded // reported ends awaiting the controller's ack
-	outbox chan *pb.AgentMessage
+	mu       sync.Mutex
+	jobs     map[uint32]*job
+	ends     map[uint32]*pb.JobEnded // reported ends awaiting the controller's ack
+	stopping bool                    // jobs killed from now on are not ends to report
+	outbox   chan *pb.AgentMessage
 }
 
 // Run runs the agent until ctx ends.
@@ -276,6 +277,7 @@ func (a *Agent) report(m *pb.AgentMessage) {
 // registers.
 func (a *Agent) shutdown() {
 	a.mu.Lock()
+	a.stopping = true
 	var jobs []*job
 	for _, j := range a.jobs {
 		jobs = append(jobs, j)

@@ -162,8 +162,16 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	_ = os.RemoveAll(j.dir)
 	a.mu.Lock()
 	delete(a.jobs, j.id)
-	a.ends[j.id] = end
+	stopping := a.stopping
+	if !stopping {
+		a.ends[j.id] = end
+	}
 	a.mu.Unlock()
+	if stopping {
+		// Killed because this agent stops, not because the job ended: the
+		// controller relaunches it when the node registers again.
+		return
+	}
 	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: end}})
 }
 
