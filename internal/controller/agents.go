@@ -62,8 +62,8 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 	}
 	// Reconcile what the controller believes runs on the node with what
 	// the agent reports.
-	var lost []model.JobID
-	var relaunch, reterminate []*model.Job
+	var lost, requeue []model.JobID
+	var reterminate []*model.Job
 	c.mu.Lock()
 	snap.EachActive(func(j *model.Job) bool {
 		if j.State != model.JobRunning || j.BatchHost() != reg.Node {
@@ -81,7 +81,9 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 		case j.Completing:
 			lost = append(lost, j.ID) // never reached the node; ends as intended
 		default:
-			relaunch = append(relaunch, j)
+			// Never started there, or stopped with its agent: run it
+			// afresh, with a new start time.
+			requeue = append(requeue, j.ID)
 		}
 		return true
 	})
@@ -90,7 +92,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 	cmd := &fsm.NodeRegister{
 		Node: reg.Node, CPUs: int(reg.Cpus), Sockets: int(reg.Sockets), Cores: int(reg.Cores),
 		Threads: int(reg.Threads), Memory: reg.Memory, Hostname: reg.Hostname, Addr: peerAddr,
-		Version: reg.Version, BootTime: reg.BootTime, Running: running, Lost: lost, Now: c.clock.Now().Unix(),
+		Version: reg.Version, BootTime: reg.BootTime, Running: running, Lost: lost, Requeue: requeue, Now: c.clock.Now().Unix(),
 	}
 	if _, err := c.raft.Apply(fsm.TypeNodeRegister, cmd); err != nil {
 		return err
@@ -140,9 +142,6 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 			}
 		}
 	}()
-	for _, j := range relaunch {
-		c.launch(j)
-	}
 	if len(reterminate) > 0 {
 		ids := make([]model.JobID, len(reterminate))
 		for i, j := range reterminate {

@@ -370,6 +370,14 @@ func applyNodeRegister(txn *state.Txn, c *NodeRegister) {
 			failJob(txn, j, c.Now)
 		}
 	}
+	for _, id := range c.Requeue {
+		if j := txn.Snapshot().Job(id); j != nil && j.State == model.JobRunning {
+			release(txn, j)
+			j = j.Clone()
+			requeue(j, c.Now)
+			txn.PutJob(j)
+		}
+	}
 }
 
 // ReasonNotResponding is the node reason set when its agent goes silent.

@@ -120,6 +120,9 @@ type NodeRegister struct {
 	Running  []model.JobID `json:"running"`
 	// Lost are jobs the node no longer runs; they end NODE_FAIL.
 	Lost []model.JobID `json:"lost,omitempty"`
+	// Requeue are jobs the node never started (or stopped with its agent):
+	// they go back to PENDING and are scheduled afresh.
+	Requeue []model.JobID `json:"requeue,omitempty"`
 	Now  int64         `json:"now"`
 }
 

@@ -179,3 +179,14 @@ func TestUndecodableEntryIsSkipped(t *testing.T) {
 		t.Fatal("empty entry not reported")
 	}
 }
+
+func TestRegisterRequeuesJobsTheNodeDoesNotHave(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 2}}}}})
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Requeue: []model.JobID{1}, Now: 9})
+	j := h.snap().Job(1)
+	if j.State != model.JobPending || j.StartTime != 0 || j.Restarts != 1 || h.snap().Node("n1").AllocCPUs != 0 {
+		t.Fatalf("job %+v, node alloc %d", j, h.snap().Node("n1").AllocCPUs)
+	}
+}

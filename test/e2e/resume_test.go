@@ -17,6 +17,8 @@ func TestUpResumesOnSameDir(t *testing.T) {
 	done := c.sbatch("-o", "/dev/null", "--wrap", "true")
 	c.waitState(done, "COMPLETED", 30*time.Second)
 	held := c.sbatch("-H", "-J", "keepme", "-o", "resumed-%j.out", "--wrap", "echo ran after restart")
+	running := c.sbatch("-o", "interrupted-%j.out", "--wrap", "sleep 2; echo finished")
+	c.waitState(running, "RUNNING", 30*time.Second)
 	conf := readFile(t, c.conf)
 	c.stop()
 
@@ -29,6 +31,14 @@ func TestUpResumesOnSameDir(t *testing.T) {
 	}
 	if st := c.jobField(done, "JobState"); st != "COMPLETED" {
 		t.Errorf("finished job after restart: %q", st)
+	}
+	// The job cut off by the stop runs again from the start.
+	c.waitState(running, "COMPLETED", 30*time.Second)
+	if r := c.jobField(running, "Restarts"); r != "1" {
+		t.Errorf("interrupted job Restarts=%s, want 1", r)
+	}
+	if out := readFile(t, filepath.Join(c.dir, "interrupted-"+running+".out")); out != "finished\n" {
+		t.Errorf("interrupted job output %q", out)
 	}
 	c.must("scontrol", "release", held)
 	c.waitState(held, "COMPLETED", 30*time.Second)
