@@ -123,7 +123,7 @@ type NodeRegister struct {
 	// Requeue are jobs the node never started (or stopped with its agent):
 	// they go back to PENDING and are scheduled afresh.
 	Requeue []model.JobID `json:"requeue,omitempty"`
-	Now  int64         `json:"now"`
+	Now     int64         `json:"now"`
 }
 
 // NodeDown marks a node down (not responding, or set by an admin); its
