@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,7 +27,6 @@ const (
 	DefaultSort       = "#P,-t"
 	NodeSort          = "N"
 	reasonStates      = "down,fail,drain"
-	dateLineFormat    = "Mon Jan 02 15:04:05 2006"
 	noReservationsMsg = "No reservations in the system"
 )
 
@@ -304,23 +302,7 @@ func validStates() string {
 // repeat prints once, or every -i seconds until ctx ends, with Slurm's
 // date line first when asked for.
 func repeat(ctx context.Context, env *cli.Env, o *options, print func() error) error {
-	for {
-		if !o.noHeader && (o.iterate > 0 || o.verbose > 0 || o.long) {
-			fmt.Fprintln(env.Stdout, env.Now().Format(dateLineFormat))
-		}
-		if err := print(); err != nil {
-			return err
-		}
-		if o.iterate <= 0 {
-			return nil
-		}
-		fmt.Fprintln(env.Stdout)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Duration(o.iterate) * time.Second):
-		}
-	}
+	return cli.Repeat(ctx, env, o.iterate, !o.noHeader && (o.iterate > 0 || o.verbose > 0 || o.long), print)
 }
 
 const usageText = `Usage: sinfo [-adelNRrsTv] [-i seconds] [-t states] [-p partition] [-n nodes]

@@ -8,7 +8,6 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -28,7 +27,6 @@ const (
 	DefaultSort     = "P,t,-p"
 	defaultBitstr   = 64
 	jobsNoValue     = "\x00"
-	dateLineFormat  = "Mon Jan 02 15:04:05 2006"
 	invalidJobIDMsg = "slurm_load_jobs error: " + cli.MsgInvalidJobID
 )
 
@@ -464,23 +462,7 @@ func anyMatchesID(jobs []*model.Job, f *filter) bool {
 // printTimes runs print once, or every -i seconds until ctx ends, with
 // Slurm's date line before each table when asked for.
 func printTimes(ctx context.Context, env *cli.Env, o *options, print func() error) error {
-	for {
-		if !o.noHeader && (o.iterate > 0 || o.verbose > 0 || o.long) {
-			fmt.Fprintln(env.Stdout, env.Now().Format(dateLineFormat))
-		}
-		if err := print(); err != nil {
-			return err
-		}
-		if o.iterate <= 0 {
-			return nil
-		}
-		fmt.Fprintln(env.Stdout)
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-time.After(time.Duration(o.iterate) * time.Second):
-		}
-	}
+	return cli.Repeat(ctx, env, o.iterate, !o.noHeader && (o.iterate > 0 || o.verbose > 0 || o.long), print)
 }
 
 type discard struct{}
