@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -222,24 +224,18 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 	}
 }
 
+// endedIDs lists the ends the controller has not confirmed yet.
 func (a *Agent) endedIDs() []uint32 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]uint32, 0, len(a.ends))
-	for id := range a.ends {
-		out = append(out, id)
-	}
-	return out
+	return slices.Collect(maps.Keys(a.ends))
 }
 
+// runningIDs lists the jobs running on this node.
 func (a *Agent) runningIDs() []uint32 {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	out := make([]uint32, 0, len(a.jobs))
-	for id := range a.jobs {
-		out = append(out, id)
-	}
-	return out
+	return slices.Collect(maps.Keys(a.jobs))
 }
 
 // killUnexpected ends jobs the controller no longer knows (cancelled or
