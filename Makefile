@@ -1,7 +1,7 @@
 # Drover — make targets (make help lists them)
 GO ?= go
 BIN := bin
-CMDS := sbatch srun salloc squeue sinfo scancel scontrol
+CMDS := sbatch srun salloc sattach sbcast squeue sinfo scancel scontrol
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # Static and stripped: every Slurm command is a start of this binary, and
 # both shave start-up time (dynamic loading, pages to map).
@@ -43,6 +43,7 @@ fuzz: ## run each fuzz target for 20 s
 
 bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
+	bash bench/steps.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

@@ -2,7 +2,10 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,6 +15,7 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
@@ -27,6 +31,9 @@ type Options struct {
 	Socket string // Unix socket path; preferred when it exists
 	Addr   string // host:port of the TCP API
 	Token  string // cluster or user token for TCP
+	// CAFile is the cluster CA certificate (PEM) that the TCP port's
+	// certificate must chain to.
+	CAFile string
 }
 
 // Client implements cli.Client.
@@ -55,6 +62,15 @@ func Dial(o Options) (*Client, error) {
 			return nil, cli.ErrNoController
 		}
 		target = "passthrough:///" + o.Addr
+		pemData, err := os.ReadFile(o.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w (no cluster CA to verify %s: %v; set DROVER_CA)", cli.ErrNoController, o.Addr, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pemData) {
+			return nil, fmt.Errorf("%w (no certificate in %s)", cli.ErrNoController, o.CAFile)
+		}
+		opts[0] = grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}))
 		if o.Token != "" {
 			opts = append(opts, grpc.WithPerRPCCredentials(auth.TokenCreds(o.Token)))
 		}
@@ -92,6 +108,10 @@ func fromStatus(err error) error {
 		}
 	case codes.DeadlineExceeded:
 		return errors.New("Socket timed out on send/recv operation")
+	case codes.FailedPrecondition:
+		if st.Message() == cli.ErrStepBusy.Error() {
+			return cli.ErrStepBusy
+		}
 	}
 	return errors.New(st.Message())
 }
@@ -135,7 +155,7 @@ func ids32(ids []model.JobID) []uint32 {
 func (c *Client) ListJobs(ctx context.Context, q cli.JobQuery) (*cli.JobList, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids32(q.IDs), WithoutSpec: true, IncludeFinished: q.IncludeAll, Summary: q.Summary})
+	r, err := c.api.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids32(q.IDs), WithoutSpec: true, IncludeFinished: q.IncludeAll, Summary: q.Summary, WithSteps: q.WithSteps})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -201,7 +221,7 @@ func selToPB(sel cli.JobSelection) *pb.JobSelection {
 		out.States = append(out.States, uint32(s))
 	}
 	for _, t := range sel.Targets {
-		pt := &pb.JobTarget{Id: uint32(t.ID), Raw: t.Raw, HasTasks: t.Tasks != nil}
+		pt := &pb.JobTarget{Id: uint32(t.ID), Raw: t.Raw, HasTasks: t.Tasks != nil, HasStep: t.HasStep, Step: int32(t.Step)}
 		for _, v := range t.Tasks {
 			pt.Tasks = append(pt.Tasks, int32(v))
 		}
@@ -290,3 +310,56 @@ func (c *Client) Reconfigure(ctx context.Context) error {
 
 // AddrOf joins a host and port.
 func AddrOf(host string, port int) string { return net.JoinHostPort(host, strconv.Itoa(port)) }
+
+// CreateStep starts a step in a running job.
+func (c *Client) CreateStep(ctx context.Context, job model.JobID, spec *model.StepSpec) (*model.Job, *model.Step, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.CreateStep(ctx, &pb.CreateStepRequest{JobId: uint32(job), Spec: wire.StepSpecToPB(spec)})
+	if err != nil {
+		return nil, nil, fromStatus(err)
+	}
+	return wire.JobFromPB(r.Job), wire.StepFromPB(r.Step), nil
+}
+
+// CompleteJob releases an allocation.
+func (c *Client) CompleteJob(ctx context.Context, job model.JobID, exitCode, signal int) error {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	_, err := c.api.CompleteJob(ctx, &pb.CompleteJobRequest{JobId: uint32(job), ExitCode: int32(exitCode), Signal: int32(signal)})
+	return fromStatus(err)
+}
+
+// AttachStep makes a running step's nodes dial addr.
+func (c *Client) AttachStep(ctx context.Context, job model.JobID, step model.StepID, addr, key string) (*model.Step, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.AttachStep(ctx, &pb.AttachStepRequest{JobId: uint32(job), StepId: int32(step), IoAddr: addr, IoKey: key})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return wire.StepFromPB(r.Step), nil
+}
+
+// Broadcast makes the job's nodes fetch a file.
+func (c *Client) Broadcast(ctx context.Context, req cli.BroadcastRequest) ([]string, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.Broadcast(ctx, &pb.BroadcastRequest{JobId: uint32(req.Job), IoAddr: req.Addr, IoKey: req.Key,
+		Dest: req.Dest, Mode: req.Mode, Force: req.Force, Mtime: req.MTime, Size: req.Size})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	return r.Nodes, nil
+}
+
+// CreateJoinToken makes a join token (admins only).
+func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (string, int64, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(ttl / time.Second)})
+	if err != nil {
+		return "", 0, fromStatus(err)
+	}
+	return r.Token, r.Expires, nil
+}

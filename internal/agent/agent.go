@@ -18,11 +18,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
-	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/version"
 )
@@ -33,6 +30,14 @@ type Options struct {
 	Name     string // node name; default: this host's short name
 	Token    string // cluster token; default: read DroverTokenFile
 	Log      *slog.Logger
+	// Join is a join token (drover token create): before starting, the
+	// agent gets its certificate and slurm.conf from Controller.
+	Join string
+	// Controller overrides the controller's HOST:PORT from slurm.conf.
+	Controller string
+	// StateDir holds what a join brought; empty: DefaultStateDir when
+	// joining or when ConfPath does not exist, else none (token mode).
+	StateDir string
 }
 
 // Agent is one running node daemon.
@@ -55,24 +60,36 @@ type Agent struct {
 
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, o Options) error {
-	cfg, err := slurmconf.Load(o.ConfPath)
-	if err != nil {
-		return err
-	}
 	name := o.Name
 	if name == "" {
 		h, _ := os.Hostname()
 		name, _, _ = strings.Cut(h, ".")
 	}
-	if _, ok := cfg.Node(name); !ok {
-		return fmt.Errorf("node %q is not defined in %s", name, o.ConfPath)
+	stateDir := o.StateDir
+	if stateDir == "" && (o.Join != "" || !fileExists(o.ConfPath)) {
+		// A joined machine: `drover agent` alone finds what the join
+		// brought. With a slurm.conf of its own and no join, the agent
+		// uses the cluster token (drover up, shared state directory).
+		stateDir = DefaultStateDir
 	}
-	token := o.Token
-	if token == "" {
-		if token, err = auth.ReadToken(ctld.TokenPath(cfg)); err != nil {
+	if o.Join != "" {
+		if err := joinCluster(ctx, o.Join, o.Controller, name, stateDir); err != nil {
 			return err
 		}
+		o.Log.Info("joined the cluster", "node", name, "controller", o.Controller, "state", stateDir)
 	}
+	confPath := o.ConfPath
+	if joined := filepath.Join(stateDir, joinedConfName); stateDir != "" && fileExists(joined) && (confPath == "" || !fileExists(confPath)) {
+		confPath = joined // configless: the cluster's slurm.conf, as the join fetched it
+	}
+	cfg, err := slurmconf.Load(confPath)
+	if err != nil {
+		return err
+	}
+	if _, ok := cfg.Node(name); !ok {
+		return fmt.Errorf("node %q is not defined in %s", name, confPath)
+	}
+	o.ConfPath = confPath
 	spool := filepath.Join(cfg.SlurmdSpoolDir, name)
 	if cfg.SlurmdSpoolDir == "" {
 		spool = filepath.Join(os.TempDir(), "drover-spool", name)
@@ -86,12 +103,22 @@ func Run(ctx context.Context, o Options) error {
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{},
 		outbox: make(chan *pb.AgentMessage, 4096),
 	}
-	addr := controllerAddr(cfg)
+	addr := o.Controller
+	if addr == "" {
+		addr = joinedController(stateDir)
+	}
+	if addr == "" {
+		addr = controllerAddr(cfg)
+	}
+	creds, err := transport(cfg, stateDir, o.Token, addr)
+	if err != nil {
+		return err
+	}
 	a.log.Info("agent starting", "node", name, "controller", addr, "spool", spool)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		start := time.Now()
-		err := a.session(ctx, addr, token)
+		err := a.session(ctx, addr, creds)
 		if ctx.Err() != nil {
 			break
 		}
@@ -122,11 +149,9 @@ func controllerAddr(cfg *slurmconf.Config) string {
 }
 
 // session is one connection to the controller: register, then serve.
-func (a *Agent) session(ctx context.Context, addr, token string) error {
+func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOption) error {
 	conn, err := grpc.NewClient("passthrough:///"+addr,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithPerRPCCredentials(auth.TokenCreds(token)),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))
+		append(creds, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))...)
 	if err != nil {
 		return err
 	}
@@ -217,6 +242,14 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		a.launch(x.Launch)
 	case *pb.ControllerMessage_Signal:
 		a.signal(x.Signal)
+	case *pb.ControllerMessage_LaunchStep:
+		a.launchStep(x.LaunchStep)
+	case *pb.ControllerMessage_SignalStep:
+		a.signalStep(x.SignalStep)
+	case *pb.ControllerMessage_Attach:
+		a.attach(x.Attach)
+	case *pb.ControllerMessage_Fetch:
+		go a.fetch(x.Fetch)
 	case *pb.ControllerMessage_EndAck:
 		a.mu.Lock()
 		delete(a.ends, x.EndAck.JobId)
@@ -255,7 +288,7 @@ func (a *Agent) killUnexpected(expected []uint32) {
 	a.mu.Unlock()
 	for _, j := range stray {
 		a.log.Warn("killing job the controller does not expect", "job", j.id)
-		j.terminate(a.killWait, "")
+		a.terminateJob(j, "", 0)
 	}
 }
 
@@ -284,7 +317,7 @@ func (a *Agent) shutdown() {
 	}
 	a.log.Info("agent stopping; killing its jobs", "running", len(jobs))
 	for _, j := range jobs {
-		j.terminate(time.Second, "")
+		a.terminateJob(j, "", 0)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
@@ -331,4 +364,9 @@ func bootTime() int64 {
 		}
 	}
 	return 0
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -17,10 +17,15 @@ import (
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
-// job is one job running on this node.
+// job is one job on this node. The primary record (on the job's first
+// node) runs the batch script, or holds an allocation for salloc/srun
+// until it is released, and reports the job's end. Other nodes hold a
+// secondary record, created by the job's first step there; it only runs
+// steps and goes away silently when the controller says the job is over.
 type job struct {
 	id      uint32
 	model   *model.Job
+	primary bool
 	proc    executor.Process
 	dir     string // spool directory of the job
 	errPath string // where slurmstepd-style messages go
@@ -28,12 +33,28 @@ type job struct {
 	mu       sync.Mutex
 	ending   bool
 	timedOut bool
+	steps    map[model.StepID]*stepRun
+	stepWG   sync.WaitGroup
+	released chan struct{} // closed when the job is told to end
+}
+
+func newJob(id uint32, mj *model.Job, primary bool) *job {
+	return &job{id: id, model: mj, primary: primary, steps: map[model.StepID]*stepRun{}, released: make(chan struct{})}
 }
 
 func (a *Agent) launch(l *pb.Launch) {
 	mj := wire.JobFromPB(l.Job)
 	a.mu.Lock()
-	if _, dup := a.jobs[l.Job.Id]; dup {
+	if j := a.jobs[l.Job.Id]; j != nil {
+		if !j.primary {
+			// A step got here first: this node is the job's first node.
+			j.mu.Lock()
+			j.primary, j.model = true, mj
+			j.mu.Unlock()
+			a.mu.Unlock()
+			go a.run(j)
+			return
+		}
 		a.mu.Unlock()
 		return
 	}
@@ -43,7 +64,7 @@ func (a *Agent) launch(l *pb.Launch) {
 		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: e}})
 		return
 	}
-	j := &job{id: l.Job.Id, model: mj}
+	j := newJob(l.Job.Id, mj, true)
 	a.jobs[j.id] = j
 	a.mu.Unlock()
 	if l.KillWait > 0 {
@@ -77,43 +98,34 @@ func (a *Agent) start(j *job) executor.Result {
 		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
 		Append: spec.OpenMode == "append", Umask: -1,
 	}
-	var link *ioLink
 	if spec.Interactive {
-		var err error
-		if link, err = dialIO(spec.IOAddr, spec.IOKey, j.id); err != nil {
-			return executor.Result{ExitCode: 1, Err: fmt.Errorf("connect to srun at %s: %w", spec.IOAddr, err)}
-		}
-		defer link.close()
-		es.Path, es.Args = spec.Argv[0], spec.Argv[1:]
-		es.StdoutW, es.StderrW, es.StdinR = link.stdout(), link.stderr(), link.stdin()
-	} else {
-		script := filepath.Join(j.dir, "slurm_script")
-		if err := os.WriteFile(script, []byte(spec.Script), 0o700); err != nil {
-			return executor.Result{ExitCode: 1, Err: err}
-		}
-		_ = os.Chown(script, int(mj.UserID), int(mj.GroupID))
-		es.Path, es.Args = script, spec.Argv
-		out := spec.StdOut
-		if out == "" {
-			out = stepenv.DefaultOutput(mj)
-		}
-		es.Stdout = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(out, fields))
-		es.Stderr = es.Stdout
-		if spec.StdErr != "" {
-			es.Stderr = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdErr, fields))
-		}
-		if spec.StdIn != "" {
-			es.Stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
-		}
-		j.errPath = es.Stderr
+		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id}}})
+		return a.holdAllocation(j)
 	}
+	script := filepath.Join(j.dir, "slurm_script")
+	if err := os.WriteFile(script, []byte(spec.Script), 0o700); err != nil {
+		return executor.Result{ExitCode: 1, Err: err}
+	}
+	_ = os.Chown(script, int(mj.UserID), int(mj.GroupID))
+	es.Path, es.Args = script, spec.Argv
+	out := spec.StdOut
+	if out == "" {
+		out = stepenv.DefaultOutput(mj)
+	}
+	es.Stdout = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(out, fields))
+	es.Stderr = es.Stdout
+	if spec.StdErr != "" {
+		es.Stderr = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdErr, fields))
+	}
+	if spec.StdIn != "" {
+		es.Stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
+	}
+	j.mu.Lock()
+	j.errPath = es.Stderr
+	j.mu.Unlock()
 	proc, err := executor.Start(es)
 	if err != nil {
-		res := executor.Result{ExitCode: 1, Err: err}
-		if link != nil {
-			link.sendExit(res)
-		}
-		return res
+		return executor.Result{ExitCode: 1, Err: err}
 	}
 	j.mu.Lock()
 	j.proc = proc
@@ -123,28 +135,45 @@ func (a *Agent) start(j *job) executor.Result {
 	if ending { // cancelled while starting
 		proc.Terminate(a.killWait)
 	}
-	var timer *time.Timer
-	if lim := mj.TimeLimit; lim > 0 {
-		deadline := time.Unix(mj.StartTime, 0).Add(time.Duration(lim) * time.Second)
-		timer = time.AfterFunc(time.Until(deadline), func() {
-			j.mu.Lock()
-			j.timedOut = true
-			j.mu.Unlock()
-			j.terminate(a.killWait, a.stepdMessage(j, " DUE TO TIME LIMIT"))
-		})
-	}
+	timer := a.timeLimit(j)
 	res := proc.Wait()
 	if timer != nil {
 		timer.Stop()
 	}
-	if link != nil {
-		link.sendExit(res)
-	}
 	return res
 }
 
-// finish reports the end and cleans the spool directory.
+// timeLimit arms the job's time limit: TIMEOUT, and the kill sequence.
+func (a *Agent) timeLimit(j *job) *time.Timer {
+	mj := j.model
+	if mj.TimeLimit <= 0 {
+		return nil
+	}
+	deadline := time.Unix(mj.StartTime, 0).Add(time.Duration(mj.TimeLimit) * time.Second)
+	return time.AfterFunc(time.Until(deadline), func() {
+		j.mu.Lock()
+		j.timedOut = true
+		j.mu.Unlock()
+		a.terminateJob(j, a.stepdMessage(j, " DUE TO TIME LIMIT"), model.JobTimeout)
+	})
+}
+
+// holdAllocation is the primary record of an salloc/srun allocation: no
+// program of its own, it lasts until the holder releases the job, the job
+// is cancelled or its time runs out.
+func (a *Agent) holdAllocation(j *job) executor.Result {
+	timer := a.timeLimit(j)
+	<-j.released
+	if timer != nil {
+		timer.Stop()
+	}
+	return executor.Result{}
+}
+
+// finish ends the job's remaining steps, reports the end and cleans the
+// spool directory.
 func (a *Agent) finish(j *job, res executor.Result) {
+	a.endSteps(j)
 	end := &pb.JobEnded{JobId: j.id, ExitCode: int32(res.ExitCode), Signal: int32(res.Signal), EndTime: time.Now().Unix()}
 	j.mu.Lock()
 	timedOut := j.timedOut
@@ -192,38 +221,94 @@ func (a *Agent) signal(s *pb.SignalJob) {
 		return
 	}
 	if s.Terminate {
-		msg := ""
+		msg, endAs := "", model.JobState(0)
 		if s.Message == "CANCELLED" {
-			msg = a.stepdMessage(j, "")
+			msg, endAs = a.stepdMessage(j, ""), model.JobCancelled
 		}
-		j.terminate(a.killWait, msg)
+		a.terminateJob(j, msg, endAs)
 		return
 	}
 	j.mu.Lock()
 	p := j.proc
+	var steps []*stepRun
+	if !s.BatchOnly {
+		for _, st := range j.steps {
+			steps = append(steps, st)
+		}
+	}
 	j.mu.Unlock()
 	if p != nil {
 		_ = p.Signal(syscall.Signal(s.Signal))
 	}
+	for _, st := range steps {
+		st.signal(syscall.Signal(s.Signal))
+	}
+}
+
+// terminateJob ends everything the job runs here; its steps end as
+// stepsAs (0: quietly). A secondary record leaves once its steps are gone,
+// without a report: the job's first node reports the end.
+func (a *Agent) terminateJob(j *job, msg string, stepsAs model.JobState) {
+	if !j.terminate(a.killWait, msg, stepsAs) {
+		return
+	}
+	j.mu.Lock()
+	primary := j.primary
+	j.mu.Unlock()
+	if primary {
+		return
+	}
+	go func() {
+		a.endSteps(j)
+		a.mu.Lock()
+		if a.jobs[j.id] == j && !j.primary {
+			delete(a.jobs, j.id)
+		}
+		a.mu.Unlock()
+	}()
+}
+
+// endSteps terminates the job's steps and waits for them to end.
+func (a *Agent) endSteps(j *job) {
+	j.mu.Lock()
+	j.ending = true // no new steps from now on
+	var steps []*stepRun
+	for _, st := range j.steps {
+		steps = append(steps, st)
+	}
+	j.mu.Unlock()
+	for _, st := range steps {
+		st.terminate(a.killWait, 0)
+	}
+	j.stepWG.Wait()
 }
 
 // terminate starts the kill sequence once, after writing msg to the job's
-// error file.
-func (j *job) terminate(killWait time.Duration, msg string) {
+// error file; it reports whether this call started it.
+func (j *job) terminate(killWait time.Duration, msg string, stepsAs model.JobState) bool {
 	j.mu.Lock()
 	if j.ending {
 		j.mu.Unlock()
-		return
+		return false
 	}
 	j.ending = true
-	p := j.proc
+	p, errPath := j.proc, j.errPath
+	var steps []*stepRun
+	for _, st := range j.steps {
+		steps = append(steps, st)
+	}
+	close(j.released)
 	j.mu.Unlock()
-	if msg != "" && j.errPath != "" {
-		appendFile(j.errPath, msg)
+	if msg != "" && errPath != "" {
+		appendFile(errPath, msg)
 	}
 	if p != nil {
 		p.Terminate(killWait)
 	}
+	for _, st := range steps {
+		st.terminate(killWait, stepsAs)
+	}
+	return true
 }
 
 func (a *Agent) stepdMessage(j *job, why string) string {

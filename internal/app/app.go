@@ -14,13 +14,16 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/drover-hpc/drover/client"
 	"github.com/drover-hpc/drover/internal/agent"
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/salloc"
 	"github.com/drover-hpc/drover/internal/cli/sbatch"
+	"github.com/drover-hpc/drover/internal/cli/sbcast"
 	"github.com/drover-hpc/drover/internal/cli/scancel"
 	"github.com/drover-hpc/drover/internal/cli/scontrol"
 	"github.com/drover-hpc/drover/internal/cli/sinfo"
@@ -38,6 +41,9 @@ import (
 var Commands = map[string]cli.Command{
 	"sbatch":   sbatch.Run,
 	"srun":     srun.Run,
+	"salloc":   salloc.Run,
+	"sattach":  srun.Sattach,
+	"sbcast":   sbcast.Run,
 	"squeue":   squeue.Run,
 	"sinfo":    sinfo.Run,
 	"scancel":  scancel.Run,
@@ -69,13 +75,19 @@ func Main(argv []string) int {
 			return ctld.Run(ctx, ctld.Options{ConfPath: conf, Log: log})
 		})
 	case "agent":
-		var node, token string
+		var node, token, join, ctl, stateDir string
 		return daemon(name, args, func(ctx context.Context, conf string, log *slog.Logger, fs *pflag.FlagSet) error {
-			return agent.Run(ctx, agent.Options{ConfPath: conf, Name: node, Token: token, Log: log})
+			return agent.Run(ctx, agent.Options{ConfPath: conf, Name: node, Token: token, Log: log,
+				Join: join, Controller: ctl, StateDir: stateDir})
 		}, func(fs *pflag.FlagSet) {
 			fs.StringVar(&node, "name", "", "node name in slurm.conf (default: short hostname)")
 			fs.StringVar(&token, "token", "", "cluster token (default: read from the controller's state dir)")
+			fs.StringVar(&join, "join", "", "join the cluster with this token (from `drover token create`)")
+			fs.StringVar(&ctl, "controller", "", "controller HOST:PORT (default: from slurm.conf, or the join)")
+			fs.StringVar(&stateDir, "state-dir", "", "where a joined node keeps its certificate and slurm.conf (default "+agent.DefaultStateDir+")")
 		})
+	case "token":
+		return tokenCmd(args)
 	case "up":
 		return up.Main(args)
 	}
@@ -99,8 +111,11 @@ func Main(argv []string) int {
 		}
 	}
 	env := cli.NewOSEnv(name, version.Version, dialer)
-	if name == "srun" {
+	switch name {
+	case "srun", "sattach":
 		srun.LaunchHost = launchHost()
+	case "sbcast":
+		sbcast.LaunchHost = launchHost()
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
@@ -119,6 +134,9 @@ Cluster:
   up --dir DIR [--nodes N]     run a whole cluster on this machine (foreground)
   controller -f slurm.conf     run the controller
   agent -f slurm.conf          run a node agent
+  agent --join TOKEN --controller HOST:PORT [--name NODE]
+                               join a new machine to the cluster
+  token create [--ttl 24h]     make a join token (admins)
   version                      print the version
 
 Slurm commands (also callable through a symlink of that name):
@@ -165,6 +183,10 @@ func dialer() (cli.Client, error) {
 	}
 	if tok := os.Getenv("DROVER_TOKEN"); tok != "" {
 		o.Token = tok
+	}
+	o.CAFile = os.Getenv("DROVER_CA")
+	if o.CAFile == "" {
+		o.CAFile = ctld.CAPath(cfg)
 	}
 	return client.Dial(o)
 }
@@ -216,5 +238,40 @@ func daemon(name string, args []string, fn func(context.Context, string, *slog.L
 		fmt.Fprintf(os.Stderr, "drover %s: %v\n", name, err)
 		return 1
 	}
+	return 0
+}
+
+// tokenCmd is `drover token create [--ttl D]`.
+func tokenCmd(args []string) int {
+	fs := pflag.NewFlagSet("token", pflag.ContinueOnError)
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token lasts")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 || fs.Arg(0) != "create" {
+		fmt.Fprintln(os.Stderr, "usage: drover token create [--ttl 24h]")
+		return 2
+	}
+	c, err := dialer()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
+		return 1
+	}
+	defer c.Close()
+	tc, ok := c.(interface {
+		CreateJoinToken(context.Context, time.Duration) (string, int64, error)
+	})
+	if !ok {
+		fmt.Fprintln(os.Stderr, "drover token: not supported by this client")
+		return 1
+	}
+	tok, exp, err := tc.CreateJoinToken(context.Background(), *ttl)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
+		return 1
+	}
+	fmt.Println(tok)
+	fmt.Fprintf(os.Stderr, "expires %s; on the new machine:\n  drover agent --join %s --controller HOST:PORT [--name NODE]\n",
+		time.Unix(exp, 0).Format(time.RFC3339), tok)
 	return 0
 }

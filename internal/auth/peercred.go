@@ -33,15 +33,23 @@ type PeerInfo struct {
 func (PeerInfo) AuthType() string { return "peercred" }
 
 // PeerCreds is server-side gRPC transport credentials that read the
-// caller's uid/gid from a Unix socket. TCP connections pass through
-// unauthenticated; their calls must carry the cluster token.
-type PeerCreds struct{}
+// caller's uid/gid from a Unix socket; TCP connections go through TLS when
+// TLS is set (the controller's port: server certificate from the cluster
+// CA, node certificates optional), else pass through unauthenticated.
+// Either way a TCP call must carry the cluster token or come from a node
+// certificate.
+type PeerCreds struct {
+	TLS credentials.TransportCredentials
+}
 
 // ServerHandshake reads SO_PEERCRED from Unix connections.
-func (PeerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+func (p PeerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	info := PeerInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
 	uc, ok := c.(*net.UnixConn)
 	if !ok {
+		if p.TLS != nil {
+			return p.TLS.ServerHandshake(c)
+		}
 		return c, info, nil
 	}
 	raw, err := uc.SyscallConn()
@@ -80,8 +88,10 @@ type Identity struct {
 	Groups   []uint32
 	User     string
 	// Cluster is true for callers holding the cluster token (agents,
-	// controller peers): they act with root's rights.
+	// controller peers) or a node certificate: they act with root's rights.
 	Cluster bool
+	// Node is the node a caller's certificate names ("" without one).
+	Node string
 }
 
 // Privileged reports whether the caller may act on every job: root, the
@@ -111,6 +121,11 @@ func (v *Verifier) Identify(ctx context.Context) (*Identity, error) {
 	if info, ok := p.AuthInfo.(PeerInfo); ok && info.Local {
 		u := v.lookup(info.UID)
 		return &Identity{UID: info.UID, GID: info.GID, Groups: u.groups, User: u.name}, nil
+	}
+	if tlsInfo, ok := p.AuthInfo.(credentials.TLSInfo); ok {
+		if node, ok := NodeOf(&tlsInfo.State); ok {
+			return &Identity{UID: 0, GID: 0, User: "root", Cluster: true, Node: node}, nil
+		}
 	}
 	if v.CheckToken(ctx) {
 		return &Identity{UID: 0, GID: 0, User: "root", Cluster: true}, nil

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -31,7 +32,30 @@ type Client interface {
 	// Config returns the running configuration as ordered key/value pairs.
 	Config(ctx context.Context) ([]KV, error)
 	Reconfigure(ctx context.Context) error
+	// CreateStep starts a step in a running job; ErrStepBusy means it fits
+	// the job but not while its other steps run.
+	CreateStep(ctx context.Context, job model.JobID, spec *model.StepSpec) (*model.Job, *model.Step, error)
+	// CompleteJob releases an allocation (salloc, srun) with an exit status.
+	CompleteJob(ctx context.Context, job model.JobID, exitCode, signal int) error
+	// AttachStep makes a running step's nodes dial addr with key (sattach).
+	AttachStep(ctx context.Context, job model.JobID, step model.StepID, addr, key string) (*model.Step, error)
+	// Broadcast makes the job's nodes fetch a file from addr (sbcast).
+	Broadcast(ctx context.Context, req BroadcastRequest) ([]string, error)
 	Close() error
+}
+
+// ErrStepBusy is CreateStep's answer when the step must wait for the
+// job's other steps; its text is Slurm's.
+var ErrStepBusy = errors.New("Requested nodes are busy")
+
+// BroadcastRequest is what sbcast asks for.
+type BroadcastRequest struct {
+	Job         model.JobID
+	Addr, Key   string
+	Dest        string
+	Mode        uint32
+	Force       bool
+	MTime, Size int64
 }
 
 // JobQuery filters a job listing on the controller.
@@ -42,6 +66,8 @@ type JobQuery struct {
 	// StdOut/StdErr/StdIn, Argv, SubmitLine, Comment, Dependency, node
 	// lists): the listing formats that do not print them are much faster.
 	Summary bool
+	// WithSteps keeps the jobs' steps in a Summary listing.
+	WithSteps bool
 }
 
 // JobList is a listing taken at one moment.
@@ -55,6 +81,9 @@ type JobTarget struct {
 	ID    model.JobID
 	Tasks []int // array task ids; nil = whole job (or whole array)
 	Raw   string
+	// HasStep: the target is one step of the job ("123.4", "123.batch").
+	HasStep bool
+	Step    model.StepID
 }
 
 // JobSelection picks jobs by id and/or filters (all given filters AND).

@@ -36,7 +36,7 @@ func (e *InvalidJobIDError) Error() string { return MsgInvalidJobID }
 //	123_4.0        also on an array task (not on a task list)
 //
 // Tasks come back sorted and without duplicates; Raw is the id as written,
-// so the step stays visible to the controller (see JobTarget.Step). Any
+// and HasStep/Step name the step. Any
 // other text fails with *InvalidJobIDError.
 func ParseJobTargets(args []string) ([]JobTarget, error) {
 	var out []JobTarget
@@ -56,9 +56,9 @@ func ParseJobTargets(args []string) ([]JobTarget, error) {
 	return out, nil
 }
 
-// Step is the step a target names ("batch", "extern", "interactive", "0"),
+// StepName is the step a target names ("batch", "extern", "interactive", "0"),
 // or "" when it names a whole job or array task.
-func (t JobTarget) Step() string {
+func (t JobTarget) StepName() string {
 	i := strings.LastIndexByte(t.Raw, '.')
 	if i < 0 || strings.IndexByte(t.Raw[i:], ']') >= 0 {
 		return ""
@@ -143,6 +143,8 @@ func parseTarget(w string) (JobTarget, bool) {
 		if !validStep(rest[1:]) {
 			return t, false
 		}
+		t.Step, _ = model.ParseStepID(rest[1:])
+		t.HasStep = true
 		rest = ""
 	}
 	return t, rest == ""

@@ -4,7 +4,10 @@ import (
 	"errors"
 	"reflect"
 	"slices"
+	"strconv"
 	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 func TestParseJobTargets(t *testing.T) {
@@ -18,9 +21,14 @@ func TestParseJobTargets(t *testing.T) {
 		{[]string{"123_[1-3,7]"}, []JobTarget{{ID: 123, Tasks: []int{1, 2, 3, 7}, Raw: "123_[1-3,7]"}}},
 		{[]string{"123_[1-7:2]"}, []JobTarget{{ID: 123, Tasks: []int{1, 3, 5, 7}, Raw: "123_[1-7:2]"}}},
 		{[]string{"9_[5,1,3-4,1]"}, []JobTarget{{ID: 9, Tasks: []int{1, 3, 4, 5}, Raw: "9_[5,1,3-4,1]"}}},
-		{[]string{"123.batch"}, []JobTarget{{ID: 123, Raw: "123.batch"}}},
-		{[]string{"123.0"}, []JobTarget{{ID: 123, Raw: "123.0"}}},
-		{[]string{"123_4.extern"}, []JobTarget{{ID: 123, Tasks: []int{4}, Raw: "123_4.extern"}}},
+		{[]string{"123.batch"}, []JobTarget{{ID: 123, Raw: "123.batch", HasStep: true, Step: model.StepBatch}}},
+		{[]string{"123.0"}, []JobTarget{{ID: 123, Raw: "123.0", HasStep: true, Step: 0}}},
+		{[]string{"123.17"}, []JobTarget{{ID: 123, Raw: "123.17", HasStep: true, Step: 17}}},
+		{[]string{"123_4.extern"}, []JobTarget{{ID: 123, Tasks: []int{4}, Raw: "123_4.extern", HasStep: true, Step: model.StepExtern}}},
+		{[]string{"5.interactive"}, []JobTarget{{ID: 5, Raw: "5.interactive", HasStep: true, Step: model.StepInteractive}}},
+		{[]string{"7_*.0"}, []JobTarget{{ID: 7, Raw: "7_*.0", HasStep: true, Step: 0}}},
+		{[]string{"1.0,1.batch"}, []JobTarget{{ID: 1, Raw: "1.0", HasStep: true, Step: 0},
+			{ID: 1, Raw: "1.batch", HasStep: true, Step: model.StepBatch}}},
 		{[]string{"1,2", "3"}, []JobTarget{{ID: 1, Raw: "1"}, {ID: 2, Raw: "2"}, {ID: 3, Raw: "3"}}},
 		{[]string{"5_[1,2],6"}, []JobTarget{{ID: 5, Tasks: []int{1, 2}, Raw: "5_[1,2]"}, {ID: 6, Raw: "6"}}},
 		{[]string{" 7 8,,9 "}, []JobTarget{{ID: 7, Raw: "7"}, {ID: 8, Raw: "8"}, {ID: 9, Raw: "9"}}},
@@ -89,8 +97,15 @@ func TestJobTargetStep(t *testing.T) {
 	for raw, want := range map[string]string{
 		"123": "", "123.batch": "batch", "123_4.0": "0", "123_[1-3]": "", "5.interactive": "interactive",
 	} {
-		if got := (JobTarget{Raw: raw}).Step(); got != want {
-			t.Errorf("Step(%q) = %q, want %q", raw, got, want)
+		if got := (JobTarget{Raw: raw}).StepName(); got != want {
+			t.Errorf("StepName(%q) = %q, want %q", raw, got, want)
+		}
+		ts, err := ParseJobTargets([]string{raw})
+		if err != nil || len(ts) != 1 {
+			t.Fatalf("ParseJobTargets(%q) = %v, %v", raw, ts, err)
+		}
+		if ts[0].HasStep != (want != "") || ts[0].HasStep && ts[0].Step.String() != want {
+			t.Errorf("ParseJobTargets(%q) step = %v %v, want %q", raw, ts[0].HasStep, ts[0].Step, want)
 		}
 	}
 }
@@ -118,6 +133,12 @@ func FuzzParseJobTargets(f *testing.F) {
 				if v < 0 || v > MaxTaskID {
 					t.Fatalf("task %d out of range", v)
 				}
+			}
+			if tg.HasStep != (tg.StepName() != "") || !tg.HasStep && tg.Step != 0 {
+				t.Fatalf("step of %q: HasStep %v Step %v, StepName %q", tg.Raw, tg.HasStep, tg.Step, tg.StepName())
+			}
+			if n, err := strconv.ParseUint(tg.StepName(), 10, 32); tg.HasStep && err == nil && int64(tg.Step) != int64(n) {
+				t.Fatalf("step of %q = %v", tg.Raw, tg.Step)
 			}
 			again, err := ParseJobTargets([]string{tg.Raw})
 			if err != nil || len(again) != 1 || !reflect.DeepEqual(again[0], tg) {

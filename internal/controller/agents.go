@@ -37,8 +37,10 @@ type AgentStream interface {
 }
 
 // ServeAgent runs an agent's stream until it ends. The caller has already
-// checked the cluster token.
-func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
+// checked the cluster token or the node certificate; certNode, when not
+// empty, is the node the certificate names, and the only one the agent
+// may register as.
+func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
@@ -46,6 +48,9 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 	reg := first.GetRegister()
 	if reg == nil {
 		return errors.New("first message must be a registration")
+	}
+	if certNode != "" && certNode != reg.Node {
+		return fmt.Errorf("certificate of node %q cannot register node %q", certNode, reg.Node)
 	}
 	snap := c.store.Snapshot()
 	node := snap.Node(reg.Node)
@@ -185,7 +190,12 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr string) error {
 				return err // the agent resends unacknowledged ends on reconnect
 			}
 			conn.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: e.JobId}}})
+			c.cleanup(c.store.Snapshot().Job(model.JobID(e.JobId)), reg.Node)
 			c.Kick()
+		case *pb.AgentMessage_StepEnded:
+			if err := c.stepEnded(reg.Node, m.StepEnded); err != nil {
+				c.log.Error("commit step end", "job", m.StepEnded.JobId, "step", m.StepEnded.StepId, "err", err)
+			}
 		}
 	}
 }

@@ -3,6 +3,7 @@ package controller
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -146,7 +147,9 @@ func (c *Controller) launch(j *model.Job) {
 	}}})
 }
 
-// Terminate tells the nodes of running jobs to kill them (cancel, requeue).
+// Terminate tells the nodes of running jobs to kill them (cancel, requeue,
+// release). The batch host (or, for an allocation, the first node) reports
+// the end; the others only clean up.
 func (c *Controller) Terminate(jobs []model.JobID, reason string) {
 	snap := c.store.Snapshot()
 	for _, id := range jobs {
@@ -154,18 +157,29 @@ func (c *Controller) Terminate(jobs []model.JobID, reason string) {
 		if j == nil || len(j.Alloc) == 0 {
 			continue
 		}
-		c.send(j.BatchHost(), &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-			JobId: uint32(id), Terminate: true, Message: reason,
-		}}})
+		for _, n := range j.NodeNames() {
+			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
+				JobId: uint32(id), Terminate: true, Message: reason,
+			}}})
+		}
 	}
 }
 
-// Signal delivers a signal to running jobs.
+// Signal delivers a signal to running jobs: the batch shell, and unless
+// batchOnly every step on every node.
 func (c *Controller) Signal(jobs []model.JobID, sig int, batchOnly bool) {
 	snap := c.store.Snapshot()
 	for _, id := range jobs {
-		if j := snap.Job(id); j != nil && len(j.Alloc) > 0 {
-			c.send(j.BatchHost(), &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
+		j := snap.Job(id)
+		if j == nil || len(j.Alloc) == 0 {
+			continue
+		}
+		nodes := j.NodeNames()
+		if batchOnly {
+			nodes = nodes[:1]
+		}
+		for _, n := range nodes {
+			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
 				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly,
 			}}})
 		}
@@ -218,6 +232,18 @@ func (c *Controller) checkLiveness(now time.Time, timeout time.Duration) {
 		c.mu.Unlock()
 		if now.Sub(seen) > timeout {
 			c.log.Warn("node not responding", "node", n.Name, "silent", now.Sub(seen).Round(time.Second))
+			var hit []*model.Job
+			c.store.Snapshot().EachActive(func(j *model.Job) bool {
+				if j.State == model.JobRunning && slices.Contains(j.NodeNames(), n.Name) {
+					hit = append(hit, j)
+				}
+				return true
+			})
+			defer func() {
+				for _, j := range hit {
+					c.cleanup(j, n.Name)
+				}
+			}()
 			if _, err := c.raft.Apply(fsm.TypeNodeDown, &fsm.NodeDown{Node: n.Name, Reason: fsm.ReasonNotResponding, Now: now.Unix()}); err != nil {
 				c.log.Error("commit node down", "node", n.Name, "err", err)
 			}

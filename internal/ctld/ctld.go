@@ -2,6 +2,7 @@ package ctld
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +13,8 @@ import (
 	"runtime/debug"
 	"strconv"
 	"time"
+
+	"google.golang.org/grpc/credentials"
 
 	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
@@ -39,6 +42,30 @@ func TokenPath(cfg *slurmconf.Config) string {
 		return v
 	}
 	return filepath.Join(cfg.StateSaveLocation, "cluster.token")
+}
+
+// CAPath is where the cluster CA certificate lives for a configuration:
+// clients on the controller's machine read it to verify the TCP port.
+func CAPath(cfg *slurmconf.Config) string {
+	return filepath.Join(cfg.StateSaveLocation, "ca", "ca.crt")
+}
+
+// serverHosts are the names and addresses the controller's certificate
+// covers: the configured controller hosts, this host, loopback and every
+// local interface address.
+func serverHosts(cfg *slurmconf.Config, host string) []string {
+	hosts := []string{host, "localhost", "127.0.0.1", "::1"}
+	for _, h := range cfg.ControllerHosts {
+		hosts = append(hosts, h.Name, h.Addr)
+	}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok {
+				hosts = append(hosts, ipn.IP.String())
+			}
+		}
+	}
+	return hosts
 }
 
 // Settings derives the controller's settings from a parsed slurm.conf.
@@ -137,7 +164,27 @@ func Run(ctx context.Context, o Options) error {
 		ul.Close()
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
-	g := grpcapi.NewGRPC(svc, ctl, verifier, host)
+	ca, err := auth.LoadOrCreateCA(filepath.Join(cfg.StateSaveLocation, "ca"), cfg.ClusterName)
+	if err != nil {
+		ul.Close()
+		tl.Close()
+		return fmt.Errorf("cluster CA: %w", err)
+	}
+	srvCert, err := ca.IssueServer(serverHosts(cfg, host))
+	if err != nil {
+		ul.Close()
+		tl.Close()
+		return fmt.Errorf("controller certificate: %w", err)
+	}
+	svc.SetCA(ca, func() (string, error) {
+		b, err := os.ReadFile(o.ConfPath)
+		return string(b), err
+	})
+	tcpTLS := credentials.NewTLS(&tls.Config{
+		Certificates: []tls.Certificate{srvCert}, ClientAuth: tls.VerifyClientCertIfGiven,
+		ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS13,
+	})
+	g := grpcapi.NewGRPC(svc, ctl, verifier, host, tcpTLS)
 	go g.Serve(ul)
 	go g.Serve(tl)
 	log.Info("controller ready", "cluster", cfg.ClusterName, "socket", sock, "addr", tl.Addr().String(),

@@ -285,11 +285,17 @@ func (l *directLaunch) start() (Process, error) {
 	if env == nil {
 		env = []string{} // nil would mean the agent's environment
 	}
+	sys := &syscall.SysProcAttr{Setpgid: true, Credential: l.cred}
+	if spec.Terminal {
+		// setsid also makes the child a process group leader, so the
+		// group signals reach it as before.
+		sys = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: l.cred}
+	}
 	proc, err := os.StartProcess(l.exe, append([]string{spec.Path}, spec.Args...), &os.ProcAttr{
 		Dir:   spec.Dir,
 		Env:   env,
 		Files: files,
-		Sys:   &syscall.SysProcAttr{Setpgid: true, Credential: l.cred},
+		Sys:   sys,
 	})
 	if devNull != nil {
 		devNull.Close()

@@ -67,6 +67,11 @@ type Spec struct {
 	StdoutW, StderrW io.Writer
 	StdinR           io.Reader
 
+	// Terminal starts the program in a session of its own with Stdin (a
+	// terminal's path) as its controlling terminal: srun --pty. The direct
+	// path only.
+	Terminal bool
+
 	// Umask for the program; -1 = inherit the agent's umask. Honoured only
 	// with Helper: the umask is per process, so the direct path cannot set
 	// one for the child without changing it for the whole agent, and the

@@ -70,6 +70,23 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		}
 	case *SetConfig:
 		applySetConfig(txn, c)
+	case *CreateStep:
+		return applyCreateStep(txn, c)
+	case *StepEnded:
+		applyStepEnded(txn, c)
+	case *CancelStep:
+		return applyCancelStep(txn, c)
+	case *Release:
+		return applyRelease(txn, c)
+	case *JoinToken:
+		for _, t := range txn.Snapshot().Tokens() {
+			if t.ID == c.Delete || (t.Expires > 0 && t.Expires < c.Now) {
+				txn.DeleteToken(t.ID)
+			}
+		}
+		if c.Token != nil {
+			txn.PutToken(c.Token)
+		}
 	default:
 		return fmt.Errorf("unhandled command type %d", t)
 	}
@@ -202,7 +219,10 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) {
 	}
 	release(txn, j)
 	j = j.Clone()
-	j.ExitCode, j.Signal, j.EndTime = c.ExitCode, c.Signal, c.Now
+	if !j.Released {
+		j.ExitCode, j.Signal = c.ExitCode, c.Signal
+	}
+	j.EndTime = c.Now
 	switch {
 	case j.Completing && j.EndState == model.JobPending: // requeue
 		requeue(j, c.Now)
@@ -223,11 +243,13 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) {
 		}
 	}
 	j.Completing = false
+	endSteps(j, c.Now)
 	txn.PutJob(j)
 }
 
 func requeue(j *model.Job, now int64) {
 	j.State, j.Completing, j.EndState = model.JobPending, false, 0
+	j.Steps, j.NextStep, j.Released = nil, 0, false
 	j.Alloc, j.StartTime, j.EndTime = nil, 0, 0
 	j.Restarts++
 	j.Reason = model.ReasonNone
@@ -428,6 +450,7 @@ func failJob(txn *state.Txn, j *model.Job, now int64) {
 	if j.State == model.JobPending {
 		j.EndTime = 0
 	}
+	endSteps(j, now)
 	txn.PutJob(j)
 }
 

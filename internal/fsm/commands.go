@@ -22,6 +22,11 @@ const (
 	TypeUpdateNodes
 	TypePurge
 	TypeSetConfig
+	TypeCreateStep
+	TypeStepEnded
+	TypeCancelStep
+	TypeRelease
+	TypeJoinToken
 )
 
 // Submit creates a job, or one record per task of an array.
@@ -168,6 +173,11 @@ var bodies = map[Type]func() any{
 	TypeUpdateNodes:  func() any { return new(UpdateNodes) },
 	TypePurge:        func() any { return new(Purge) },
 	TypeSetConfig:    func() any { return new(SetConfig) },
+	TypeCreateStep:   func() any { return new(CreateStep) },
+	TypeStepEnded:    func() any { return new(StepEnded) },
+	TypeCancelStep:   func() any { return new(CancelStep) },
+	TypeRelease:      func() any { return new(Release) },
+	TypeJoinToken:    func() any { return new(JoinToken) },
 }
 
 // Encode serialises a command for the log: one type byte, then JSON.
@@ -194,4 +204,12 @@ func Decode(data []byte) (Type, any, error) {
 		return t, nil, fmt.Errorf("decode command %d: %w", t, err)
 	}
 	return t, body, nil
+}
+
+// JoinToken adds a join token, or deletes one (Delete) and every expired
+// token older than Now.
+type JoinToken struct {
+	Token  *model.JoinToken `json:"token,omitempty"`
+	Delete string           `json:"delete,omitempty"`
+	Now    int64            `json:"now"`
 }

@@ -20,6 +20,7 @@ type header struct {
 	NextJobID  model.JobID        `json:"next_job_id"`
 	Nodes      []*model.Node      `json:"nodes"`
 	Partitions []*model.Partition `json:"partitions"`
+	Tokens     []*model.JoinToken `json:"tokens,omitempty"`
 }
 
 type record struct {
@@ -36,7 +37,7 @@ func WriteSnapshot(snap *state.Snapshot, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	enc := json.NewEncoder(bw)
 	if err := enc.Encode(&header{Version: snapshotVersion, NextJobID: snap.NextJobID,
-		Nodes: snap.Nodes(), Partitions: snap.Partitions()}); err != nil {
+		Nodes: snap.Nodes(), Partitions: snap.Partitions(), Tokens: snap.Tokens()}); err != nil {
 		return err
 	}
 	var err error
@@ -105,6 +106,12 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 	}
 	txn.SetPartitions(h.Partitions)
 	txn.SetNextJobID(h.NextJobID)
+	for _, t := range old.Tokens() {
+		txn.DeleteToken(t.ID)
+	}
+	for _, t := range h.Tokens {
+		txn.PutToken(t)
+	}
 	txn.Commit(index)
 	return nil
 }

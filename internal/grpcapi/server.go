@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"net"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
@@ -30,8 +32,8 @@ type Server struct {
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
 // authentication on Unix sockets.
-func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string) *grpc.Server {
-	g := grpc.NewServer(grpc.Creds(auth.PeerCreds{}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(256<<20),
+func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string, tcpTLS credentials.TransportCredentials) *grpc.Server {
+	g := grpc.NewServer(grpc.Creds(auth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(256<<20),
 		grpc.InitialWindowSize(8<<20), grpc.InitialConnWindowSize(16<<20), grpc.WriteBufferSize(256<<10))
 	s := &Server{svc: svc, ctl: ctl, verifier: v, host: host}
 	pb.RegisterDroverServer(g, s)
@@ -52,6 +54,8 @@ func toStatus(err error) error {
 			code = codes.NotFound
 		case service.CodeUnavailable:
 			code = codes.Unavailable
+		case service.CodeBusy:
+			code = codes.FailedPrecondition
 		}
 		return status.Error(code, e.Msg)
 	}
@@ -92,7 +96,7 @@ func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJ
 	}
 	switch {
 	case r.Summary:
-		return wire.SummaryListing(jobs, now), nil
+		return wire.SummaryListing(jobs, now, r.WithSteps), nil
 	case r.WithoutSpec:
 		return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Listing), Now: now}, nil
 	}
@@ -102,7 +106,7 @@ func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJ
 func (s *Server) WatchJobs(r *pb.WatchJobsRequest, stream pb.Drover_WatchJobsServer) error {
 	var sendErr error
 	err := s.svc.WatchJobs(stream.Context(), jobIDs(r.Ids), func(jobs []*model.Job, now int64) bool {
-		sendErr = stream.Send(wire.SummaryListing(jobs, now))
+		sendErr = stream.Send(wire.SummaryListing(jobs, now, true))
 		return sendErr == nil
 	})
 	if sendErr != nil {
@@ -146,7 +150,7 @@ func selectionFromPB(sel *pb.JobSelection) service.Selection {
 		out.States = append(out.States, model.JobState(st))
 	}
 	for _, t := range sel.Targets {
-		tg := service.Target{ID: model.JobID(t.Id), Raw: t.Raw}
+		tg := service.Target{ID: model.JobID(t.Id), Raw: t.Raw, HasStep: t.HasStep, Step: model.StepID(t.Step)}
 		if t.HasTasks {
 			tg.Tasks = make([]int, len(t.Tasks))
 			for i, v := range t.Tasks {
@@ -214,7 +218,8 @@ func (s *Server) Reconfigure(ctx context.Context, _ *pb.ReconfigureRequest) (*pb
 }
 
 func (s *Server) Connect(stream pb.AgentService_ConnectServer) error {
-	if !s.verifier.CheckToken(stream.Context()) {
+	id, err := s.verifier.Identify(stream.Context())
+	if err != nil || !id.Cluster {
 		return status.Error(codes.PermissionDenied, "Access/permission denied")
 	}
 	addr := ""
@@ -223,8 +228,57 @@ func (s *Server) Connect(stream pb.AgentService_ConnectServer) error {
 			addr = host
 		}
 	}
-	if err := s.ctl.ServeAgent(stream, addr); err != nil {
+	if err := s.ctl.ServeAgent(stream, addr, id.Node); err != nil {
 		return status.Error(codes.Aborted, err.Error())
 	}
 	return nil
+}
+
+func (s *Server) CreateStep(ctx context.Context, r *pb.CreateStepRequest) (*pb.CreateStepResponse, error) {
+	j, st, err := s.svc.CreateStep(ctx, model.JobID(r.JobId), wire.StepSpecFromPB(r.Spec))
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CreateStepResponse{Job: wire.JobToPB(j, wire.Listing), Step: wire.StepToPB(st, false)}, nil
+}
+
+func (s *Server) CompleteJob(ctx context.Context, r *pb.CompleteJobRequest) (*pb.CompleteJobResponse, error) {
+	if err := s.svc.CompleteJob(ctx, model.JobID(r.JobId), int(r.ExitCode), int(r.Signal)); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CompleteJobResponse{}, nil
+}
+
+func (s *Server) AttachStep(ctx context.Context, r *pb.AttachStepRequest) (*pb.AttachStepResponse, error) {
+	st, err := s.svc.AttachStep(ctx, model.JobID(r.JobId), model.StepID(r.StepId), r.IoAddr, r.IoKey)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.AttachStepResponse{Step: wire.StepToPB(st, false)}, nil
+}
+
+func (s *Server) Broadcast(ctx context.Context, r *pb.BroadcastRequest) (*pb.BroadcastResponse, error) {
+	nodes, err := s.svc.Broadcast(ctx, model.JobID(r.JobId), service.FetchRequest{
+		Addr: r.IoAddr, Key: r.IoKey, Dest: r.Dest, Mode: r.Mode, Force: r.Force, MTime: r.Mtime,
+	})
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.BroadcastResponse{Nodes: nodes}, nil
+}
+
+func (s *Server) CreateJoinToken(ctx context.Context, r *pb.CreateJoinTokenRequest) (*pb.CreateJoinTokenResponse, error) {
+	tok, exp, err := s.svc.CreateJoinToken(ctx, time.Duration(r.TtlSeconds)*time.Second)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.CreateJoinTokenResponse{Token: tok, Expires: exp}, nil
+}
+
+func (s *Server) Join(_ context.Context, r *pb.JoinRequest) (*pb.JoinResponse, error) {
+	cert, ca, conf, err := s.svc.Join(r.TokenId, r.Secret, r.Node, r.Csr)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.JoinResponse{CertPem: cert, CaPem: ca, SlurmConf: conf}, nil
 }

@@ -62,7 +62,8 @@ var envTables = [3][]envOpt{
 		{"SLURM_THREADS_PER_CORE", "threads-per-core"}, {"SLURM_TIMELIMIT", "time"},
 		{"SLURM_UNBUFFEREDIO", "unbuffered"}, {"SLURM_USE_MIN_NODES", "use-min-nodes"},
 		{"SLURM_WAIT", "wait"}, {"SLURM_WCKEY", "wckey"}, {"SLURM_WORKING_DIR", "chdir"},
-		{"SRUN_CONTAINER", "container"},
+		{"SRUN_CONTAINER", "container"}, {"SLURM_BCAST", "bcast"},
+		{"SRUN_INPUT", "input"}, {"SRUN_OUTPUT", "output"}, {"SRUN_ERROR", "error"},
 	},
 	Salloc: {
 		{"SALLOC_ACCOUNT", "account"}, {"SALLOC_BELL", "bell"},

@@ -64,6 +64,22 @@ type Options struct {
 	JobID          string // srun --jobid (or SLURM_JOB_ID): run a step in this job
 	Exact, Overlap bool   // srun step resource sharing
 
+	// srun step launch. Distribution is -m as validated and normalised
+	// ("block", "cyclic:fcyclic", "plane=4,Pack"). WaitSec is -W (0: not
+	// given, or no limit). MultiProg makes Command[0] a --multi-prog
+	// configuration file (see ParseMultiProg). MPI is --mpi (lower case);
+	// only "" and "none" get past Parse. Input is -i all|none|<rank>; an -i
+	// file name pattern goes to Spec.StdIn instead. BcastSet is --bcast,
+	// Bcast its destination ("" = the default place).
+	Distribution  string
+	KillOnBadExit bool
+	WaitSec       int
+	MultiProg     bool
+	MPI           string
+	Input         string
+	Bcast         string
+	BcastSet      bool
+
 	// Extra holds options that were accepted but have no JobSpec field
 	// (--gres, --mail-type, --constraint, ...), by long name; "" for options
 	// without an argument. Notes says, one line each, that they were not
@@ -94,6 +110,7 @@ type parser struct {
 	chdir, wrap, array, dependency, export string
 	wrapSet, arraySet, depSet, exportSet   bool
 	nameSet                                bool
+	mpiFrom                                string // how --mpi was given, for its error
 	memPerGPU                              int64
 	memLayer                               map[string]layer
 }
@@ -360,6 +377,9 @@ func (p *parser) finish(args []string) error {
 			}
 		}
 	case Srun:
+		if err := p.checkMPI(); err != nil {
+			return err
+		}
 		if len(o.Command) == 0 {
 			return &Error{Fatal: true, Msg: "No command given to execute."}
 		}
@@ -408,6 +428,21 @@ func (p *parser) finish(args []string) error {
 		o.Notes = append(o.Notes, fmt.Sprintf("--%s is accepted but not part of the job request Drover sends", k))
 	}
 	return nil
+}
+
+// mpiTypes is what --mpi=list prints: the MPI plugin types Drover has.
+const mpiTypes = "MPI plugin types are...\n\tnone"
+
+// checkMPI accepts --mpi=none (no PMI) only; --mpi=list ends the parse
+// with the list of types.
+func (p *parser) checkMPI() error {
+	switch p.opts.MPI {
+	case "", "none":
+		return nil
+	case "list":
+		return &Error{Msg: mpiTypes}
+	}
+	return &Error{Fatal: true, Msg: p.mpiFrom + " is not supported by Drover yet: only --mpi=none (no PMI) is available"}
 }
 
 // settleMemory enforces that --mem, --mem-per-cpu and --mem-per-gpu are

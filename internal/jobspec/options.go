@@ -252,6 +252,124 @@ func setJobID(p *parser, v string, _ bool) error {
 
 func setVerbose(p *parser, _ string, _ bool) error { p.opts.Verbose++; return nil }
 
+// nonNegative parses a count where 0 is allowed, worded as positive's.
+func nonNegative(name, v string) (int, error) {
+	n, ok := parseDigits(strings.TrimSpace(v), math.MaxInt32)
+	if !ok {
+		return 0, &Error{Msg: fmt.Sprintf("Invalid numeric value \"%s\" for --%s.", v, name)}
+	}
+	return n, nil
+}
+
+// setDistribution checks srun -m
+// {*|block|cyclic|arbitrary|plane=N}[:{*|block|cyclic|fcyclic}[:...]][,{Pack|NoPack}]
+// and keeps it in a normal form: lower case, "Pack"/"NoPack".
+func setDistribution(p *parser, v string, _ bool) error {
+	d, ok := normDistribution(v)
+	if !ok {
+		return optErr("Invalid --distribution specification")
+	}
+	p.opts.Distribution = d
+	return nil
+}
+
+func normDistribution(v string) (string, bool) {
+	levels, pack, hasPack := strings.Cut(v, ",")
+	parts := strings.Split(levels, ":")
+	if len(parts) > 3 {
+		return "", false
+	}
+	for i, part := range parts {
+		l := strings.ToLower(part)
+		switch {
+		case l == "*" || l == "block" || l == "cyclic":
+		case i == 0 && l == "arbitrary":
+		case i == 0 && strings.HasPrefix(l, "plane="):
+			n, ok := parseDigits(l[len("plane="):], math.MaxInt32)
+			if !ok || n == 0 {
+				return "", false
+			}
+			l = "plane=" + strconv.Itoa(n)
+		case i > 0 && l == "fcyclic":
+		default:
+			return "", false
+		}
+		parts[i] = l
+	}
+	out := strings.Join(parts, ":")
+	if hasPack {
+		switch strings.ToLower(pack) {
+		case "pack":
+			out += ",Pack"
+		case "nopack":
+			out += ",NoPack"
+		default:
+			return "", false
+		}
+	}
+	return out, true
+}
+
+// setKillOnBadExit reads srun -K[0|1]: no value or a non-zero one turns it
+// on, 0 off.
+func setKillOnBadExit(p *parser, v string, given bool) error {
+	n := 1
+	if given {
+		var err error
+		if n, err = nonNegative("kill-on-bad-exit", v); err != nil {
+			return err
+		}
+	}
+	p.opts.KillOnBadExit = n != 0
+	return nil
+}
+
+func setSrunWait(p *parser, v string, _ bool) error {
+	n, err := nonNegative("wait", v)
+	if err != nil {
+		return err
+	}
+	p.opts.WaitSec = n
+	return nil
+}
+
+// setMPI keeps --mpi (or SLURM_MPI_TYPE); finish decides on it.
+func setMPI(p *parser, v string, _ bool) error {
+	p.opts.MPI = strings.ToLower(strings.TrimSpace(v))
+	p.mpiFrom = "--mpi=" + v
+	if p.layer == layerEnv {
+		p.mpiFrom = "SLURM_MPI_TYPE=" + v
+	}
+	return nil
+}
+
+// setSrunInput reads srun -i: "all", "none" or a task rank say which tasks
+// get srun's stdin; anything else is a file name pattern.
+func setSrunInput(p *parser, v string, _ bool) error {
+	p.opts.Input, p.spec.StdIn = "", ""
+	switch l := strings.ToLower(v); {
+	case l == "all" || l == "none":
+		p.opts.Input = l
+	case v != "" && strings.Trim(v, "0123456789") == "":
+		n, ok := parseDigits(v, math.MaxInt32)
+		if !ok {
+			return optErr("Invalid --input specification")
+		}
+		p.opts.Input = strconv.Itoa(n)
+	default:
+		p.spec.StdIn = v
+	}
+	return nil
+}
+
+func setBcast(p *parser, v string, given bool) error {
+	p.opts.Bcast, p.opts.BcastSet = "", true
+	if given {
+		p.opts.Bcast = v
+	}
+	return nil
+}
+
 // optTable lists every option of sbatch, srun and salloc. Options whose
 // short letter differs between commands appear once per spelling.
 var optTable = []optDef{
@@ -270,7 +388,8 @@ var optTable = []optDef{
 	{"help", 'h', noArg, kAll, "", "show this help message", optFlag(func(o *Options) *bool { return &o.Help })},
 	{"hold", 'H', noArg, kAll, "", "submit job in held state", func(p *parser, _ string, _ bool) error { p.spec.Hold = true; return nil }},
 	{"immediate", 'I', optArg, kR | kA, "secs", "exit if resources not available in \"secs\"", setImmediate},
-	{"input", 'i', reqArg, kS | kR, "in", "file for batch script's standard input", specStr(func(s *model.JobSpec) *string { return &s.StdIn })},
+	{"input", 'i', reqArg, kS, "in", "file for batch script's standard input", specStr(func(s *model.JobSpec) *string { return &s.StdIn })},
+	{"input", 'i', reqArg, kR, "in", "all, none, a task rank, or a file for the tasks' standard input", setSrunInput},
 	{"job-name", 'J', reqArg, kAll, "jobname", "name of job", func(p *parser, v string, _ bool) error { p.spec.Name, p.nameSet = v, true; return nil }},
 	{"jobid", 0, reqArg, kR, "id", "run under already allocated job", setJobID},
 	{"label", 'l', noArg, kR, "", "prepend task number to lines of stdout/err", optFlag(func(o *Options) *bool { return &o.Label })},
@@ -305,6 +424,12 @@ var optTable = []optDef{
 	{"verbose", 'v', noArg, kAll, "", "verbose mode (multiple -v's increase verbosity)", setVerbose},
 	{"version", 'V', noArg, kAll, "", "output version information and exit", optFlag(func(o *Options) *bool { return &o.Version })},
 	{"wait", 'W', noArg, kS, "", "wait for completion of submitted job", optFlag(func(o *Options) *bool { return &o.Wait })},
+	{"wait", 'W', reqArg, kR, "sec", "seconds to wait after first task exits before killing job", setSrunWait},
+	{"bcast", 0, optArg, kR, "dest_path", "copy executable file to compute nodes", setBcast},
+	{"distribution", 'm', reqArg, kR, "type", "distribution method for processes to nodes", setDistribution},
+	{"kill-on-bad-exit", 'K', optArg, kR, "0|1", "kill the job if any task terminates with a non-zero exit code", setKillOnBadExit},
+	{"mpi", 0, reqArg, kR, "type", "type of MPI being used (none only)", setMPI},
+	{"multi-prog", 0, noArg, kR, "", "the executable is a multi-program configuration file", optFlag(func(o *Options) *bool { return &o.MultiProg })},
 	{"wrap", 0, reqArg, kS, "command", "wrap command string in a sh script and submit", func(p *parser, v string, _ bool) error { p.wrap, p.wrapSet = v, true; return nil }},
 	// Accepted and kept in Options.Extra; model.JobSpec has no field for them.
 	{"acctg-freq", 0, reqArg, kAll, "freq", "accounting sampling interval", nil},
@@ -324,7 +449,7 @@ var optTable = []optDef{
 	{"deadline", 0, reqArg, kAll, "time", "remove the job if no ending possible before this deadline", nil},
 	{"delay-boot", 0, reqArg, kAll, "mins", "delay boot for desired node features", nil},
 	{"disable-status", 'X', noArg, kR, "", "disable the Ctrl-C status feature", nil},
-	{"distribution", 'm', reqArg, kAll, "type", "distribution method for processes to nodes", nil},
+	{"distribution", 'm', reqArg, kS | kA, "type", "distribution method for processes to nodes", nil},
 	{"export-file", 0, reqArg, kS, "file", "file of environment variables for the job", nil},
 	{"extra-node-info", 'B', reqArg, kAll, "S[:C[:T]]", "expands to sockets, cores, threads", nil},
 	{"get-user-env", 0, optArg, kS, "timeout", "load the user's login environment", nil},
@@ -340,7 +465,6 @@ var optTable = []optDef{
 	{"hint", 0, reqArg, kAll, "hint", "bind tasks according to application hints", nil},
 	{"ignore-pbs", 0, noArg, kS, "", "ignore #PBS and #BSUB options in the batch script", nil},
 	{"kill-command", 'K', optArg, kA, "signal", "signal to send terminating job", nil},
-	{"kill-on-bad-exit", 'K', optArg, kR, "0|1", "kill the job if any task terminates with a non-zero exit code", nil},
 	{"kill-on-invalid-dep", 0, reqArg, kS, "yes|no", "terminate the job if it has an invalid dependency", nil},
 	{"licenses", 'L', reqArg, kAll, "names", "required license, comma separated", nil},
 	{"mail-type", 0, reqArg, kAll, "type", "notify on state change: BEGIN, END, FAIL or ALL", setMailType},
@@ -348,8 +472,6 @@ var optTable = []optDef{
 	{"mcs-label", 0, reqArg, kAll, "mcs", "mcs label if mcs plugin mcs/group is used", nil},
 	{"mem-bind", 0, reqArg, kAll, "type", "bind memory to locality domains", nil},
 	{"mincpus", 0, reqArg, kAll, "n", "minimum number of logical processors per node", nil},
-	{"mpi", 0, reqArg, kR, "type", "type of MPI being used", nil},
-	{"multi-prog", 0, noArg, kR, "", "the executable is a multi-program configuration file", nil},
 	{"network", 0, reqArg, kAll, "type", "specify information pertaining to the switch or network", nil},
 	{"no-bell", 0, noArg, kA, "", "do not ring the terminal bell", nil},
 	{"no-kill", 'k', optArg, kAll, "on|off", "do not kill job on node failure", nil},
@@ -376,7 +498,6 @@ var optTable = []optDef{
 	{"tres-per-task", 0, reqArg, kAll, "list", "list of tres required per task", nil},
 	{"uid", 0, reqArg, kAll, "user_id", "user ID to run job as (user root only)", nil},
 	{"use-min-nodes", 0, noArg, kAll, "", "if a range of node counts is given, prefer the smaller count", nil},
-	{"wait", 'W', reqArg, kR, "sec", "seconds to wait after first task exits before killing job", nil},
 	{"wait-all-nodes", 0, reqArg, kS | kA, "0|1", "wait for all nodes to be ready before starting", nil},
 	{"wckey", 0, reqArg, kAll, "wckey", "wckey to run job under", nil},
 	{"x11", 0, optArg, kR | kA, "all|first|last", "forward X11 to the job", nil},

@@ -214,7 +214,7 @@ func TestParseSrun(t *testing.T) {
 		t.Errorf("srun: %+v %+v", o, s)
 	}
 	o = mustParse(t, Srun, []string{"-I5", "-W", "30", "-K1", "true"}, testCtx(nil))
-	if o.Immediate != 5 || o.Extra["wait"] != "30" || o.Extra["kill-on-bad-exit"] != "1" {
+	if o.Immediate != 5 || o.WaitSec != 30 || !o.KillOnBadExit {
 		t.Errorf("srun -I5: %+v", o)
 	}
 }

@@ -134,6 +134,14 @@ type Job struct {
 	ExitCode    int32       `json:"exit_code"` // exit status (0-255)
 	Signal      int32       `json:"signal"`    // terminating signal, 0 if none
 	CancelledBy uint32      `json:"cancelled_by,omitempty"`
+	// Released: the holder of an allocation (salloc, srun) gave it back
+	// with ExitCode/Signal, which the node's end report must not replace.
+	Released bool `json:"released,omitempty"`
+
+	// Steps are the job's srun steps (running and finished); NextStep is
+	// the id the next one gets.
+	Steps    []*Step `json:"steps,omitempty"`
+	NextStep StepID  `json:"next_step,omitempty"`
 }
 
 // NodeAlloc is what a job holds on one node.

@@ -86,3 +86,13 @@ func (n *Node) Clone() *Node {
 	c := *n
 	return &c
 }
+
+// JoinToken lets a new machine join the cluster as a node (drover agent
+// --join). Only a hash of its secret is kept.
+type JoinToken struct {
+	ID         string `json:"id"`
+	SecretHash string `json:"secret_hash"` // hex SHA-256 of the secret
+	Expires    int64  `json:"expires"`     // unix seconds; 0 = never
+	Created    int64  `json:"created"`
+	CreatedBy  uint32 `json:"created_by"`
+}

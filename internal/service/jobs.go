@@ -20,6 +20,9 @@ type Target struct {
 	ID    model.JobID
 	Tasks []int
 	Raw   string
+	// HasStep: one step of the job (scancel 123.4).
+	HasStep bool
+	Step    model.StepID
 }
 
 // Selection picks jobs by target and/or filters (filters AND together).
@@ -127,9 +130,11 @@ func (s *Service) ListPartitions(ctx context.Context) ([]*model.Partition, error
 
 // selected is one job chosen by a selection, or a target that failed.
 type selected struct {
-	job *model.Job
-	raw string
-	err string
+	job     *model.Job
+	raw     string
+	err     string
+	hasStep bool
+	step    model.StepID
 }
 
 // resolve turns a selection into jobs. Explicit targets that name nothing
@@ -181,7 +186,11 @@ func (s *Service) resolve(snap *state.Snapshot, sel *Selection, id *auth.Identit
 		}
 		for _, g := range group {
 			if matches(g, sel) {
-				out = append(out, selected{job: g, raw: g.DisplayID()})
+				x := selected{job: g, raw: g.DisplayID(), hasStep: t.HasStep, step: t.Step}
+				if t.HasStep {
+					x.raw += "." + t.Step.String()
+				}
+				out = append(out, x)
 			}
 		}
 	}
@@ -239,6 +248,10 @@ func (s *Service) Signal(ctx context.Context, sel Selection, sig int, batchOnly 
 			continue
 		}
 		j := x.job
+		if x.hasStep && x.step >= 0 {
+			results = append(results, s.signalStep(id, j, x, sig))
+			continue
+		}
 		switch {
 		case !s.privileged(id) && j.UserID != id.UID:
 			results = append(results, Result{Job: j.DisplayID(), Error: "Access/permission denied"})

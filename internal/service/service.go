@@ -30,6 +30,23 @@ type Notifier interface {
 	Terminate(jobs []model.JobID, reason string)
 	Signal(jobs []model.JobID, sig int, batchOnly bool)
 	Kick() // something changed that scheduling should look at
+	// LaunchStep sends a committed step to its nodes.
+	LaunchStep(j *model.Job, st *model.Step)
+	// SignalStep signals a step's tasks, or terminates them.
+	SignalStep(j *model.Job, st *model.Step, sig int, terminate bool)
+	// AttachStep makes a step's nodes dial addr (sattach).
+	AttachStep(j *model.Job, st *model.Step, addr, key string)
+	// Fetch makes the job's nodes fetch a file (sbcast) and waits for them.
+	Fetch(ctx context.Context, j *model.Job, req FetchRequest) ([]string, error)
+}
+
+// FetchRequest is one sbcast: the nodes dial Addr and write Dest.
+type FetchRequest struct {
+	Addr, Key string
+	Dest      string
+	Mode      uint32
+	Force     bool
+	MTime     int64
 }
 
 // Service implements every controller call.
@@ -43,10 +60,16 @@ type Service struct {
 	settings atomic.Pointer[Settings]
 	// Reload re-reads slurm.conf for scontrol reconfigure.
 	Reload func() (*Settings, error)
+
+	ca       *auth.CA
+	confText func() (string, error)
 }
 
 // New builds the service.
 func New(log *slog.Logger, store *state.Store, raft Committer, v *auth.Verifier, clk clock.Clock, n Notifier, s *Settings) *Service {
+	if log == nil {
+		log = slog.Default()
+	}
 	svc := &Service{log: log, store: store, raft: raft, verifier: v, clock: clk, notify: n}
 	svc.settings.Store(s)
 	return svc
@@ -72,6 +95,8 @@ const (
 	CodeDenied
 	CodeNotFound
 	CodeUnavailable
+	// CodeBusy: the request is sound but must wait (a step for its job's CPUs).
+	CodeBusy
 )
 
 func (e *Error) Error() string { return e.Msg }
@@ -105,9 +130,6 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	}
 	if !spec.Interactive && strings.TrimSpace(spec.Script) == "" {
 		return 0, invalid("Batch script is empty!")
-	}
-	if spec.Interactive && len(spec.Argv) == 0 {
-		return 0, invalid("No command given")
 	}
 	if spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir) {
 		return 0, invalid("Invalid working directory")

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -35,7 +36,20 @@ func (d *direct) Apply(t fsm.Type, body any) (any, error) {
 	return res, nil
 }
 
-type notes struct{ terminated, signalled []model.JobID }
+type notes struct {
+	terminated, signalled []model.JobID
+	launched              []model.StepID
+	stepSignals           []string
+}
+
+func (n *notes) LaunchStep(_ *model.Job, st *model.Step) { n.launched = append(n.launched, st.ID) }
+func (n *notes) SignalStep(j *model.Job, st *model.Step, sig int, term bool) {
+	n.stepSignals = append(n.stepSignals, fmt.Sprintf("%d.%d sig=%d term=%v", j.ID, st.ID, sig, term))
+}
+func (n *notes) AttachStep(*model.Job, *model.Step, string, string) {}
+func (n *notes) Fetch(_ context.Context, j *model.Job, _ FetchRequest) ([]string, error) {
+	return j.NodeNames(), nil
+}
 
 func (n *notes) Terminate(j []model.JobID, _ string)   { n.terminated = append(n.terminated, j...) }
 func (n *notes) Signal(j []model.JobID, _ int, _ bool) { n.signalled = append(n.signalled, j...) }

@@ -18,6 +18,7 @@ type Snapshot struct {
 	active     *immutable.SortedMap[model.JobID, struct{}] // jobs not yet finished
 	nodes      *immutable.SortedMap[string, *model.Node]
 	partitions []*model.Partition
+	tokens     map[string]*model.JoinToken // join tokens by id; replaced, never changed
 }
 
 // Store holds the current snapshot and wakes watchers on each change.
@@ -104,6 +105,42 @@ func (t *Txn) DeleteNode(name string) { t.snap.nodes = t.snap.nodes.Delete(name)
 
 // SetPartitions replaces the partition list.
 func (t *Txn) SetPartitions(p []*model.Partition) { t.snap.partitions = p }
+
+// PutToken adds or replaces a join token.
+func (t *Txn) PutToken(tok *model.JoinToken) {
+	m := make(map[string]*model.JoinToken, len(t.snap.tokens)+1)
+	for k, v := range t.snap.tokens {
+		m[k] = v
+	}
+	m[tok.ID] = tok
+	t.snap.tokens = m
+}
+
+// DeleteToken removes a join token.
+func (t *Txn) DeleteToken(id string) {
+	if _, ok := t.snap.tokens[id]; !ok {
+		return
+	}
+	m := make(map[string]*model.JoinToken, len(t.snap.tokens))
+	for k, v := range t.snap.tokens {
+		if k != id {
+			m[k] = v
+		}
+	}
+	t.snap.tokens = m
+}
+
+// Token returns a join token by id, or nil.
+func (s *Snapshot) Token(id string) *model.JoinToken { return s.tokens[id] }
+
+// Tokens lists the join tokens.
+func (s *Snapshot) Tokens() []*model.JoinToken {
+	out := make([]*model.JoinToken, 0, len(s.tokens))
+	for _, t := range s.tokens {
+		out = append(out, t)
+	}
+	return out
+}
 
 // SetNextJobID records the next id to hand out.
 func (t *Txn) SetNextJobID(id model.JobID) { t.snap.NextJobID = id }

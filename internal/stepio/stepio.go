@@ -1,7 +1,10 @@
-// Package stepio is the framed stream between a task on a node and the srun
-// that launched it: the agent dials srun's listening address, proves itself
-// with the per-job key, and multiplexes stdout, stderr and the exit status
-// one way and stdin the other. Shared by the agent and srun.
+// Package stepio is the framed stream between the tasks of a step on one
+// node and the srun that launched them (or an sattach, or an sbcast): the
+// agent dials the client's listening address, proves itself with the
+// per-step key, and multiplexes every local task's stdout, stderr and exit
+// status one way, and stdin, signals and terminal size the other. Every
+// frame names the task (its global rank) it belongs to. Shared by the agent
+// and the clients.
 package stepio
 
 import (
@@ -25,12 +28,28 @@ const (
 	Exit     byte = 3 // payload "code signal [message]"
 	Stdin    byte = 4
 	StdinEOF byte = 5
+	Signal   byte = 6 // payload: the signal number, decimal
+	Winch    byte = 7 // payload "rows cols"
+	// Data carries file content (sbcast); DataEnd ends it.
+	Data    byte = 8
+	DataEnd byte = 9
 )
 
-const magic = "DROVER-IO 1"
+// AllTasks addresses every task of the node in a client→node frame.
+const AllTasks = ^uint32(0)
+
+const magic = "DROVER-IO 2"
 
 // maxFrame bounds a frame so a confused peer cannot make us allocate much.
 const maxFrame = 1 << 20
+
+// Hello is what a node says when it connects: which job, step and node
+// (its index in the step's layout) the connection carries.
+type Hello struct {
+	Job  uint32
+	Step int32
+	Node int
+}
 
 // Conn is one framed connection.
 type Conn struct {
@@ -39,13 +58,16 @@ type Conn struct {
 	wmu sync.Mutex
 }
 
-// Dial connects to srun and sends the handshake.
-func Dial(addr, key string, job uint32) (*Conn, error) {
+// Dial connects to a client and sends the handshake.
+func Dial(addr, key string, h Hello) (*Conn, error) {
 	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := fmt.Fprintf(c, "%s %d %s\n", magic, job, key); err != nil {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetNoDelay(true)
+	}
+	if _, err := fmt.Fprintf(c, "%s %d %d %d %s\n", magic, h.Job, h.Step, h.Node, key); err != nil {
 		c.Close()
 		return nil, err
 	}
@@ -53,32 +75,44 @@ func Dial(addr, key string, job uint32) (*Conn, error) {
 }
 
 // Accept reads the handshake of an incoming connection and checks the key.
-func Accept(c net.Conn, key string) (*Conn, uint32, error) {
+func Accept(c net.Conn, key string) (*Conn, Hello, error) {
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReader(c)
 	line, err := r.ReadString('\n')
 	if err != nil {
-		return nil, 0, err
+		return nil, Hello{}, err
 	}
 	_ = c.SetReadDeadline(time.Time{})
-	f := strings.Fields(strings.TrimPrefix(line, magic))
-	if !strings.HasPrefix(line, magic) || len(f) != 2 || subtle.ConstantTimeCompare([]byte(f[1]), []byte(key)) != 1 {
-		return nil, 0, errors.New("bad I/O handshake")
+	rest, ok := strings.CutPrefix(line, magic+" ")
+	f := strings.Fields(rest)
+	if !ok || len(f) != 4 || subtle.ConstantTimeCompare([]byte(f[3]), []byte(key)) != 1 {
+		return nil, Hello{}, errors.New("bad I/O handshake")
 	}
-	job, err := strconv.ParseUint(f[0], 10, 32)
-	if err != nil {
-		return nil, 0, err
+	job, err1 := strconv.ParseUint(f[0], 10, 32)
+	step, err2 := strconv.ParseInt(f[1], 10, 32)
+	node, err3 := strconv.Atoi(f[2])
+	if err := errors.Join(err1, err2, err3); err != nil || node < 0 {
+		return nil, Hello{}, errors.New("bad I/O handshake")
 	}
-	return &Conn{c: c, r: r}, uint32(job), nil
+	return &Conn{c: c, r: r}, Hello{Job: uint32(job), Step: int32(step), Node: node}, nil
 }
 
-// Send writes one frame.
-func (c *Conn) Send(t byte, p []byte) error {
-	var hdr [5]byte
+// Send writes one frame for task.
+func (c *Conn) Send(t byte, task uint32, p []byte) error {
+	var hdr [9]byte
 	hdr[0] = t
-	binary.BigEndian.PutUint32(hdr[1:], uint32(len(p)))
+	binary.BigEndian.PutUint32(hdr[1:], task)
+	binary.BigEndian.PutUint32(hdr[5:], uint32(len(p)))
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
+	if len(p) <= 4096 {
+		// One write, so small frames do not cost two packets.
+		var buf [9 + 4096]byte
+		n := copy(buf[:], hdr[:])
+		n += copy(buf[n:], p)
+		_, err := c.c.Write(buf[:n])
+		return err
+	}
 	if _, err := c.c.Write(hdr[:]); err != nil {
 		return err
 	}
@@ -87,35 +121,44 @@ func (c *Conn) Send(t byte, p []byte) error {
 }
 
 // Recv reads one frame.
-func (c *Conn) Recv() (byte, []byte, error) {
-	var hdr [5]byte
+func (c *Conn) Recv() (t byte, task uint32, p []byte, err error) {
+	var hdr [9]byte
 	if _, err := io.ReadFull(c.r, hdr[:]); err != nil {
-		return 0, nil, err
+		return 0, 0, nil, err
 	}
-	n := binary.BigEndian.Uint32(hdr[1:])
+	n := binary.BigEndian.Uint32(hdr[5:])
 	if n > maxFrame {
-		return 0, nil, errors.New("oversized I/O frame")
+		return 0, 0, nil, errors.New("oversized I/O frame")
 	}
-	p := make([]byte, n)
-	_, err := io.ReadFull(c.r, p)
-	return hdr[0], p, err
+	p = make([]byte, n)
+	_, err = io.ReadFull(c.r, p)
+	return hdr[0], binary.BigEndian.Uint32(hdr[1:]), p, err
 }
 
 // Close closes the connection.
 func (c *Conn) Close() error { return c.c.Close() }
 
-// Writer returns an io.Writer that sends frames of type t.
-func (c *Conn) Writer(t byte) io.Writer { return frameWriter{c, t} }
+// CloseWrite half-closes the connection after the last frame.
+func (c *Conn) CloseWrite() error {
+	if tc, ok := c.c.(interface{ CloseWrite() error }); ok {
+		return tc.CloseWrite()
+	}
+	return nil
+}
+
+// Writer returns an io.Writer that sends frames of type t for task.
+func (c *Conn) Writer(t byte, task uint32) io.Writer { return frameWriter{c, t, task} }
 
 type frameWriter struct {
-	c *Conn
-	t byte
+	c    *Conn
+	t    byte
+	task uint32
 }
 
 func (w frameWriter) Write(p []byte) (int, error) {
 	for off := 0; off < len(p); off += maxFrame {
 		end := min(off+maxFrame, len(p))
-		if err := w.c.Send(w.t, p[off:end]); err != nil {
+		if err := w.c.Send(w.t, w.task, p[off:end]); err != nil {
 			return off, err
 		}
 	}

@@ -25,10 +25,13 @@ func pair(t *testing.T, key string) (agent, srun *Conn, acceptErr error) {
 			ch <- res{nil, err}
 			return
 		}
-		c, _, err := Accept(raw, "secret")
+		c, h, err := Accept(raw, "secret")
+		if err == nil && (h.Job != 42 || h.Step != 3 || h.Node != 1) {
+			t.Errorf("hello %+v", h)
+		}
 		ch <- res{c, err}
 	}()
-	agent, err = Dial(ln.Addr().String(), key, 42)
+	agent, err = Dial(ln.Addr().String(), key, Hello{Job: 42, Step: 3, Node: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,15 +48,18 @@ func TestFramesRoundTrip(t *testing.T) {
 	defer s.Close()
 	big := bytes.Repeat([]byte("x"), 3*maxFrame+5)
 	go func() {
-		io.WriteString(a.Writer(Stdout), "hello\n")
-		a.Writer(Stderr).Write(big)
-		a.Send(Exit, FormatExit(3, 0, "launch failed: no such file"))
+		io.WriteString(a.Writer(Stdout, 7), "hello\n")
+		a.Writer(Stderr, 7).Write(big)
+		a.Send(Exit, 7, FormatExit(3, 0, "launch failed: no such file"))
 	}()
 	var out, errb []byte
 	for {
-		typ, p, err := s.Recv()
+		typ, task, p, err := s.Recv()
 		if err != nil {
 			t.Fatal(err)
+		}
+		if task != 7 {
+			t.Fatalf("frame for task %d", task)
 		}
 		switch typ {
 		case Stdout:

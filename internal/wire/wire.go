@@ -101,10 +101,13 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 		TimeLimit: j.TimeLimit, Name: j.Name, Comment: j.Comment, Restarts: int32(j.Restarts),
 		DepFailed: j.DepFailed, SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime,
 		StartTime: j.StartTime, EndTime: j.EndTime, ExitCode: j.ExitCode, Signal: j.Signal,
-		CancelledBy: j.CancelledBy, SpecId: uint32(j.SpecID),
+		CancelledBy: j.CancelledBy, SpecId: uint32(j.SpecID), NextStep: int32(j.NextStep),
 	}
 	for _, a := range j.Alloc {
 		out.Alloc = append(out.Alloc, &pb.NodeAlloc{Node: a.Node, Cpus: int32(a.CPUs), Mem: a.Mem})
+	}
+	if d != Summary {
+		out.Steps = stepsToPB(j.Steps, false)
 	}
 	if j.Spec == nil {
 		return out
@@ -130,12 +133,15 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 // SummaryListing builds a listing whose jobs share their summary specs:
 // jobs submitted alike (or tasks of one array) differ only in fields the
 // Job message carries itself, so each distinct spec is sent and decoded once.
-func SummaryListing(jobs []*model.Job, now int64) *pb.ListJobsResponse {
+func SummaryListing(jobs []*model.Job, now int64, withSteps bool) *pb.ListJobsResponse {
 	out := &pb.ListJobsResponse{Jobs: make([]*pb.Job, len(jobs)), Now: now}
 	index := map[string]uint32{}
 	var key []byte
 	for i, j := range jobs {
 		p := JobToPB(j, Summary)
+		if withSteps {
+			p.Steps = stepsToPB(j.Steps, false)
+		}
 		if p.Spec != nil {
 			var err error
 			key, err = proto.MarshalOptions{Deterministic: true}.MarshalAppend(key[:0], p.Spec)
@@ -190,7 +196,7 @@ func jobFromPB(j *pb.Job, spec *model.JobSpec) *model.Job {
 		Restarts: int(j.Restarts), DepFailed: j.DepFailed, SubmitTime: j.SubmitTime,
 		EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
 		ExitCode: j.ExitCode, Signal: j.Signal, CancelledBy: j.CancelledBy, SpecID: model.JobID(j.SpecId),
-		Spec: spec,
+		Spec: spec, NextStep: model.StepID(j.NextStep), Steps: stepsFromPB(j.Steps),
 	}
 	for _, a := range j.Alloc {
 		out.Alloc = append(out.Alloc, model.NodeAlloc{Node: a.Node, CPUs: int(a.Cpus), Mem: a.Mem})

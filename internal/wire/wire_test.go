@@ -18,7 +18,7 @@ func TestSummaryListingSharesSpecs(t *testing.T) {
 		{ID: 2, Spec: mk("/b"), State: model.JobRunning, ArrayTaskID: model.NoArrayTask, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 3}}},
 		{ID: 3, Spec: &model.JobSpec{Name: "y", MinNodes: 1}, ArrayTaskID: model.NoArrayTask},
 	}
-	r := SummaryListing(jobs, 99)
+	r := SummaryListing(jobs, 99, false)
 	if len(r.Specs) != 2 {
 		t.Fatalf("%d distinct specs, want 2 (paths are not part of a summary)", len(r.Specs))
 	}

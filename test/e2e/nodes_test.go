@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -41,7 +40,7 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 	if n := c.jobField(long, "NodeList"); n != "node2" {
 		t.Fatalf("job on %q, want node2", n)
 	}
-	pid := agentPID(t, "node2")
+	pid := c.agentPID(t, "node2")
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
@@ -55,25 +54,23 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 	c.waitState(ok, "COMPLETED", 30*time.Second)
 }
 
-// agentPID finds the agent process of a node.
-func agentPID(t *testing.T, node string) int {
+// agentPID finds the agent process of a node of this cluster (other
+// clusters on the machine have nodes of the same names).
+func (c *cluster) agentPID(t *testing.T, node string) int {
 	t.Helper()
-	out, err := exec.Command("pgrep", "-f", "drover agent .*--name "+node+"$").Output()
-	if err != nil {
-		entries, _ := os.ReadDir("/proc")
-		for _, e := range entries {
-			pid, err := strconv.Atoi(e.Name())
-			if err != nil {
-				continue
-			}
-			cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-			args := strings.Split(string(cmd), "\x00")
-			if len(args) > 4 && args[1] == "agent" && strings.Contains(string(cmd), "--name\x00"+node+"\x00") {
-				return pid
-			}
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
 		}
-		t.Fatalf("no agent for %s", node)
+		cmd, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		args := strings.Split(string(cmd), "\x00")
+		if len(args) > 4 && args[1] == "agent" && strings.Contains(string(cmd), "\x00"+c.conf+"\x00") &&
+			strings.Contains(string(cmd), "--name\x00"+node+"\x00") {
+			return pid
+		}
 	}
-	pid, _ := strconv.Atoi(strings.Fields(string(out))[0])
-	return pid
+	t.Fatalf("no agent for %s", node)
+	return 0
 }

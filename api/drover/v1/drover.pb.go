@@ -26,6 +26,230 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type JoinRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TokenId       string                 `protobuf:"bytes,1,opt,name=token_id,json=tokenId,proto3" json:"token_id,omitempty"`
+	Secret        string                 `protobuf:"bytes,2,opt,name=secret,proto3" json:"secret,omitempty"`
+	Node          string                 `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
+	Csr           []byte                 `protobuf:"bytes,4,opt,name=csr,proto3" json:"csr,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinRequest) Reset() {
+	*x = JoinRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinRequest) ProtoMessage() {}
+
+func (x *JoinRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinRequest.ProtoReflect.Descriptor instead.
+func (*JoinRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *JoinRequest) GetTokenId() string {
+	if x != nil {
+		return x.TokenId
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetSecret() string {
+	if x != nil {
+		return x.Secret
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *JoinRequest) GetCsr() []byte {
+	if x != nil {
+		return x.Csr
+	}
+	return nil
+}
+
+type JoinResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CertPem       []byte                 `protobuf:"bytes,1,opt,name=cert_pem,json=certPem,proto3" json:"cert_pem,omitempty"`
+	CaPem         []byte                 `protobuf:"bytes,2,opt,name=ca_pem,json=caPem,proto3" json:"ca_pem,omitempty"`
+	SlurmConf     string                 `protobuf:"bytes,3,opt,name=slurm_conf,json=slurmConf,proto3" json:"slurm_conf,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinResponse) Reset() {
+	*x = JoinResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinResponse) ProtoMessage() {}
+
+func (x *JoinResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinResponse.ProtoReflect.Descriptor instead.
+func (*JoinResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *JoinResponse) GetCertPem() []byte {
+	if x != nil {
+		return x.CertPem
+	}
+	return nil
+}
+
+func (x *JoinResponse) GetCaPem() []byte {
+	if x != nil {
+		return x.CaPem
+	}
+	return nil
+}
+
+func (x *JoinResponse) GetSlurmConf() string {
+	if x != nil {
+		return x.SlurmConf
+	}
+	return ""
+}
+
+type CreateJoinTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	TtlSeconds    int64                  `protobuf:"varint,1,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJoinTokenRequest) Reset() {
+	*x = CreateJoinTokenRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJoinTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJoinTokenRequest) ProtoMessage() {}
+
+func (x *CreateJoinTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJoinTokenRequest.ProtoReflect.Descriptor instead.
+func (*CreateJoinTokenRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *CreateJoinTokenRequest) GetTtlSeconds() int64 {
+	if x != nil {
+		return x.TtlSeconds
+	}
+	return 0
+}
+
+type CreateJoinTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Token         string                 `protobuf:"bytes,1,opt,name=token,proto3" json:"token,omitempty"`
+	Expires       int64                  `protobuf:"varint,2,opt,name=expires,proto3" json:"expires,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateJoinTokenResponse) Reset() {
+	*x = CreateJoinTokenResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateJoinTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateJoinTokenResponse) ProtoMessage() {}
+
+func (x *CreateJoinTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateJoinTokenResponse.ProtoReflect.Descriptor instead.
+func (*CreateJoinTokenResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *CreateJoinTokenResponse) GetToken() string {
+	if x != nil {
+		return x.Token
+	}
+	return ""
+}
+
+func (x *CreateJoinTokenResponse) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
 type ArraySpec struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Raw           string                 `protobuf:"bytes,1,opt,name=raw,proto3" json:"raw,omitempty"`
@@ -37,7 +261,7 @@ type ArraySpec struct {
 
 func (x *ArraySpec) Reset() {
 	*x = ArraySpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[0]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -49,7 +273,7 @@ func (x *ArraySpec) String() string {
 func (*ArraySpec) ProtoMessage() {}
 
 func (x *ArraySpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[0]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -62,7 +286,7 @@ func (x *ArraySpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArraySpec.ProtoReflect.Descriptor instead.
 func (*ArraySpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{0}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ArraySpec) GetRaw() string {
@@ -98,7 +322,7 @@ type DepTerm struct {
 
 func (x *DepTerm) Reset() {
 	*x = DepTerm{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[1]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -110,7 +334,7 @@ func (x *DepTerm) String() string {
 func (*DepTerm) ProtoMessage() {}
 
 func (x *DepTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[1]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -123,7 +347,7 @@ func (x *DepTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepTerm.ProtoReflect.Descriptor instead.
 func (*DepTerm) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{1}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *DepTerm) GetType() string {
@@ -165,7 +389,7 @@ type Dependency struct {
 
 func (x *Dependency) Reset() {
 	*x = Dependency{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[2]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -177,7 +401,7 @@ func (x *Dependency) String() string {
 func (*Dependency) ProtoMessage() {}
 
 func (x *Dependency) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[2]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -190,7 +414,7 @@ func (x *Dependency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dependency.ProtoReflect.Descriptor instead.
 func (*Dependency) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{2}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Dependency) GetRaw() string {
@@ -259,7 +483,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[3]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -271,7 +495,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[3]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -284,7 +508,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{3}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *JobSpec) GetName() string {
@@ -557,7 +781,7 @@ type NodeAlloc struct {
 
 func (x *NodeAlloc) Reset() {
 	*x = NodeAlloc{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -569,7 +793,7 @@ func (x *NodeAlloc) String() string {
 func (*NodeAlloc) ProtoMessage() {}
 
 func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -582,7 +806,7 @@ func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAlloc.ProtoReflect.Descriptor instead.
 func (*NodeAlloc) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{4}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *NodeAlloc) GetNode() string {
@@ -640,14 +864,16 @@ type Job struct {
 	CancelledBy  uint32                 `protobuf:"varint,30,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
 	SpecId       uint32                 `protobuf:"varint,31,opt,name=spec_id,json=specId,proto3" json:"spec_id,omitempty"`
 	// spec_index is 1 + an index into ListJobsResponse.specs (0 = none).
-	SpecIndex     uint32 `protobuf:"varint,32,opt,name=spec_index,json=specIndex,proto3" json:"spec_index,omitempty"`
+	SpecIndex     uint32  `protobuf:"varint,32,opt,name=spec_index,json=specIndex,proto3" json:"spec_index,omitempty"`
+	Steps         []*Step `protobuf:"bytes,33,rep,name=steps,proto3" json:"steps,omitempty"`
+	NextStep      int32   `protobuf:"varint,34,opt,name=next_step,json=nextStep,proto3" json:"next_step,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -659,7 +885,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -672,7 +898,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{5}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Job) GetId() uint32 {
@@ -899,6 +1125,524 @@ func (x *Job) GetSpecIndex() uint32 {
 	return 0
 }
 
+func (x *Job) GetSteps() []*Step {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *Job) GetNextStep() int32 {
+	if x != nil {
+		return x.NextStep
+	}
+	return 0
+}
+
+type StepSpec struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Argv          []string               `protobuf:"bytes,2,rep,name=argv,proto3" json:"argv,omitempty"`
+	TaskArgv      []*StringList          `protobuf:"bytes,3,rep,name=task_argv,json=taskArgv,proto3" json:"task_argv,omitempty"`
+	Env           []string               `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
+	WorkDir       string                 `protobuf:"bytes,5,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
+	Ntasks        int32                  `protobuf:"varint,6,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	MinNodes      int32                  `protobuf:"varint,7,opt,name=min_nodes,json=minNodes,proto3" json:"min_nodes,omitempty"`
+	MaxNodes      int32                  `protobuf:"varint,8,opt,name=max_nodes,json=maxNodes,proto3" json:"max_nodes,omitempty"`
+	NtasksPerNode int32                  `protobuf:"varint,9,opt,name=ntasks_per_node,json=ntasksPerNode,proto3" json:"ntasks_per_node,omitempty"`
+	CpusPerTask   int32                  `protobuf:"varint,10,opt,name=cpus_per_task,json=cpusPerTask,proto3" json:"cpus_per_task,omitempty"`
+	Distribution  string                 `protobuf:"bytes,11,opt,name=distribution,proto3" json:"distribution,omitempty"`
+	NodeList      []string               `protobuf:"bytes,12,rep,name=node_list,json=nodeList,proto3" json:"node_list,omitempty"`
+	ExcNodes      []string               `protobuf:"bytes,13,rep,name=exc_nodes,json=excNodes,proto3" json:"exc_nodes,omitempty"`
+	Exact         bool                   `protobuf:"varint,14,opt,name=exact,proto3" json:"exact,omitempty"`
+	Overlap       bool                   `protobuf:"varint,15,opt,name=overlap,proto3" json:"overlap,omitempty"`
+	TimeLimit     int64                  `protobuf:"varint,16,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
+	IoAddr        string                 `protobuf:"bytes,17,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
+	IoKey         string                 `protobuf:"bytes,18,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
+	Stdout        string                 `protobuf:"bytes,19,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr        string                 `protobuf:"bytes,20,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	Stdin         string                 `protobuf:"bytes,21,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Input         string                 `protobuf:"bytes,22,opt,name=input,proto3" json:"input,omitempty"`
+	Pty           bool                   `protobuf:"varint,23,opt,name=pty,proto3" json:"pty,omitempty"`
+	Label         bool                   `protobuf:"varint,24,opt,name=label,proto3" json:"label,omitempty"`
+	SrunPid       int32                  `protobuf:"varint,25,opt,name=srun_pid,json=srunPid,proto3" json:"srun_pid,omitempty"`
+	SrunHost      string                 `protobuf:"bytes,26,opt,name=srun_host,json=srunHost,proto3" json:"srun_host,omitempty"`
+	SubmitLine    string                 `protobuf:"bytes,27,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepSpec) Reset() {
+	*x = StepSpec{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepSpec) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepSpec) ProtoMessage() {}
+
+func (x *StepSpec) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepSpec.ProtoReflect.Descriptor instead.
+func (*StepSpec) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *StepSpec) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *StepSpec) GetArgv() []string {
+	if x != nil {
+		return x.Argv
+	}
+	return nil
+}
+
+func (x *StepSpec) GetTaskArgv() []*StringList {
+	if x != nil {
+		return x.TaskArgv
+	}
+	return nil
+}
+
+func (x *StepSpec) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
+func (x *StepSpec) GetWorkDir() string {
+	if x != nil {
+		return x.WorkDir
+	}
+	return ""
+}
+
+func (x *StepSpec) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
+	}
+	return 0
+}
+
+func (x *StepSpec) GetMinNodes() int32 {
+	if x != nil {
+		return x.MinNodes
+	}
+	return 0
+}
+
+func (x *StepSpec) GetMaxNodes() int32 {
+	if x != nil {
+		return x.MaxNodes
+	}
+	return 0
+}
+
+func (x *StepSpec) GetNtasksPerNode() int32 {
+	if x != nil {
+		return x.NtasksPerNode
+	}
+	return 0
+}
+
+func (x *StepSpec) GetCpusPerTask() int32 {
+	if x != nil {
+		return x.CpusPerTask
+	}
+	return 0
+}
+
+func (x *StepSpec) GetDistribution() string {
+	if x != nil {
+		return x.Distribution
+	}
+	return ""
+}
+
+func (x *StepSpec) GetNodeList() []string {
+	if x != nil {
+		return x.NodeList
+	}
+	return nil
+}
+
+func (x *StepSpec) GetExcNodes() []string {
+	if x != nil {
+		return x.ExcNodes
+	}
+	return nil
+}
+
+func (x *StepSpec) GetExact() bool {
+	if x != nil {
+		return x.Exact
+	}
+	return false
+}
+
+func (x *StepSpec) GetOverlap() bool {
+	if x != nil {
+		return x.Overlap
+	}
+	return false
+}
+
+func (x *StepSpec) GetTimeLimit() int64 {
+	if x != nil {
+		return x.TimeLimit
+	}
+	return 0
+}
+
+func (x *StepSpec) GetIoAddr() string {
+	if x != nil {
+		return x.IoAddr
+	}
+	return ""
+}
+
+func (x *StepSpec) GetIoKey() string {
+	if x != nil {
+		return x.IoKey
+	}
+	return ""
+}
+
+func (x *StepSpec) GetStdout() string {
+	if x != nil {
+		return x.Stdout
+	}
+	return ""
+}
+
+func (x *StepSpec) GetStderr() string {
+	if x != nil {
+		return x.Stderr
+	}
+	return ""
+}
+
+func (x *StepSpec) GetStdin() string {
+	if x != nil {
+		return x.Stdin
+	}
+	return ""
+}
+
+func (x *StepSpec) GetInput() string {
+	if x != nil {
+		return x.Input
+	}
+	return ""
+}
+
+func (x *StepSpec) GetPty() bool {
+	if x != nil {
+		return x.Pty
+	}
+	return false
+}
+
+func (x *StepSpec) GetLabel() bool {
+	if x != nil {
+		return x.Label
+	}
+	return false
+}
+
+func (x *StepSpec) GetSrunPid() int32 {
+	if x != nil {
+		return x.SrunPid
+	}
+	return 0
+}
+
+func (x *StepSpec) GetSrunHost() string {
+	if x != nil {
+		return x.SrunHost
+	}
+	return ""
+}
+
+func (x *StepSpec) GetSubmitLine() string {
+	if x != nil {
+		return x.SubmitLine
+	}
+	return ""
+}
+
+type StringList struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Items         []string               `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StringList) Reset() {
+	*x = StringList{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StringList) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StringList) ProtoMessage() {}
+
+func (x *StringList) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StringList.ProtoReflect.Descriptor instead.
+func (*StringList) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
+}
+
+func (x *StringList) GetItems() []string {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+type StepNode struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	Cpus          int32                  `protobuf:"varint,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	Tasks         []int32                `protobuf:"varint,3,rep,packed,name=tasks,proto3" json:"tasks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepNode) Reset() {
+	*x = StepNode{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepNode) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepNode) ProtoMessage() {}
+
+func (x *StepNode) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepNode.ProtoReflect.Descriptor instead.
+func (*StepNode) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
+}
+
+func (x *StepNode) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *StepNode) GetCpus() int32 {
+	if x != nil {
+		return x.Cpus
+	}
+	return 0
+}
+
+func (x *StepNode) GetTasks() []int32 {
+	if x != nil {
+		return x.Tasks
+	}
+	return nil
+}
+
+type Step struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            int32                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Spec          *StepSpec              `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	Name          string                 `protobuf:"bytes,3,opt,name=name,proto3" json:"name,omitempty"`
+	State         uint32                 `protobuf:"varint,4,opt,name=state,proto3" json:"state,omitempty"`
+	Layout        []*StepNode            `protobuf:"bytes,5,rep,name=layout,proto3" json:"layout,omitempty"`
+	Ntasks        int32                  `protobuf:"varint,6,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	StartTime     int64                  `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	EndTime       int64                  `protobuf:"varint,8,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	ExitCode      int32                  `protobuf:"varint,9,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal        int32                  `protobuf:"varint,10,opt,name=signal,proto3" json:"signal,omitempty"`
+	NodesDone     []bool                 `protobuf:"varint,11,rep,packed,name=nodes_done,json=nodesDone,proto3" json:"nodes_done,omitempty"`
+	Ending        bool                   `protobuf:"varint,12,opt,name=ending,proto3" json:"ending,omitempty"`
+	EndState      uint32                 `protobuf:"varint,13,opt,name=end_state,json=endState,proto3" json:"end_state,omitempty"`
+	TimeLimit     int64                  `protobuf:"varint,14,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Step) Reset() {
+	*x = Step{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Step) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Step) ProtoMessage() {}
+
+func (x *Step) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Step.ProtoReflect.Descriptor instead.
+func (*Step) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *Step) GetId() int32 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *Step) GetSpec() *StepSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+func (x *Step) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *Step) GetState() uint32 {
+	if x != nil {
+		return x.State
+	}
+	return 0
+}
+
+func (x *Step) GetLayout() []*StepNode {
+	if x != nil {
+		return x.Layout
+	}
+	return nil
+}
+
+func (x *Step) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
+	}
+	return 0
+}
+
+func (x *Step) GetStartTime() int64 {
+	if x != nil {
+		return x.StartTime
+	}
+	return 0
+}
+
+func (x *Step) GetEndTime() int64 {
+	if x != nil {
+		return x.EndTime
+	}
+	return 0
+}
+
+func (x *Step) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *Step) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *Step) GetNodesDone() []bool {
+	if x != nil {
+		return x.NodesDone
+	}
+	return nil
+}
+
+func (x *Step) GetEnding() bool {
+	if x != nil {
+		return x.Ending
+	}
+	return false
+}
+
+func (x *Step) GetEndState() uint32 {
+	if x != nil {
+		return x.EndState
+	}
+	return 0
+}
+
+func (x *Step) GetTimeLimit() int64 {
+	if x != nil {
+		return x.TimeLimit
+	}
+	return 0
+}
+
 type Node struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -930,7 +1674,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -942,7 +1686,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -955,7 +1699,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{6}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *Node) GetName() string {
@@ -1141,7 +1885,7 @@ type Partition struct {
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1153,7 +1897,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1166,7 +1910,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{7}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Partition) GetName() string {
@@ -1276,7 +2020,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1288,7 +2032,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1301,7 +2045,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *SubmitJobRequest) GetSpec() *JobSpec {
@@ -1320,7 +2064,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1332,7 +2076,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1345,7 +2089,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *SubmitJobResponse) GetJobId() uint32 {
@@ -1365,14 +2109,16 @@ type ListJobsRequest struct {
 	IncludeFinished bool `protobuf:"varint,3,opt,name=include_finished,json=includeFinished,proto3" json:"include_finished,omitempty"`
 	// summary also leaves out long per-job strings (paths, command, submit
 	// line, dependency): enough for the usual squeue formats, and far cheaper.
-	Summary       bool `protobuf:"varint,4,opt,name=summary,proto3" json:"summary,omitempty"`
+	Summary bool `protobuf:"varint,4,opt,name=summary,proto3" json:"summary,omitempty"`
+	// with_steps keeps the jobs' steps in a summary listing.
+	WithSteps     bool `protobuf:"varint,5,opt,name=with_steps,json=withSteps,proto3" json:"with_steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1384,7 +2130,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1397,7 +2143,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *ListJobsRequest) GetIds() []uint32 {
@@ -1428,6 +2174,13 @@ func (x *ListJobsRequest) GetSummary() bool {
 	return false
 }
 
+func (x *ListJobsRequest) GetWithSteps() bool {
+	if x != nil {
+		return x.WithSteps
+	}
+	return false
+}
+
 type ListJobsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Jobs  []*Job                 `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
@@ -1441,7 +2194,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1453,7 +2206,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1466,7 +2219,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -1499,7 +2252,7 @@ type WatchJobsRequest struct {
 
 func (x *WatchJobsRequest) Reset() {
 	*x = WatchJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1511,7 +2264,7 @@ func (x *WatchJobsRequest) String() string {
 func (*WatchJobsRequest) ProtoMessage() {}
 
 func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1524,7 +2277,7 @@ func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobsRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *WatchJobsRequest) GetIds() []uint32 {
@@ -1542,7 +2295,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1554,7 +2307,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1567,7 +2320,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
 }
 
 type ListNodesResponse struct {
@@ -1579,7 +2332,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +2344,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +2357,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -1622,7 +2375,7 @@ type ListPartitionsRequest struct {
 
 func (x *ListPartitionsRequest) Reset() {
 	*x = ListPartitionsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1634,7 +2387,7 @@ func (x *ListPartitionsRequest) String() string {
 func (*ListPartitionsRequest) ProtoMessage() {}
 
 func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1647,7 +2400,7 @@ func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListPartitionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
 }
 
 type ListPartitionsResponse struct {
@@ -1659,7 +2412,7 @@ type ListPartitionsResponse struct {
 
 func (x *ListPartitionsResponse) Reset() {
 	*x = ListPartitionsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1671,7 +2424,7 @@ func (x *ListPartitionsResponse) String() string {
 func (*ListPartitionsResponse) ProtoMessage() {}
 
 func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1684,7 +2437,7 @@ func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListPartitionsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListPartitionsResponse) GetPartitions() []*Partition {
@@ -1695,18 +2448,21 @@ func (x *ListPartitionsResponse) GetPartitions() []*Partition {
 }
 
 type JobTarget struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Id            uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
-	Tasks         []int32                `protobuf:"varint,2,rep,packed,name=tasks,proto3" json:"tasks,omitempty"`
-	HasTasks      bool                   `protobuf:"varint,3,opt,name=has_tasks,json=hasTasks,proto3" json:"has_tasks,omitempty"`
-	Raw           string                 `protobuf:"bytes,4,opt,name=raw,proto3" json:"raw,omitempty"`
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       uint32                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Tasks    []int32                `protobuf:"varint,2,rep,packed,name=tasks,proto3" json:"tasks,omitempty"`
+	HasTasks bool                   `protobuf:"varint,3,opt,name=has_tasks,json=hasTasks,proto3" json:"has_tasks,omitempty"`
+	Raw      string                 `protobuf:"bytes,4,opt,name=raw,proto3" json:"raw,omitempty"`
+	// step names one step of the job (JOB.STEP) when has_step is set.
+	Step          int32 `protobuf:"varint,5,opt,name=step,proto3" json:"step,omitempty"`
+	HasStep       bool  `protobuf:"varint,6,opt,name=has_step,json=hasStep,proto3" json:"has_step,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobTarget) Reset() {
 	*x = JobTarget{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1718,7 +2474,7 @@ func (x *JobTarget) String() string {
 func (*JobTarget) ProtoMessage() {}
 
 func (x *JobTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1731,7 +2487,7 @@ func (x *JobTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobTarget.ProtoReflect.Descriptor instead.
 func (*JobTarget) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *JobTarget) GetId() uint32 {
@@ -1762,6 +2518,20 @@ func (x *JobTarget) GetRaw() string {
 	return ""
 }
 
+func (x *JobTarget) GetStep() int32 {
+	if x != nil {
+		return x.Step
+	}
+	return 0
+}
+
+func (x *JobTarget) GetHasStep() bool {
+	if x != nil {
+		return x.HasStep
+	}
+	return false
+}
+
 type JobSelection struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Targets       []*JobTarget           `protobuf:"bytes,1,rep,name=targets,proto3" json:"targets,omitempty"`
@@ -1779,7 +2549,7 @@ type JobSelection struct {
 
 func (x *JobSelection) Reset() {
 	*x = JobSelection{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1791,7 +2561,7 @@ func (x *JobSelection) String() string {
 func (*JobSelection) ProtoMessage() {}
 
 func (x *JobSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1804,7 +2574,7 @@ func (x *JobSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSelection.ProtoReflect.Descriptor instead.
 func (*JobSelection) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *JobSelection) GetTargets() []*JobTarget {
@@ -1882,7 +2652,7 @@ type SignalJobsRequest struct {
 
 func (x *SignalJobsRequest) Reset() {
 	*x = SignalJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1894,7 +2664,7 @@ func (x *SignalJobsRequest) String() string {
 func (*SignalJobsRequest) ProtoMessage() {}
 
 func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1907,7 +2677,7 @@ func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJobsRequest.ProtoReflect.Descriptor instead.
 func (*SignalJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SignalJobsRequest) GetSelection() *JobSelection {
@@ -1948,7 +2718,7 @@ type ControlJobsRequest struct {
 
 func (x *ControlJobsRequest) Reset() {
 	*x = ControlJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1960,7 +2730,7 @@ func (x *ControlJobsRequest) String() string {
 func (*ControlJobsRequest) ProtoMessage() {}
 
 func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1973,7 +2743,7 @@ func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlJobsRequest.ProtoReflect.Descriptor instead.
 func (*ControlJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ControlJobsRequest) GetSelection() *JobSelection {
@@ -2000,7 +2770,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2782,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2795,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *UpdateJobRequest) GetSelection() *JobSelection {
@@ -2052,7 +2822,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2064,7 +2834,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2077,7 +2847,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *JobResult) GetJob() string {
@@ -2103,7 +2873,7 @@ type JobResultsResponse struct {
 
 func (x *JobResultsResponse) Reset() {
 	*x = JobResultsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2115,7 +2885,7 @@ func (x *JobResultsResponse) String() string {
 func (*JobResultsResponse) ProtoMessage() {}
 
 func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2128,7 +2898,7 @@ func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResultsResponse.ProtoReflect.Descriptor instead.
 func (*JobResultsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *JobResultsResponse) GetResults() []*JobResult {
@@ -2148,7 +2918,7 @@ type UpdateNodesRequest struct {
 
 func (x *UpdateNodesRequest) Reset() {
 	*x = UpdateNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2160,7 +2930,7 @@ func (x *UpdateNodesRequest) String() string {
 func (*UpdateNodesRequest) ProtoMessage() {}
 
 func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2173,7 +2943,7 @@ func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesRequest.ProtoReflect.Descriptor instead.
 func (*UpdateNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateNodesRequest) GetNodes() []string {
@@ -2198,7 +2968,7 @@ type UpdateNodesResponse struct {
 
 func (x *UpdateNodesResponse) Reset() {
 	*x = UpdateNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2210,7 +2980,7 @@ func (x *UpdateNodesResponse) String() string {
 func (*UpdateNodesResponse) ProtoMessage() {}
 
 func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2223,7 +2993,7 @@ func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesResponse.ProtoReflect.Descriptor instead.
 func (*UpdateNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
 }
 
 type PingRequest struct {
@@ -2234,7 +3004,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2246,7 +3016,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2259,7 +3029,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
 }
 
 type ControllerStatus struct {
@@ -2274,7 +3044,7 @@ type ControllerStatus struct {
 
 func (x *ControllerStatus) Reset() {
 	*x = ControllerStatus{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2286,7 +3056,7 @@ func (x *ControllerStatus) String() string {
 func (*ControllerStatus) ProtoMessage() {}
 
 func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2299,7 +3069,7 @@ func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerStatus.ProtoReflect.Descriptor instead.
 func (*ControllerStatus) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ControllerStatus) GetHost() string {
@@ -2339,7 +3109,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2351,7 +3121,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2364,7 +3134,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *PingResponse) GetControllers() []*ControllerStatus {
@@ -2384,7 +3154,7 @@ type KV struct {
 
 func (x *KV) Reset() {
 	*x = KV{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2396,7 +3166,7 @@ func (x *KV) String() string {
 func (*KV) ProtoMessage() {}
 
 func (x *KV) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2409,7 +3179,7 @@ func (x *KV) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KV.ProtoReflect.Descriptor instead.
 func (*KV) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *KV) GetKey() string {
@@ -2434,7 +3204,7 @@ type GetConfigRequest struct {
 
 func (x *GetConfigRequest) Reset() {
 	*x = GetConfigRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2446,7 +3216,7 @@ func (x *GetConfigRequest) String() string {
 func (*GetConfigRequest) ProtoMessage() {}
 
 func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2459,7 +3229,7 @@ func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetConfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
 }
 
 type GetConfigResponse struct {
@@ -2471,7 +3241,7 @@ type GetConfigResponse struct {
 
 func (x *GetConfigResponse) Reset() {
 	*x = GetConfigResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2483,7 +3253,7 @@ func (x *GetConfigResponse) String() string {
 func (*GetConfigResponse) ProtoMessage() {}
 
 func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2496,7 +3266,7 @@ func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetConfigResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *GetConfigResponse) GetItems() []*KV {
@@ -2514,7 +3284,7 @@ type ReconfigureRequest struct {
 
 func (x *ReconfigureRequest) Reset() {
 	*x = ReconfigureRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2526,7 +3296,7 @@ func (x *ReconfigureRequest) String() string {
 func (*ReconfigureRequest) ProtoMessage() {}
 
 func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2539,7 +3309,7 @@ func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
 }
 
 type ReconfigureResponse struct {
@@ -2550,7 +3320,7 @@ type ReconfigureResponse struct {
 
 func (x *ReconfigureResponse) Reset() {
 	*x = ReconfigureResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +3332,7 @@ func (x *ReconfigureResponse) String() string {
 func (*ReconfigureResponse) ProtoMessage() {}
 
 func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +3345,463 @@ func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureResponse.ProtoReflect.Descriptor instead.
 func (*ReconfigureResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
+}
+
+type CreateStepRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Spec          *StepSpec              `protobuf:"bytes,2,opt,name=spec,proto3" json:"spec,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateStepRequest) Reset() {
+	*x = CreateStepRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateStepRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateStepRequest) ProtoMessage() {}
+
+func (x *CreateStepRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateStepRequest.ProtoReflect.Descriptor instead.
+func (*CreateStepRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *CreateStepRequest) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *CreateStepRequest) GetSpec() *StepSpec {
+	if x != nil {
+		return x.Spec
+	}
+	return nil
+}
+
+type CreateStepResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Step          *Step                  `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CreateStepResponse) Reset() {
+	*x = CreateStepResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CreateStepResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CreateStepResponse) ProtoMessage() {}
+
+func (x *CreateStepResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CreateStepResponse.ProtoReflect.Descriptor instead.
+func (*CreateStepResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *CreateStepResponse) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *CreateStepResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+type CompleteJobRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ExitCode      int32                  `protobuf:"varint,2,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal        int32                  `protobuf:"varint,3,opt,name=signal,proto3" json:"signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteJobRequest) Reset() {
+	*x = CompleteJobRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteJobRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteJobRequest) ProtoMessage() {}
+
+func (x *CompleteJobRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteJobRequest.ProtoReflect.Descriptor instead.
+func (*CompleteJobRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *CompleteJobRequest) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *CompleteJobRequest) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *CompleteJobRequest) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+type CompleteJobResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteJobResponse) Reset() {
+	*x = CompleteJobResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteJobResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteJobResponse) ProtoMessage() {}
+
+func (x *CompleteJobResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteJobResponse.ProtoReflect.Descriptor instead.
+func (*CompleteJobResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{45}
+}
+
+type AttachStepRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId        int32                  `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	IoAddr        string                 `protobuf:"bytes,3,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
+	IoKey         string                 `protobuf:"bytes,4,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachStepRequest) Reset() {
+	*x = AttachStepRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachStepRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachStepRequest) ProtoMessage() {}
+
+func (x *AttachStepRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachStepRequest.ProtoReflect.Descriptor instead.
+func (*AttachStepRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *AttachStepRequest) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *AttachStepRequest) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *AttachStepRequest) GetIoAddr() string {
+	if x != nil {
+		return x.IoAddr
+	}
+	return ""
+}
+
+func (x *AttachStepRequest) GetIoKey() string {
+	if x != nil {
+		return x.IoKey
+	}
+	return ""
+}
+
+type AttachStepResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Step          *Step                  `protobuf:"bytes,1,opt,name=step,proto3" json:"step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachStepResponse) Reset() {
+	*x = AttachStepResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachStepResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachStepResponse) ProtoMessage() {}
+
+func (x *AttachStepResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachStepResponse.ProtoReflect.Descriptor instead.
+func (*AttachStepResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *AttachStepResponse) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+type BroadcastRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	IoAddr        string                 `protobuf:"bytes,2,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
+	IoKey         string                 `protobuf:"bytes,3,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
+	Dest          string                 `protobuf:"bytes,4,opt,name=dest,proto3" json:"dest,omitempty"`
+	Mode          uint32                 `protobuf:"varint,5,opt,name=mode,proto3" json:"mode,omitempty"`
+	Force         bool                   `protobuf:"varint,6,opt,name=force,proto3" json:"force,omitempty"`
+	Mtime         int64                  `protobuf:"varint,7,opt,name=mtime,proto3" json:"mtime,omitempty"`
+	Size          int64                  `protobuf:"varint,8,opt,name=size,proto3" json:"size,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BroadcastRequest) Reset() {
+	*x = BroadcastRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BroadcastRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BroadcastRequest) ProtoMessage() {}
+
+func (x *BroadcastRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BroadcastRequest.ProtoReflect.Descriptor instead.
+func (*BroadcastRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *BroadcastRequest) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *BroadcastRequest) GetIoAddr() string {
+	if x != nil {
+		return x.IoAddr
+	}
+	return ""
+}
+
+func (x *BroadcastRequest) GetIoKey() string {
+	if x != nil {
+		return x.IoKey
+	}
+	return ""
+}
+
+func (x *BroadcastRequest) GetDest() string {
+	if x != nil {
+		return x.Dest
+	}
+	return ""
+}
+
+func (x *BroadcastRequest) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *BroadcastRequest) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
+func (x *BroadcastRequest) GetMtime() int64 {
+	if x != nil {
+		return x.Mtime
+	}
+	return 0
+}
+
+func (x *BroadcastRequest) GetSize() int64 {
+	if x != nil {
+		return x.Size
+	}
+	return 0
+}
+
+type BroadcastResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Nodes         []string               `protobuf:"bytes,1,rep,name=nodes,proto3" json:"nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *BroadcastResponse) Reset() {
+	*x = BroadcastResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *BroadcastResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*BroadcastResponse) ProtoMessage() {}
+
+func (x *BroadcastResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use BroadcastResponse.ProtoReflect.Descriptor instead.
+func (*BroadcastResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *BroadcastResponse) GetNodes() []string {
+	if x != nil {
+		return x.Nodes
+	}
+	return nil
 }
 
 type AgentMessage struct {
@@ -2586,6 +3812,7 @@ type AgentMessage struct {
 	//	*AgentMessage_Heartbeat
 	//	*AgentMessage_JobEnded
 	//	*AgentMessage_JobStarted
+	//	*AgentMessage_StepEnded
 	Msg           isAgentMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2593,7 +3820,7 @@ type AgentMessage struct {
 
 func (x *AgentMessage) Reset() {
 	*x = AgentMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2605,7 +3832,7 @@ func (x *AgentMessage) String() string {
 func (*AgentMessage) ProtoMessage() {}
 
 func (x *AgentMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2618,7 +3845,7 @@ func (x *AgentMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
 func (*AgentMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AgentMessage) GetMsg() isAgentMessage_Msg {
@@ -2664,6 +3891,15 @@ func (x *AgentMessage) GetJobStarted() *JobStarted {
 	return nil
 }
 
+func (x *AgentMessage) GetStepEnded() *StepEnded {
+	if x != nil {
+		if x, ok := x.Msg.(*AgentMessage_StepEnded); ok {
+			return x.StepEnded
+		}
+	}
+	return nil
+}
+
 type isAgentMessage_Msg interface {
 	isAgentMessage_Msg()
 }
@@ -2684,6 +3920,10 @@ type AgentMessage_JobStarted struct {
 	JobStarted *JobStarted `protobuf:"bytes,4,opt,name=job_started,json=jobStarted,proto3,oneof"`
 }
 
+type AgentMessage_StepEnded struct {
+	StepEnded *StepEnded `protobuf:"bytes,5,opt,name=step_ended,json=stepEnded,proto3,oneof"`
+}
+
 func (*AgentMessage_Register) isAgentMessage_Msg() {}
 
 func (*AgentMessage_Heartbeat) isAgentMessage_Msg() {}
@@ -2691,6 +3931,103 @@ func (*AgentMessage_Heartbeat) isAgentMessage_Msg() {}
 func (*AgentMessage_JobEnded) isAgentMessage_Msg() {}
 
 func (*AgentMessage_JobStarted) isAgentMessage_Msg() {}
+
+func (*AgentMessage_StepEnded) isAgentMessage_Msg() {}
+
+// StepEnded reports that every task of a step on this node ended.
+type StepEnded struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	JobId    uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId   int32                  `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	Node     string                 `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
+	ExitCode int32                  `protobuf:"varint,4,opt,name=exit_code,json=exitCode,proto3" json:"exit_code,omitempty"`
+	Signal   int32                  `protobuf:"varint,5,opt,name=signal,proto3" json:"signal,omitempty"`
+	// state overrides the derived end state (CANCELLED, FAILED on launch
+	// failure); 0 = derive from the exit status.
+	State         uint32 `protobuf:"varint,6,opt,name=state,proto3" json:"state,omitempty"`
+	EndTime       int64  `protobuf:"varint,7,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepEnded) Reset() {
+	*x = StepEnded{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepEnded) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepEnded) ProtoMessage() {}
+
+func (x *StepEnded) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepEnded.ProtoReflect.Descriptor instead.
+func (*StepEnded) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *StepEnded) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *StepEnded) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *StepEnded) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *StepEnded) GetExitCode() int32 {
+	if x != nil {
+		return x.ExitCode
+	}
+	return 0
+}
+
+func (x *StepEnded) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *StepEnded) GetState() uint32 {
+	if x != nil {
+		return x.State
+	}
+	return 0
+}
+
+func (x *StepEnded) GetEndTime() int64 {
+	if x != nil {
+		return x.EndTime
+	}
+	return 0
+}
 
 type Register struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
@@ -2714,7 +4051,7 @@ type Register struct {
 
 func (x *Register) Reset() {
 	*x = Register{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2726,7 +4063,7 @@ func (x *Register) String() string {
 func (*Register) ProtoMessage() {}
 
 func (x *Register) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2739,7 +4076,7 @@ func (x *Register) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Register.ProtoReflect.Descriptor instead.
 func (*Register) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *Register) GetNode() string {
@@ -2828,7 +4165,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2840,7 +4177,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2853,7 +4190,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *Heartbeat) GetRunning() []uint32 {
@@ -2873,7 +4210,7 @@ type JobStarted struct {
 
 func (x *JobStarted) Reset() {
 	*x = JobStarted{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2885,7 +4222,7 @@ func (x *JobStarted) String() string {
 func (*JobStarted) ProtoMessage() {}
 
 func (x *JobStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2898,7 +4235,7 @@ func (x *JobStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStarted.ProtoReflect.Descriptor instead.
 func (*JobStarted) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *JobStarted) GetJobId() uint32 {
@@ -2931,7 +4268,7 @@ type JobEnded struct {
 
 func (x *JobEnded) Reset() {
 	*x = JobEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2943,7 +4280,7 @@ func (x *JobEnded) String() string {
 func (*JobEnded) ProtoMessage() {}
 
 func (x *JobEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2956,7 +4293,7 @@ func (x *JobEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEnded.ProtoReflect.Descriptor instead.
 func (*JobEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *JobEnded) GetJobId() uint32 {
@@ -3009,6 +4346,10 @@ type ControllerMessage struct {
 	//	*ControllerMessage_Signal
 	//	*ControllerMessage_Registered
 	//	*ControllerMessage_EndAck
+	//	*ControllerMessage_LaunchStep
+	//	*ControllerMessage_SignalStep
+	//	*ControllerMessage_Attach
+	//	*ControllerMessage_Fetch
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3016,7 +4357,7 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3028,7 +4369,7 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3041,7 +4382,7 @@ func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerMessage.ProtoReflect.Descriptor instead.
 func (*ControllerMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ControllerMessage) GetMsg() isControllerMessage_Msg {
@@ -3087,6 +4428,42 @@ func (x *ControllerMessage) GetEndAck() *EndAck {
 	return nil
 }
 
+func (x *ControllerMessage) GetLaunchStep() *LaunchStep {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_LaunchStep); ok {
+			return x.LaunchStep
+		}
+	}
+	return nil
+}
+
+func (x *ControllerMessage) GetSignalStep() *SignalStep {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_SignalStep); ok {
+			return x.SignalStep
+		}
+	}
+	return nil
+}
+
+func (x *ControllerMessage) GetAttach() *AttachIO {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_Attach); ok {
+			return x.Attach
+		}
+	}
+	return nil
+}
+
+func (x *ControllerMessage) GetFetch() *FetchFile {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_Fetch); ok {
+			return x.Fetch
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -3107,6 +4484,22 @@ type ControllerMessage_EndAck struct {
 	EndAck *EndAck `protobuf:"bytes,4,opt,name=end_ack,json=endAck,proto3,oneof"`
 }
 
+type ControllerMessage_LaunchStep struct {
+	LaunchStep *LaunchStep `protobuf:"bytes,5,opt,name=launch_step,json=launchStep,proto3,oneof"`
+}
+
+type ControllerMessage_SignalStep struct {
+	SignalStep *SignalStep `protobuf:"bytes,6,opt,name=signal_step,json=signalStep,proto3,oneof"`
+}
+
+type ControllerMessage_Attach struct {
+	Attach *AttachIO `protobuf:"bytes,7,opt,name=attach,proto3,oneof"`
+}
+
+type ControllerMessage_Fetch struct {
+	Fetch *FetchFile `protobuf:"bytes,8,opt,name=fetch,proto3,oneof"`
+}
+
 func (*ControllerMessage_Launch) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Signal) isControllerMessage_Msg() {}
@@ -3114,6 +4507,322 @@ func (*ControllerMessage_Signal) isControllerMessage_Msg() {}
 func (*ControllerMessage_Registered) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_EndAck) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_LaunchStep) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_SignalStep) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_Attach) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_Fetch) isControllerMessage_Msg() {}
+
+// LaunchStep runs a step's local tasks; job lets a node that never ran
+// the batch script learn the job.
+type LaunchStep struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
+	Step          *Step                  `protobuf:"bytes,2,opt,name=step,proto3" json:"step,omitempty"`
+	Cluster       string                 `protobuf:"bytes,3,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	KillWait      int64                  `protobuf:"varint,4,opt,name=kill_wait,json=killWait,proto3" json:"kill_wait,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LaunchStep) Reset() {
+	*x = LaunchStep{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LaunchStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LaunchStep) ProtoMessage() {}
+
+func (x *LaunchStep) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LaunchStep.ProtoReflect.Descriptor instead.
+func (*LaunchStep) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *LaunchStep) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
+
+func (x *LaunchStep) GetStep() *Step {
+	if x != nil {
+		return x.Step
+	}
+	return nil
+}
+
+func (x *LaunchStep) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *LaunchStep) GetKillWait() int64 {
+	if x != nil {
+		return x.KillWait
+	}
+	return 0
+}
+
+type SignalStep struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId int32                  `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	Signal int32                  `protobuf:"varint,3,opt,name=signal,proto3" json:"signal,omitempty"`
+	// terminate: SIGTERM then SIGKILL after KillWait; the step ends CANCELLED.
+	Terminate     bool `protobuf:"varint,4,opt,name=terminate,proto3" json:"terminate,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SignalStep) Reset() {
+	*x = SignalStep{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SignalStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SignalStep) ProtoMessage() {}
+
+func (x *SignalStep) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SignalStep.ProtoReflect.Descriptor instead.
+func (*SignalStep) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *SignalStep) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *SignalStep) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *SignalStep) GetSignal() int32 {
+	if x != nil {
+		return x.Signal
+	}
+	return 0
+}
+
+func (x *SignalStep) GetTerminate() bool {
+	if x != nil {
+		return x.Terminate
+	}
+	return false
+}
+
+type AttachIO struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId        int32                  `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	IoAddr        string                 `protobuf:"bytes,3,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
+	IoKey         string                 `protobuf:"bytes,4,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AttachIO) Reset() {
+	*x = AttachIO{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AttachIO) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AttachIO) ProtoMessage() {}
+
+func (x *AttachIO) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AttachIO.ProtoReflect.Descriptor instead.
+func (*AttachIO) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *AttachIO) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *AttachIO) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *AttachIO) GetIoAddr() string {
+	if x != nil {
+		return x.IoAddr
+	}
+	return ""
+}
+
+func (x *AttachIO) GetIoKey() string {
+	if x != nil {
+		return x.IoKey
+	}
+	return ""
+}
+
+type FetchFile struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	IoAddr string                 `protobuf:"bytes,2,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
+	IoKey  string                 `protobuf:"bytes,3,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
+	Dest   string                 `protobuf:"bytes,4,opt,name=dest,proto3" json:"dest,omitempty"`
+	Mode   uint32                 `protobuf:"varint,5,opt,name=mode,proto3" json:"mode,omitempty"`
+	Force  bool                   `protobuf:"varint,6,opt,name=force,proto3" json:"force,omitempty"`
+	Mtime  int64                  `protobuf:"varint,7,opt,name=mtime,proto3" json:"mtime,omitempty"`
+	// job is written as its user.
+	Job           *Job `protobuf:"bytes,8,opt,name=job,proto3" json:"job,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FetchFile) Reset() {
+	*x = FetchFile{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FetchFile) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FetchFile) ProtoMessage() {}
+
+func (x *FetchFile) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FetchFile.ProtoReflect.Descriptor instead.
+func (*FetchFile) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *FetchFile) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *FetchFile) GetIoAddr() string {
+	if x != nil {
+		return x.IoAddr
+	}
+	return ""
+}
+
+func (x *FetchFile) GetIoKey() string {
+	if x != nil {
+		return x.IoKey
+	}
+	return ""
+}
+
+func (x *FetchFile) GetDest() string {
+	if x != nil {
+		return x.Dest
+	}
+	return ""
+}
+
+func (x *FetchFile) GetMode() uint32 {
+	if x != nil {
+		return x.Mode
+	}
+	return 0
+}
+
+func (x *FetchFile) GetForce() bool {
+	if x != nil {
+		return x.Force
+	}
+	return false
+}
+
+func (x *FetchFile) GetMtime() int64 {
+	if x != nil {
+		return x.Mtime
+	}
+	return 0
+}
+
+func (x *FetchFile) GetJob() *Job {
+	if x != nil {
+		return x.Job
+	}
+	return nil
+}
 
 // EndAck confirms a JobEnded is committed; the agent stops resending it.
 type EndAck struct {
@@ -3125,7 +4834,7 @@ type EndAck struct {
 
 func (x *EndAck) Reset() {
 	*x = EndAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3137,7 +4846,7 @@ func (x *EndAck) String() string {
 func (*EndAck) ProtoMessage() {}
 
 func (x *EndAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3150,7 +4859,7 @@ func (x *EndAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAck.ProtoReflect.Descriptor instead.
 func (*EndAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *EndAck) GetJobId() uint32 {
@@ -3172,7 +4881,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3184,7 +4893,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3197,7 +4906,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *Registered) GetCluster() string {
@@ -3232,7 +4941,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3244,7 +4953,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3257,7 +4966,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -3296,7 +5005,7 @@ type SignalJob struct {
 
 func (x *SignalJob) Reset() {
 	*x = SignalJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3308,7 +5017,7 @@ func (x *SignalJob) String() string {
 func (*SignalJob) ProtoMessage() {}
 
 func (x *SignalJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3321,7 +5030,7 @@ func (x *SignalJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJob.ProtoReflect.Descriptor instead.
 func (*SignalJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *SignalJob) GetJobId() uint32 {
@@ -3363,7 +5072,23 @@ var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
 
 const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
-	"\x1aapi/drover/v1/drover.proto\x12\tdrover.v1\"T\n" +
+	"\x1aapi/drover/v1/drover.proto\x12\tdrover.v1\"f\n" +
+	"\vJoinRequest\x12\x19\n" +
+	"\btoken_id\x18\x01 \x01(\tR\atokenId\x12\x16\n" +
+	"\x06secret\x18\x02 \x01(\tR\x06secret\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\x12\x10\n" +
+	"\x03csr\x18\x04 \x01(\fR\x03csr\"_\n" +
+	"\fJoinResponse\x12\x19\n" +
+	"\bcert_pem\x18\x01 \x01(\fR\acertPem\x12\x15\n" +
+	"\x06ca_pem\x18\x02 \x01(\fR\x05caPem\x12\x1d\n" +
+	"\n" +
+	"slurm_conf\x18\x03 \x01(\tR\tslurmConf\"9\n" +
+	"\x16CreateJoinTokenRequest\x12\x1f\n" +
+	"\vttl_seconds\x18\x01 \x01(\x03R\n" +
+	"ttlSeconds\"I\n" +
+	"\x17CreateJoinTokenResponse\x12\x14\n" +
+	"\x05token\x18\x01 \x01(\tR\x05token\x12\x18\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\"T\n" +
 	"\tArraySpec\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12\x19\n" +
 	"\btask_ids\x18\x02 \x03(\x05R\ataskIds\x12\x1a\n" +
@@ -3427,7 +5152,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tNodeAlloc\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x10\n" +
-	"\x03mem\x18\x03 \x01(\x03R\x03mem\"\x8c\a\n" +
+	"\x03mem\x18\x03 \x01(\x03R\x03mem\"\xd0\a\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12 \n" +
 	"\farray_job_id\x18\x02 \x01(\rR\n" +
@@ -3470,7 +5195,66 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\fcancelled_by\x18\x1e \x01(\rR\vcancelledBy\x12\x17\n" +
 	"\aspec_id\x18\x1f \x01(\rR\x06specId\x12\x1d\n" +
 	"\n" +
-	"spec_index\x18  \x01(\rR\tspecIndex\"\xd7\x04\n" +
+	"spec_index\x18  \x01(\rR\tspecIndex\x12%\n" +
+	"\x05steps\x18! \x03(\v2\x0f.drover.v1.StepR\x05steps\x12\x1b\n" +
+	"\tnext_step\x18\" \x01(\x05R\bnextStep\"\xeb\x05\n" +
+	"\bStepSpec\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
+	"\x04argv\x18\x02 \x03(\tR\x04argv\x122\n" +
+	"\ttask_argv\x18\x03 \x03(\v2\x15.drover.v1.StringListR\btaskArgv\x12\x10\n" +
+	"\x03env\x18\x04 \x03(\tR\x03env\x12\x19\n" +
+	"\bwork_dir\x18\x05 \x01(\tR\aworkDir\x12\x16\n" +
+	"\x06ntasks\x18\x06 \x01(\x05R\x06ntasks\x12\x1b\n" +
+	"\tmin_nodes\x18\a \x01(\x05R\bminNodes\x12\x1b\n" +
+	"\tmax_nodes\x18\b \x01(\x05R\bmaxNodes\x12&\n" +
+	"\x0fntasks_per_node\x18\t \x01(\x05R\rntasksPerNode\x12\"\n" +
+	"\rcpus_per_task\x18\n" +
+	" \x01(\x05R\vcpusPerTask\x12\"\n" +
+	"\fdistribution\x18\v \x01(\tR\fdistribution\x12\x1b\n" +
+	"\tnode_list\x18\f \x03(\tR\bnodeList\x12\x1b\n" +
+	"\texc_nodes\x18\r \x03(\tR\bexcNodes\x12\x14\n" +
+	"\x05exact\x18\x0e \x01(\bR\x05exact\x12\x18\n" +
+	"\aoverlap\x18\x0f \x01(\bR\aoverlap\x12\x1d\n" +
+	"\n" +
+	"time_limit\x18\x10 \x01(\x03R\ttimeLimit\x12\x17\n" +
+	"\aio_addr\x18\x11 \x01(\tR\x06ioAddr\x12\x15\n" +
+	"\x06io_key\x18\x12 \x01(\tR\x05ioKey\x12\x16\n" +
+	"\x06stdout\x18\x13 \x01(\tR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18\x14 \x01(\tR\x06stderr\x12\x14\n" +
+	"\x05stdin\x18\x15 \x01(\tR\x05stdin\x12\x14\n" +
+	"\x05input\x18\x16 \x01(\tR\x05input\x12\x10\n" +
+	"\x03pty\x18\x17 \x01(\bR\x03pty\x12\x14\n" +
+	"\x05label\x18\x18 \x01(\bR\x05label\x12\x19\n" +
+	"\bsrun_pid\x18\x19 \x01(\x05R\asrunPid\x12\x1b\n" +
+	"\tsrun_host\x18\x1a \x01(\tR\bsrunHost\x12\x1f\n" +
+	"\vsubmit_line\x18\x1b \x01(\tR\n" +
+	"submitLine\"\"\n" +
+	"\n" +
+	"StringList\x12\x14\n" +
+	"\x05items\x18\x01 \x03(\tR\x05items\"H\n" +
+	"\bStepNode\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
+	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x14\n" +
+	"\x05tasks\x18\x03 \x03(\x05R\x05tasks\"\x90\x03\n" +
+	"\x04Step\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x05R\x02id\x12'\n" +
+	"\x04spec\x18\x02 \x01(\v2\x13.drover.v1.StepSpecR\x04spec\x12\x12\n" +
+	"\x04name\x18\x03 \x01(\tR\x04name\x12\x14\n" +
+	"\x05state\x18\x04 \x01(\rR\x05state\x12+\n" +
+	"\x06layout\x18\x05 \x03(\v2\x13.drover.v1.StepNodeR\x06layout\x12\x16\n" +
+	"\x06ntasks\x18\x06 \x01(\x05R\x06ntasks\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\a \x01(\x03R\tstartTime\x12\x19\n" +
+	"\bend_time\x18\b \x01(\x03R\aendTime\x12\x1b\n" +
+	"\texit_code\x18\t \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\n" +
+	" \x01(\x05R\x06signal\x12\x1d\n" +
+	"\n" +
+	"nodes_done\x18\v \x03(\bR\tnodesDone\x12\x16\n" +
+	"\x06ending\x18\f \x01(\bR\x06ending\x12\x1b\n" +
+	"\tend_state\x18\r \x01(\rR\bendState\x12\x1d\n" +
+	"\n" +
+	"time_limit\x18\x0e \x01(\x03R\ttimeLimit\"\xd7\x04\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -3521,12 +5305,14 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x10SubmitJobRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.drover.v1.JobSpecR\x04spec\"*\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"\x8b\x01\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"\xaa\x01\n" +
 	"\x0fListJobsRequest\x12\x10\n" +
 	"\x03ids\x18\x01 \x03(\rR\x03ids\x12!\n" +
 	"\fwithout_spec\x18\x02 \x01(\bR\vwithoutSpec\x12)\n" +
 	"\x10include_finished\x18\x03 \x01(\bR\x0fincludeFinished\x12\x18\n" +
-	"\asummary\x18\x04 \x01(\bR\asummary\"r\n" +
+	"\asummary\x18\x04 \x01(\bR\asummary\x12\x1d\n" +
+	"\n" +
+	"with_steps\x18\x05 \x01(\bR\twithSteps\"r\n" +
 	"\x10ListJobsResponse\x12\"\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x0e.drover.v1.JobR\x04jobs\x12\x10\n" +
 	"\x03now\x18\x02 \x01(\x03R\x03now\x12(\n" +
@@ -3540,12 +5326,14 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x16ListPartitionsResponse\x124\n" +
 	"\n" +
 	"partitions\x18\x01 \x03(\v2\x14.drover.v1.PartitionR\n" +
-	"partitions\"`\n" +
+	"partitions\"\x8f\x01\n" +
 	"\tJobTarget\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12\x14\n" +
 	"\x05tasks\x18\x02 \x03(\x05R\x05tasks\x12\x1b\n" +
 	"\thas_tasks\x18\x03 \x01(\bR\bhasTasks\x12\x10\n" +
-	"\x03raw\x18\x04 \x01(\tR\x03raw\"\xf0\x01\n" +
+	"\x03raw\x18\x04 \x01(\tR\x03raw\x12\x12\n" +
+	"\x04step\x18\x05 \x01(\x05R\x04step\x12\x19\n" +
+	"\bhas_step\x18\x06 \x01(\bR\ahasStep\"\xf0\x01\n" +
 	"\fJobSelection\x12.\n" +
 	"\atargets\x18\x01 \x03(\v2\x14.drover.v1.JobTargetR\atargets\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x10\n" +
@@ -3598,14 +5386,53 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x11GetConfigResponse\x12#\n" +
 	"\x05items\x18\x01 \x03(\v2\r.drover.v1.KVR\x05items\"\x14\n" +
 	"\x12ReconfigureRequest\"\x15\n" +
-	"\x13ReconfigureResponse\"\xec\x01\n" +
+	"\x13ReconfigureResponse\"S\n" +
+	"\x11CreateStepRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12'\n" +
+	"\x04spec\x18\x02 \x01(\v2\x13.drover.v1.StepSpecR\x04spec\"[\n" +
+	"\x12CreateStepResponse\x12 \n" +
+	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12#\n" +
+	"\x04step\x18\x02 \x01(\v2\x0f.drover.v1.StepR\x04step\"`\n" +
+	"\x12CompleteJobRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1b\n" +
+	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\x03 \x01(\x05R\x06signal\"\x15\n" +
+	"\x13CompleteJobResponse\"s\n" +
+	"\x11AttachStepRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x17\n" +
+	"\aio_addr\x18\x03 \x01(\tR\x06ioAddr\x12\x15\n" +
+	"\x06io_key\x18\x04 \x01(\tR\x05ioKey\"9\n" +
+	"\x12AttachStepResponse\x12#\n" +
+	"\x04step\x18\x01 \x01(\v2\x0f.drover.v1.StepR\x04step\"\xc1\x01\n" +
+	"\x10BroadcastRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\aio_addr\x18\x02 \x01(\tR\x06ioAddr\x12\x15\n" +
+	"\x06io_key\x18\x03 \x01(\tR\x05ioKey\x12\x12\n" +
+	"\x04dest\x18\x04 \x01(\tR\x04dest\x12\x12\n" +
+	"\x04mode\x18\x05 \x01(\rR\x04mode\x12\x14\n" +
+	"\x05force\x18\x06 \x01(\bR\x05force\x12\x14\n" +
+	"\x05mtime\x18\a \x01(\x03R\x05mtime\x12\x12\n" +
+	"\x04size\x18\b \x01(\x03R\x04size\")\n" +
+	"\x11BroadcastResponse\x12\x14\n" +
+	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"\xa3\x02\n" +
 	"\fAgentMessage\x121\n" +
 	"\bregister\x18\x01 \x01(\v2\x13.drover.v1.RegisterH\x00R\bregister\x124\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x14.drover.v1.HeartbeatH\x00R\theartbeat\x122\n" +
 	"\tjob_ended\x18\x03 \x01(\v2\x13.drover.v1.JobEndedH\x00R\bjobEnded\x128\n" +
 	"\vjob_started\x18\x04 \x01(\v2\x15.drover.v1.JobStartedH\x00R\n" +
-	"jobStartedB\x05\n" +
-	"\x03msg\"\x97\x02\n" +
+	"jobStarted\x125\n" +
+	"\n" +
+	"step_ended\x18\x05 \x01(\v2\x14.drover.v1.StepEndedH\x00R\tstepEndedB\x05\n" +
+	"\x03msg\"\xb5\x01\n" +
+	"\tStepEnded\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\x12\x1b\n" +
+	"\texit_code\x18\x04 \x01(\x05R\bexitCode\x12\x16\n" +
+	"\x06signal\x18\x05 \x01(\x05R\x06signal\x12\x14\n" +
+	"\x05state\x18\x06 \x01(\rR\x05state\x12\x19\n" +
+	"\bend_time\x18\a \x01(\x03R\aendTime\"\x97\x02\n" +
 	"\bRegister\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x18\n" +
@@ -3631,15 +5458,47 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06signal\x18\x03 \x01(\x05R\x06signal\x12\x14\n" +
 	"\x05state\x18\x04 \x01(\rR\x05state\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x19\n" +
-	"\bend_time\x18\x06 \x01(\x03R\aendTime\"\xde\x01\n" +
+	"\bend_time\x18\x06 \x01(\x03R\aendTime\"\xaf\x03\n" +
 	"\x11ControllerMessage\x12+\n" +
 	"\x06launch\x18\x01 \x01(\v2\x11.drover.v1.LaunchH\x00R\x06launch\x12.\n" +
 	"\x06signal\x18\x02 \x01(\v2\x14.drover.v1.SignalJobH\x00R\x06signal\x127\n" +
 	"\n" +
 	"registered\x18\x03 \x01(\v2\x15.drover.v1.RegisteredH\x00R\n" +
 	"registered\x12,\n" +
-	"\aend_ack\x18\x04 \x01(\v2\x11.drover.v1.EndAckH\x00R\x06endAckB\x05\n" +
-	"\x03msg\"\x1f\n" +
+	"\aend_ack\x18\x04 \x01(\v2\x11.drover.v1.EndAckH\x00R\x06endAck\x128\n" +
+	"\vlaunch_step\x18\x05 \x01(\v2\x15.drover.v1.LaunchStepH\x00R\n" +
+	"launchStep\x128\n" +
+	"\vsignal_step\x18\x06 \x01(\v2\x15.drover.v1.SignalStepH\x00R\n" +
+	"signalStep\x12-\n" +
+	"\x06attach\x18\a \x01(\v2\x13.drover.v1.AttachIOH\x00R\x06attach\x12,\n" +
+	"\x05fetch\x18\b \x01(\v2\x14.drover.v1.FetchFileH\x00R\x05fetchB\x05\n" +
+	"\x03msg\"\x8a\x01\n" +
+	"\n" +
+	"LaunchStep\x12 \n" +
+	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12#\n" +
+	"\x04step\x18\x02 \x01(\v2\x0f.drover.v1.StepR\x04step\x12\x18\n" +
+	"\acluster\x18\x03 \x01(\tR\acluster\x12\x1b\n" +
+	"\tkill_wait\x18\x04 \x01(\x03R\bkillWait\"r\n" +
+	"\n" +
+	"SignalStep\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x16\n" +
+	"\x06signal\x18\x03 \x01(\x05R\x06signal\x12\x1c\n" +
+	"\tterminate\x18\x04 \x01(\bR\tterminate\"j\n" +
+	"\bAttachIO\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x17\n" +
+	"\aio_addr\x18\x03 \x01(\tR\x06ioAddr\x12\x15\n" +
+	"\x06io_key\x18\x04 \x01(\tR\x05ioKey\"\xc8\x01\n" +
+	"\tFetchFile\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\aio_addr\x18\x02 \x01(\tR\x06ioAddr\x12\x15\n" +
+	"\x06io_key\x18\x03 \x01(\tR\x05ioKey\x12\x12\n" +
+	"\x04dest\x18\x04 \x01(\tR\x04dest\x12\x12\n" +
+	"\x04mode\x18\x05 \x01(\rR\x04mode\x12\x14\n" +
+	"\x05force\x18\x06 \x01(\bR\x05force\x12\x14\n" +
+	"\x05mtime\x18\a \x01(\x03R\x05mtime\x12 \n" +
+	"\x03job\x18\b \x01(\v2\x0e.drover.v1.JobR\x03job\"\x1f\n" +
 	"\x06EndAck\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"_\n" +
 	"\n" +
@@ -3657,7 +5516,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tterminate\x18\x03 \x01(\bR\tterminate\x12\x1d\n" +
 	"\n" +
 	"batch_only\x18\x04 \x01(\bR\tbatchOnly\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage2\xfb\x06\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage2\x81\n" +
+	"\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -3671,9 +5531,17 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vUpdateNodes\x12\x1d.drover.v1.UpdateNodesRequest\x1a\x1e.drover.v1.UpdateNodesResponse\x127\n" +
 	"\x04Ping\x12\x16.drover.v1.PingRequest\x1a\x17.drover.v1.PingResponse\x12F\n" +
 	"\tGetConfig\x12\x1b.drover.v1.GetConfigRequest\x1a\x1c.drover.v1.GetConfigResponse\x12L\n" +
-	"\vReconfigure\x12\x1d.drover.v1.ReconfigureRequest\x1a\x1e.drover.v1.ReconfigureResponse2T\n" +
+	"\vReconfigure\x12\x1d.drover.v1.ReconfigureRequest\x1a\x1e.drover.v1.ReconfigureResponse\x12I\n" +
+	"\n" +
+	"CreateStep\x12\x1c.drover.v1.CreateStepRequest\x1a\x1d.drover.v1.CreateStepResponse\x12L\n" +
+	"\vCompleteJob\x12\x1d.drover.v1.CompleteJobRequest\x1a\x1e.drover.v1.CompleteJobResponse\x12I\n" +
+	"\n" +
+	"AttachStep\x12\x1c.drover.v1.AttachStepRequest\x1a\x1d.drover.v1.AttachStepResponse\x12F\n" +
+	"\tBroadcast\x12\x1b.drover.v1.BroadcastRequest\x1a\x1c.drover.v1.BroadcastResponse\x12X\n" +
+	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse2\x8d\x01\n" +
 	"\fAgentService\x12D\n" +
-	"\aConnect\x12\x17.drover.v1.AgentMessage\x1a\x1c.drover.v1.ControllerMessage(\x010\x01B5Z3github.com/drover-hpc/drover/api/drover/v1;droverv1b\x06proto3"
+	"\aConnect\x12\x17.drover.v1.AgentMessage\x1a\x1c.drover.v1.ControllerMessage(\x010\x01\x127\n" +
+	"\x04Join\x12\x16.drover.v1.JoinRequest\x1a\x17.drover.v1.JoinResponseB5Z3github.com/drover-hpc/drover/api/drover/v1;droverv1b\x06proto3"
 
 var (
 	file_api_drover_v1_drover_proto_rawDescOnce sync.Once
@@ -3687,115 +5555,164 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 46)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
 var file_api_drover_v1_drover_proto_goTypes = []any{
-	(*ArraySpec)(nil),              // 0: drover.v1.ArraySpec
-	(*DepTerm)(nil),                // 1: drover.v1.DepTerm
-	(*Dependency)(nil),             // 2: drover.v1.Dependency
-	(*JobSpec)(nil),                // 3: drover.v1.JobSpec
-	(*NodeAlloc)(nil),              // 4: drover.v1.NodeAlloc
-	(*Job)(nil),                    // 5: drover.v1.Job
-	(*Node)(nil),                   // 6: drover.v1.Node
-	(*Partition)(nil),              // 7: drover.v1.Partition
-	(*SubmitJobRequest)(nil),       // 8: drover.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),      // 9: drover.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),        // 10: drover.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),       // 11: drover.v1.ListJobsResponse
-	(*WatchJobsRequest)(nil),       // 12: drover.v1.WatchJobsRequest
-	(*ListNodesRequest)(nil),       // 13: drover.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),      // 14: drover.v1.ListNodesResponse
-	(*ListPartitionsRequest)(nil),  // 15: drover.v1.ListPartitionsRequest
-	(*ListPartitionsResponse)(nil), // 16: drover.v1.ListPartitionsResponse
-	(*JobTarget)(nil),              // 17: drover.v1.JobTarget
-	(*JobSelection)(nil),           // 18: drover.v1.JobSelection
-	(*SignalJobsRequest)(nil),      // 19: drover.v1.SignalJobsRequest
-	(*ControlJobsRequest)(nil),     // 20: drover.v1.ControlJobsRequest
-	(*UpdateJobRequest)(nil),       // 21: drover.v1.UpdateJobRequest
-	(*JobResult)(nil),              // 22: drover.v1.JobResult
-	(*JobResultsResponse)(nil),     // 23: drover.v1.JobResultsResponse
-	(*UpdateNodesRequest)(nil),     // 24: drover.v1.UpdateNodesRequest
-	(*UpdateNodesResponse)(nil),    // 25: drover.v1.UpdateNodesResponse
-	(*PingRequest)(nil),            // 26: drover.v1.PingRequest
-	(*ControllerStatus)(nil),       // 27: drover.v1.ControllerStatus
-	(*PingResponse)(nil),           // 28: drover.v1.PingResponse
-	(*KV)(nil),                     // 29: drover.v1.KV
-	(*GetConfigRequest)(nil),       // 30: drover.v1.GetConfigRequest
-	(*GetConfigResponse)(nil),      // 31: drover.v1.GetConfigResponse
-	(*ReconfigureRequest)(nil),     // 32: drover.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil),    // 33: drover.v1.ReconfigureResponse
-	(*AgentMessage)(nil),           // 34: drover.v1.AgentMessage
-	(*Register)(nil),               // 35: drover.v1.Register
-	(*Heartbeat)(nil),              // 36: drover.v1.Heartbeat
-	(*JobStarted)(nil),             // 37: drover.v1.JobStarted
-	(*JobEnded)(nil),               // 38: drover.v1.JobEnded
-	(*ControllerMessage)(nil),      // 39: drover.v1.ControllerMessage
-	(*EndAck)(nil),                 // 40: drover.v1.EndAck
-	(*Registered)(nil),             // 41: drover.v1.Registered
-	(*Launch)(nil),                 // 42: drover.v1.Launch
-	(*SignalJob)(nil),              // 43: drover.v1.SignalJob
-	nil,                            // 44: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                            // 45: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
+	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
+	(*CreateJoinTokenRequest)(nil),  // 2: drover.v1.CreateJoinTokenRequest
+	(*CreateJoinTokenResponse)(nil), // 3: drover.v1.CreateJoinTokenResponse
+	(*ArraySpec)(nil),               // 4: drover.v1.ArraySpec
+	(*DepTerm)(nil),                 // 5: drover.v1.DepTerm
+	(*Dependency)(nil),              // 6: drover.v1.Dependency
+	(*JobSpec)(nil),                 // 7: drover.v1.JobSpec
+	(*NodeAlloc)(nil),               // 8: drover.v1.NodeAlloc
+	(*Job)(nil),                     // 9: drover.v1.Job
+	(*StepSpec)(nil),                // 10: drover.v1.StepSpec
+	(*StringList)(nil),              // 11: drover.v1.StringList
+	(*StepNode)(nil),                // 12: drover.v1.StepNode
+	(*Step)(nil),                    // 13: drover.v1.Step
+	(*Node)(nil),                    // 14: drover.v1.Node
+	(*Partition)(nil),               // 15: drover.v1.Partition
+	(*SubmitJobRequest)(nil),        // 16: drover.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),       // 17: drover.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),         // 18: drover.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 19: drover.v1.ListJobsResponse
+	(*WatchJobsRequest)(nil),        // 20: drover.v1.WatchJobsRequest
+	(*ListNodesRequest)(nil),        // 21: drover.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),       // 22: drover.v1.ListNodesResponse
+	(*ListPartitionsRequest)(nil),   // 23: drover.v1.ListPartitionsRequest
+	(*ListPartitionsResponse)(nil),  // 24: drover.v1.ListPartitionsResponse
+	(*JobTarget)(nil),               // 25: drover.v1.JobTarget
+	(*JobSelection)(nil),            // 26: drover.v1.JobSelection
+	(*SignalJobsRequest)(nil),       // 27: drover.v1.SignalJobsRequest
+	(*ControlJobsRequest)(nil),      // 28: drover.v1.ControlJobsRequest
+	(*UpdateJobRequest)(nil),        // 29: drover.v1.UpdateJobRequest
+	(*JobResult)(nil),               // 30: drover.v1.JobResult
+	(*JobResultsResponse)(nil),      // 31: drover.v1.JobResultsResponse
+	(*UpdateNodesRequest)(nil),      // 32: drover.v1.UpdateNodesRequest
+	(*UpdateNodesResponse)(nil),     // 33: drover.v1.UpdateNodesResponse
+	(*PingRequest)(nil),             // 34: drover.v1.PingRequest
+	(*ControllerStatus)(nil),        // 35: drover.v1.ControllerStatus
+	(*PingResponse)(nil),            // 36: drover.v1.PingResponse
+	(*KV)(nil),                      // 37: drover.v1.KV
+	(*GetConfigRequest)(nil),        // 38: drover.v1.GetConfigRequest
+	(*GetConfigResponse)(nil),       // 39: drover.v1.GetConfigResponse
+	(*ReconfigureRequest)(nil),      // 40: drover.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),     // 41: drover.v1.ReconfigureResponse
+	(*CreateStepRequest)(nil),       // 42: drover.v1.CreateStepRequest
+	(*CreateStepResponse)(nil),      // 43: drover.v1.CreateStepResponse
+	(*CompleteJobRequest)(nil),      // 44: drover.v1.CompleteJobRequest
+	(*CompleteJobResponse)(nil),     // 45: drover.v1.CompleteJobResponse
+	(*AttachStepRequest)(nil),       // 46: drover.v1.AttachStepRequest
+	(*AttachStepResponse)(nil),      // 47: drover.v1.AttachStepResponse
+	(*BroadcastRequest)(nil),        // 48: drover.v1.BroadcastRequest
+	(*BroadcastResponse)(nil),       // 49: drover.v1.BroadcastResponse
+	(*AgentMessage)(nil),            // 50: drover.v1.AgentMessage
+	(*StepEnded)(nil),               // 51: drover.v1.StepEnded
+	(*Register)(nil),                // 52: drover.v1.Register
+	(*Heartbeat)(nil),               // 53: drover.v1.Heartbeat
+	(*JobStarted)(nil),              // 54: drover.v1.JobStarted
+	(*JobEnded)(nil),                // 55: drover.v1.JobEnded
+	(*ControllerMessage)(nil),       // 56: drover.v1.ControllerMessage
+	(*LaunchStep)(nil),              // 57: drover.v1.LaunchStep
+	(*SignalStep)(nil),              // 58: drover.v1.SignalStep
+	(*AttachIO)(nil),                // 59: drover.v1.AttachIO
+	(*FetchFile)(nil),               // 60: drover.v1.FetchFile
+	(*EndAck)(nil),                  // 61: drover.v1.EndAck
+	(*Registered)(nil),              // 62: drover.v1.Registered
+	(*Launch)(nil),                  // 63: drover.v1.Launch
+	(*SignalJob)(nil),               // 64: drover.v1.SignalJob
+	nil,                             // 65: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 66: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
-	1,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
-	0,  // 1: drover.v1.JobSpec.array:type_name -> drover.v1.ArraySpec
-	2,  // 2: drover.v1.JobSpec.dependency:type_name -> drover.v1.Dependency
-	3,  // 3: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
-	4,  // 4: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
-	3,  // 5: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
-	5,  // 6: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
-	3,  // 7: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
-	6,  // 8: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
-	7,  // 9: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
-	17, // 10: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
-	18, // 11: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
-	18, // 12: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
-	18, // 13: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	44, // 14: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
-	22, // 15: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	45, // 16: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
-	27, // 17: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
-	29, // 18: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
-	35, // 19: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
-	36, // 20: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
-	38, // 21: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
-	37, // 22: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
-	42, // 23: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	43, // 24: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	41, // 25: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	40, // 26: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
-	5,  // 27: drover.v1.Launch.job:type_name -> drover.v1.Job
-	8,  // 28: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	10, // 29: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	12, // 30: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	13, // 31: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	15, // 32: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	19, // 33: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	20, // 34: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	21, // 35: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	24, // 36: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	26, // 37: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	30, // 38: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	32, // 39: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	34, // 40: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	9,  // 41: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	11, // 42: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	11, // 43: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	14, // 44: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	16, // 45: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	23, // 46: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	23, // 47: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	23, // 48: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	25, // 49: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	28, // 50: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	31, // 51: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	33, // 52: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	39, // 53: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	41, // [41:54] is the sub-list for method output_type
-	28, // [28:41] is the sub-list for method input_type
-	28, // [28:28] is the sub-list for extension type_name
-	28, // [28:28] is the sub-list for extension extendee
-	0,  // [0:28] is the sub-list for field type_name
+	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
+	4,  // 1: drover.v1.JobSpec.array:type_name -> drover.v1.ArraySpec
+	6,  // 2: drover.v1.JobSpec.dependency:type_name -> drover.v1.Dependency
+	7,  // 3: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
+	8,  // 4: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
+	13, // 5: drover.v1.Job.steps:type_name -> drover.v1.Step
+	11, // 6: drover.v1.StepSpec.task_argv:type_name -> drover.v1.StringList
+	10, // 7: drover.v1.Step.spec:type_name -> drover.v1.StepSpec
+	12, // 8: drover.v1.Step.layout:type_name -> drover.v1.StepNode
+	7,  // 9: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
+	9,  // 10: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
+	7,  // 11: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
+	14, // 12: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
+	15, // 13: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
+	25, // 14: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
+	26, // 15: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
+	26, // 16: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
+	26, // 17: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
+	65, // 18: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	30, // 19: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
+	66, // 20: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	35, // 21: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
+	37, // 22: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
+	10, // 23: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
+	9,  // 24: drover.v1.CreateStepResponse.job:type_name -> drover.v1.Job
+	13, // 25: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
+	13, // 26: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
+	52, // 27: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
+	53, // 28: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
+	55, // 29: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
+	54, // 30: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
+	51, // 31: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
+	63, // 32: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	64, // 33: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	62, // 34: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	61, // 35: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	57, // 36: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
+	58, // 37: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
+	59, // 38: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
+	60, // 39: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
+	9,  // 40: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
+	13, // 41: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
+	9,  // 42: drover.v1.FetchFile.job:type_name -> drover.v1.Job
+	9,  // 43: drover.v1.Launch.job:type_name -> drover.v1.Job
+	16, // 44: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	18, // 45: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	20, // 46: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	21, // 47: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	23, // 48: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	27, // 49: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	28, // 50: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	29, // 51: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	32, // 52: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	34, // 53: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	38, // 54: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	40, // 55: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	42, // 56: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	44, // 57: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	46, // 58: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	48, // 59: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 60: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	50, // 61: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 62: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	17, // 63: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	19, // 64: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	19, // 65: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 66: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	24, // 67: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	31, // 68: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	31, // 69: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	31, // 70: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	33, // 71: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	36, // 72: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	39, // 73: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	41, // 74: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	43, // 75: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	45, // 76: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	47, // 77: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	49, // 78: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 79: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	56, // 80: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 81: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	63, // [63:82] is the sub-list for method output_type
+	44, // [44:63] is the sub-list for method input_type
+	44, // [44:44] is the sub-list for extension type_name
+	44, // [44:44] is the sub-list for extension extendee
+	0,  // [0:44] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -3803,17 +5720,22 @@ func file_api_drover_v1_drover_proto_init() {
 	if File_api_drover_v1_drover_proto != nil {
 		return
 	}
-	file_api_drover_v1_drover_proto_msgTypes[34].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[50].OneofWrappers = []any{
 		(*AgentMessage_Register)(nil),
 		(*AgentMessage_Heartbeat)(nil),
 		(*AgentMessage_JobEnded)(nil),
 		(*AgentMessage_JobStarted)(nil),
+		(*AgentMessage_StepEnded)(nil),
 	}
-	file_api_drover_v1_drover_proto_msgTypes[39].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[56].OneofWrappers = []any{
 		(*ControllerMessage_Launch)(nil),
 		(*ControllerMessage_Signal)(nil),
 		(*ControllerMessage_Registered)(nil),
 		(*ControllerMessage_EndAck)(nil),
+		(*ControllerMessage_LaunchStep)(nil),
+		(*ControllerMessage_SignalStep)(nil),
+		(*ControllerMessage_Attach)(nil),
+		(*ControllerMessage_Fetch)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -3821,7 +5743,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   46,
+			NumMessages:   67,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

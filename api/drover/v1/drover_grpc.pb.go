@@ -24,18 +24,23 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Drover_SubmitJob_FullMethodName      = "/drover.v1.Drover/SubmitJob"
-	Drover_ListJobs_FullMethodName       = "/drover.v1.Drover/ListJobs"
-	Drover_WatchJobs_FullMethodName      = "/drover.v1.Drover/WatchJobs"
-	Drover_ListNodes_FullMethodName      = "/drover.v1.Drover/ListNodes"
-	Drover_ListPartitions_FullMethodName = "/drover.v1.Drover/ListPartitions"
-	Drover_SignalJobs_FullMethodName     = "/drover.v1.Drover/SignalJobs"
-	Drover_ControlJobs_FullMethodName    = "/drover.v1.Drover/ControlJobs"
-	Drover_UpdateJob_FullMethodName      = "/drover.v1.Drover/UpdateJob"
-	Drover_UpdateNodes_FullMethodName    = "/drover.v1.Drover/UpdateNodes"
-	Drover_Ping_FullMethodName           = "/drover.v1.Drover/Ping"
-	Drover_GetConfig_FullMethodName      = "/drover.v1.Drover/GetConfig"
-	Drover_Reconfigure_FullMethodName    = "/drover.v1.Drover/Reconfigure"
+	Drover_SubmitJob_FullMethodName       = "/drover.v1.Drover/SubmitJob"
+	Drover_ListJobs_FullMethodName        = "/drover.v1.Drover/ListJobs"
+	Drover_WatchJobs_FullMethodName       = "/drover.v1.Drover/WatchJobs"
+	Drover_ListNodes_FullMethodName       = "/drover.v1.Drover/ListNodes"
+	Drover_ListPartitions_FullMethodName  = "/drover.v1.Drover/ListPartitions"
+	Drover_SignalJobs_FullMethodName      = "/drover.v1.Drover/SignalJobs"
+	Drover_ControlJobs_FullMethodName     = "/drover.v1.Drover/ControlJobs"
+	Drover_UpdateJob_FullMethodName       = "/drover.v1.Drover/UpdateJob"
+	Drover_UpdateNodes_FullMethodName     = "/drover.v1.Drover/UpdateNodes"
+	Drover_Ping_FullMethodName            = "/drover.v1.Drover/Ping"
+	Drover_GetConfig_FullMethodName       = "/drover.v1.Drover/GetConfig"
+	Drover_Reconfigure_FullMethodName     = "/drover.v1.Drover/Reconfigure"
+	Drover_CreateStep_FullMethodName      = "/drover.v1.Drover/CreateStep"
+	Drover_CompleteJob_FullMethodName     = "/drover.v1.Drover/CompleteJob"
+	Drover_AttachStep_FullMethodName      = "/drover.v1.Drover/AttachStep"
+	Drover_Broadcast_FullMethodName       = "/drover.v1.Drover/Broadcast"
+	Drover_CreateJoinToken_FullMethodName = "/drover.v1.Drover/CreateJoinToken"
 )
 
 // DroverClient is the client API for Drover service.
@@ -55,6 +60,20 @@ type DroverClient interface {
 	Ping(ctx context.Context, in *PingRequest, opts ...grpc.CallOption) (*PingResponse, error)
 	GetConfig(ctx context.Context, in *GetConfigRequest, opts ...grpc.CallOption) (*GetConfigResponse, error)
 	Reconfigure(ctx context.Context, in *ReconfigureRequest, opts ...grpc.CallOption) (*ReconfigureResponse, error)
+	// CreateStep starts a step inside a running job (srun within an
+	// allocation). FailedPrecondition "Requested nodes are busy" means the
+	// step fits the job but not now: retry when the job's steps change.
+	CreateStep(ctx context.Context, in *CreateStepRequest, opts ...grpc.CallOption) (*CreateStepResponse, error)
+	// CompleteJob releases an allocation held by salloc or srun.
+	CompleteJob(ctx context.Context, in *CompleteJobRequest, opts ...grpc.CallOption) (*CompleteJobResponse, error)
+	// AttachStep makes the nodes of a running step dial io_addr and copy the
+	// step's output there (sattach).
+	AttachStep(ctx context.Context, in *AttachStepRequest, opts ...grpc.CallOption) (*AttachStepResponse, error)
+	// Broadcast makes every node of a job dial io_addr, fetch a file and
+	// write it as the job's user (sbcast).
+	Broadcast(ctx context.Context, in *BroadcastRequest, opts ...grpc.CallOption) (*BroadcastResponse, error)
+	// CreateJoinToken makes a token a new machine joins with (admins only).
+	CreateJoinToken(ctx context.Context, in *CreateJoinTokenRequest, opts ...grpc.CallOption) (*CreateJoinTokenResponse, error)
 }
 
 type droverClient struct {
@@ -194,6 +213,56 @@ func (c *droverClient) Reconfigure(ctx context.Context, in *ReconfigureRequest, 
 	return out, nil
 }
 
+func (c *droverClient) CreateStep(ctx context.Context, in *CreateStepRequest, opts ...grpc.CallOption) (*CreateStepResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateStepResponse)
+	err := c.cc.Invoke(ctx, Drover_CreateStep_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *droverClient) CompleteJob(ctx context.Context, in *CompleteJobRequest, opts ...grpc.CallOption) (*CompleteJobResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteJobResponse)
+	err := c.cc.Invoke(ctx, Drover_CompleteJob_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *droverClient) AttachStep(ctx context.Context, in *AttachStepRequest, opts ...grpc.CallOption) (*AttachStepResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AttachStepResponse)
+	err := c.cc.Invoke(ctx, Drover_AttachStep_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *droverClient) Broadcast(ctx context.Context, in *BroadcastRequest, opts ...grpc.CallOption) (*BroadcastResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(BroadcastResponse)
+	err := c.cc.Invoke(ctx, Drover_Broadcast_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *droverClient) CreateJoinToken(ctx context.Context, in *CreateJoinTokenRequest, opts ...grpc.CallOption) (*CreateJoinTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CreateJoinTokenResponse)
+	err := c.cc.Invoke(ctx, Drover_CreateJoinToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DroverServer is the server API for Drover service.
 // All implementations must embed UnimplementedDroverServer
 // for forward compatibility.
@@ -211,6 +280,20 @@ type DroverServer interface {
 	Ping(context.Context, *PingRequest) (*PingResponse, error)
 	GetConfig(context.Context, *GetConfigRequest) (*GetConfigResponse, error)
 	Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureResponse, error)
+	// CreateStep starts a step inside a running job (srun within an
+	// allocation). FailedPrecondition "Requested nodes are busy" means the
+	// step fits the job but not now: retry when the job's steps change.
+	CreateStep(context.Context, *CreateStepRequest) (*CreateStepResponse, error)
+	// CompleteJob releases an allocation held by salloc or srun.
+	CompleteJob(context.Context, *CompleteJobRequest) (*CompleteJobResponse, error)
+	// AttachStep makes the nodes of a running step dial io_addr and copy the
+	// step's output there (sattach).
+	AttachStep(context.Context, *AttachStepRequest) (*AttachStepResponse, error)
+	// Broadcast makes every node of a job dial io_addr, fetch a file and
+	// write it as the job's user (sbcast).
+	Broadcast(context.Context, *BroadcastRequest) (*BroadcastResponse, error)
+	// CreateJoinToken makes a token a new machine joins with (admins only).
+	CreateJoinToken(context.Context, *CreateJoinTokenRequest) (*CreateJoinTokenResponse, error)
 	mustEmbedUnimplementedDroverServer()
 }
 
@@ -256,6 +339,21 @@ func (UnimplementedDroverServer) GetConfig(context.Context, *GetConfigRequest) (
 }
 func (UnimplementedDroverServer) Reconfigure(context.Context, *ReconfigureRequest) (*ReconfigureResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Reconfigure not implemented")
+}
+func (UnimplementedDroverServer) CreateStep(context.Context, *CreateStepRequest) (*CreateStepResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CreateStep not implemented")
+}
+func (UnimplementedDroverServer) CompleteJob(context.Context, *CompleteJobRequest) (*CompleteJobResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CompleteJob not implemented")
+}
+func (UnimplementedDroverServer) AttachStep(context.Context, *AttachStepRequest) (*AttachStepResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method AttachStep not implemented")
+}
+func (UnimplementedDroverServer) Broadcast(context.Context, *BroadcastRequest) (*BroadcastResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Broadcast not implemented")
+}
+func (UnimplementedDroverServer) CreateJoinToken(context.Context, *CreateJoinTokenRequest) (*CreateJoinTokenResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method CreateJoinToken not implemented")
 }
 func (UnimplementedDroverServer) mustEmbedUnimplementedDroverServer() {}
 func (UnimplementedDroverServer) testEmbeddedByValue()                {}
@@ -487,6 +585,96 @@ func _Drover_Reconfigure_Handler(srv interface{}, ctx context.Context, dec func(
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Drover_CreateStep_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateStepRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).CreateStep(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_CreateStep_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).CreateStep(ctx, req.(*CreateStepRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Drover_CompleteJob_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteJobRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).CompleteJob(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_CompleteJob_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).CompleteJob(ctx, req.(*CompleteJobRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Drover_AttachStep_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AttachStepRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).AttachStep(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_AttachStep_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).AttachStep(ctx, req.(*AttachStepRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Drover_Broadcast_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(BroadcastRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).Broadcast(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_Broadcast_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).Broadcast(ctx, req.(*BroadcastRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Drover_CreateJoinToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CreateJoinTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).CreateJoinToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_CreateJoinToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).CreateJoinToken(ctx, req.(*CreateJoinTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Drover_ServiceDesc is the grpc.ServiceDesc for Drover service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -538,6 +726,26 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Reconfigure",
 			Handler:    _Drover_Reconfigure_Handler,
 		},
+		{
+			MethodName: "CreateStep",
+			Handler:    _Drover_CreateStep_Handler,
+		},
+		{
+			MethodName: "CompleteJob",
+			Handler:    _Drover_CompleteJob_Handler,
+		},
+		{
+			MethodName: "AttachStep",
+			Handler:    _Drover_AttachStep_Handler,
+		},
+		{
+			MethodName: "Broadcast",
+			Handler:    _Drover_Broadcast_Handler,
+		},
+		{
+			MethodName: "CreateJoinToken",
+			Handler:    _Drover_CreateJoinToken_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -551,6 +759,7 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 
 const (
 	AgentService_Connect_FullMethodName = "/drover.v1.AgentService/Connect"
+	AgentService_Join_FullMethodName    = "/drover.v1.AgentService/Join"
 )
 
 // AgentServiceClient is the client API for AgentService service.
@@ -561,6 +770,9 @@ const (
 // reports; the controller sends launches and signals down the same stream.
 type AgentServiceClient interface {
 	Connect(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[AgentMessage, ControllerMessage], error)
+	// Join trades a join token and a certificate request for the node's
+	// certificate, the cluster CA and the cluster's slurm.conf.
+	Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*JoinResponse, error)
 }
 
 type agentServiceClient struct {
@@ -584,6 +796,16 @@ func (c *agentServiceClient) Connect(ctx context.Context, opts ...grpc.CallOptio
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_ConnectClient = grpc.BidiStreamingClient[AgentMessage, ControllerMessage]
 
+func (c *agentServiceClient) Join(ctx context.Context, in *JoinRequest, opts ...grpc.CallOption) (*JoinResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(JoinResponse)
+	err := c.cc.Invoke(ctx, AgentService_Join_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // AgentServiceServer is the server API for AgentService service.
 // All implementations must embed UnimplementedAgentServiceServer
 // for forward compatibility.
@@ -592,6 +814,9 @@ type AgentService_ConnectClient = grpc.BidiStreamingClient[AgentMessage, Control
 // reports; the controller sends launches and signals down the same stream.
 type AgentServiceServer interface {
 	Connect(grpc.BidiStreamingServer[AgentMessage, ControllerMessage]) error
+	// Join trades a join token and a certificate request for the node's
+	// certificate, the cluster CA and the cluster's slurm.conf.
+	Join(context.Context, *JoinRequest) (*JoinResponse, error)
 	mustEmbedUnimplementedAgentServiceServer()
 }
 
@@ -604,6 +829,9 @@ type UnimplementedAgentServiceServer struct{}
 
 func (UnimplementedAgentServiceServer) Connect(grpc.BidiStreamingServer[AgentMessage, ControllerMessage]) error {
 	return status.Errorf(codes.Unimplemented, "method Connect not implemented")
+}
+func (UnimplementedAgentServiceServer) Join(context.Context, *JoinRequest) (*JoinResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Join not implemented")
 }
 func (UnimplementedAgentServiceServer) mustEmbedUnimplementedAgentServiceServer() {}
 func (UnimplementedAgentServiceServer) testEmbeddedByValue()                      {}
@@ -633,13 +861,36 @@ func _AgentService_Connect_Handler(srv interface{}, stream grpc.ServerStream) er
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type AgentService_ConnectServer = grpc.BidiStreamingServer[AgentMessage, ControllerMessage]
 
+func _AgentService_Join_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(JoinRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AgentServiceServer).Join(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AgentService_Join_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AgentServiceServer).Join(ctx, req.(*JoinRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // AgentService_ServiceDesc is the grpc.ServiceDesc for AgentService service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
 var AgentService_ServiceDesc = grpc.ServiceDesc{
 	ServiceName: "drover.v1.AgentService",
 	HandlerType: (*AgentServiceServer)(nil),
-	Methods:     []grpc.MethodDesc{},
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "Join",
+			Handler:    _AgentService_Join_Handler,
+		},
+	},
 	Streams: []grpc.StreamDesc{
 		{
 			StreamName:    "Connect",

@@ -48,3 +48,15 @@ func (Unimplemented) Ping(context.Context) (*cli.PingResult, error) { return nil
 func (Unimplemented) Config(context.Context) ([]cli.KV, error)      { return nil, ErrUnimplemented }
 func (Unimplemented) Reconfigure(context.Context) error             { return ErrUnimplemented }
 func (Unimplemented) Close() error                                  { return nil }
+func (Unimplemented) CreateStep(context.Context, model.JobID, *model.StepSpec) (*model.Job, *model.Step, error) {
+	return nil, nil, ErrUnimplemented
+}
+func (Unimplemented) CompleteJob(context.Context, model.JobID, int, int) error {
+	return ErrUnimplemented
+}
+func (Unimplemented) AttachStep(context.Context, model.JobID, model.StepID, string, string) (*model.Step, error) {
+	return nil, ErrUnimplemented
+}
+func (Unimplemented) Broadcast(context.Context, cli.BroadcastRequest) ([]string, error) {
+	return nil, ErrUnimplemented
+}

@@ -24,7 +24,7 @@ func (c *canceller) confirm(client cli.Client) (cli.JobSelection, error) {
 		if !active(j) || !matchFilters(c.sel, j) {
 			continue
 		}
-		steps := []string{""}
+		steps := []stepChoice{{}}
 		if len(c.sel.Targets) > 0 {
 			steps = matchTargets(c.sel.Targets, j)
 			if steps == nil {
@@ -35,11 +35,10 @@ func (c *canceller) confirm(client cli.Client) (cli.JobSelection, error) {
 			if !ask(c.env, in, j, step) {
 				continue
 			}
-			raw := j.DisplayID()
-			if step != "" {
-				raw += "." + step
+			t := cli.JobTarget{ID: j.ID, Raw: j.DisplayID(), HasStep: step.has, Step: step.id}
+			if step.has {
+				t.Raw += "." + step.id.String()
 			}
-			t := cli.JobTarget{ID: j.ID, Raw: raw}
 			if j.IsArrayTask() {
 				t.ID, t.Tasks = j.ArrayJobID, []int{j.ArrayTaskID}
 			}
@@ -51,13 +50,13 @@ func (c *canceller) confirm(client cli.Client) (cli.JobSelection, error) {
 
 // ask prints Slurm's confirmation prompt and reads y or n; end of input
 // counts as no.
-func ask(env *cli.Env, in *bufio.Reader, j *model.Job, step string) bool {
+func ask(env *cli.Env, in *bufio.Reader, j *model.Job, step stepChoice) bool {
 	name, part := j.Name, j.Partition
 	for {
-		if step == "" {
+		if !step.has {
 			fmt.Fprintf(env.Stdout, "Cancel job_id=%s name=%s partition=%s [y/n]? ", j.DisplayID(), name, part)
 		} else {
-			fmt.Fprintf(env.Stdout, "Cancel step_id=%s.%s name=%s partition=%s [y/n]? ", j.DisplayID(), step, name, part)
+			fmt.Fprintf(env.Stdout, "Cancel step_id=%s.%s name=%s partition=%s [y/n]? ", j.DisplayID(), step.id, name, part)
 		}
 		line, err := in.ReadString('\n')
 		if line != "" {
@@ -75,10 +74,17 @@ func ask(env *cli.Env, in *bufio.Reader, j *model.Job, step string) bool {
 	}
 }
 
-// matchTargets returns the steps ("" for the job itself) that the targets
-// name on j, or nil when no target names j.
-func matchTargets(targets []cli.JobTarget, j *model.Job) []string {
-	var steps []string
+// stepChoice is what a target names on a job: the job itself (has false)
+// or one of its steps.
+type stepChoice struct {
+	has bool
+	id  model.StepID
+}
+
+// matchTargets returns what the targets name on j (the job itself or some
+// of its steps), or nil when no target names j.
+func matchTargets(targets []cli.JobTarget, j *model.Job) []stepChoice {
+	var steps []stepChoice
 	for _, t := range targets {
 		hit := false
 		switch {
@@ -87,8 +93,12 @@ func matchTargets(targets []cli.JobTarget, j *model.Job) []string {
 		default:
 			hit = j.IsArrayTask() && j.ArrayJobID == t.ID && slices.Contains(t.Tasks, j.ArrayTaskID)
 		}
-		if hit && !slices.Contains(steps, t.Step()) {
-			steps = append(steps, t.Step())
+		c := stepChoice{has: t.HasStep, id: t.Step}
+		if !t.HasStep {
+			c.id = 0
+		}
+		if hit && !slices.Contains(steps, c) {
+			steps = append(steps, c)
 		}
 	}
 	return steps

@@ -190,7 +190,9 @@ func (c *canceller) report(results []cli.JobResult) (failed bool) {
 		invalid := r.Error == cli.MsgInvalidJobID
 		var show, fail bool
 		if step {
-			show = o.verbose > 0 || !done
+			// -Q hides only what Slurm's scancel hides: a step of a job
+			// it cannot find.
+			show = o.verbose > 0 || !done && !(invalid && o.quiet)
 			fail = !done || o.sig != 0
 		} else {
 			filteredMiss := invalid && c.o.hasFilters() && len(c.sel.Targets) > 0

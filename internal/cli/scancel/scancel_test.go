@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/clitest"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
 // fakeClient implements cli.Client; only Signal and ListJobs do anything.
 type fakeClient struct {
+	clitest.Unimplemented
 	jobs    []*model.Job
 	results func(sel cli.JobSelection) []cli.JobResult
 	err     error
@@ -104,7 +106,11 @@ func TestSelectionAndRequest(t *testing.T) {
 		req     cli.SignalRequest
 	}{
 		{"ids", []string{"12", "13_[1-2],14.batch"}, nil, cli.JobSelection{UID: -1, Targets: []cli.JobTarget{
-			{ID: 12, Raw: "12"}, {ID: 13, Tasks: []int{1, 2}, Raw: "13_[1-2]"}, {ID: 14, Raw: "14.batch"}}}, cli.SignalRequest{}},
+			{ID: 12, Raw: "12"}, {ID: 13, Tasks: []int{1, 2}, Raw: "13_[1-2]"},
+			{ID: 14, Raw: "14.batch", HasStep: true, Step: model.StepBatch}}}, cli.SignalRequest{}},
+		{"steps", []string{"15.0", "16_2.3"}, nil, cli.JobSelection{UID: -1, Targets: []cli.JobTarget{
+			{ID: 15, Raw: "15.0", HasStep: true, Step: 0}, {ID: 16, Tasks: []int{2}, Raw: "16_2.3", HasStep: true, Step: 3}}},
+			cli.SignalRequest{}},
 		{"user name", []string{"-u", "alice"}, nil, cli.JobSelection{UID: -1, User: "alice"}, cli.SignalRequest{}},
 		{"uid", []string{"--user=1001"}, nil, cli.JobSelection{UID: 1001}, cli.SignalRequest{}},
 		{"me", []string{"--me"}, nil, cli.JobSelection{UID: 1234}, cli.SignalRequest{}},
@@ -174,6 +180,15 @@ func TestErrors(t *testing.T) {
 		{"step invalid", []string{"5.0"}, nil, map[string]string{"5.0": cli.MsgInvalidJobID}, 1,
 			"scancel: error: Kill job error on job step id 5.0: Invalid job id specified\n", 1},
 		{"step done", []string{"5.0"}, nil, map[string]string{"5.0": cli.MsgAlreadyDone}, 0, "", 1},
+		{"step done verbose", []string{"-v", "5.0"}, nil, map[string]string{"5.0": cli.MsgAlreadyDone}, 0,
+			"scancel: Terminating step 5.0\nscancel: error: Kill job error on job step id 5.0: Job/step already completing or completed\n", 1},
+		{"step done with signal fails", []string{"-s", "USR1", "5.0"}, nil, map[string]string{"5.0": cli.MsgAlreadyDone}, 1, "", 1},
+		{"step signal verbose", []string{"-v", "-s", "USR2", "5.1"}, nil, nil, 0, "scancel: Signal 12 to step 5.1\n", 1},
+		{"array step invalid", []string{"7_3.batch"}, nil, map[string]string{"7_3.batch": cli.MsgInvalidJobID}, 1,
+			"scancel: error: Kill job error on job step id 7_3.batch: Invalid job id specified\n", 1},
+		{"step invalid quiet", []string{"-Q", "5.0"}, nil, map[string]string{"5.0": cli.MsgInvalidJobID}, 1, "", 1},
+		{"step denied quiet", []string{"-Q", "5.0"}, nil, map[string]string{"5.0": cli.MsgAccessDenied}, 1,
+			"scancel: error: Kill job error on job step id 5.0: Access/permission denied\n", 1},
 		{"filtered invalid id", []string{"-p", "debug", "5"}, nil, map[string]string{"5": cli.MsgInvalidJobID}, 1,
 			"scancel: error: Kill job error on job id 5: Invalid job id specified\n", 1},
 		{"filtered invalid quiet", []string{"-Q", "-p", "debug", "5"}, nil, map[string]string{"5": cli.MsgInvalidJobID}, 1, "", 1},
@@ -247,6 +262,15 @@ func TestInteractive(t *testing.T) {
 	if out != "Cancel job_id=13_1 name=d partition=gpu [y/n]? " || len(fc.calls) != 1 ||
 		!reflect.DeepEqual(fc.calls[0].sel.Targets, []cli.JobTarget{{ID: 13, Tasks: []int{1}, Raw: "13_1"}}) {
 		t.Errorf("array: out %q calls %+v", out, fc.calls)
+	}
+
+	fc = &fakeClient{jobs: jobs}
+	_, out, _ = run(t, fc, nil, "n\ny\ny\n", "-i", "11.0,13_1.batch,11")
+	wantOut = "Cancel step_id=11.0 name=b partition=debug [y/n]? Cancel job_id=11 name=b partition=debug [y/n]? " +
+		"Cancel step_id=13_1.batch name=d partition=gpu [y/n]? "
+	wantTargets := []cli.JobTarget{{ID: 11, Raw: "11"}, {ID: 13, Tasks: []int{1}, Raw: "13_1.batch", HasStep: true, Step: model.StepBatch}}
+	if out != wantOut || len(fc.calls) != 1 || !reflect.DeepEqual(fc.calls[0].sel.Targets, wantTargets) {
+		t.Errorf("steps: out %q calls %+v", out, fc.calls)
 	}
 
 	fc = &fakeClient{jobs: jobs}

@@ -40,7 +40,7 @@ var entities = []entity{
 	{"reservations", 1, nil},
 	{"reservationname", 1, nil},
 	{"slurmd", 2, nil},
-	{"steps", 2, nil},
+	{"steps", 2, func(r *runner, v string, _ bool) { r.showStep(v) }},
 	{"topology", 1, nil},
 }
 
@@ -297,7 +297,7 @@ func (r *runner) controlOne(action, arg string) {
 
 func hasStep(ts []cli.JobTarget) bool {
 	for _, t := range ts {
-		if t.Step() != "" {
+		if t.HasStep {
 			return true
 		}
 	}

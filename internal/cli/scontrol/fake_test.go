@@ -9,11 +9,13 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/clitest"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
 // fakeClient implements cli.Client over fixed data and records requests.
 type fakeClient struct {
+	clitest.Unimplemented
 	jobs     []*model.Job
 	now      int64
 	nodes    []*model.Node

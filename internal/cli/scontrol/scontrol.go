@@ -266,6 +266,7 @@ Commands:
   show job [<id>]                 jobs (all, or one job or array)
   show node [<hostlist>]          nodes
   show partition [<name>]         partitions
+  show step [<job>[.<step>]]      running job steps (all, a job's, or one)
   show hostnames [<hostlist>]     expand a hostlist ($SLURM_JOB_NODELIST)
   show hostlist <names>           compress names, keeping their order
   show hostlistsorted <names>     compress names, sorted

@@ -20,7 +20,7 @@ func (r *runner) showJob(arg string) {
 	q := cli.JobQuery{IncludeAll: true}
 	if arg != "" {
 		ts, err := cli.ParseJobTargets([]string{arg})
-		if err != nil || len(ts) != 1 || ts[0].Step() != "" {
+		if err != nil || len(ts) != 1 || ts[0].HasStep {
 			r.perror("scontrol_print_job error", errors.New(cli.MsgInvalidJobID))
 			return
 		}

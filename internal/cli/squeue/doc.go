@@ -30,9 +30,18 @@
 //   - -V prints "slurm <version>" (as upstream Slurm and Drover's other
 //     commands do): firecrest, puppet facts and other tools strip a leading
 //     "slurm " to read the version.
-//   - Not supported yet: job steps (-s prints the header only), --json and
-//     --yaml, SLURM_TIME_FORMAT other than "standard", -M clusters,
-//     licenses, reservations, features (those fields print "(null)").
+//   - -s lists running steps (steps.go) instead of jobs, in the format
+//     "%.15i %.8j %.9P %.8u %.9M %N" (also with -l, which only adds the
+//     date line), sorted "P,i" by default. Ids print "123.0", "123_4.batch";
+//     the step letters and -O names are Slurm's (a different table from the
+//     job fields). A running batch job shows a "batch" step on its batch
+//     host, synthesized until the controller records one. -s takes an
+//     optional "job[_task].step" list, -j/-u/-p/-w/--me/--notme filter as
+//     for jobs (-w on the step's nodes); -n, -A, -q and -t do not apply to
+//     steps, as in Slurm. Pending and finished steps are left out.
+//   - Not supported yet: --json and --yaml, SLURM_TIME_FORMAT other than
+//     "standard", -M clusters, licenses, reservations, features (those
+//     fields print "(null)").
 //
 // squeue never imports server packages; everything it shows comes through
 // cli.Client.

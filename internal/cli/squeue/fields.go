@@ -477,20 +477,3 @@ func appendTRES(d []byte, j *model.Job, noConvert bool) []byte {
 	d = append(d, ",billing="...)
 	return strconv.AppendInt(d, int64(cpus), 10)
 }
-
-// stepFields is the table of -s: Drover has no step listing yet, so only
-// the header is ever printed.
-func stepFields() []format.Field[struct{}] {
-	none := func(d []byte, _ struct{}) []byte { return d }
-	f := func(letter byte, name, header string) format.Field[struct{}] {
-		return format.Field[struct{}]{Letter: letter, Name: name, Header: header, Append: none}
-	}
-	return []format.Field[struct{}]{
-		f('A', "NumTasks", "TASKS"), f('b', "tres-per-node", "TRES_PER_NODE"),
-		f('i', "StepID", "STEPID"), f('j', "StepName", "NAME"), f('l', "TimeLimit", "TIME_LIMIT"),
-		f('M', "TimeUsed", "TIME"), f('N', "Nodes", "NODELIST"), f('P', "Partition", "PARTITION"),
-		f('S', "StartTime", "START_TIME"), f('u', "UserName", "USER"), f('U', "UserID", "UID"),
-		f(0, "JobID", "JOB_ID"), f(0, "ArrayJobID", "ARRAY_JOB_ID"), f(0, "ArrayTaskID", "ARRAY_TASK_ID"),
-		f(0, "StepState", "STATE"), f(0, "NumCPUs", "NUM_CPUS"), f(0, "Cluster", "CLUSTER"),
-	}
-}

@@ -190,7 +190,7 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 	if _, ok := env.LookupEnv("SQUEUE_ARRAY"); ok {
 		o.array = true
 	}
-	if o.start {
+	if o.start && !o.stepFlag {
 		if o.sort == "" {
 			o.sort = "S"
 		}
@@ -381,17 +381,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		return formatError(env, err)
 	}
 	if o.stepFlag {
-		if o.jobFlag && o.jobs == "" {
-			env.Errorf("Incompatible options --jobs and --steps")
-			return cli.ExitCode(1)
-		}
-		l, err := format.NewTable(stepFields()...).Compile(fm)
-		if err != nil {
-			return formatError(env, err)
-		}
-		return printTimes(ctx, env, o, func() error {
-			return l.Render(env.Stdout, nil, format.Options{NoHeader: o.noHeader})
-		})
+		return runSteps(ctx, env, o, fm)
 	}
 	c := &renderCtx{noConvert: o.noConvert}
 	layout, err := format.NewTable(jobFields(c)...).Compile(fm)
@@ -497,7 +487,7 @@ List the jobs in the queue.
       --only-job-state       job id and compact state only
   -p, --partition=LIST       only jobs in these partitions
   -q, --qos=LIST             only jobs with these QOS
-  -s, --steps[=LIST]         job steps (not listed yet: header only)
+  -s, --steps[=LIST]         running job steps (123.0, 123_4.batch); write -s123.0
   -S, --sort=FIELDS          sort by format letters, "-" for descending
       --start                expected start of pending jobs
   -t, --states=LIST          only jobs in these states, or "all"

@@ -1,20 +1,21 @@
-// Package srun is the srun command. Outside an allocation it asks for one,
-// runs the command on the allocated node, streams the task's stdout and
-// stderr back live (the node dials srun, as slurmstepd does), forwards
-// stdin, and exits with the task's status.
+// Package srun is the srun command. Inside an allocation (SLURM_JOB_ID or
+// --jobid) it creates a step of that job; outside one it first asks for an
+// allocation, runs the step in it, and gives the allocation back. The
+// nodes dial srun (as slurmstepd does) and stream every task's stdout and
+// stderr back live; srun forwards stdin and signals, and exits with the
+// highest task status.
 package srun
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
-	"io"
-	"net"
 	"os"
 	"os/signal"
+	"path"
+	"strings"
 	"syscall"
-	"time"
+
+	"golang.org/x/term"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/jobspec"
@@ -36,180 +37,156 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		env.Errorf("No command given to execute.")
 		return env.ExitError()
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(LaunchHost, "0"))
-	if err != nil {
-		env.Errorf("unable to listen for task I/O: %v", err)
-		return env.ExitError()
-	}
-	defer ln.Close()
-	key := make([]byte, 16)
-	_, _ = rand.Read(key)
-	opts.Spec.IOAddr, opts.Spec.IOKey = ln.Addr().String(), hex.EncodeToString(key)
-
 	c, err := env.Client()
 	if err != nil {
 		env.Errorf("Unable to allocate resources: %v", err)
 		return env.ExitError()
 	}
-	id, err := c.SubmitJob(ctx, opts.Spec)
+	if opts.JobID != "" {
+		id, err := parseJobID(opts.JobID)
+		if err != nil {
+			env.Errorf("Invalid job id %s", opts.JobID)
+			return env.ExitError()
+		}
+		return runStep(ctx, env, c, opts, args, id)
+	}
+	return runAllocated(ctx, env, c, opts, args)
+}
+
+func parseJobID(v string) (model.JobID, error) {
+	var n uint32
+	_, err := fmt.Sscanf(v, "%d", &n)
+	return model.JobID(n), err
+}
+
+// runStep runs one step inside job id.
+func runStep(ctx context.Context, env *cli.Env, c cli.Client, opts *jobspec.Options, args []string, id model.JobID) int {
+	s, err := newSession(env, c, opts, id)
+	if err != nil {
+		env.Errorf("%v", err)
+		return env.ExitError()
+	}
+	defer s.ln.Close()
+	spec, err := s.stepSpec(args)
+	if err != nil {
+		env.Errorf("%v", err)
+		return env.ExitError()
+	}
+	if spec.NTasks > 0 && spec.MinNodes > spec.NTasks {
+		env.Infof("warning: can't run %d processes on %d nodes, setting nnodes to %d", spec.NTasks, spec.MinNodes, spec.NTasks)
+		spec.MinNodes, spec.MaxNodes = spec.NTasks, spec.NTasks
+	}
+	if err := s.create(ctx, spec); err != nil {
+		env.Errorf("Unable to create step for job %d: %v", id, err)
+		return env.ExitError()
+	}
+	return s.run(ctx)
+}
+
+// runAllocated asks for a job allocation, runs the step in it, and gives
+// the allocation back with the step's status.
+func runAllocated(ctx context.Context, env *cli.Env, c cli.Client, opts *jobspec.Options, args []string) int {
+	spec := opts.Spec
+	id, err := c.SubmitJob(ctx, spec)
 	if err != nil {
 		env.Errorf("Unable to allocate resources: %v", err)
 		return env.ExitError()
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-
+	// Until the allocation is granted, Ctrl-C or a kill gives it back.
 	sigs := make(chan os.Signal, 2)
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	go func() {
-		select {
-		case <-sigs:
-			env.Infof("Job step aborted: Waiting up to %d seconds for job step to finish.", 32)
-			_, _ = c.Signal(context.Background(), cli.JobSelection{UID: -1, Targets: []cli.JobTarget{{ID: id, Raw: fmt.Sprint(id)}}}, cli.SignalRequest{})
-		case <-ctx.Done():
-		}
-	}()
-
-	type exit struct {
-		code, sig int
-		msg       string
-	}
-	exitc := make(chan exit, 1)
-	go func() {
-		conn, err := acceptTask(ln, opts.Spec.IOKey)
-		if err != nil {
-			return
-		}
-		defer conn.Close()
-		go pumpStdin(env.Stdin, conn)
-		for {
-			t, p, err := conn.Recv()
-			if err != nil {
-				return
-			}
-			switch t {
-			case stepio.Stdout:
-				_, _ = env.Stdout.Write(p)
-			case stepio.Stderr:
-				_, _ = env.Stderr.Write(p)
-			case stepio.Exit:
-				code, sig, msg := stepio.ParseExit(p)
-				exitc <- exit{code, sig, msg}
-				return
-			}
-		}
-	}()
-
-	// Watch the job: announce waiting, and notice an end that never
-	// reached us through the I/O stream (cancel before start, node lost).
-	queued := false
-	var final *model.Job
-	endc := make(chan struct{})
-	go func() {
-		defer close(endc)
-		_ = c.WatchJobs(ctx, []model.JobID{id}, func(jobs []*model.Job) bool {
-			if len(jobs) == 0 {
-				return false
-			}
-			j := jobs[0]
-			switch {
-			case j.State == model.JobPending && !queued:
-				queued = true
-				env.Infof("job %d queued and waiting for resources", id)
-			case j.State == model.JobRunning && queued:
-				queued = false
-				env.Infof("job %d has been allocated resources", id)
-			case j.Finished():
-				final = j
-				return false
-			}
-			return true
-		})
-	}()
-
-	node := ""
-	select {
-	case e := <-exitc:
-		if j := lastJob(ctx, c, id); j != nil {
-			node = j.BatchHost()
-		}
-		return report(env, node, e.code, e.sig, e.msg)
-	case <-endc:
-		// The job ended; give a late exit frame a moment to arrive.
-		select {
-		case e := <-exitc:
-			if final != nil {
-				node = final.BatchHost()
-			}
-			return report(env, node, e.code, e.sig, e.msg)
-		case <-time.After(2 * time.Second):
-		}
-		if final != nil {
-			st, _ := final.DisplayState()
-			env.Errorf("Job %d ended %s before its task reported (reason %s)", id, st, final.Reason)
-		}
+	job, err := cli.WaitForAllocation(ctx, env, c, id, sigs, "")
+	signal.Stop(sigs)
+	if err != nil {
+		env.Errorf("%v", err)
+		_ = c.CompleteJob(context.Background(), id, 1, 0)
 		return env.ExitError()
 	}
+	// The step runs the allocation's whole shape unless srun said otherwise.
+	opts.JobID = fmt.Sprint(id)
+	if opts.Spec.MinNodes <= 0 {
+		opts.Spec.MinNodes = len(job.Alloc)
+	}
+	status := runStep(ctx, env, c, opts, args, id)
+	if err := c.CompleteJob(context.Background(), id, status, 0); err != nil {
+		env.Errorf("Unable to release job allocation %d: %v", id, err)
+	}
+	return status
 }
 
-func lastJob(ctx context.Context, c cli.Client, id model.JobID) *model.Job {
-	l, err := c.ListJobs(ctx, cli.JobQuery{IDs: []model.JobID{id}})
-	if err != nil || len(l.Jobs) == 0 {
-		return nil
+// setupTerminal puts a --pty srun's terminal in raw mode and forwards its
+// size; the returned function restores it.
+func (s *session) setupTerminal() func() {
+	if !s.opts.Pty {
+		return func() {}
 	}
-	return l.Jobs[0]
-}
-
-func acceptTask(ln net.Listener, key string) (*stepio.Conn, error) {
-	for {
-		raw, err := ln.Accept()
-		if err != nil {
-			return nil, err
-		}
-		conn, _, err := stepio.Accept(raw, key)
-		if err != nil {
-			raw.Close()
-			continue
-		}
-		return conn, nil
+	f, ok := s.env.Stdin.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return func() {}
 	}
-}
-
-func pumpStdin(r io.Reader, conn *stepio.Conn) {
-	if r == nil {
-		_ = conn.Send(stepio.StdinEOF, nil)
-		return
+	old, err := term.MakeRaw(int(f.Fd()))
+	if err != nil {
+		return func() {}
 	}
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			if conn.Send(stepio.Stdin, buf[:n]) != nil {
+	winch := make(chan os.Signal, 1)
+	signal.Notify(winch, syscall.SIGWINCH)
+	stop := make(chan struct{})
+	s.ttyFd = int(f.Fd())
+	go func() {
+		for {
+			select {
+			case <-stop:
 				return
+			case <-winch:
+				s.sendSize()
 			}
 		}
-		if err != nil {
-			_ = conn.Send(stepio.StdinEOF, nil)
-			return
-		}
+	}()
+	return func() {
+		close(stop)
+		signal.Stop(winch)
+		_ = term.Restore(int(f.Fd()), old)
 	}
 }
 
-// report prints Slurm's task-failure line and returns srun's status.
-func report(env *cli.Env, node string, code, sig int, msg string) int {
-	switch {
-	case msg != "":
-		env.Errorf("%s: task 0: %s", node, msg)
-		return max(code, 1)
-	case sig != 0:
-		env.Errorf("%s: task 0: %s", node, signalName(sig))
-		return 128 + sig
-	case code != 0:
-		env.Errorf("%s: task 0: Exited with exit code %d", node, code)
+// sendSize tells the nodes the terminal's size (--pty).
+func (s *session) sendSize() {
+	if s.ttyFd < 0 {
+		return
 	}
-	return code
+	w, h, err := term.GetSize(s.ttyFd)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	conns := append([]*stepio.Conn(nil), s.conns...)
+	s.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Send(stepio.Winch, 0, []byte(fmt.Sprintf("%d %d", h, w)))
+	}
 }
+
+// nameGiven reports whether -J/--job-name was on the command line: only
+// then is it the step's name (a job name inherited through SLURM_JOB_NAME
+// is not).
+func nameGiven(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == "-J" || strings.HasPrefix(a, "--job-name") || (strings.HasPrefix(a, "-J") && len(a) > 2) {
+			return true
+		}
+		if !strings.HasPrefix(a, "-") {
+			return false
+		}
+	}
+	return false
+}
+
+func baseName(p string) string { return path.Base(p) }
+
+func cut(s, sep string) (string, string, bool) { return strings.Cut(s, sep) }
 
 func signalName(sig int) string {
 	switch syscall.Signal(sig) {
@@ -219,6 +196,8 @@ func signalName(sig int) string {
 		return "Terminated"
 	case syscall.SIGSEGV:
 		return "Segmentation fault"
+	case syscall.SIGINT:
+		return "Interrupt"
 	}
 	return syscall.Signal(sig).String()
 }

@@ -1,0 +1,459 @@
+package agent
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"os/user"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/executor"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/stepenv"
+	"github.com/drover-hpc/drover/internal/stepio"
+	"github.com/drover-hpc/drover/internal/wire"
+)
+
+// stepRun is one step's share of this node: its local tasks, and the
+// connections (srun's, then any sattach) their I/O goes through.
+type stepRun struct {
+	a     *Agent
+	j     *job
+	st    *model.Step
+	local model.StepNode
+	index int // this node's index in the step's layout (SLURM_NODEID)
+
+	mu     sync.Mutex
+	procs  map[int]executor.Process // by rank
+	sinks  []*stepio.Conn
+	inputs map[int]*io.PipeWriter // ranks that read srun's stdin
+	ending bool
+	endAs  model.JobState // CANCELLED, TIMEOUT when ended on request
+	tty    *ptyTask
+}
+
+func (a *Agent) launchStep(l *pb.LaunchStep) {
+	st := wire.StepFromPB(l.Step)
+	local, idx, ok := st.LayoutOn(a.node)
+	if !ok || st.Spec == nil {
+		return
+	}
+	a.mu.Lock()
+	j := a.jobs[l.Job.Id]
+	if j == nil {
+		j = newJob(l.Job.Id, wire.JobFromPB(l.Job), false)
+		a.jobs[j.id] = j
+	}
+	a.mu.Unlock()
+	sr := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{}, inputs: map[int]*io.PipeWriter{}}
+	j.mu.Lock()
+	if j.steps[st.ID] != nil {
+		j.mu.Unlock()
+		return // a resent launch
+	}
+	if j.ending {
+		j.mu.Unlock()
+		a.reportStep(sr, 1, 0, model.JobFailed)
+		return
+	}
+	j.steps[st.ID] = sr
+	j.stepWG.Add(1)
+	j.mu.Unlock()
+	go sr.run()
+}
+
+func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
+	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
+		JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
+		State: uint32(state), EndTime: time.Now().Unix(),
+	}}})
+}
+
+func (s *stepRun) run() {
+	code, sig, state := s.exec()
+	s.j.mu.Lock()
+	delete(s.j.steps, s.st.ID)
+	s.j.mu.Unlock()
+	s.a.reportStep(s, code, sig, state)
+	s.j.stepWG.Done()
+}
+
+// exec runs the local tasks to their end and returns the node's share of
+// the step's result: the highest exit code, a signal that killed a task.
+func (s *stepRun) exec() (code, sig int32, state model.JobState) {
+	spec, a := s.st.Spec, s.a
+	srunHost, srunPort := "", 0
+	if spec.IOAddr != "" {
+		h, p, _ := net.SplitHostPort(spec.IOAddr)
+		srunHost, srunPort = h, atoi(p)
+	}
+	if spec.SrunHost != "" {
+		srunHost = spec.SrunHost
+	}
+	s.j.mu.Lock()
+	jm := *s.j.model
+	s.j.mu.Unlock()
+	js := model.JobSpec{}
+	if jm.Spec != nil {
+		js = *jm.Spec
+	}
+	js.Env = spec.Env
+	jm.Spec = &js
+	base := stepenv.BatchEnv(&jm, stepenv.NodeInfo{Name: a.node, CPUs: s.local.CPUs}, a.cluster, jm.StartTime)
+	base = stepenv.Override(base, "SLURM_CONF="+a.absConf())
+	if u, err := user.LookupId(strconv.FormatUint(uint64(jm.UserID), 10)); err == nil {
+		base = stepenv.Default(base, "HOME="+u.HomeDir, "SHELL=/bin/sh")
+	}
+	dir := spec.WorkDir
+	if dir == "" {
+		dir = js.WorkDir
+	}
+
+	// Every task's stdio is wired (its stdin pipe registered) before srun
+	// hears from this node, so no input can arrive ahead of its reader.
+	specs := make([]*executor.Spec, len(s.local.Tasks))
+	for localID, rank := range s.local.Tasks {
+		argv := spec.Argv
+		if rank < len(spec.TaskArgv) && len(spec.TaskArgv[rank]) > 0 {
+			argv = spec.TaskArgv[rank]
+		}
+		env := stepenv.StepEnv(base, &jm, s.st, a.node, s.index, localID, rank, srunHost, srunPort)
+		es := &executor.Spec{
+			Path: argv[0], Args: argv[1:], Env: env, Dir: dir, UID: jm.UserID, GID: jm.GroupID,
+			Groups: jm.Groups, Umask: -1, Append: js.OpenMode == "append",
+		}
+		s.wireIO(es, &jm, rank)
+		specs[localID] = es
+	}
+	if spec.IOAddr != "" {
+		conn, err := stepio.Dial(spec.IOAddr, spec.IOKey, stepio.Hello{Job: s.j.id, Step: int32(s.st.ID), Node: s.index})
+		if err != nil {
+			a.log.Warn("cannot reach srun", "job", s.j.id, "step", s.st.ID, "addr", spec.IOAddr, "err", err)
+			for _, rank := range s.local.Tasks {
+				s.closeInput(rank)
+			}
+			return 1, 0, model.JobFailed
+		}
+		s.mu.Lock()
+		s.sinks = append(s.sinks, conn)
+		s.mu.Unlock()
+		go s.readClient(conn)
+	}
+
+	type result struct {
+		rank int
+		res  executor.Result
+	}
+	results := make(chan result, len(s.local.Tasks))
+	started := 0
+	for localID, rank := range s.local.Tasks {
+		es := specs[localID]
+		s.mu.Lock()
+		if s.ending {
+			s.mu.Unlock()
+			results <- result{rank, executor.Result{Signal: int(syscall.SIGKILL)}}
+			started++
+			continue
+		}
+		proc, err := s.start(es, rank)
+		if err != nil {
+			s.mu.Unlock()
+			results <- result{rank, executor.Result{ExitCode: 1, Err: err}}
+			started++
+			continue
+		}
+		s.procs[rank] = proc
+		s.mu.Unlock()
+		started++
+		go func(rank int, p executor.Process) { results <- result{rank, p.Wait()} }(rank, proc)
+	}
+	failed := 0
+	for range started {
+		r := <-results
+		s.closeInput(r.rank)
+		msg := ""
+		if r.res.Err != nil {
+			msg = r.res.Err.Error()
+			failed++
+		}
+		s.send(stepio.Exit, uint32(r.rank), stepio.FormatExit(r.res.ExitCode, r.res.Signal, msg))
+		if c := int32(r.res.ExitCode); c > code {
+			code = c
+		}
+		if r.res.Signal != 0 && sig == 0 {
+			sig = int32(r.res.Signal)
+		}
+	}
+	s.closeSinks()
+	s.mu.Lock()
+	endAs := s.endAs
+	s.mu.Unlock()
+	switch {
+	case endAs != 0:
+		state = endAs
+	case failed > 0:
+		state = model.JobFailed
+	}
+	return code, sig, state
+}
+
+// start launches one task; task 0 of a --pty step gets a terminal.
+func (s *stepRun) start(es *executor.Spec, rank int) (executor.Process, error) {
+	if s.st.Spec.Pty && rank == 0 {
+		return s.startPty(es)
+	}
+	return executor.Start(es)
+}
+
+// wireIO points a task's stdio at files (-o/-e/-i patterns) or at the
+// streams to srun.
+func (s *stepRun) wireIO(es *executor.Spec, jm *model.Job, rank int) {
+	spec := s.st.Spec
+	if spec.Pty && rank == 0 {
+		return // its terminal carries all three (startPty)
+	}
+	path := func(pattern string) string {
+		return stepenv.ResolvePath(es.Dir, stepenv.ExpandStepPattern(pattern, jm, s.st, s.a.node, s.index, rank))
+	}
+	switch {
+	case spec.StdOut != "":
+		es.Stdout = path(spec.StdOut)
+	case spec.IOAddr != "":
+		es.StdoutW = taskOut{s, stepio.Stdout, uint32(rank)}
+	}
+	switch {
+	case spec.StdErr != "":
+		es.Stderr = path(spec.StdErr)
+	case spec.StdOut != "":
+		es.Stderr = es.Stdout
+	case spec.IOAddr != "":
+		es.StderrW = taskOut{s, stepio.Stderr, uint32(rank)}
+	}
+	switch {
+	case spec.StdIn != "":
+		es.Stdin = path(spec.StdIn)
+	case spec.IOAddr != "" && readsInput(spec.Input, rank):
+		r, w := io.Pipe()
+		es.StdinR = r
+		s.mu.Lock()
+		s.inputs[rank] = w
+		s.mu.Unlock()
+	}
+}
+
+// readsInput says whether rank gets srun's stdin under --input mode.
+func readsInput(mode string, rank int) bool {
+	switch mode {
+	case "", "0":
+		return rank == 0
+	case "all":
+		return true
+	case "none":
+		return false
+	}
+	n, err := strconv.Atoi(mode)
+	return err == nil && n == rank
+}
+
+func (s *stepRun) closeInput(rank int) {
+	s.mu.Lock()
+	w := s.inputs[rank]
+	delete(s.inputs, rank)
+	s.mu.Unlock()
+	if w != nil {
+		w.CloseWithError(io.ErrClosedPipe)
+	}
+}
+
+// readClient serves what a client sends: stdin, signals, window sizes.
+func (s *stepRun) readClient(c *stepio.Conn) {
+	for {
+		t, _, p, err := c.Recv()
+		if err != nil {
+			return
+		}
+		switch t {
+		case stepio.Stdin:
+			s.mu.Lock()
+			ws := make([]*io.PipeWriter, 0, len(s.inputs))
+			for _, w := range s.inputs {
+				ws = append(ws, w)
+			}
+			tty := s.tty
+			s.mu.Unlock()
+			if tty != nil {
+				_, _ = tty.master.Write(p)
+			}
+			for _, w := range ws {
+				_, _ = w.Write(p)
+			}
+		case stepio.StdinEOF:
+			s.mu.Lock()
+			for r, w := range s.inputs {
+				w.Close()
+				delete(s.inputs, r)
+			}
+			s.mu.Unlock()
+		case stepio.Signal:
+			if n := atoi(string(p)); n > 0 {
+				s.signal(syscall.Signal(n))
+			}
+		case stepio.Winch:
+			s.mu.Lock()
+			tty := s.tty
+			s.mu.Unlock()
+			if tty != nil {
+				tty.resize(string(p))
+			}
+		}
+	}
+}
+
+// send writes a frame to every client; a client that went away is dropped
+// (srun killed: the tasks go on, their output is discarded).
+func (s *stepRun) send(t byte, task uint32, p []byte) {
+	s.mu.Lock()
+	sinks := append([]*stepio.Conn(nil), s.sinks...)
+	s.mu.Unlock()
+	for _, c := range sinks {
+		if err := c.Send(t, task, p); err != nil {
+			s.mu.Lock()
+			for i, x := range s.sinks {
+				if x == c {
+					s.sinks = append(s.sinks[:i:i], s.sinks[i+1:]...)
+					break
+				}
+			}
+			s.mu.Unlock()
+			c.Close()
+		}
+	}
+}
+
+func (s *stepRun) closeSinks() {
+	s.mu.Lock()
+	sinks := s.sinks
+	s.sinks = nil
+	s.mu.Unlock()
+	for _, c := range sinks {
+		_ = c.CloseWrite()
+		go func(c *stepio.Conn) {
+			// Let the client read the last frames before the close.
+			time.Sleep(2 * time.Second)
+			c.Close()
+		}(c)
+	}
+}
+
+// taskOut sends one task's stdout or stderr to the clients.
+type taskOut struct {
+	s    *stepRun
+	t    byte
+	rank uint32
+}
+
+func (w taskOut) Write(p []byte) (int, error) {
+	const chunk = 512 << 10
+	for off := 0; off < len(p); off += chunk {
+		w.s.send(w.t, w.rank, p[off:min(off+chunk, len(p))])
+	}
+	return len(p), nil
+}
+
+func (s *stepRun) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	procs := make([]executor.Process, 0, len(s.procs))
+	for _, p := range s.procs {
+		procs = append(procs, p)
+	}
+	s.mu.Unlock()
+	for _, p := range procs {
+		_ = p.Signal(sig)
+	}
+}
+
+// terminate starts the kill sequence of the step's tasks once. endAs is
+// the state the step ends in (CANCELLED, TIMEOUT), announced to srun the
+// way slurmstepd does; 0 ends it quietly (the job is over).
+func (s *stepRun) terminate(killWait time.Duration, endAs model.JobState) {
+	s.mu.Lock()
+	if s.ending {
+		s.mu.Unlock()
+		return
+	}
+	s.ending, s.endAs = true, endAs
+	procs := make([]executor.Process, 0, len(s.procs))
+	for _, p := range s.procs {
+		procs = append(procs, p)
+	}
+	s.mu.Unlock()
+	if endAs != 0 && len(s.local.Tasks) > 0 {
+		why := ""
+		if endAs == model.JobTimeout {
+			why = " DUE TO TIME LIMIT"
+		}
+		msg := fmt.Sprintf("slurmstepd: error: *** STEP %d.%s ON %s CANCELLED AT %s%s ***\n",
+			s.j.id, s.st.ID, s.a.node, time.Now().Format("2006-01-02T15:04:05"), why)
+		s.send(stepio.Stderr, uint32(s.local.Tasks[0]), []byte(msg))
+	}
+	for _, p := range procs {
+		p.Terminate(killWait)
+	}
+}
+
+func (a *Agent) findStep(jobID uint32, step int32) *stepRun {
+	a.mu.Lock()
+	j := a.jobs[jobID]
+	a.mu.Unlock()
+	if j == nil {
+		return nil
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.steps[model.StepID(step)]
+}
+
+func (a *Agent) signalStep(m *pb.SignalStep) {
+	s := a.findStep(m.JobId, m.StepId)
+	if s == nil {
+		return
+	}
+	if m.Terminate {
+		s.terminate(a.killWait, model.JobCancelled)
+		return
+	}
+	s.signal(syscall.Signal(m.Signal))
+}
+
+// attach connects an sattach client to a running step's I/O.
+func (a *Agent) attach(m *pb.AttachIO) {
+	s := a.findStep(m.JobId, m.StepId)
+	if s == nil {
+		return
+	}
+	go func() {
+		conn, err := stepio.Dial(m.IoAddr, m.IoKey, stepio.Hello{Job: m.JobId, Step: m.StepId, Node: s.index})
+		if err != nil {
+			a.log.Warn("cannot reach sattach", "job", m.JobId, "step", m.StepId, "err", err)
+			return
+		}
+		s.mu.Lock()
+		if s.ending && len(s.procs) == 0 {
+			s.mu.Unlock()
+			conn.Close()
+			return
+		}
+		s.sinks = append(s.sinks, conn)
+		s.mu.Unlock()
+		s.readClient(conn)
+	}()
+}
+
+func atoi(v string) int {
+	n, _ := strconv.Atoi(v)
+	return n
+}

@@ -1,0 +1,249 @@
+package fsm
+
+import (
+	"errors"
+
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+// CreateStep adds a step to a running job with the layout the service
+// planned; apply re-checks that the job still has room for it.
+type CreateStep struct {
+	Job    model.JobID      `json:"job"`
+	Spec   *model.StepSpec  `json:"spec"`
+	Layout []model.StepNode `json:"layout"`
+	Now    int64            `json:"now"`
+}
+
+// CreateStepResult is the new step's id, or why there is none.
+type CreateStepResult struct {
+	Step model.StepID
+	Err  error
+}
+
+// Errors CreateStep returns; the service maps them onto Slurm's wording.
+var (
+	ErrStepBusy    = errors.New("Requested nodes are busy")
+	ErrJobNotReady = errors.New("Job/step already completing or completed")
+)
+
+// StepEnded records that every task of a step ended on one node.
+type StepEnded struct {
+	Job      model.JobID    `json:"job"`
+	Step     model.StepID   `json:"step"`
+	Node     string         `json:"node"`
+	ExitCode int32          `json:"exit_code"`
+	Signal   int32          `json:"signal"`
+	State    model.JobState `json:"state,omitempty"` // override; 0 = derive
+	Now      int64          `json:"now"`
+}
+
+// CancelStep marks a running step as ending CANCELLED.
+type CancelStep struct {
+	Job  model.JobID  `json:"job"`
+	Step model.StepID `json:"step"`
+	Now  int64        `json:"now"`
+}
+
+// Release ends an allocation its holder (salloc, srun) gave back: the job
+// moves to COMPLETING and ends with the holder's exit status.
+type Release struct {
+	Job      model.JobID `json:"job"`
+	ExitCode int32       `json:"exit_code"`
+	Signal   int32       `json:"signal"`
+	Now      int64       `json:"now"`
+}
+
+// maxFinishedSteps bounds the finished steps a job record keeps: a script
+// that runs srun in a loop must not grow the controller's memory without
+// end. Running steps are always kept.
+const maxFinishedSteps = 128
+
+func applyCreateStep(txn *state.Txn, c *CreateStep) any {
+	j := txn.Snapshot().Job(c.Job)
+	if j == nil || j.State != model.JobRunning || j.Completing {
+		return CreateStepResult{Err: ErrJobNotReady}
+	}
+	overlap := c.Spec != nil && c.Spec.Overlap
+	if !overlap {
+		used := j.StepCPUsInUse()
+		for _, n := range c.Layout {
+			if used[n.Node]+n.CPUs > allocCPUs(j, n.Node) {
+				return CreateStepResult{Err: ErrStepBusy}
+			}
+		}
+	}
+	j = j.Clone()
+	id := j.NextStep
+	ntasks := 0
+	for _, n := range c.Layout {
+		ntasks += len(n.Tasks)
+	}
+	name := ""
+	var limit int64
+	if c.Spec != nil {
+		name, limit = c.Spec.Name, c.Spec.TimeLimit
+	}
+	st := &model.Step{
+		ID: id, Spec: c.Spec, Name: name, State: model.JobRunning, Layout: c.Layout, NTasks: ntasks,
+		StartTime: c.Now, NodesDone: make([]bool, len(c.Layout)), TimeLimit: limit,
+	}
+	j.Steps = append(trimSteps(j.Steps), st)
+	j.NextStep = id + 1
+	txn.PutJob(j)
+	return CreateStepResult{Step: id}
+}
+
+// trimSteps returns a copy of steps without the oldest finished ones
+// beyond maxFinishedSteps.
+func trimSteps(steps []*model.Step) []*model.Step {
+	finished := 0
+	for _, s := range steps {
+		if s.Finished() {
+			finished++
+		}
+	}
+	drop := finished - maxFinishedSteps + 1
+	out := make([]*model.Step, 0, len(steps)+1)
+	for _, s := range steps {
+		if drop > 0 && s.Finished() {
+			drop--
+			continue
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func allocCPUs(j *model.Job, node string) int {
+	for _, a := range j.Alloc {
+		if a.Node == node {
+			return a.CPUs
+		}
+	}
+	return 0
+}
+
+// withStep returns a copy of j whose step id is replaced by fn's result.
+func withStep(j *model.Job, id model.StepID, fn func(*model.Step) bool) *model.Job {
+	for i, s := range j.Steps {
+		if s.ID != id {
+			continue
+		}
+		s = s.Clone()
+		if !fn(s) {
+			return nil
+		}
+		j = j.Clone()
+		j.Steps = append([]*model.Step(nil), j.Steps...)
+		j.Steps[i] = s
+		return j
+	}
+	return nil
+}
+
+func applyStepEnded(txn *state.Txn, c *StepEnded) {
+	j := txn.Snapshot().Job(c.Job)
+	if j == nil {
+		return
+	}
+	j = withStep(j, c.Step, func(s *model.Step) bool {
+		_, i, ok := s.LayoutOn(c.Node)
+		if !ok || s.Finished() || s.NodesDone[i] {
+			return false
+		}
+		s.NodesDone[i] = true
+		if c.Signal != 0 && s.Signal == 0 && s.ExitCode == 0 {
+			s.Signal = c.Signal
+		}
+		if c.ExitCode > s.ExitCode {
+			s.ExitCode, s.Signal = c.ExitCode, c.Signal
+		}
+		if c.State != 0 && s.EndState == 0 {
+			s.EndState = c.State
+		}
+		for _, done := range s.NodesDone {
+			if !done {
+				return true
+			}
+		}
+		finishStep(s, c.Now)
+		return true
+	})
+	if j != nil {
+		txn.PutJob(j)
+	}
+}
+
+// finishStep gives a step whose nodes all reported its final state.
+func finishStep(s *model.Step, now int64) {
+	switch {
+	case s.EndState != 0:
+		s.State = s.EndState
+	case s.ExitCode == 0 && s.Signal == 0:
+		s.State = model.JobCompleted
+	default:
+		s.State = model.JobFailed
+	}
+	s.EndTime = now
+}
+
+func applyCancelStep(txn *state.Txn, c *CancelStep) any {
+	j := txn.Snapshot().Job(c.Job)
+	if j == nil {
+		return ErrJobNotReady
+	}
+	j = withStep(j, c.Step, func(s *model.Step) bool {
+		if s.Finished() || s.Ending {
+			return false
+		}
+		s.Ending, s.EndState = true, model.JobCancelled
+		return true
+	})
+	if j == nil {
+		return ErrJobNotReady
+	}
+	txn.PutJob(j)
+	return nil
+}
+
+func applyRelease(txn *state.Txn, c *Release) any {
+	j := txn.Snapshot().Job(c.Job)
+	if j == nil || j.State != model.JobRunning || j.Completing {
+		return ErrJobNotReady
+	}
+	j = j.Clone()
+	j.Completing, j.EndState = true, model.JobCompleted
+	if c.ExitCode != 0 || c.Signal != 0 {
+		j.EndState = model.JobFailed
+	}
+	j.ExitCode, j.Signal, j.Released = c.ExitCode, c.Signal, true
+	txn.PutJob(j)
+	return nil
+}
+
+// endSteps closes every running step of a job that left RUNNING: they end
+// as the job did (CANCELLED, NODE_FAIL, TIMEOUT...), or COMPLETED/CANCELLED
+// when the job completed under them.
+func endSteps(j *model.Job, now int64) {
+	if len(j.RunningSteps()) == 0 {
+		return
+	}
+	state := j.State
+	if state == model.JobCompleted || state == model.JobFailed {
+		state = model.JobCancelled
+	}
+	steps := make([]*model.Step, len(j.Steps))
+	for i, s := range j.Steps {
+		if !s.Finished() {
+			s = s.Clone()
+			s.State, s.EndTime = state, now
+			if s.Ending {
+				s.State = model.JobCancelled
+			}
+		}
+		steps[i] = s
+	}
+	j.Steps = steps
+}

@@ -1,0 +1,196 @@
+package model
+
+import "strconv"
+
+// StepID numbers the steps of a job: 0, 1, 2... for srun steps, and
+// negative values for Slurm's special steps (Slurm stores them as large
+// unsigned values: batch = 0xfffffffb, extern = 0xfffffffc,
+// interactive = 0xfffffffa).
+type StepID int32
+
+const (
+	StepBatch       StepID = -5
+	StepExtern      StepID = -4
+	StepInteractive StepID = -6
+	// NoStep marks "the whole job" where a step may be named.
+	NoStep StepID = -1
+)
+
+// String is the step id as users write it: "0", "batch", "extern".
+func (s StepID) String() string {
+	switch s {
+	case StepBatch:
+		return "batch"
+	case StepExtern:
+		return "extern"
+	case StepInteractive:
+		return "interactive"
+	}
+	return strconv.FormatInt(int64(s), 10)
+}
+
+// ParseStepID reads "0", "batch", "extern" or "interactive".
+func ParseStepID(v string) (StepID, bool) {
+	switch v {
+	case "batch":
+		return StepBatch, true
+	case "extern":
+		return StepExtern, true
+	case "interactive":
+		return StepInteractive, true
+	}
+	n, err := strconv.ParseUint(v, 10, 31)
+	if err != nil {
+		return 0, false
+	}
+	return StepID(n), true
+}
+
+// Distribution is how a step's tasks are laid out over its nodes.
+type Distribution string
+
+const (
+	DistBlock  Distribution = "block"
+	DistCyclic Distribution = "cyclic"
+)
+
+// StepSpec is what srun asks for when creating a step inside a job.
+type StepSpec struct {
+	Name         string       `json:"name,omitempty"`
+	Argv         []string     `json:"argv"`
+	TaskArgv     [][]string   `json:"task_argv,omitempty"` // --multi-prog: argv per rank (overrides Argv)
+	Env          []string     `json:"env,omitempty"`
+	WorkDir      string       `json:"work_dir,omitempty"`
+	NTasks       int          `json:"ntasks"`          // Unset or >=1
+	MinNodes     int          `json:"min_nodes"`       // Unset or >=1
+	MaxNodes     int          `json:"max_nodes"`       // Unset or >=MinNodes
+	TasksPerNode int          `json:"ntasks_per_node"` // Unset or >=1
+	CPUsPerTask  int          `json:"cpus_per_task"`   // Unset or >=1
+	Distribution Distribution `json:"distribution,omitempty"`
+	NodeList     []string     `json:"node_list,omitempty"` // -w, expanded
+	ExcNodes     []string     `json:"exc_nodes,omitempty"` // -x, expanded
+	Exact        bool         `json:"exact,omitempty"`
+	Overlap      bool         `json:"overlap,omitempty"`
+	TimeLimit    int64        `json:"time_limit,omitempty"` // seconds; 0 = the job's
+
+	// I/O: the nodes dial IOAddr and prove themselves with IOKey. StdOut,
+	// StdErr, StdIn are per-task filename patterns written on the nodes
+	// instead of streamed ("" = stream). Input is "all", "none" or a rank
+	// ("" = task 0).
+	IOAddr  string `json:"io_addr,omitempty"`
+	IOKey   string `json:"io_key,omitempty"`
+	StdOut  string `json:"stdout,omitempty"`
+	StdErr  string `json:"stderr,omitempty"`
+	StdIn   string `json:"stdin,omitempty"`
+	Input   string `json:"input,omitempty"`
+	Pty     bool   `json:"pty,omitempty"`
+	Label   bool   `json:"label,omitempty"`
+	SrunPID int    `json:"srun_pid,omitempty"`
+	// SrunHost is the address srun listens on; it becomes
+	// SLURM_LAUNCH_NODE_IPADDR / SLURM_SRUN_COMM_HOST in the tasks.
+	SrunHost   string `json:"srun_host,omitempty"`
+	SubmitLine string `json:"submit_line,omitempty"`
+}
+
+// StepNode is a step's share of one node: the CPUs it holds there and the
+// global ranks of the tasks it runs there, in local order.
+type StepNode struct {
+	Node  string `json:"node"`
+	CPUs  int    `json:"cpus"`
+	Tasks []int  `json:"tasks"`
+}
+
+// Step is the controller's record of one job step.
+type Step struct {
+	ID        StepID     `json:"id"`
+	Spec      *StepSpec  `json:"spec,omitempty"`
+	Name      string     `json:"name"`
+	State     JobState   `json:"state"`
+	Layout    []StepNode `json:"layout"`
+	NTasks    int        `json:"ntasks"`
+	StartTime int64      `json:"start_time"`
+	EndTime   int64      `json:"end_time,omitempty"`
+	ExitCode  int32      `json:"exit_code"`
+	Signal    int32      `json:"signal"`
+	NodesDone []bool     `json:"nodes_done,omitempty"` // per Layout entry
+	Ending    bool       `json:"ending,omitempty"`     // cancel requested
+	EndState  JobState   `json:"end_state,omitempty"`  // state to take when every node reported
+	TimeLimit int64      `json:"time_limit,omitempty"`
+}
+
+// Finished reports whether every node of the step reported its end.
+func (s *Step) Finished() bool { return s.State.Final() }
+
+// NodeNames lists the step's nodes in layout order.
+func (s *Step) NodeNames() []string {
+	out := make([]string, len(s.Layout))
+	for i, n := range s.Layout {
+		out[i] = n.Node
+	}
+	return out
+}
+
+// LayoutOn returns the step's share of node, and its index in the layout.
+func (s *Step) LayoutOn(node string) (StepNode, int, bool) {
+	for i, n := range s.Layout {
+		if n.Node == node {
+			return n, i, true
+		}
+	}
+	return StepNode{}, -1, false
+}
+
+// TasksPerNode lists the task count of each node, in layout order.
+func (s *Step) TasksPerNode() []int {
+	out := make([]int, len(s.Layout))
+	for i, n := range s.Layout {
+		out[i] = len(n.Tasks)
+	}
+	return out
+}
+
+// Clone returns a copy of s whose slices may be replaced freely.
+func (s *Step) Clone() *Step {
+	c := *s
+	c.NodesDone = append([]bool(nil), s.NodesDone...)
+	return &c
+}
+
+// DisplayID is "123.0", "123_4.batch".
+func (s *Step) DisplayID(j *Job) string { return j.DisplayID() + "." + s.ID.String() }
+
+// Step returns the job's step with id, or nil.
+func (j *Job) Step(id StepID) *Step {
+	for _, s := range j.Steps {
+		if s.ID == id {
+			return s
+		}
+	}
+	return nil
+}
+
+// RunningSteps lists the steps not yet finished.
+func (j *Job) RunningSteps() []*Step {
+	var out []*Step
+	for _, s := range j.Steps {
+		if !s.Finished() {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// StepCPUsInUse sums, per node, the CPUs held by running steps that do not
+// overlap.
+func (j *Job) StepCPUsInUse() map[string]int {
+	used := map[string]int{}
+	for _, s := range j.Steps {
+		if s.Finished() || (s.Spec != nil && s.Spec.Overlap) {
+			continue
+		}
+		for _, n := range s.Layout {
+			used[n.Node] += n.CPUs
+		}
+	}
+	return used
+}

@@ -1,0 +1,182 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched"
+)
+
+// ErrStepBusy is CreateStep's answer when the step fits the job but not
+// while its other steps hold the CPUs; srun retries when they change.
+var ErrStepBusy = &Error{CodeBusy, "Requested nodes are busy"}
+
+// ownJob finds a job the caller may act on.
+func (s *Service) ownJob(id *auth.Identity, jobID model.JobID) (*model.Job, error) {
+	j := s.store.Snapshot().Job(jobID)
+	if j == nil {
+		return nil, invalid("Invalid job id specified")
+	}
+	if !s.privileged(id) && j.UserID != id.UID {
+		return nil, errDenied
+	}
+	return j, nil
+}
+
+// runningJob is ownJob for calls that need the job's nodes.
+func (s *Service) runningJob(id *auth.Identity, jobID model.JobID) (*model.Job, error) {
+	j, err := s.ownJob(id, jobID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case j.State == model.JobPending:
+		return nil, invalid("Job is pending execution")
+	case j.State != model.JobRunning || j.Completing:
+		return nil, invalid("Job/step already completing or completed")
+	}
+	return j, nil
+}
+
+// CreateStep lays out a step inside a running job, commits it and sends
+// it to its nodes.
+func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model.StepSpec) (*model.Job, *model.Step, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	if spec == nil || (len(spec.Argv) == 0 && len(spec.TaskArgv) == 0) {
+		return nil, nil, invalid("No command given to execute")
+	}
+	j, err := s.runningJob(id, jobID)
+	if err != nil {
+		return nil, nil, err
+	}
+	snap := s.store.Snapshot()
+	if spec.NodeList, err = expandNodes(snap, spec.NodeList); err != nil {
+		return nil, nil, err
+	}
+	if spec.ExcNodes, err = expandNodes(snap, spec.ExcNodes); err != nil {
+		return nil, nil, err
+	}
+	if spec.TimeLimit > 0 && j.TimeLimit > 0 && spec.TimeLimit > j.TimeLimit {
+		spec.TimeLimit = j.TimeLimit
+	}
+	down := func(node string) bool {
+		n := snap.Node(node)
+		return n == nil || n.State == model.NodeDown || !n.Responding
+	}
+	layout, err := sched.PlaceStep(j, down, spec)
+	switch {
+	case errors.Is(err, sched.ErrStepBusy):
+		return nil, nil, ErrStepBusy
+	case err != nil:
+		return nil, nil, invalid(err.Error())
+	}
+	res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix()})
+	if err != nil {
+		return nil, nil, errCommit(err)
+	}
+	r := res.(fsm.CreateStepResult)
+	switch {
+	case errors.Is(r.Err, fsm.ErrStepBusy):
+		return nil, nil, ErrStepBusy
+	case r.Err != nil:
+		return nil, nil, invalid(r.Err.Error())
+	}
+	j = s.store.Snapshot().Job(jobID)
+	st := j.Step(r.Step)
+	if st == nil {
+		return nil, nil, invalid("Job/step already completing or completed")
+	}
+	s.notify.LaunchStep(j, st)
+	return j, st, nil
+}
+
+// CompleteJob releases an allocation with its holder's exit status.
+func (s *Service) CompleteJob(ctx context.Context, jobID model.JobID, exitCode, signal int) error {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return err
+	}
+	j, err := s.ownJob(id, jobID)
+	if err != nil {
+		return err
+	}
+	if j.State == model.JobPending {
+		// Given back before it started: nothing ran, so it ends cancelled.
+		if _, err := s.raft.Apply(fsm.TypeCancel, &fsm.Cancel{Jobs: []model.JobID{jobID}, By: id.UID, Now: s.clock.Now().Unix()}); err != nil {
+			return errCommit(err)
+		}
+		return nil
+	}
+	if j.Finished() || j.Completing {
+		return nil
+	}
+	res, err := s.raft.Apply(fsm.TypeRelease, &fsm.Release{Job: jobID, ExitCode: int32(exitCode), Signal: int32(signal), Now: s.clock.Now().Unix()})
+	if err != nil {
+		return errCommit(err)
+	}
+	if res == nil {
+		s.notify.Terminate([]model.JobID{jobID}, "")
+		s.notify.Kick()
+	}
+	return nil
+}
+
+// AttachStep makes a running step's nodes copy its output to addr.
+func (s *Service) AttachStep(ctx context.Context, jobID model.JobID, stepID model.StepID, addr, key string) (*model.Step, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.runningJob(id, jobID)
+	if err != nil {
+		return nil, err
+	}
+	st := j.Step(stepID)
+	if st == nil || st.Finished() {
+		return nil, invalid("Job step not found")
+	}
+	s.notify.AttachStep(j, st, addr, key)
+	return st, nil
+}
+
+// Broadcast copies a file to every node of a running job.
+func (s *Service) Broadcast(ctx context.Context, jobID model.JobID, req FetchRequest) ([]string, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	j, err := s.runningJob(id, jobID)
+	if err != nil {
+		return nil, err
+	}
+	return s.notify.Fetch(ctx, j, req)
+}
+
+// signalStep cancels (sig == 0) or signals one step named by scancel.
+func (s *Service) signalStep(id *auth.Identity, j *model.Job, x selected, sig int) Result {
+	r := Result{Job: x.raw}
+	st := j.Step(x.step)
+	switch {
+	case !s.privileged(id) && j.UserID != id.UID:
+		r.Error = "Access/permission denied"
+	case st == nil:
+		r.Error = "Invalid job id specified"
+	case st.Finished() || st.Ending || j.Completing:
+		r.Error = "Job/step already completing or completed"
+	case sig != 0:
+		s.notify.SignalStep(j, st, sig, false)
+	default:
+		if _, err := s.raft.Apply(fsm.TypeCancelStep, &fsm.CancelStep{Job: j.ID, Step: st.ID, Now: s.clock.Now().Unix()}); err != nil {
+			r.Error = err.Error()
+			break
+		}
+		s.notify.SignalStep(j, st, 0, true)
+	}
+	return r
+}
