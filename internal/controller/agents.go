@@ -200,9 +200,18 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 	}
 }
 
-// heartbeat revives a node marked not responding while its stream lived.
-func (c *Controller) heartbeat(node string, _ *pb.Heartbeat) {
-	n := c.store.Snapshot().Node(node)
+// heartbeat revives a node marked not responding while its stream lived
+// (a network cut the connection survived), and tells it to kill what it
+// still runs of jobs that ended meanwhile (NODE_FAIL, requeued).
+func (c *Controller) heartbeat(node string, hb *pb.Heartbeat) {
+	snap := c.store.Snapshot()
+	for _, id := range hb.Running {
+		j := snap.Job(model.JobID(id))
+		if j == nil || j.State != model.JobRunning || !slices.Contains(j.NodeNames(), node) {
+			c.send(node, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{JobId: id, Terminate: true}}})
+		}
+	}
+	n := snap.Node(node)
 	if n != nil && (!n.Responding || (n.State == model.NodeDown && n.Reason == fsm.ReasonNotResponding)) {
 		_, _ = c.raft.Apply(fsm.TypeNodeRegister, &fsm.NodeRegister{
 			Node: node, CPUs: n.CPUs, Sockets: n.Sockets, Cores: n.Cores, Threads: n.Threads, Memory: n.Memory,

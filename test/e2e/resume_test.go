@@ -17,7 +17,7 @@ func TestUpResumesOnSameDir(t *testing.T) {
 	done := c.sbatch("-o", "/dev/null", "--wrap", "true")
 	c.waitState(done, "COMPLETED", 30*time.Second)
 	held := c.sbatch("-H", "-J", "keepme", "-o", "resumed-%j.out", "--wrap", "echo ran after restart")
-	running := c.sbatch("-o", "interrupted-%j.out", "--wrap", "sleep 2; echo finished")
+	running := c.sbatch("-o", "interrupted-%j.out", "--wrap", "sleep 6; echo finished")
 	c.waitState(running, "RUNNING", 30*time.Second)
 	conf := readFile(t, c.conf)
 	c.stop()

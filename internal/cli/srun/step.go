@@ -212,7 +212,16 @@ func (s *session) run(ctx context.Context) int {
 		case <-done:
 		}
 	}()
-	go s.watchStep(ctx, finish)
+	go func() {
+		// The controller's word is only needed when tasks never report
+		// (node lost, cancelled before launch): watching from the start
+		// would put a listing on the controller in every step's launch.
+		select {
+		case <-time.After(250 * time.Millisecond):
+			s.watchStep(ctx, finish)
+		case <-done:
+		}
+	}()
 	go s.handleSignals(ctx, id, done)
 	if w := s.opts.WaitSec; w > 0 {
 		go s.waitLimit(ctx, id, time.Duration(w)*time.Second, done)
