@@ -85,7 +85,6 @@ func newNetCluster(t *testing.T, nodes []string) *netCluster {
 
 func (n *netCluster) ns(h string) string { return n.prefix + "-" + h }
 
-
 // start runs drover in a namespace, logging to dir/log/<name>.log.
 func (n *netCluster) start(h string, args ...string) *exec.Cmd {
 	n.t.Helper()
