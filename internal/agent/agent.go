@@ -35,6 +35,10 @@ type Options struct {
 	Join string
 	// Controller overrides the controller's HOST:PORT from slurm.conf.
 	Controller string
+	// KillJobsOnExit kills every job when the agent stops (drover up).
+	// Otherwise batch scripts run on under their supervisors and the next
+	// agent takes them back; only steps and allocations end with it.
+	KillJobsOnExit bool
 	// StateDir holds what a join brought; empty: DefaultStateDir when
 	// joining or when ConfPath does not exist, else none (token mode).
 	StateDir string
@@ -56,6 +60,7 @@ type Agent struct {
 	ends     map[uint32]*pb.JobEnded // reported ends awaiting the controller's ack
 	stopping bool                    // jobs killed from now on are not ends to report
 	outbox   chan *pb.AgentMessage
+	killAll  bool // KillJobsOnExit
 }
 
 // Run runs the agent until ctx ends.
@@ -101,8 +106,9 @@ func Run(ctx context.Context, o Options) error {
 		log: o.Log, cfg: cfg, confPath: o.ConfPath, node: name, spool: spool,
 		killWait: cfg.KillWait, cluster: cfg.ClusterName, boot: bootTime(),
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{},
-		outbox: make(chan *pb.AgentMessage, 4096),
+		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
 	}
+	a.recover()
 	addr := o.Controller
 	if addr == "" {
 		addr = joinedController(stateDir)
@@ -254,6 +260,8 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		a.mu.Lock()
 		delete(a.ends, x.EndAck.JobId)
 		a.mu.Unlock()
+		// The end is committed: the supervisor's record has served.
+		_ = os.RemoveAll(a.superDir(x.EndAck.JobId))
 	}
 }
 
@@ -301,30 +309,47 @@ func (a *Agent) report(m *pb.AgentMessage) {
 	}
 }
 
-// shutdown kills the node's jobs: an agent that stops takes its work with
-// it, and the controller relaunches or fails those jobs when a new agent
-// registers.
+// shutdown ends the node's steps and allocations, which cannot outlive
+// the agent; batch scripts run on under their supervisors unless
+// KillJobsOnExit, and the next agent takes them back. A job killed here is
+// not reported: the controller relaunches or fails it when the node
+// registers again.
 func (a *Agent) shutdown() {
 	a.mu.Lock()
 	a.stopping = true
-	var jobs []*job
+	var kill, detach []*job
 	for _, j := range a.jobs {
-		jobs = append(jobs, j)
+		if a.killAll || !j.detachable() {
+			kill = append(kill, j)
+		} else {
+			detach = append(detach, j)
+		}
 	}
 	a.mu.Unlock()
-	if len(jobs) == 0 {
+	if len(detach) > 0 {
+		a.log.Info("agent stopping; batch jobs run on under their supervisors", "count", len(detach))
+	}
+	for _, j := range detach {
+		go a.endSteps(j) // a step's tasks are the agent's children
+	}
+	if len(kill) == 0 {
 		return
 	}
-	a.log.Info("agent stopping; killing its jobs", "running", len(jobs))
-	for _, j := range jobs {
+	a.log.Info("agent stopping; ending jobs that cannot outlive it", "count", len(kill))
+	for _, j := range kill {
 		a.terminateJob(j, "", 0)
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for time.Now().Before(deadline) {
+		left := 0
 		a.mu.Lock()
-		n := len(a.jobs)
+		for _, j := range kill {
+			if a.jobs[j.id] == j {
+				left++
+			}
+		}
 		a.mu.Unlock()
-		if n == 0 {
+		if left == 0 {
 			return
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -23,12 +23,13 @@ import (
 // secondary record, created by the job's first step there; it only runs
 // steps and goes away silently when the controller says the job is over.
 type job struct {
-	id      uint32
-	model   *model.Job
-	primary bool
-	proc    executor.Process
-	dir     string // spool directory of the job
-	errPath string // where slurmstepd-style messages go
+	id         uint32
+	model      *model.Job
+	primary    bool
+	supervised bool // the batch script runs under a supervisor (outlives the agent)
+	proc       executor.Process
+	dir        string // spool directory of the job
+	errPath    string // where slurmstepd-style messages go
 
 	mu       sync.Mutex
 	ending   bool
@@ -123,7 +124,7 @@ func (a *Agent) start(j *job) executor.Result {
 	j.mu.Lock()
 	j.errPath = es.Stderr
 	j.mu.Unlock()
-	proc, err := executor.Start(es)
+	proc, err := a.startSupervised(j, es)
 	if err != nil {
 		return executor.Result{ExitCode: 1, Err: err}
 	}
@@ -192,6 +193,11 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	a.mu.Lock()
 	delete(a.jobs, j.id)
 	stopping := a.stopping
+	if stopping {
+		// Killed with the agent (KillJobsOnExit): nothing for the next
+		// agent to take back.
+		_ = os.RemoveAll(a.superDir(j.id))
+	}
 	if !stopping {
 		a.ends[j.id] = end
 	}

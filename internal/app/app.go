@@ -64,6 +64,8 @@ func Main(argv []string) int {
 	switch name {
 	case executor.StepExecArg:
 		return executor.StepExecMain(args)
+	case executor.SuperviseArg:
+		return executor.SuperviseMain(args)
 	case "version", "--version", "-V":
 		fmt.Println("drover", version.Version)
 		return 0
@@ -76,10 +78,12 @@ func Main(argv []string) int {
 		})
 	case "agent":
 		var node, token, join, ctl, stateDir string
+		var killOnExit bool
 		return daemon(name, args, func(ctx context.Context, conf string, log *slog.Logger, fs *pflag.FlagSet) error {
 			return agent.Run(ctx, agent.Options{ConfPath: conf, Name: node, Token: token, Log: log,
-				Join: join, Controller: ctl, StateDir: stateDir})
+				Join: join, Controller: ctl, StateDir: stateDir, KillJobsOnExit: killOnExit})
 		}, func(fs *pflag.FlagSet) {
+			fs.BoolVar(&killOnExit, "kill-jobs-on-exit", false, "kill the node's jobs when the agent stops (default: batch jobs run on, and a restarted agent takes them back)")
 			fs.StringVar(&node, "name", "", "node name in slurm.conf (default: short hostname)")
 			fs.StringVar(&token, "token", "", "cluster token (default: read from the controller's state dir)")
 			fs.StringVar(&join, "join", "", "join the cluster with this token (from `drover token create`)")

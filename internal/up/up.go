@@ -89,7 +89,7 @@ func Main(args []string) int {
 		return 1
 	}
 	for _, n := range cfg.Nodes {
-		a, err := spawn(self, filepath.Join(abs, "log", n.Name+".log"), "agent", "-f", conf, "--name", n.Name)
+		a, err := spawn(self, filepath.Join(abs, "log", n.Name+".log"), "agent", "-f", conf, "--name", n.Name, "--kill-jobs-on-exit")
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
 			break

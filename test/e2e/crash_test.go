@@ -151,3 +151,74 @@ PartitionName=p Nodes=n1 Default=YES
 		t.Errorf("job ran %d times", strings.Count(got, "ran"))
 	}
 }
+
+// TestAgentRestartKeepsBatchJobs: an agent killed (SIGKILL) or stopped
+// (SIGTERM) while batch scripts run leaves them running under their
+// supervisors; the next agent takes them back and reports their ends, and
+// each job runs once.
+func TestAgentRestartKeepsBatchJobs(t *testing.T) {
+	dir := worldDir(t)
+	conf := filepath.Join(dir, "slurm.conf")
+	os.WriteFile(conf, []byte(fmt.Sprintf(`ClusterName=restart
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=%d
+StateSaveLocation=%s/state
+SlurmdSpoolDir=%s/spool
+SlurmdTimeout=30
+KillWait=2
+NodeName=n1 CPUs=2 RealMemory=1000
+PartitionName=p Nodes=n1 Default=YES
+`, freePort(t), dir, dir)), 0o644)
+	c := &cluster{t: t, dir: dir, conf: conf}
+	daemon := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(binDir, "drover"), append(args, "-f", conf)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+		return cmd
+	}
+	daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	agent := daemon("agent", "--name", "n1")
+	c.waitFor("node up", 30*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "idle"
+	})
+	for _, stop := range []syscall.Signal{syscall.SIGKILL, syscall.SIGTERM} {
+		runs := filepath.Join(dir, "runs-"+stop.String())
+		out := filepath.Join(dir, "out-"+stop.String())
+		id := c.sbatch("-o", out, "--wrap", "echo ran >> "+runs+"; sleep 3; echo finished")
+		c.waitFor("the job to start", 30*time.Second, func() bool { return readFileOr(runs) == "ran\n" })
+		_ = agent.Process.Signal(stop)
+		_ = agent.Wait()
+		agent = daemon("agent", "--name", "n1")
+		c.waitState(id, "COMPLETED", 30*time.Second)
+		if got := readFile(t, out); got != "finished\n" {
+			t.Errorf("after agent %v: output %q", stop, got)
+		}
+		if got := readFileOr(runs); got != "ran\n" {
+			t.Errorf("after agent %v: the job ran %d times", stop, strings.Count(got, "ran"))
+		}
+		if r := c.jobField(id, "Restarts"); r != "0" {
+			t.Errorf("after agent %v: Restarts=%s", stop, r)
+		}
+	}
+	// A job that ends while no agent runs is reported by the next one.
+	runs := filepath.Join(dir, "runs-gap")
+	id := c.sbatch("-o", "/dev/null", "--wrap", "echo ran >> "+runs+"; sleep 1; exit 3")
+	c.waitFor("the job to start", 30*time.Second, func() bool { return readFileOr(runs) == "ran\n" })
+	_ = agent.Process.Signal(syscall.SIGKILL)
+	_ = agent.Wait()
+	time.Sleep(2 * time.Second)
+	daemon("agent", "--name", "n1")
+	c.waitState(id, "FAILED", 30*time.Second)
+	if ec := c.jobField(id, "ExitCode"); ec != "3:0" {
+		t.Errorf("exit code of a job that ended without an agent: %q", ec)
+	}
+}
+
+func readFileOr(path string) string {
+	b, _ := os.ReadFile(path)
+	return string(b)
+}

@@ -1,0 +1,131 @@
+package agent
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/executor"
+	"github.com/drover-hpc/drover/internal/wire"
+)
+
+// Batch scripts run under supervisors (executor.StartSupervised) so that
+// they outlive the agent. Each has a root-only directory under
+// <spool>/super/job<N> holding the supervisor's files and the job record
+// (job.pb, meta.json); a restarted agent takes back every job it finds
+// there, and removes a directory once the controller has confirmed the
+// job's end.
+
+type jobMeta struct {
+	ErrPath string `json:"err_path"`
+	Dir     string `json:"dir"`
+}
+
+func (a *Agent) superDir(id uint32) string {
+	return filepath.Join(a.spool, "super", "job"+strconv.FormatUint(uint64(id), 10))
+}
+
+// detachable reports whether j's program can outlive the agent: a batch
+// script under a supervisor.
+func (j *job) detachable() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.supervised
+}
+
+// startSupervised starts a batch script under a supervisor and records the
+// job for a later agent.
+func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, error) {
+	dir := a.superDir(j.id)
+	_ = os.RemoveAll(dir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	b, err := proto.Marshal(wire.JobToPB(j.model, wire.Full))
+	if err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
+		return nil, err
+	}
+	j.mu.Lock()
+	meta, _ := json.Marshal(jobMeta{ErrPath: j.errPath, Dir: j.dir})
+	j.mu.Unlock()
+	if err := os.WriteFile(filepath.Join(dir, "meta.json"), meta, 0o600); err != nil {
+		return nil, err
+	}
+	proc, err := executor.StartSupervised(dir, es)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	j.mu.Lock()
+	j.supervised = true
+	j.mu.Unlock()
+	return proc, nil
+}
+
+// recover takes back the batch jobs a previous agent left running (or that
+// ended while no agent watched): they report their end as usual.
+func (a *Agent) recover() {
+	entries, err := os.ReadDir(filepath.Join(a.spool, "super"))
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		name, ok := strings.CutPrefix(e.Name(), "job")
+		id, err := strconv.ParseUint(name, 10, 32)
+		if !ok || err != nil {
+			continue
+		}
+		dir := filepath.Join(a.spool, "super", e.Name())
+		j, err := a.reattach(uint32(id), dir)
+		if err != nil {
+			a.log.Warn("cannot take back job", "job", id, "err", err)
+			_ = os.RemoveAll(dir)
+			continue
+		}
+		a.mu.Lock()
+		a.jobs[j.id] = j
+		a.mu.Unlock()
+		a.log.Info("took back job left by a previous agent", "job", id)
+		go a.resume(j)
+	}
+}
+
+func (a *Agent) reattach(id uint32, dir string) (*job, error) {
+	b, err := os.ReadFile(filepath.Join(dir, "job.pb"))
+	if err != nil {
+		return nil, err
+	}
+	var pj pb.Job
+	if err := proto.Unmarshal(b, &pj); err != nil {
+		return nil, err
+	}
+	var meta jobMeta
+	if mb, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil {
+		_ = json.Unmarshal(mb, &meta)
+	}
+	proc, err := executor.Reattach(dir)
+	if err != nil {
+		return nil, err
+	}
+	j := newJob(id, wire.JobFromPB(&pj), true)
+	j.proc, j.supervised, j.errPath, j.dir = proc, true, meta.ErrPath, meta.Dir
+	return j, nil
+}
+
+// resume follows a job taken back until it ends.
+func (a *Agent) resume(j *job) {
+	timer := a.timeLimit(j)
+	res := j.proc.Wait()
+	if timer != nil {
+		timer.Stop()
+	}
+	a.finish(j, res)
+}
