@@ -20,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/version"
 )
@@ -61,6 +62,7 @@ type Agent struct {
 	stopping bool                    // jobs killed from now on are not ends to report
 	outbox   chan *pb.AgentMessage
 	killAll  bool // KillJobsOnExit
+	sup      *executor.Supervisor
 }
 
 // Run runs the agent until ctx ends.

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -38,9 +39,29 @@ func (j *job) detachable() bool {
 	return j.supervised
 }
 
-// startSupervised starts a batch script under a supervisor and records the
-// job for a later agent.
+// connectSupervisor reaches the node's job supervisor (starting it when
+// none runs). Without one, batch scripts start directly and end with the
+// agent.
+func (a *Agent) connectSupervisor() {
+	sup, err := executor.ConnectSupervisor(filepath.Join(a.spool, "super.sock"))
+	if err != nil {
+		a.log.Warn("no job supervisor: batch jobs will not outlive this agent", "err", err)
+		return
+	}
+	a.mu.Lock()
+	a.sup = sup
+	a.mu.Unlock()
+}
+
+// startSupervised starts a batch script under the node's supervisor and
+// records the job for a later agent.
 func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, error) {
+	a.mu.Lock()
+	sup := a.sup
+	a.mu.Unlock()
+	if sup == nil {
+		return executor.Start(es)
+	}
 	dir := a.superDir(j.id)
 	_ = os.RemoveAll(dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -59,10 +80,19 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 	if err := os.WriteFile(filepath.Join(dir, "meta.json"), meta, 0o600); err != nil {
 		return nil, err
 	}
-	proc, err := executor.StartSupervised(dir, es)
+	proc, err := sup.Start(dir, es)
 	if err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, err
+		// The supervisor went away: start another and try once more.
+		a.log.Warn("job supervisor failed; reconnecting", "err", err)
+		a.connectSupervisor()
+		a.mu.Lock()
+		sup = a.sup
+		a.mu.Unlock()
+		if proc, err = sup.Start(dir, es); err != nil {
+			a.log.Warn("no job supervisor: this job will not outlive the agent", "job", j.id, "err", err)
+			_ = os.RemoveAll(dir)
+			return executor.Start(es)
+		}
 	}
 	j.mu.Lock()
 	j.supervised = true
@@ -73,6 +103,7 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 // recover takes back the batch jobs a previous agent left running (or that
 // ended while no agent watched): they report their end as usual.
 func (a *Agent) recover() {
+	a.connectSupervisor()
 	entries, err := os.ReadDir(filepath.Join(a.spool, "super"))
 	if err != nil {
 		return
@@ -111,7 +142,10 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	if mb, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil {
 		_ = json.Unmarshal(mb, &meta)
 	}
-	proc, err := executor.Reattach(dir)
+	if a.sup == nil {
+		return nil, errors.New("no job supervisor")
+	}
+	proc, err := a.sup.Reattach(dir)
 	if err != nil {
 		return nil, err
 	}

@@ -1,9 +1,11 @@
 package executor
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -12,24 +14,27 @@ import (
 	"sync"
 	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
-// Supervised programs outlive the agent that started them, as a batch
-// script outlives slurmd's restart under slurmstepd. The agent re-executes
-// its own binary as a supervisor (SuperviseArg) in a session of its own;
-// the supervisor starts the program (Start, the direct path), records the
-// program's process group in its directory, waits for it, and writes the
-// Result there before it exits. The agent signals the program's process
-// group directly and learns of the end from the supervisor's exit; an
-// agent started afresh finds the supervisor by its directory (Reattach)
-// and waits on it through a pidfd, since it is no longer its parent.
+// Supervised programs outlive the agent that started them, as batch
+// scripts outlive slurmd's restart under slurmstepd. One supervisor per
+// node (the agent's binary re-executed as SuperviseArg, in a session of its
+// own) is the parent of every supervised program: it starts them (Start,
+// the direct path) on the agent's request, waits for them, and writes each
+// Result to the job's directory. The agent signals a program's process
+// group directly and hears of its end from the supervisor. A restarted
+// agent connects to the running supervisor again, and finds the results of
+// programs that ended while no agent listened in their directories.
 //
-// Files in the directory: super.json (the spec), super.pid (the
-// supervisor), pgid (the program's group), result.json (how it ended).
+// The agent talks to it over a Unix socket (root only) with JSON lines:
+//
+//	→ {"op":"start","dir":D,"spec":{...}}   ← {"op":"started","dir":D,"pgid":N} or {"op":"error",...}
+//	→ {"op":"list"}                          ← {"op":"running","dirs":[...]}
+//	← {"op":"ended","dir":D}                 (pushed when a program ends)
+//
+// Files in a job's directory: pgid (the program's group) and result.json.
 
-// SuperviseArg is argv[1] of a supervisor; see SuperviseMain.
+// SuperviseArg is argv[1] of the supervisor; see SuperviseMain.
 const SuperviseArg = "__supervise"
 
 type superSpec struct {
@@ -52,158 +57,230 @@ type superResult struct {
 	Err      string `json:"err,omitempty"`
 }
 
-// StartSupervised starts spec's program under a supervisor whose files go
-// in dir (which must exist and belong to root). Only file stdio is
-// possible: the program must not depend on the agent's pipes.
-func StartSupervised(dir string, spec *Spec) (Process, error) {
-	if spec.StdinR != nil || spec.StdoutW != nil || spec.StderrW != nil {
-		return nil, errors.New("executor: a supervised program takes its stdio from files")
-	}
-	ss := superSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir, UID: spec.UID, GID: spec.GID,
-		Groups: spec.Groups, Stdin: spec.Stdin, Stdout: spec.Stdout, Stderr: spec.Stderr, Append: spec.Append}
-	b, err := json.Marshal(&ss)
+type superMsg struct {
+	Op   string     `json:"op"`
+	Dir  string     `json:"dir,omitempty"`
+	Dirs []string   `json:"dirs,omitempty"`
+	Spec *superSpec `json:"spec,omitempty"`
+	PGID int        `json:"pgid,omitempty"`
+	Err  string     `json:"err,omitempty"`
+}
+
+// Supervisor is the agent's connection to its node's supervisor.
+type Supervisor struct {
+	sock   string
+	callMu sync.Mutex // one request at a time: replies come in order
+	mu     sync.Mutex
+	conn net.Conn
+	enc  *json.Encoder
+	// replies to start/list, in order; pushes of ends go to waiters.
+	replies chan superMsg
+	waiters map[string]*supervised
+	running map[string]bool // from the last list
+}
+
+// ConnectSupervisor connects to the supervisor listening on sock, starting
+// one when none runs.
+func ConnectSupervisor(sock string) (*Supervisor, error) {
+	s := &Supervisor{sock: sock, waiters: map[string]*supervised{}}
+	conn, err := net.Dial("unix", sock)
 	if err != nil {
+		if err := startSupervisor(sock); err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if conn, err = net.Dial("unix", sock); err == nil || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("executor: supervisor did not come up: %w", err)
+		}
+	}
+	s.conn, s.enc, s.replies = conn, json.NewEncoder(conn), make(chan superMsg, 16)
+	go s.read()
+	if err := s.list(); err != nil {
+		conn.Close()
 		return nil, err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "super.json"), b, 0o600); err != nil {
-		return nil, err
-	}
-	ready, readyW, err := os.Pipe()
-	if err != nil {
-		return nil, err
-	}
-	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
-	if err != nil {
-		ready.Close()
-		readyW.Close()
-		return nil, err
-	}
-	proc, err := os.StartProcess(SelfPath, []string{SelfPath, SuperviseArg, dir}, &os.ProcAttr{
-		Env:   []string{}, // the user's GOGC & co must not steer the supervisor
-		Files: []*os.File{null, null, null, readyW},
-		// A session of its own: nothing aimed at the agent (its process
-		// group, its terminal) reaches the supervisor.
-		Sys: &syscall.SysProcAttr{Setsid: true},
-	})
-	null.Close()
-	readyW.Close()
-	if err != nil {
-		ready.Close()
-		return nil, fmt.Errorf("executor: start supervisor: %w", err)
-	}
-	// The supervisor answers with the program's group, or why it failed.
-	ready.SetReadDeadline(time.Now().Add(30 * time.Second))
-	buf := make([]byte, 512)
-	n, _ := ready.Read(buf)
-	ready.Close()
-	_ = os.WriteFile(filepath.Join(dir, "super.pid"), []byte(strconv.Itoa(proc.Pid)), 0o644)
-	s := &supervised{dir: dir, super: proc, child: true, exited: make(chan struct{})}
-	if pgid, err := strconv.Atoi(strings.TrimSpace(string(buf[:n]))); err == nil && pgid > 0 {
-		s.pgid = pgid
 	}
 	return s, nil
 }
 
-// Reattach finds the supervisor of dir after an agent restart. It fails
-// when the supervisor is gone and left no result (a crash of the whole
-// node, say).
-func Reattach(dir string) (Process, error) {
-	s := &supervised{dir: dir, exited: make(chan struct{})}
-	if b, err := os.ReadFile(filepath.Join(dir, "pgid")); err == nil {
-		s.pgid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "super.pid"))
+func startSupervisor(sock string) error {
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
+		return err
+	}
+	defer null.Close()
+	p, err := os.StartProcess(SelfPath, []string{SelfPath, SuperviseArg, sock}, &os.ProcAttr{
+		Env:   []string{}, // the environment must not steer its Go runtime
+		Files: []*os.File{null, null, null},
+		// A session of its own: nothing aimed at the agent (its process
+		// group, its terminal) reaches the supervisor.
+		Sys: &syscall.SysProcAttr{Setsid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("executor: start supervisor: %w", err)
+	}
+	return p.Release()
+}
+
+func (s *Supervisor) read() {
+	sc := bufio.NewScanner(s.conn)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var m superMsg
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		if m.Op == "ended" {
+			s.mu.Lock()
+			w := s.waiters[m.Dir]
+			delete(s.waiters, m.Dir)
+			s.mu.Unlock()
+			if w != nil {
+				w.end()
+			}
+			continue
+		}
+		s.replies <- m
+	}
+	// The supervisor went away: its programs died with it (or it was
+	// killed); whoever waits learns it from the missing result.
+	close(s.replies)
+	s.mu.Lock()
+	ws := s.waiters
+	s.waiters = map[string]*supervised{}
+	s.mu.Unlock()
+	for _, w := range ws {
+		w.end()
+	}
+}
+
+func (s *Supervisor) call(m superMsg) (superMsg, error) {
+	s.callMu.Lock()
+	defer s.callMu.Unlock()
+	s.mu.Lock()
+	err := s.enc.Encode(&m)
+	s.mu.Unlock()
+	if err != nil {
+		return superMsg{}, err
+	}
+	r, ok := <-s.replies
+	if !ok {
+		return superMsg{}, errors.New("executor: supervisor connection lost")
+	}
+	if r.Op == "error" {
+		return r, errors.New(r.Err)
+	}
+	return r, nil
+}
+
+func (s *Supervisor) list() error {
+	r, err := s.call(superMsg{Op: "list"})
+	if err != nil {
+		return err
+	}
+	s.running = map[string]bool{}
+	for _, d := range r.Dirs {
+		s.running[d] = true
+	}
+	return nil
+}
+
+// Start runs spec's program under the supervisor; dir (root-owned) gets
+// its files. Only file stdio is possible.
+func (s *Supervisor) Start(dir string, spec *Spec) (Process, error) {
+	if spec.StdinR != nil || spec.StdoutW != nil || spec.StderrW != nil {
+		return nil, errors.New("executor: a supervised program takes its stdio from files")
+	}
+	ss := &superSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir, UID: spec.UID, GID: spec.GID,
+		Groups: spec.Groups, Stdin: spec.Stdin, Stdout: spec.Stdout, Stderr: spec.Stderr, Append: spec.Append}
+	p := &supervised{dir: dir, exited: make(chan struct{})}
+	s.mu.Lock()
+	s.waiters[dir] = p // before the start: a quick end must find it
+	s.mu.Unlock()
+	r, err := s.call(superMsg{Op: "start", Dir: dir, Spec: ss})
+	if err != nil {
+		s.mu.Lock()
+		delete(s.waiters, dir)
+		s.mu.Unlock()
 		return nil, err
 	}
-	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	if pid > 0 && isSupervisor(pid, dir) {
-		fd, err := unix.PidfdOpen(pid, 0)
-		if err == nil {
-			s.pidfd = fd
-			return s, nil
-		}
+	p.pgid = r.PGID
+	return p, nil
+}
+
+// Reattach takes back a program a previous agent started: still running
+// under the supervisor, or ended with a result in dir.
+func (s *Supervisor) Reattach(dir string) (Process, error) {
+	p := &supervised{dir: dir, exited: make(chan struct{})}
+	if b, err := os.ReadFile(filepath.Join(dir, "pgid")); err == nil {
+		p.pgid, _ = strconv.Atoi(strings.TrimSpace(string(b)))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "result.json")); err == nil {
-		return s, nil // ended while no agent watched
+		p.end()
+		return p, nil
 	}
-	return nil, fmt.Errorf("executor: supervisor of %s is gone without a result", dir)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.running[dir] {
+		return nil, fmt.Errorf("executor: the supervisor does not run %s and it left no result", dir)
+	}
+	s.waiters[dir] = p
+	return p, nil
 }
 
-// isSupervisor guards against a recycled pid.
-func isSupervisor(pid int, dir string) bool {
-	cmd, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-	if err != nil {
-		return false
-	}
-	args := strings.Split(strings.TrimRight(string(cmd), "\x00"), "\x00")
-	return len(args) == 3 && args[1] == SuperviseArg && args[2] == dir
-}
+// Close disconnects; the supervisor and its programs go on.
+func (s *Supervisor) Close() error { return s.conn.Close() }
 
-// supervised is the agent's handle on a supervised program.
+// supervised is the agent's handle on one supervised program.
 type supervised struct {
 	dir    string
 	pgid   int
-	super  *os.Process // when the agent started it (its parent)
-	child  bool
-	pidfd  int // otherwise, a pidfd on it (0 = none: it already ended)
 	exited chan struct{}
 	once   sync.Once
-	res    Result
 }
 
-func (s *supervised) Pid() int { return s.pgid }
+func (p *supervised) end() { p.once.Do(func() { close(p.exited) }) }
 
-func (s *supervised) Signal(sig syscall.Signal) error {
+func (p *supervised) Pid() int { return p.pgid }
+
+func (p *supervised) Signal(sig syscall.Signal) error {
 	select {
-	case <-s.exited:
+	case <-p.exited:
 		return os.ErrProcessDone
 	default:
 	}
-	if s.pgid <= 0 {
+	if p.pgid <= 0 {
 		return os.ErrProcessDone
 	}
-	if err := syscall.Kill(-s.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := syscall.Kill(-p.pgid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return err
 	}
 	return nil
 }
 
-func (s *supervised) Terminate(killWait time.Duration) {
-	_ = s.Signal(syscall.SIGCONT)
-	_ = s.Signal(syscall.SIGTERM)
+func (p *supervised) Terminate(killWait time.Duration) {
+	_ = p.Signal(syscall.SIGCONT)
+	_ = p.Signal(syscall.SIGTERM)
 	go func() {
 		t := time.NewTimer(killWait)
 		defer t.Stop()
 		select {
-		case <-s.exited:
+		case <-p.exited:
 		case <-t.C:
-			_ = s.Signal(syscall.SIGKILL)
+			_ = p.Signal(syscall.SIGKILL)
 		}
 	}()
 }
 
-func (s *supervised) Wait() Result {
-	s.once.Do(s.wait)
-	return s.res
-}
-
-func (s *supervised) wait() {
-	switch {
-	case s.child:
-		_, _ = s.super.Wait()
-	case s.pidfd > 0:
-		fds := []unix.PollFd{{Fd: int32(s.pidfd), Events: unix.POLLIN}}
-		for {
-			if _, err := unix.Poll(fds, -1); err == nil || !errors.Is(err, unix.EINTR) {
-				break
-			}
-		}
-		unix.Close(s.pidfd)
-	}
-	close(s.exited)
-	res := Result{ExitCode: 1, Err: errors.New("the job's supervisor ended without a result")}
-	if b, err := os.ReadFile(filepath.Join(s.dir, "result.json")); err == nil {
+func (p *supervised) Wait() Result {
+	<-p.exited
+	res := Result{ExitCode: 1, Err: errors.New("the node's job supervisor ended before the job")}
+	if b, err := os.ReadFile(filepath.Join(p.dir, "result.json")); err == nil {
 		var r superResult
 		if json.Unmarshal(b, &r) == nil {
 			res = Result{ExitCode: r.ExitCode, Signal: r.Signal}
@@ -212,52 +289,135 @@ func (s *supervised) wait() {
 			}
 		}
 	}
-	s.res = res
+	return res
 }
 
-// SuperviseMain is the supervisor: argv is [dir]. It starts the program,
-// reports its group on fd 3, and writes the result when it ends.
+// SuperviseMain is the node's supervisor: argv is [socket path]. It serves
+// agents one at a time and exits once it has no program to watch and no
+// agent has been connected for a while.
 func SuperviseMain(args []string) int {
 	if len(args) != 1 {
 		return 2
 	}
-	dir := args[0]
-	ready := os.NewFile(3, "ready")
-	// Signals meant for the job go to its group; the supervisor stays.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2)
-	writeResult := func(r superResult) {
+	sock := args[0]
+	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGPIPE)
+	_ = os.Remove(sock)
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		return 1
+	}
+	_ = os.Chmod(sock, 0o600)
+	sv := &supervisor{running: map[string]bool{}}
+	go sv.idleExit(ln)
+	for {
+		conn, err := ln.Accept()
+		if err != nil {
+			return 0
+		}
+		sv.serve(conn)
+	}
+}
+
+type supervisor struct {
+	mu      sync.Mutex
+	running map[string]bool
+	agent   net.Conn // the connected agent, if any
+	enc     *json.Encoder
+	lastAt  time.Time // when an agent was last connected
+}
+
+func (sv *supervisor) send(m superMsg) {
+	sv.mu.Lock()
+	defer sv.mu.Unlock()
+	if sv.enc != nil {
+		_ = sv.enc.Encode(&m)
+	}
+}
+
+// serve handles one agent until it disconnects.
+func (sv *supervisor) serve(conn net.Conn) {
+	sv.mu.Lock()
+	sv.agent, sv.enc = conn, json.NewEncoder(conn)
+	sv.mu.Unlock()
+	sc := bufio.NewScanner(conn)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var m superMsg
+		if json.Unmarshal(sc.Bytes(), &m) != nil {
+			continue
+		}
+		switch m.Op {
+		case "list":
+			sv.mu.Lock()
+			dirs := make([]string, 0, len(sv.running))
+			for d := range sv.running {
+				dirs = append(dirs, d)
+			}
+			sv.mu.Unlock()
+			sv.send(superMsg{Op: "running", Dirs: dirs})
+		case "start":
+			pgid, err := sv.start(m.Dir, m.Spec)
+			if err != nil {
+				sv.send(superMsg{Op: "error", Dir: m.Dir, Err: err.Error()})
+				continue
+			}
+			sv.send(superMsg{Op: "started", Dir: m.Dir, PGID: pgid})
+		}
+	}
+	sv.mu.Lock()
+	sv.agent, sv.enc, sv.lastAt = nil, nil, time.Now()
+	sv.mu.Unlock()
+	conn.Close()
+}
+
+func (sv *supervisor) start(dir string, ss *superSpec) (int, error) {
+	if ss == nil || dir == "" {
+		return 0, errors.New("bad start request")
+	}
+	_ = os.Remove(filepath.Join(dir, "result.json"))
+	proc, err := Start(&Spec{Path: ss.Path, Args: ss.Args, Env: ss.Env, Dir: ss.Dir, UID: ss.UID, GID: ss.GID,
+		Groups: ss.Groups, Stdin: ss.Stdin, Stdout: ss.Stdout, Stderr: ss.Stderr, Append: ss.Append, Umask: -1})
+	if err != nil {
+		return 0, err
+	}
+	pgid := proc.Pid()
+	_ = os.WriteFile(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
+	sv.mu.Lock()
+	sv.running[dir] = true
+	sv.mu.Unlock()
+	go func() {
+		res := proc.Wait()
+		r := superResult{ExitCode: res.ExitCode, Signal: res.Signal}
+		if res.Err != nil {
+			r.Err = res.Err.Error()
+		}
 		b, _ := json.Marshal(&r)
 		tmp := filepath.Join(dir, "result.json.tmp")
 		if os.WriteFile(tmp, b, 0o644) == nil {
 			_ = os.Rename(tmp, filepath.Join(dir, "result.json"))
 		}
+		sv.mu.Lock()
+		delete(sv.running, dir)
+		sv.mu.Unlock()
+		sv.send(superMsg{Op: "ended", Dir: dir})
+	}()
+	return pgid, nil
+}
+
+// idleExit stops the supervisor once nothing needs it: no program runs and
+// no agent has been connected for a minute.
+func (sv *supervisor) idleExit(ln net.Listener) {
+	sv.mu.Lock()
+	sv.lastAt = time.Now()
+	sv.mu.Unlock()
+	for {
+		time.Sleep(5 * time.Second)
+		sv.mu.Lock()
+		idle := len(sv.running) == 0 && sv.agent == nil && time.Since(sv.lastAt) > time.Minute
+		sv.mu.Unlock()
+		if idle {
+			ln.Close()
+			return
+		}
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "super.json"))
-	var ss superSpec
-	if err == nil {
-		err = json.Unmarshal(b, &ss)
-	}
-	if err != nil {
-		writeResult(superResult{ExitCode: 1, Err: "bad supervisor spec: " + err.Error()})
-		ready.Close()
-		return 1
-	}
-	proc, err := Start(&Spec{Path: ss.Path, Args: ss.Args, Env: ss.Env, Dir: ss.Dir, UID: ss.UID, GID: ss.GID,
-		Groups: ss.Groups, Stdin: ss.Stdin, Stdout: ss.Stdout, Stderr: ss.Stderr, Append: ss.Append, Umask: -1})
-	if err != nil {
-		writeResult(superResult{ExitCode: 1, Err: err.Error()})
-		ready.Close()
-		return 1
-	}
-	pgid := proc.Pid()
-	_ = os.WriteFile(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
-	fmt.Fprintf(ready, "%d\n", pgid)
-	ready.Close()
-	res := proc.Wait()
-	r := superResult{ExitCode: res.ExitCode, Signal: res.Signal}
-	if res.Err != nil {
-		r.Err = res.Err.Error()
-	}
-	writeResult(r)
-	return 0
 }

@@ -4,17 +4,23 @@ package executor
 
 import "errors"
 
-// SuperviseArg is argv[1] of a supervisor; see SuperviseMain.
+// SuperviseArg is argv[1] of the supervisor; see SuperviseMain.
 const SuperviseArg = "__supervise"
 
-// StartSupervised falls back to Start where pidfds are missing: the
-// program does not outlive the agent there.
-func StartSupervised(dir string, spec *Spec) (Process, error) { return Start(spec) }
+// Supervisor is unavailable outside Linux: programs start directly and
+// end with the agent.
+type Supervisor struct{}
 
-// Reattach is unsupported without pidfds.
-func Reattach(dir string) (Process, error) {
-	return nil, errors.New("executor: reattaching needs Linux")
+// ConnectSupervisor fails outside Linux.
+func ConnectSupervisor(sock string) (*Supervisor, error) {
+	return nil, errors.New("executor: no supervisor on this system")
 }
 
-// SuperviseMain is unsupported without pidfds.
+func (*Supervisor) Start(dir string, spec *Spec) (Process, error) { return Start(spec) }
+func (*Supervisor) Reattach(dir string) (Process, error) {
+	return nil, errors.New("executor: no supervisor on this system")
+}
+func (*Supervisor) Close() error { return nil }
+
+// SuperviseMain is unsupported outside Linux.
 func SuperviseMain(args []string) int { return 127 }
