@@ -86,3 +86,29 @@ func TestWrongKeyRefused(t *testing.T) {
 		t.Fatal("handshake with a wrong key accepted")
 	}
 }
+
+// FuzzPeer feeds arbitrary bytes to a listener's side of the protocol: the
+// handshake and then frames. Nothing may panic or allocate past maxFrame.
+func FuzzPeer(f *testing.F) {
+	f.Add([]byte("DROVER-IO 2 1 0 0 k\n\x01\x00\x00\x00\x00\x00\x00\x00\x02hi"))
+	f.Add([]byte("DROVER-IO 2 x y z k\n"))
+	f.Add([]byte("\xff\xff\xff\xff"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		a, b := net.Pipe()
+		go func() {
+			a.Write(data)
+			a.Close()
+		}()
+		conn, _, err := Accept(b, "k")
+		if err != nil {
+			b.Close()
+			return
+		}
+		for {
+			if _, _, p, err := conn.Recv(); err != nil || len(p) > maxFrame {
+				break
+			}
+		}
+		conn.Close()
+	})
+}
