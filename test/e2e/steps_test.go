@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -209,5 +210,37 @@ func writeScript(t *testing.T, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSrunCtrlC: one Ctrl-C makes srun print the tasks' status and leaves
+// them running; two within a second send SIGINT to the tasks.
+func TestSrunCtrlC(t *testing.T) {
+	c := startUp(t, 1)
+	srun := exec.Command(filepath.Join(binDir, "srun"), "-n2", "bash", "-c",
+		`trap "echo got-int-$SLURM_PROCID; exit 9" INT; echo ready; while :; do sleep 0.1; done`)
+	srun.Dir, srun.Env = c.dir, c.env()
+	var out, errOut syncBuffer
+	srun.Stdout, srun.Stderr = &out, &errOut
+	if err := srun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srun.Process.Kill()
+	c.waitFor("both tasks ready", 30*time.Second, func() bool { return strings.Count(out.String(), "ready") == 2 })
+	_ = srun.Process.Signal(syscall.SIGINT)
+	c.waitFor("the status line", 10*time.Second, func() bool { return strings.Contains(errOut.String(), "tasks 0-1: running") })
+	if !strings.Contains(errOut.String(), "interrupt (one more within 1 sec to abort)") || strings.Contains(out.String(), "got-int") {
+		t.Fatalf("one Ctrl-C: %q %q", out.String(), errOut.String())
+	}
+	time.Sleep(1200 * time.Millisecond) // the next one starts afresh
+	_ = srun.Process.Signal(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond)
+	_ = srun.Process.Signal(syscall.SIGINT)
+	err := srun.Wait()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 9 {
+		t.Errorf("srun after two Ctrl-C: %v\n%s\n%s", err, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "got-int-0") || !strings.Contains(out.String(), "got-int-1") {
+		t.Errorf("tasks did not get SIGINT: %q", out.String())
 	}
 }
