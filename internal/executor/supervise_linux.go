@@ -1,10 +1,10 @@
 package executor
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -14,6 +14,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Supervised programs outlive the agent that started them, as batch
@@ -26,10 +28,13 @@ import (
 // agent connects to the running supervisor again, and finds the results of
 // programs that ended while no agent listened in their directories.
 //
-// The agent talks to it over a Unix socket (root only) with JSON lines:
+// The agent talks to it over a Unix SOCK_SEQPACKET socket (root only), one
+// JSON message per packet; pipe descriptors travel with their packet:
 //
 //	→ {"op":"start","dir":D,"spec":{...}}   ← {"op":"started","dir":D,"pgid":N} or {"op":"error",...}
 //	→ {"op":"list"}                          ← {"op":"running","dirs":[...]}
+//	→ {"op":"fds","dir":D}                   ← {"op":"fds"} + the program's pipes
+//	→ {"op":"stdin-eof","dir":D}             ← {"op":"ok"}
 //	← {"op":"ended","dir":D}                 (pushed when a program ends)
 //
 // Files in a job's directory: pgid (the program's group) and result.json.
@@ -64,6 +69,12 @@ type superMsg struct {
 	Spec *superSpec `json:"spec,omitempty"`
 	PGID int        `json:"pgid,omitempty"`
 	Err  string     `json:"err,omitempty"`
+	// Pipes asks for the program's stdin/stdout/stderr as pipes whose
+	// agent ends come back with the reply (SCM_RIGHTS, in that order, for
+	// those asked for); the supervisor keeps its own copies so that a
+	// later agent can ask for them again ("fds").
+	Pipes [3]bool `json:"pipes,omitempty"`
+	fds   []int
 }
 
 // Supervisor is the agent's connection to its node's supervisor.
@@ -71,8 +82,7 @@ type Supervisor struct {
 	sock   string
 	callMu sync.Mutex // one request at a time: replies come in order
 	mu     sync.Mutex
-	conn net.Conn
-	enc  *json.Encoder
+	conn   *net.UnixConn
 	// replies to start/list, in order; pushes of ends go to waiters.
 	replies chan superMsg
 	waiters map[string]*supervised
@@ -83,14 +93,14 @@ type Supervisor struct {
 // one when none runs.
 func ConnectSupervisor(sock string) (*Supervisor, error) {
 	s := &Supervisor{sock: sock, waiters: map[string]*supervised{}}
-	conn, err := net.Dial("unix", sock)
+	conn, err := dialSuper(sock)
 	if err != nil {
 		if err := startSupervisor(sock); err != nil {
 			return nil, err
 		}
 		deadline := time.Now().Add(10 * time.Second)
 		for {
-			if conn, err = net.Dial("unix", sock); err == nil || time.Now().After(deadline) {
+			if conn, err = dialSuper(sock); err == nil || time.Now().After(deadline) {
 				break
 			}
 			time.Sleep(10 * time.Millisecond)
@@ -99,7 +109,7 @@ func ConnectSupervisor(sock string) (*Supervisor, error) {
 			return nil, fmt.Errorf("executor: supervisor did not come up: %w", err)
 		}
 	}
-	s.conn, s.enc, s.replies = conn, json.NewEncoder(conn), make(chan superMsg, 16)
+	s.conn, s.replies = conn, make(chan superMsg, 16)
 	go s.read()
 	if err := s.list(); err != nil {
 		conn.Close()
@@ -127,13 +137,58 @@ func startSupervisor(sock string) error {
 	return p.Release()
 }
 
+// The protocol runs over a SOCK_SEQPACKET socket: one message per packet,
+// and file descriptors travel with the packet they belong to.
+func dialSuper(sock string) (*net.UnixConn, error) {
+	return net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: sock, Net: "unixpacket"})
+}
+
+func writeMsg(c *net.UnixConn, m *superMsg, fds ...int) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(fds) > 0 {
+		oob = unix.UnixRights(fds...)
+	}
+	_, _, err = c.WriteMsgUnix(b, oob, nil)
+	return err
+}
+
+func readMsg(c *net.UnixConn, buf, oob []byte) (superMsg, error) {
+	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
+	if err != nil {
+		return superMsg{}, err
+	}
+	var m superMsg
+	if oobn > 0 {
+		if scms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
+			for _, scm := range scms {
+				if fds, err := unix.ParseUnixRights(&scm); err == nil {
+					m.fds = append(m.fds, fds...)
+				}
+			}
+		}
+	}
+	if n == 0 {
+		return m, io.EOF
+	}
+	if err := json.Unmarshal(buf[:n], &m); err != nil {
+		for _, fd := range m.fds {
+			unix.Close(fd)
+		}
+		return superMsg{}, err
+	}
+	return m, nil
+}
+
 func (s *Supervisor) read() {
-	sc := bufio.NewScanner(s.conn)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var m superMsg
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
-			continue
+	buf, oob := make([]byte, maxSuperMsg), make([]byte, 256)
+	for {
+		m, err := readMsg(s.conn, buf, oob)
+		if err != nil {
+			break
 		}
 		if m.Op == "ended" {
 			s.mu.Lock()
@@ -159,11 +214,14 @@ func (s *Supervisor) read() {
 	}
 }
 
+// maxSuperMsg bounds one message (a spec with a large environment).
+const maxSuperMsg = 4 << 20
+
 func (s *Supervisor) call(m superMsg) (superMsg, error) {
 	s.callMu.Lock()
 	defer s.callMu.Unlock()
 	s.mu.Lock()
-	err := s.enc.Encode(&m)
+	err := writeMsg(s.conn, &m)
 	s.mu.Unlock()
 	if err != nil {
 		return superMsg{}, err
@@ -191,26 +249,90 @@ func (s *Supervisor) list() error {
 }
 
 // Start runs spec's program under the supervisor; dir (root-owned) gets
-// its files. Only file stdio is possible.
+// its files. Only file stdio is possible: see StartPiped for streams.
 func (s *Supervisor) Start(dir string, spec *Spec) (Process, error) {
 	if spec.StdinR != nil || spec.StdoutW != nil || spec.StderrW != nil {
 		return nil, errors.New("executor: a supervised program takes its stdio from files")
 	}
+	p, _, err := s.start(dir, spec, [3]bool{})
+	return p, err
+}
+
+// Pipes are the agent's ends of a supervised program's streams (nil for
+// those not asked for): write stdin, read stdout and stderr. They outlive
+// the agent; a later agent gets them again from Reattach.
+type Pipes struct {
+	Stdin          *os.File
+	Stdout, Stderr *os.File
+}
+
+// StartPiped runs spec's program under the supervisor with stdin, stdout
+// and stderr as pipes when asked (the others from spec's paths).
+func (s *Supervisor) StartPiped(dir string, spec *Spec, pipes [3]bool) (Process, *Pipes, error) {
+	return s.start(dir, spec, pipes)
+}
+
+// CloseStdin ends a piped program's stdin: the supervisor drops its copy
+// of the pipe (the caller closes its own).
+func (s *Supervisor) CloseStdin(dir string) {
+	_, _ = s.call(superMsg{Op: "stdin-eof", Dir: dir})
+}
+
+func (s *Supervisor) start(dir string, spec *Spec, pipes [3]bool) (*supervised, *Pipes, error) {
 	ss := &superSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir, UID: spec.UID, GID: spec.GID,
 		Groups: spec.Groups, Stdin: spec.Stdin, Stdout: spec.Stdout, Stderr: spec.Stderr, Append: spec.Append}
 	p := &supervised{dir: dir, exited: make(chan struct{})}
 	s.mu.Lock()
 	s.waiters[dir] = p // before the start: a quick end must find it
 	s.mu.Unlock()
-	r, err := s.call(superMsg{Op: "start", Dir: dir, Spec: ss})
+	r, err := s.call(superMsg{Op: "start", Dir: dir, Spec: ss, Pipes: pipes})
 	if err != nil {
 		s.mu.Lock()
 		delete(s.waiters, dir)
 		s.mu.Unlock()
-		return nil, err
+		return nil, nil, err
 	}
 	p.pgid = r.PGID
-	return p, nil
+	return p, pipesOf(r.fds, pipes), nil
+}
+
+// pipesOf names the descriptors that came with a reply.
+func pipesOf(fds []int, want [3]bool) *Pipes {
+	out := &Pipes{}
+	next := func(name string) *os.File {
+		if len(fds) == 0 {
+			return nil
+		}
+		f := os.NewFile(uintptr(fds[0]), name)
+		fds = fds[1:]
+		return f
+	}
+	if want[0] {
+		out.Stdin = next("stdin")
+	}
+	if want[1] {
+		out.Stdout = next("stdout")
+	}
+	if want[2] {
+		out.Stderr = next("stderr")
+	}
+	for _, fd := range fds {
+		unix.Close(fd)
+	}
+	return out
+}
+
+// ReattachPiped takes back a piped program, with its pipes.
+func (s *Supervisor) ReattachPiped(dir string, pipes [3]bool) (Process, *Pipes, error) {
+	p, err := s.Reattach(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := s.call(superMsg{Op: "fds", Dir: dir})
+	if err != nil {
+		return p, &Pipes{}, nil // ended meanwhile: no streams left to read
+	}
+	return p, pipesOf(r.fds, pipes), nil
 }
 
 // Reattach takes back a program a previous agent started: still running
@@ -302,15 +424,15 @@ func SuperviseMain(args []string) int {
 	sock := args[0]
 	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGPIPE)
 	_ = os.Remove(sock)
-	ln, err := net.Listen("unix", sock)
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: sock, Net: "unixpacket"})
 	if err != nil {
 		return 1
 	}
 	_ = os.Chmod(sock, 0o600)
-	sv := &supervisor{running: map[string]bool{}}
+	sv := &supervisor{running: map[string]bool{}, pipes: map[string][]*os.File{}}
 	go sv.idleExit(ln)
 	for {
-		conn, err := ln.Accept()
+		conn, err := ln.AcceptUnix()
 		if err != nil {
 			return 0
 		}
@@ -321,30 +443,43 @@ func SuperviseMain(args []string) int {
 type supervisor struct {
 	mu      sync.Mutex
 	running map[string]bool
-	agent   net.Conn // the connected agent, if any
-	enc     *json.Encoder
-	lastAt  time.Time // when an agent was last connected
+	pipes   map[string][]*os.File // a piped program's agent ends, kept for the next agent
+	agent   *net.UnixConn         // the connected agent, if any
+	lastAt  time.Time             // when an agent was last connected
 }
 
-func (sv *supervisor) send(m superMsg) {
+func (sv *supervisor) send(m superMsg, fds ...int) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	if sv.enc != nil {
-		_ = sv.enc.Encode(&m)
+	if sv.agent != nil {
+		_ = writeMsg(sv.agent, &m, fds...)
 	}
 }
 
+// fdsOf lists the descriptors of a program's kept pipe ends.
+func fdsOf(files []*os.File) []int {
+	var fds []int
+	for _, f := range files {
+		if f != nil {
+			fds = append(fds, int(f.Fd()))
+		}
+	}
+	return fds
+}
+
 // serve handles one agent until it disconnects.
-func (sv *supervisor) serve(conn net.Conn) {
+func (sv *supervisor) serve(conn *net.UnixConn) {
 	sv.mu.Lock()
-	sv.agent, sv.enc = conn, json.NewEncoder(conn)
+	sv.agent = conn
 	sv.mu.Unlock()
-	sc := bufio.NewScanner(conn)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var m superMsg
-		if json.Unmarshal(sc.Bytes(), &m) != nil {
-			continue
+	buf, oob := make([]byte, maxSuperMsg), make([]byte, 256)
+	for {
+		m, err := readMsg(conn, buf, oob)
+		if err != nil {
+			break
+		}
+		for _, fd := range m.fds {
+			unix.Close(fd) // agents send none
 		}
 		switch m.Op {
 		case "list":
@@ -356,29 +491,88 @@ func (sv *supervisor) serve(conn net.Conn) {
 			sv.mu.Unlock()
 			sv.send(superMsg{Op: "running", Dirs: dirs})
 		case "start":
-			pgid, err := sv.start(m.Dir, m.Spec)
+			pgid, err := sv.start(m.Dir, m.Spec, m.Pipes)
 			if err != nil {
 				sv.send(superMsg{Op: "error", Dir: m.Dir, Err: err.Error()})
 				continue
 			}
-			sv.send(superMsg{Op: "started", Dir: m.Dir, PGID: pgid})
+			sv.mu.Lock()
+			fds := fdsOf(sv.pipes[m.Dir])
+			sv.mu.Unlock()
+			sv.send(superMsg{Op: "started", Dir: m.Dir, PGID: pgid}, fds...)
+		case "fds":
+			sv.mu.Lock()
+			files, ok := sv.pipes[m.Dir]
+			fds := fdsOf(files)
+			sv.mu.Unlock()
+			if !ok {
+				sv.send(superMsg{Op: "error", Dir: m.Dir, Err: "no such program"})
+				continue
+			}
+			sv.send(superMsg{Op: "fds", Dir: m.Dir}, fds...)
+		case "stdin-eof":
+			sv.mu.Lock()
+			if files := sv.pipes[m.Dir]; len(files) > 0 && files[0] != nil {
+				files[0].Close()
+				files[0] = nil
+			}
+			sv.mu.Unlock()
+			sv.send(superMsg{Op: "ok", Dir: m.Dir})
 		}
 	}
 	sv.mu.Lock()
-	sv.agent, sv.enc, sv.lastAt = nil, nil, time.Now()
+	sv.agent, sv.lastAt = nil, time.Now()
 	sv.mu.Unlock()
 	conn.Close()
 }
 
-func (sv *supervisor) start(dir string, ss *superSpec) (int, error) {
+func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error) {
 	if ss == nil || dir == "" {
 		return 0, errors.New("bad start request")
 	}
 	_ = os.Remove(filepath.Join(dir, "result.json"))
-	proc, err := Start(&Spec{Path: ss.Path, Args: ss.Args, Env: ss.Env, Dir: ss.Dir, UID: ss.UID, GID: ss.GID,
-		Groups: ss.Groups, Stdin: ss.Stdin, Stdout: ss.Stdout, Stderr: ss.Stderr, Append: ss.Append, Umask: -1})
+	spec := &Spec{Path: ss.Path, Args: ss.Args, Env: ss.Env, Dir: ss.Dir, UID: ss.UID, GID: ss.GID,
+		Groups: ss.Groups, Stdin: ss.Stdin, Stdout: ss.Stdout, Stderr: ss.Stderr, Append: ss.Append, Umask: -1}
+	// The agent's ends (kept here too, for the next agent) and ours.
+	kept := make([]*os.File, 3)
+	var ours []*os.File
+	closeAll := func() {
+		for _, f := range append(kept, ours...) {
+			if f != nil {
+				f.Close()
+			}
+		}
+	}
+	if want[0] {
+		r, w, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return 0, err
+		}
+		kept[0], spec.StdinR = w, r
+		ours = append(ours, r)
+	}
+	for i, w := range []*io.Writer{&spec.StdoutW, &spec.StderrW} {
+		if !want[i+1] {
+			continue
+		}
+		r, wf, err := os.Pipe()
+		if err != nil {
+			closeAll()
+			return 0, err
+		}
+		kept[i+1], *w = r, wf
+		ours = append(ours, wf)
+	}
+	proc, err := Start(spec)
 	if err != nil {
+		closeAll()
 		return 0, err
+	}
+	if want[0] || want[1] || want[2] {
+		sv.mu.Lock()
+		sv.pipes[dir] = kept
+		sv.mu.Unlock()
 	}
 	pgid := proc.Pid()
 	_ = os.WriteFile(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
@@ -387,6 +581,9 @@ func (sv *supervisor) start(dir string, ss *superSpec) (int, error) {
 	sv.mu.Unlock()
 	go func() {
 		res := proc.Wait()
+		for _, f := range ours { // the output is drained: EOF for the agent
+			f.Close()
+		}
 		r := superResult{ExitCode: res.ExitCode, Signal: res.Signal}
 		if res.Err != nil {
 			r.Err = res.Err.Error()
@@ -398,6 +595,12 @@ func (sv *supervisor) start(dir string, ss *superSpec) (int, error) {
 		}
 		sv.mu.Lock()
 		delete(sv.running, dir)
+		for _, f := range sv.pipes[dir] {
+			if f != nil {
+				f.Close()
+			}
+		}
+		delete(sv.pipes, dir)
 		sv.mu.Unlock()
 		sv.send(superMsg{Op: "ended", Dir: dir})
 	}()

@@ -2,7 +2,10 @@
 
 package executor
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // SuperviseArg is argv[1] of the supervisor; see SuperviseMain.
 const SuperviseArg = "__supervise"
@@ -21,6 +24,20 @@ func (*Supervisor) Reattach(dir string) (Process, error) {
 	return nil, errors.New("executor: no supervisor on this system")
 }
 func (*Supervisor) Close() error { return nil }
+
+// Pipes are a supervised program's streams (see the Linux version).
+type Pipes struct {
+	Stdin          *os.File
+	Stdout, Stderr *os.File
+}
+
+func (*Supervisor) StartPiped(dir string, spec *Spec, pipes [3]bool) (Process, *Pipes, error) {
+	return nil, nil, errors.New("executor: no supervisor on this system")
+}
+func (*Supervisor) ReattachPiped(dir string, pipes [3]bool) (Process, *Pipes, error) {
+	return nil, nil, errors.New("executor: no supervisor on this system")
+}
+func (*Supervisor) CloseStdin(dir string) {}
 
 // SuperviseMain is unsupported outside Linux.
 func SuperviseMain(args []string) int { return 127 }
