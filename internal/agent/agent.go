@@ -175,7 +175,7 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{
 		Node: a.node, Cpus: int32(cpus), Sockets: int32(sockets), Cores: int32(cores), Threads: int32(threads),
 		Memory: detectMemMiB(), Hostname: host, Version: version.Version, BootTime: a.boot, Running: a.runningIDs(),
-		Ended: a.endedIDs(),
+		Ended: a.endedIDs(), RunningSteps: a.runningSteps(),
 	}}}); err != nil {
 		return err
 	}
@@ -274,6 +274,22 @@ func (a *Agent) endedIDs() []uint32 {
 	return slices.Collect(maps.Keys(a.ends))
 }
 
+// runningSteps lists the steps with tasks on this node, as "job.step".
+func (a *Agent) runningSteps() []string {
+	a.mu.Lock()
+	jobs := slices.Collect(maps.Values(a.jobs))
+	a.mu.Unlock()
+	var out []string
+	for _, j := range jobs {
+		j.mu.Lock()
+		for id := range j.steps {
+			out = append(out, fmt.Sprintf("%d.%d", j.id, id))
+		}
+		j.mu.Unlock()
+	}
+	return out
+}
+
 // runningIDs lists the jobs running on this node.
 func (a *Agent) runningIDs() []uint32 {
 	a.mu.Lock()
@@ -321,7 +337,7 @@ func (a *Agent) shutdown() {
 	a.stopping = true
 	var kill, detach []*job
 	for _, j := range a.jobs {
-		if a.killAll || !j.detachable() {
+		if a.killAll || !(j.detachable() || j.hasSupervisedSteps()) {
 			kill = append(kill, j)
 		} else {
 			detach = append(detach, j)
@@ -332,7 +348,7 @@ func (a *Agent) shutdown() {
 		a.log.Info("agent stopping; batch jobs run on under their supervisors", "count", len(detach))
 	}
 	for _, j := range detach {
-		go a.endSteps(j) // a step's tasks are the agent's children
+		a.endUnsupervisedSteps(j)
 	}
 	if len(kill) == 0 {
 		return

@@ -108,13 +108,14 @@ func (a *Agent) recover() {
 	if err != nil {
 		return
 	}
+	names := make([]string, 0, len(entries))
 	for _, e := range entries {
-		name, ok := strings.CutPrefix(e.Name(), "job")
-		id, err := strconv.ParseUint(name, 10, 32)
-		if !ok || err != nil {
-			continue
-		}
-		dir := filepath.Join(a.spool, "super", e.Name())
+		names = append(names, e.Name())
+	}
+	jobs, tasks := stepDirNames(names)
+	for _, n := range jobs {
+		id, _ := strconv.ParseUint(strings.TrimPrefix(n, "job"), 10, 32)
+		dir := filepath.Join(a.spool, "super", n)
 		j, err := a.reattach(uint32(id), dir)
 		if err != nil {
 			a.log.Warn("cannot take back job", "job", id, "err", err)
@@ -127,6 +128,7 @@ func (a *Agent) recover() {
 		a.log.Info("took back job left by a previous agent", "job", id)
 		go a.resume(j)
 	}
+	a.recoverSteps(tasks)
 }
 
 func (a *Agent) reattach(id uint32, dir string) (*job, error) {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"os/user"
 	"strconv"
 	"sync"
@@ -34,6 +35,7 @@ type stepRun struct {
 	ending bool
 	endAs  model.JobState // CANCELLED, TIMEOUT when ended on request
 	tty    *ptyTask
+	launch *pb.LaunchStep // kept with supervised tasks for a later agent
 }
 
 func (a *Agent) launchStep(l *pb.LaunchStep) {
@@ -49,7 +51,7 @@ func (a *Agent) launchStep(l *pb.LaunchStep) {
 		a.jobs[j.id] = j
 	}
 	a.mu.Unlock()
-	sr := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{}, inputs: map[int]*io.PipeWriter{}}
+	sr := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{}, inputs: map[int]*io.PipeWriter{}, launch: l}
 	j.mu.Lock()
 	if j.steps[st.ID] != nil {
 		j.mu.Unlock()
@@ -73,12 +75,17 @@ func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
 	}}})
 }
 
-func (s *stepRun) run() {
-	code, sig, state := s.exec()
+func (s *stepRun) run() { s.done(s.exec()) }
+
+// done reports the step's end on this node and forgets it.
+func (s *stepRun) done(code, sig int32, state model.JobState) {
 	s.j.mu.Lock()
 	delete(s.j.steps, s.st.ID)
 	s.j.mu.Unlock()
 	s.a.reportStep(s, code, sig, state)
+	for _, rank := range s.local.Tasks {
+		_ = os.RemoveAll(s.a.taskDir(s.j.id, s.st.ID, rank))
+	}
 	s.j.stepWG.Done()
 }
 
@@ -144,35 +151,42 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 		go s.readClient(conn)
 	}
 
-	type result struct {
-		rank int
-		res  executor.Result
-	}
-	results := make(chan result, len(s.local.Tasks))
+	results := make(chan taskResult, len(s.local.Tasks))
 	started := 0
 	for localID, rank := range s.local.Tasks {
 		es := specs[localID]
 		s.mu.Lock()
 		if s.ending {
 			s.mu.Unlock()
-			results <- result{rank, executor.Result{Signal: int(syscall.SIGKILL)}}
+			results <- taskResult{rank, executor.Result{Signal: int(syscall.SIGKILL)}}
 			started++
 			continue
 		}
 		proc, err := s.start(es, rank)
 		if err != nil {
 			s.mu.Unlock()
-			results <- result{rank, executor.Result{ExitCode: 1, Err: err}}
+			results <- taskResult{rank, executor.Result{ExitCode: 1, Err: err}}
 			started++
 			continue
 		}
 		s.procs[rank] = proc
 		s.mu.Unlock()
 		started++
-		go func(rank int, p executor.Process) { results <- result{rank, p.Wait()} }(rank, proc)
+		go func(rank int, p executor.Process) { results <- taskResult{rank, p.Wait()} }(rank, proc)
 	}
+	return s.collect(results, started)
+}
+
+type taskResult struct {
+	rank int
+	res  executor.Result
+}
+
+// collect waits for n task results, tells the clients each task's exit,
+// and returns the node's share of the step's result.
+func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, state model.JobState) {
 	failed := 0
-	for range started {
+	for range n {
 		r := <-results
 		s.closeInput(r.rank)
 		msg := ""
@@ -201,10 +215,19 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 	return code, sig, state
 }
 
-// start launches one task; task 0 of a --pty step gets a terminal.
+// start launches one task; task 0 of a --pty step gets a terminal. Other
+// tasks run under the node's supervisor when there is one, so that they
+// outlive the agent.
 func (s *stepRun) start(es *executor.Spec, rank int) (executor.Process, error) {
 	if s.st.Spec.Pty && rank == 0 {
 		return s.startPty(es)
+	}
+	if sup := s.a.supervisor(); sup != nil && s.launch != nil {
+		if p, err := s.startSupervised(sup, es, rank); err == nil {
+			return p, nil
+		} else {
+			s.a.log.Warn("task not supervised: it will end with the agent", "job", s.j.id, "step", s.st.ID, "err", err)
+		}
 	}
 	return executor.Start(es)
 }

@@ -10,6 +10,7 @@ import (
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/state"
 )
 
 // agentConn is one agent's live stream; sends are serialised through a
@@ -102,6 +103,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 	if _, err := c.raft.Apply(fsm.TypeNodeRegister, cmd); err != nil {
 		return err
 	}
+	c.loseSteps(snap, reg.Node, reg.RunningSteps)
 	var expected []uint32
 	for _, id := range running {
 		if j := c.store.Snapshot().Job(id); j != nil && j.State == model.JobRunning {
@@ -218,4 +220,32 @@ func (c *Controller) heartbeat(node string, hb *pb.Heartbeat) {
 			Hostname: n.Hostname, Version: n.Version, BootTime: n.BootTime, Now: c.clock.Now().Unix(),
 		})
 	}
+}
+
+// loseSteps ends, on node, the steps the controller believed ran there but
+// the registering agent does not run: their tasks went with an agent that
+// stopped (or with the machine).
+func (c *Controller) loseSteps(snap *state.Snapshot, node string, running []string) {
+	have := map[string]bool{}
+	for _, s := range running {
+		have[s] = true
+	}
+	now := c.clock.Now().Unix()
+	snap.EachActive(func(j *model.Job) bool {
+		if j.State != model.JobRunning {
+			return true
+		}
+		for _, st := range j.Steps {
+			_, i, ok := st.LayoutOn(node)
+			if !ok || st.Finished() || st.NodesDone[i] || have[fmt.Sprintf("%d.%d", j.ID, st.ID)] {
+				continue
+			}
+			c.log.Warn("step lost on node", "job", j.ID, "step", st.ID, "node", node)
+			if _, err := c.raft.Apply(fsm.TypeStepEnded, &fsm.StepEnded{Job: j.ID, Step: st.ID, Node: node,
+				ExitCode: 0, Signal: 9, State: model.JobNodeFail, Now: now}); err != nil {
+				c.log.Error("commit lost step", "err", err)
+			}
+		}
+		return true
+	})
 }

@@ -293,10 +293,11 @@ func (s *Supervisor) start(dir string, spec *Spec, pipes [3]bool) (*supervised, 
 		return nil, nil, err
 	}
 	p.pgid = r.PGID
-	return p, pipesOf(r.fds, pipes), nil
+	return p, pipesOf(r.fds, r.Pipes), nil
 }
 
-// pipesOf names the descriptors that came with a reply.
+// pipesOf names the descriptors that came with a reply saying which
+// streams they are.
 func pipesOf(fds []int, want [3]bool) *Pipes {
 	out := &Pipes{}
 	next := func(name string) *os.File {
@@ -332,7 +333,7 @@ func (s *Supervisor) ReattachPiped(dir string, pipes [3]bool) (Process, *Pipes, 
 	if err != nil {
 		return p, &Pipes{}, nil // ended meanwhile: no streams left to read
 	}
-	return p, pipesOf(r.fds, pipes), nil
+	return p, pipesOf(r.fds, r.Pipes), nil
 }
 
 // Reattach takes back a program a previous agent started: still running
@@ -422,7 +423,15 @@ func SuperviseMain(args []string) int {
 		return 2
 	}
 	sock := args[0]
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGPIPE)
+	// Caught, not ignored: an ignored signal stays ignored in the programs
+	// the supervisor starts (a trap on SIGINT would not work, SIGTERM would
+	// not end a job), while a caught one is reset by execve.
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT, syscall.SIGPIPE)
+	go func() {
+		for range sigs {
+		}
+	}()
 	_ = os.Remove(sock)
 	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: sock, Net: "unixpacket"})
 	if err != nil {
@@ -456,15 +465,18 @@ func (sv *supervisor) send(m superMsg, fds ...int) {
 	}
 }
 
-// fdsOf lists the descriptors of a program's kept pipe ends.
-func fdsOf(files []*os.File) []int {
+// fdsOf lists the descriptors of a program's kept pipe ends, and which
+// of stdin, stdout, stderr they are.
+func fdsOf(files []*os.File) ([]int, [3]bool) {
 	var fds []int
-	for _, f := range files {
-		if f != nil {
+	var have [3]bool
+	for i, f := range files {
+		if f != nil && i < 3 {
 			fds = append(fds, int(f.Fd()))
+			have[i] = true
 		}
 	}
-	return fds
+	return fds, have
 }
 
 // serve handles one agent until it disconnects.
@@ -497,19 +509,19 @@ func (sv *supervisor) serve(conn *net.UnixConn) {
 				continue
 			}
 			sv.mu.Lock()
-			fds := fdsOf(sv.pipes[m.Dir])
+			fds, have := fdsOf(sv.pipes[m.Dir])
 			sv.mu.Unlock()
-			sv.send(superMsg{Op: "started", Dir: m.Dir, PGID: pgid}, fds...)
+			sv.send(superMsg{Op: "started", Dir: m.Dir, PGID: pgid, Pipes: have}, fds...)
 		case "fds":
 			sv.mu.Lock()
 			files, ok := sv.pipes[m.Dir]
-			fds := fdsOf(files)
+			fds, have := fdsOf(files)
 			sv.mu.Unlock()
 			if !ok {
 				sv.send(superMsg{Op: "error", Dir: m.Dir, Err: "no such program"})
 				continue
 			}
-			sv.send(superMsg{Op: "fds", Dir: m.Dir}, fds...)
+			sv.send(superMsg{Op: "fds", Dir: m.Dir, Pipes: have}, fds...)
 		case "stdin-eof":
 			sv.mu.Lock()
 			if files := sv.pipes[m.Dir]; len(files) > 0 && files[0] != nil {

@@ -204,6 +204,31 @@ PartitionName=p Nodes=n1 Default=YES
 			t.Errorf("after agent %v: Restarts=%s", stop, r)
 		}
 	}
+	// Steps too: a batch job's step, and an srun from here streaming its
+	// output, carry on across an agent restart.
+	stepOut := filepath.Join(dir, "step.out")
+	sid := c.sbatch("-o", stepOut, "--wrap", "srun bash -c 'echo step-start; sleep 3; echo step-done'")
+	srun := exec.Command(filepath.Join(binDir, "srun"), "bash", "-c", "echo live-before; sleep 3; echo live-after")
+	srun.Dir, srun.Env = dir, c.env()
+	var live syncBuffer
+	srun.Stdout, srun.Stderr = &live, &live
+	if err := srun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("both steps to start", 30*time.Second, func() bool {
+		return strings.Contains(live.String(), "live-before") && strings.Contains(readFileOr(stepOut), "step-start")
+	})
+	_ = agent.Process.Signal(syscall.SIGKILL)
+	_ = agent.Wait()
+	agent = daemon("agent", "--name", "n1")
+	if err := srun.Wait(); err != nil || !strings.Contains(live.String(), "live-after") {
+		t.Errorf("srun across an agent restart: %v %q", err, live.String())
+	}
+	c.waitState(sid, "COMPLETED", 30*time.Second)
+	if got := readFileOr(stepOut); got != "step-start\nstep-done\n" {
+		t.Errorf("batch step across an agent restart: %q", got)
+	}
+
 	// A job that ends while no agent runs is reported by the next one.
 	runs := filepath.Join(dir, "runs-gap")
 	id := c.sbatch("-o", "/dev/null", "--wrap", "echo ran >> "+runs+"; sleep 1; exit 3")
@@ -211,7 +236,7 @@ PartitionName=p Nodes=n1 Default=YES
 	_ = agent.Process.Signal(syscall.SIGKILL)
 	_ = agent.Wait()
 	time.Sleep(2 * time.Second)
-	daemon("agent", "--name", "n1")
+	_ = daemon("agent", "--name", "n1")
 	c.waitState(id, "FAILED", 30*time.Second)
 	if ec := c.jobField(id, "ExitCode"); ec != "3:0" {
 		t.Errorf("exit code of a job that ended without an agent: %q", ec)

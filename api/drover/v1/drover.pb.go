@@ -4044,7 +4044,10 @@ type Register struct {
 	Running []uint32 `protobuf:"varint,10,rep,packed,name=running,proto3" json:"running,omitempty"`
 	// ended lists jobs that ended but whose end the controller has not
 	// confirmed; their JobEnded follows the registration.
-	Ended         []uint32 `protobuf:"varint,11,rep,packed,name=ended,proto3" json:"ended,omitempty"`
+	Ended []uint32 `protobuf:"varint,11,rep,packed,name=ended,proto3" json:"ended,omitempty"`
+	// running_steps lists the steps ("job.step") with tasks on the node; a
+	// step the controller believes runs there but is missing was lost.
+	RunningSteps  []string `protobuf:"bytes,12,rep,name=running_steps,json=runningSteps,proto3" json:"running_steps,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4152,6 +4155,13 @@ func (x *Register) GetRunning() []uint32 {
 func (x *Register) GetEnded() []uint32 {
 	if x != nil {
 		return x.Ended
+	}
+	return nil
+}
+
+func (x *Register) GetRunningSteps() []string {
+	if x != nil {
+		return x.RunningSteps
 	}
 	return nil
 }
@@ -5432,7 +5442,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\texit_code\x18\x04 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x05 \x01(\x05R\x06signal\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\rR\x05state\x12\x19\n" +
-	"\bend_time\x18\a \x01(\x03R\aendTime\"\x97\x02\n" +
+	"\bend_time\x18\a \x01(\x03R\aendTime\"\xbc\x02\n" +
 	"\bRegister\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x18\n" +
@@ -5445,7 +5455,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tboot_time\x18\t \x01(\x03R\bbootTime\x12\x18\n" +
 	"\arunning\x18\n" +
 	" \x03(\rR\arunning\x12\x14\n" +
-	"\x05ended\x18\v \x03(\rR\x05ended\"%\n" +
+	"\x05ended\x18\v \x03(\rR\x05ended\x12#\n" +
+	"\rrunning_steps\x18\f \x03(\tR\frunningSteps\"%\n" +
 	"\tHeartbeat\x12\x18\n" +
 	"\arunning\x18\x01 \x03(\rR\arunning\"5\n" +
 	"\n" +

@@ -158,10 +158,7 @@ func (s *session) sendSize() {
 	if err != nil {
 		return
 	}
-	s.mu.Lock()
-	conns := append([]*stepio.Conn(nil), s.conns...)
-	s.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range s.connList() {
 		_ = c.Send(stepio.Winch, 0, []byte(fmt.Sprintf("%d %d", h, w)))
 	}
 }

@@ -37,7 +37,7 @@ type session struct {
 	step  *model.Step
 
 	mu      sync.Mutex
-	conns   []*stepio.Conn
+	conns   map[int]*stepio.Conn // by node index in the step's layout
 	exits   map[int]taskExit
 	outputs map[uint64]*lineBuffer // (task, stream) → pending partial line when labelling
 	firstAt time.Time              // first task exit (for -W)
@@ -68,7 +68,7 @@ func newSession(env *cli.Env, c cli.Client, opts *jobspec.Options, jobID model.J
 	key := make([]byte, 16)
 	_, _ = rand.Read(key)
 	return &session{env: env, c: c, opts: opts, ln: ln, key: hex.EncodeToString(key), jobID: jobID,
-		exits: map[int]taskExit{}, outputs: map[uint64]*lineBuffer{}, ttyFd: -1, outFilter: -1, errFilter: -1}, nil
+		exits: map[int]taskExit{}, outputs: map[uint64]*lineBuffer{}, conns: map[int]*stepio.Conn{}, ttyFd: -1, outFilter: -1, errFilter: -1}, nil
 }
 
 // stepSpec turns srun's options into a step request.
@@ -176,33 +176,39 @@ func (s *session) run(ctx context.Context) int {
 	done := make(chan struct{})
 	var once sync.Once
 	finish := func() { once.Do(func() { close(done) }) }
-	var wg sync.WaitGroup
+	// Every node dials in once; a node whose agent restarted dials in
+	// again (its tasks live on under the node's supervisor) and replaces
+	// its old connection. The session ends when every task reported its
+	// exit, or the controller says the step or the job is over.
 	connected := make(chan struct{})
 	go func() {
-		n := 0
-		for n < len(st.Layout) {
+		for {
 			raw, err := s.ln.Accept()
 			if err != nil {
 				return
 			}
 			conn, h, err := stepio.Accept(raw, s.key)
-			if err != nil || h.Job != uint32(s.jobID) || h.Step != int32(st.ID) {
+			if err != nil || h.Job != uint32(s.jobID) || h.Step != int32(st.ID) || h.Node >= len(st.Layout) {
 				raw.Close()
 				continue
 			}
 			s.mu.Lock()
-			s.conns = append(s.conns, conn)
+			old := s.conns[h.Node]
+			s.conns[h.Node] = conn
+			all := len(s.conns) == len(st.Layout)
 			s.mu.Unlock()
-			n++
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				s.readNode(conn, h.Node, finish)
-			}()
+			if old != nil {
+				old.Close()
+			}
+			if all {
+				select {
+				case <-connected:
+				default:
+					close(connected)
+				}
+			}
+			go s.readNode(conn, h.Node, finish)
 		}
-		close(connected)
-		wg.Wait()
-		finish()
 	}()
 	go func() {
 		select {
@@ -313,14 +319,22 @@ func (s *session) whenAllExited(ctx context.Context) <-chan struct{} {
 	return ch
 }
 
+// connList lists the nodes' current connections.
+func (s *session) connList() []*stepio.Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]*stepio.Conn, 0, len(s.conns))
+	for _, c := range s.conns {
+		out = append(out, c)
+	}
+	return out
+}
+
 // pumpStdin copies srun's stdin to the nodes; they give it to the tasks
 // --input chose.
 func (s *session) pumpStdin() {
-	s.mu.Lock()
-	conns := append([]*stepio.Conn(nil), s.conns...)
-	s.mu.Unlock()
 	broadcast := func(t byte, p []byte) {
-		for _, c := range conns {
+		for _, c := range s.connList() {
 			_ = c.Send(t, stepio.AllTasks, p)
 		}
 	}
@@ -346,10 +360,7 @@ func (s *session) pumpStdin() {
 
 // sendSignal forwards a signal to every task.
 func (s *session) sendSignal(sig syscall.Signal) {
-	s.mu.Lock()
-	conns := append([]*stepio.Conn(nil), s.conns...)
-	s.mu.Unlock()
-	for _, c := range conns {
+	for _, c := range s.connList() {
 		_ = c.Send(stepio.Signal, stepio.AllTasks, []byte(strconv.Itoa(int(sig))))
 	}
 }
