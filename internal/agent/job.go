@@ -27,6 +27,7 @@ type job struct {
 	model      *model.Job
 	primary    bool
 	supervised bool // the batch script runs under a supervisor (outlives the agent)
+	alloc      bool // an allocation recorded for a later agent
 	proc       executor.Process
 	dir        string // spool directory of the job
 	errPath    string // where slurmstepd-style messages go
@@ -163,6 +164,9 @@ func (a *Agent) timeLimit(j *job) *time.Timer {
 // program of its own, it lasts until the holder releases the job, the job
 // is cancelled or its time runs out.
 func (a *Agent) holdAllocation(j *job) executor.Result {
+	if err := a.recordAllocation(j); err != nil {
+		a.log.Warn("allocation not recorded: it will not outlive this agent", "job", j.id, "err", err)
+	}
 	timer := a.timeLimit(j)
 	<-j.released
 	if timer != nil {

@@ -25,6 +25,32 @@ import (
 type jobMeta struct {
 	ErrPath string `json:"err_path"`
 	Dir     string `json:"dir"`
+	// Alloc: an salloc/srun allocation, held with no program of its own.
+	Alloc bool `json:"alloc,omitempty"`
+}
+
+// recordAllocation notes an allocation the node holds, so that a later
+// agent holds it too.
+func (a *Agent) recordAllocation(j *job) error {
+	dir := a.superDir(j.id)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	b, err := proto.Marshal(wire.JobToPB(j.model, wire.Full))
+	if err != nil {
+		return err
+	}
+	meta, _ := json.Marshal(jobMeta{Alloc: true})
+	if err := os.WriteFile(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "meta.json"), meta, 0o600); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	j.alloc = true
+	j.mu.Unlock()
+	return nil
 }
 
 func (a *Agent) superDir(id uint32) string {
@@ -36,7 +62,7 @@ func (a *Agent) superDir(id uint32) string {
 func (j *job) detachable() bool {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	return j.supervised
+	return j.supervised || j.alloc
 }
 
 // connectSupervisor reaches the node's job supervisor (starting it when
@@ -125,7 +151,11 @@ func (a *Agent) recover() {
 		a.mu.Lock()
 		a.jobs[j.id] = j
 		a.mu.Unlock()
-		a.log.Info("took back job left by a previous agent", "job", id)
+		a.log.Info("took back job left by a previous agent", "job", id, "allocation", j.alloc)
+		if j.alloc {
+			go a.run(j) // holds the allocation again
+			continue
+		}
 		go a.resume(j)
 	}
 	a.recoverSteps(tasks)
@@ -143,6 +173,11 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	var meta jobMeta
 	if mb, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil {
 		_ = json.Unmarshal(mb, &meta)
+	}
+	if meta.Alloc {
+		j := newJob(id, wire.JobFromPB(&pj), true)
+		j.alloc = true
+		return j, nil
 	}
 	if a.sup == nil {
 		return nil, errors.New("no job supervisor")

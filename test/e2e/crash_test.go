@@ -204,11 +204,11 @@ PartitionName=p Nodes=n1 Default=YES
 			t.Errorf("after agent %v: Restarts=%s", stop, r)
 		}
 	}
-	// Steps too: a batch job's step, and an srun from here streaming its
-	// output, carry on across an agent restart.
+	// Steps and allocations too: a batch job's step, and an salloc whose
+	// srun streams its output here, carry on across an agent restart.
 	stepOut := filepath.Join(dir, "step.out")
 	sid := c.sbatch("-o", stepOut, "--wrap", "srun bash -c 'echo step-start; sleep 3; echo step-done'")
-	srun := exec.Command(filepath.Join(binDir, "srun"), "bash", "-c", "echo live-before; sleep 3; echo live-after")
+	srun := exec.Command(filepath.Join(binDir, "salloc"), "srun", "bash", "-c", "echo live-before; sleep 3; echo live-after")
 	srun.Dir, srun.Env = dir, c.env()
 	var live syncBuffer
 	srun.Stdout, srun.Stderr = &live, &live
@@ -222,7 +222,7 @@ PartitionName=p Nodes=n1 Default=YES
 	_ = agent.Wait()
 	agent = daemon("agent", "--name", "n1")
 	if err := srun.Wait(); err != nil || !strings.Contains(live.String(), "live-after") {
-		t.Errorf("srun across an agent restart: %v %q", err, live.String())
+		t.Errorf("salloc + srun across an agent restart: %v %q", err, live.String())
 	}
 	c.waitState(sid, "COMPLETED", 30*time.Second)
 	if got := readFileOr(stepOut); got != "step-start\nstep-done\n" {
