@@ -28,6 +28,7 @@ type job struct {
 	primary    bool
 	supervised bool // the batch script runs under a supervisor (outlives the agent)
 	alloc      bool // an allocation recorded for a later agent
+	stale      bool // an earlier run of a requeued job: ends without a report
 	proc       executor.Process
 	dir        string // spool directory of the job
 	errPath    string // where slurmstepd-style messages go
@@ -57,14 +58,40 @@ func (a *Agent) launch(l *pb.Launch) {
 			go a.run(j)
 			return
 		}
+		if j.model.StartTime != mj.StartTime {
+			// A new run of a requeued job while the old one still runs
+			// here (the node was cut off meanwhile): end the old run
+			// without a report, then start the new one.
+			j.mu.Lock()
+			j.stale = true
+			j.mu.Unlock()
+			a.mu.Unlock()
+			a.log.Warn("ending a stale run of a requeued job", "job", j.id)
+			a.terminateJob(j, "", 0)
+			go func() {
+				for deadline := time.Now().Add(a.killWait + 10*time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+					a.mu.Lock()
+					gone := a.jobs[l.Job.Id] != j
+					a.mu.Unlock()
+					if gone {
+						break
+					}
+				}
+				a.launch(l)
+			}()
+			return
+		}
 		a.mu.Unlock()
 		return
 	}
 	if e := a.ends[l.Job.Id]; e != nil {
-		// It already ran here: never twice. Tell the controller again.
-		a.mu.Unlock()
-		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: e}})
-		return
+		if e.StartTime == mj.StartTime || e.StartTime == 0 {
+			// It already ran here: never twice. Tell the controller again.
+			a.mu.Unlock()
+			a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: e}})
+			return
+		}
+		delete(a.ends, l.Job.Id) // the end of an earlier run: moot now
 	}
 	j := newJob(l.Job.Id, mj, true)
 	a.jobs[j.id] = j
@@ -179,7 +206,8 @@ func (a *Agent) holdAllocation(j *job) executor.Result {
 // spool directory.
 func (a *Agent) finish(j *job, res executor.Result) {
 	a.endSteps(j)
-	end := &pb.JobEnded{JobId: j.id, ExitCode: int32(res.ExitCode), Signal: int32(res.Signal), EndTime: time.Now().Unix()}
+	end := &pb.JobEnded{JobId: j.id, ExitCode: int32(res.ExitCode), Signal: int32(res.Signal), EndTime: time.Now().Unix(),
+		StartTime: j.model.StartTime}
 	j.mu.Lock()
 	timedOut := j.timedOut
 	j.mu.Unlock()
@@ -195,8 +223,13 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	}
 	_ = os.RemoveAll(j.dir)
 	a.mu.Lock()
-	delete(a.jobs, j.id)
-	stopping := a.stopping
+	if a.jobs[j.id] == j {
+		delete(a.jobs, j.id)
+	}
+	j.mu.Lock()
+	stale := j.stale
+	j.mu.Unlock()
+	stopping := a.stopping || stale
 	if stopping {
 		// Killed with the agent (KillJobsOnExit): nothing for the next
 		// agent to take back.

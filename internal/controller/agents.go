@@ -186,7 +186,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			}
 			if _, err := c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
 				Job: model.JobID(e.JobId), ExitCode: e.ExitCode, Signal: e.Signal,
-				State: model.JobState(e.State), Reason: e.Reason, Now: end,
+				State: model.JobState(e.State), Reason: e.Reason, Now: end, StartTime: e.StartTime,
 			}); err != nil {
 				c.log.Error("commit job end", "job", e.JobId, "err", err)
 				return err // the agent resends unacknowledged ends on reconnect

@@ -214,8 +214,8 @@ func release(txn *state.Txn, j *model.Job) {
 
 func applyJobEnded(txn *state.Txn, c *JobEnded) {
 	j := txn.Snapshot().Job(c.Job)
-	if j == nil || j.State != model.JobRunning {
-		return // duplicate or late report: already final
+	if j == nil || j.State != model.JobRunning || (c.StartTime != 0 && c.StartTime != j.StartTime) {
+		return // duplicate or late report: already final, or of an earlier run
 	}
 	release(txn, j)
 	j = j.Clone()
@@ -443,6 +443,10 @@ func failJob(txn *state.Txn, j *model.Job, now int64) {
 		requeue(j, now)
 	case j.Completing:
 		j.State = j.EndState
+	case j.Spec != nil && j.Spec.Requeue && !j.Spec.Interactive:
+		// A requeueable batch job (Slurm's JobRequeue=1 default, unless
+		// --no-requeue) whose node failed goes back to the queue.
+		requeue(j, now)
 	default:
 		j.State, j.Reason = model.JobNodeFail, model.ReasonNodeDown
 	}

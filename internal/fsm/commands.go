@@ -77,6 +77,9 @@ type JobEnded struct {
 	State    model.JobState `json:"state,omitempty"` // override (TIMEOUT, FAILED); 0 = derive
 	Reason   string         `json:"reason,omitempty"`
 	Now      int64          `json:"now"`
+	// StartTime is the run the report is about (0: any); an end of an
+	// earlier run of a requeued job is ignored.
+	StartTime int64 `json:"start_time,omitempty"`
 }
 
 // Cancel ends pending jobs at once and moves running ones to COMPLETING.

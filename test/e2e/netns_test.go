@@ -109,7 +109,7 @@ func (n *netCluster) start(h string, args ...string) *exec.Cmd {
 
 func (n *netCluster) joinNode(token, node string) {
 	n.t.Helper()
-	cmd := n.start(node, "agent", "-f", filepath.Join(n.dir, "absent.conf"), "--join", token,
+	cmd := n.start(node, "agent", "-f", filepath.Join(n.dir, "absent.conf"), "--kill-jobs-on-exit", "--join", token,
 		"--controller", fmt.Sprintf("10.77.0.10:%d", n.port), "--state-dir", filepath.Join(n.dir, "agent-"+node), "--name", node)
 	n.agents[node] = cmd
 }
@@ -255,11 +255,16 @@ func TestJoinAcrossNamespaces(t *testing.T) {
 	}
 
 	// A long cut: n2's job ends NODE_FAIL, n2 goes down, n1 keeps working.
-	o = n.must("sbatch", "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
+	o = n.must("sbatch", "-w", "n2", "--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300")
 	lost := strings.Fields(o)[3]
+	o = n.must("sbatch", "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
+	requeued := strings.Fields(o)[3]
 	n.waitFor("the job on n2", 30*time.Second, func() bool { return n.state(lost) == "RUNNING" })
 	ip(t, "-n", n.ns("n2"), "link", "set", "eth0", "down")
 	n.waitFor("NODE_FAIL", 30*time.Second, func() bool { return n.state(lost) == "NODE_FAIL" })
+	if s := n.state(requeued); s != "PENDING" {
+		t.Errorf("requeueable job on the cut node: %s, want PENDING", s)
+	}
 	o = n.must("sbatch", "-w", "n1", "-o", "/dev/null", "--wrap", "true")
 	ok := strings.Fields(o)[3]
 	n.waitFor("a job on n1 during the cut", 30*time.Second, func() bool { return n.state(ok) == "COMPLETED" })
@@ -267,8 +272,11 @@ func TestJoinAcrossNamespaces(t *testing.T) {
 	ip(t, "-n", n.ns("n2"), "link", "set", "eth0", "up")
 	n.waitFor("n2 back", 60*time.Second, func() bool {
 		o, _, _ := n.run("sinfo", "-h", "-N", "-n", "n2", "-o", "%t")
-		return strings.TrimSpace(o) == "idle"
+		return !strings.HasPrefix(strings.TrimSpace(o), "down")
 	})
+	// ...and runs the requeued job again.
+	n.waitFor("the requeued job to run again", 30*time.Second, func() bool { return n.state(requeued) == "RUNNING" })
+	n.must("scancel", requeued)
 	if testing.Verbose() {
 		n.dumpLogs()
 	}

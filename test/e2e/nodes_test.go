@@ -14,7 +14,7 @@ import (
 // nodes, a multi-node job gets a compressed node list, and killing an agent
 // ends its job NODE_FAIL and marks the node down.
 func TestMultiNodeAndNodeLoss(t *testing.T) {
-	c := startUp(t, 3)
+	c := startUp(t, 3, "--cpus", "2")
 	out := c.must("sinfo", "-h", "-o", "%P %D %N")
 	if strings.TrimSpace(out) != "debug* 3 node[1-3]" {
 		t.Errorf("sinfo: %q", out)
@@ -26,17 +26,22 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 	}
 
 	pidFile := filepath.Join(c.dir, "orphan.pid")
-	long := c.sbatch("-w", "node2", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile+"; wait")
+	long := c.sbatch("-w", "node2", "--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile+"; wait")
 	// A killed agent leaves its job's processes behind (as slurmd's death
 	// leaves slurmstepd's); clean them up after the test.
+	pidFile2 := filepath.Join(c.dir, "orphan2.pid")
 	t.Cleanup(func() {
-		if b, err := os.ReadFile(pidFile); err == nil {
-			if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+		for _, f := range []string{pidFile, pidFile2} {
+			if b, err := os.ReadFile(f); err == nil {
+				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				}
 			}
 		}
 	})
+	again := c.sbatch("-w", "node2", "--requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile2+"; wait")
 	c.waitState(long, "RUNNING", 30*time.Second)
+	c.waitState(again, "RUNNING", 30*time.Second)
 	if n := c.jobField(long, "NodeList"); n != "node2" {
 		t.Fatalf("job on %q, want node2", n)
 	}
@@ -45,6 +50,13 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.waitState(long, "NODE_FAIL", 30*time.Second)
+	// A requeueable job (the default, or --requeue) goes back to the queue
+	// instead (-w node2 keeps it waiting for the node), a restart counted.
+	c.waitState(again, "PENDING", 30*time.Second)
+	if r := c.jobField(again, "Restarts"); r != "1" {
+		t.Errorf("requeued job Restarts=%s", r)
+	}
+	c.must("scancel", again)
 	c.waitFor("node2 down", 10*time.Second, func() bool {
 		out, _, _ := c.run("sinfo", "-h", "-N", "-n", "node2", "-o", "%t")
 		return strings.HasPrefix(strings.TrimSpace(out), "down")

@@ -4269,9 +4269,12 @@ type JobEnded struct {
 	Signal   int32                  `protobuf:"varint,3,opt,name=signal,proto3" json:"signal,omitempty"`
 	// state is a model.JobState override set by the agent (TIMEOUT, FAILED on
 	// launch failure); 0 means derive from the exit status.
-	State         uint32 `protobuf:"varint,4,opt,name=state,proto3" json:"state,omitempty"`
-	Reason        string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
-	EndTime       int64  `protobuf:"varint,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	State   uint32 `protobuf:"varint,4,opt,name=state,proto3" json:"state,omitempty"`
+	Reason  string `protobuf:"bytes,5,opt,name=reason,proto3" json:"reason,omitempty"`
+	EndTime int64  `protobuf:"varint,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	// start_time names the run that ended: a requeued job's new run has
+	// another, and a late end of the old run must not end it.
+	StartTime     int64 `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4344,6 +4347,13 @@ func (x *JobEnded) GetReason() string {
 func (x *JobEnded) GetEndTime() int64 {
 	if x != nil {
 		return x.EndTime
+	}
+	return 0
+}
+
+func (x *JobEnded) GetStartTime() int64 {
+	if x != nil {
+		return x.StartTime
 	}
 	return 0
 }
@@ -5462,14 +5472,16 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"JobStarted\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x9f\x01\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xbe\x01\n" +
 	"\bJobEnded\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x03 \x01(\x05R\x06signal\x12\x14\n" +
 	"\x05state\x18\x04 \x01(\rR\x05state\x12\x16\n" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x19\n" +
-	"\bend_time\x18\x06 \x01(\x03R\aendTime\"\xaf\x03\n" +
+	"\bend_time\x18\x06 \x01(\x03R\aendTime\x12\x1d\n" +
+	"\n" +
+	"start_time\x18\a \x01(\x03R\tstartTime\"\xaf\x03\n" +
 	"\x11ControllerMessage\x12+\n" +
 	"\x06launch\x18\x01 \x01(\v2\x11.drover.v1.LaunchH\x00R\x06launch\x12.\n" +
 	"\x06signal\x18\x02 \x01(\v2\x14.drover.v1.SignalJobH\x00R\x06signal\x127\n" +
