@@ -5,22 +5,18 @@ package sbcast
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/stepio"
 )
 
 // LaunchHost is the address nodes use to reach sbcast (set like srun's).
@@ -86,100 +82,25 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		mtime = st.ModTime().Unix()
 	}
 
-	ln, err := net.Listen("tcp", net.JoinHostPort(LaunchHost, "0"))
-	if err != nil {
-		env.Errorf("unable to listen: %v", err)
-		return 1
-	}
-	defer ln.Close()
-	keyb := make([]byte, 16)
-	_, _ = rand.Read(keyb)
-	key := hex.EncodeToString(keyb)
 	c, err := env.Client()
 	if err != nil {
 		env.Errorf("%v", err)
 		return 1
 	}
-	nodes, err := c.Broadcast(ctx, cli.BroadcastRequest{
-		Job: model.JobID(jobID), Addr: ln.Addr().String(), Key: key, Dest: dest, Mode: mode,
-		Force: *force, MTime: mtime, Size: int64(len(data)),
-	})
+	failures, err := cli.BroadcastFile(ctx, c, model.JobID(jobID), LaunchHost, data, dest, mode, *force, mtime,
+		time.Duration(*timeout)*time.Second)
+	for _, f := range failures {
+		node, msg, _ := strings.Cut(f, ": ")
+		env.Errorf("REQUEST_FILE_BCAST(%s): %s", node, msg)
+	}
 	if err != nil {
 		env.Errorf("REQUEST_FILE_BCAST: %v", err)
 		return 1
 	}
-	wait := time.Duration(*timeout) * time.Second
-	if wait <= 0 {
-		wait = 60 * time.Second
-	}
-	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(wait))
-
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	failed, answered := 0, 0
-	for range nodes {
-		raw, err := ln.Accept()
-		if err != nil {
-			break
-		}
-		conn, h, err := stepio.Accept(raw, key)
-		if err != nil || h.Job != uint32(jobID) || h.Node >= len(nodes) {
-			raw.Close()
-			continue
-		}
-		wg.Add(1)
-		go func(node string) {
-			defer wg.Done()
-			defer conn.Close()
-			msg := send(conn, data)
-			mu.Lock()
-			defer mu.Unlock()
-			answered++
-			if msg != "" {
-				failed++
-				env.Errorf("REQUEST_FILE_BCAST(%s): %s", node, msg)
-			}
-		}(nodes[h.Node])
-	}
-	wg.Wait()
-	if answered < len(nodes) {
-		env.Errorf("%d of %d nodes did not fetch the file", len(nodes)-answered, len(nodes))
-		return 1
-	}
-	if failed > 0 {
+	if len(failures) > 0 {
 		return 1
 	}
 	return 0
-}
-
-// send streams the file and returns the node's error, "" on success. A
-// node that refuses the file answers before reading it all: its answer is
-// read even when a write failed.
-func send(conn *stepio.Conn, data []byte) string {
-	const chunk = 512 << 10
-	var werr error
-	for off := 0; off < len(data) && werr == nil; off += chunk {
-		werr = conn.Send(stepio.Data, 0, data[off:min(off+chunk, len(data))])
-	}
-	if werr == nil {
-		werr = conn.Send(stepio.DataEnd, 0, nil)
-	}
-	for {
-		t, _, p, err := conn.Recv()
-		if err != nil {
-			if werr != nil {
-				return werr.Error()
-			}
-			return "no answer from the node"
-		}
-		if t == stepio.Exit {
-			code, _, msg := stepio.ParseExit(p)
-			if code != 0 && msg == "" {
-				msg = "failed"
-			}
-			return msg
-		}
-	}
 }
 
 func unwrap(err error) error {

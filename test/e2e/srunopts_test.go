@@ -1,0 +1,123 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSrunOptions exercises srun's per-task options inside one allocation:
+// -o/-e patterns, --multi-prog, -K, -W, --input, --mpi, --bcast, and a
+// forwarded signal.
+func TestSrunOptions(t *testing.T) {
+	c := startUp(t, 2, "--cpus", "2")
+	conf := filepath.Join(c.dir, "multi.conf")
+	if err := os.WriteFile(conf, []byte("# ranks and programs\n0 echo first %t\n1-2 echo rest %t %o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	prog := filepath.Join(c.dir, "prog.sh")
+	writeScript(t, prog, "#!/bin/sh\necho bcast-ran-from $0\n")
+	dest := filepath.Join(c.dir, "copied-prog")
+	script := filepath.Join(c.dir, "opts.sh")
+	writeScript(t, script, `#!/bin/bash
+srun -n2 -N2 -o out-%j-%t-%N.txt -e err-%t.txt bash -c 'echo o$SLURM_PROCID; echo e$SLURM_PROCID >&2'
+echo "files $?"
+srun -n3 --multi-prog `+conf+` | sort
+t0=$SECONDS
+srun -K -n2 -N2 bash -c 'if [ $SLURM_PROCID = 0 ]; then exit 3; fi; sleep 60'
+echo "K status $? after $((SECONDS-t0))s"
+t0=$SECONDS
+srun -W 1 -n2 -N2 bash -c 'if [ $SLURM_PROCID = 0 ]; then exit 0; fi; sleep 60'
+echo "W status $? after $((SECONDS-t0))s"
+echo x | srun --input=all -n2 -N2 cat | sort | tr '\n' ' '; echo
+echo y | srun --input=none -n1 cat; echo "none status $?"
+srun --mpi=none -n1 true; echo "mpi none $?"
+srun --mpi=pmix -n1 true 2>mpi.err; echo "mpi pmix $?"
+srun --bcast=`+dest+` -n2 -N2 `+prog+` | sort
+`)
+	out, errOut, code := c.run("salloc", "-N2", "-n4", script)
+	if code != 0 {
+		t.Fatalf("salloc: %d\n%s\n%s", code, out, errOut)
+	}
+	id := ""
+	for _, l := range strings.Split(errOut, "\n") {
+		if v, ok := strings.CutPrefix(l, "salloc: Granted job allocation "); ok {
+			id = v
+		}
+	}
+	for rank, node := range []string{"node1", "node2"} {
+		r := string(rune('0' + rank))
+		if got := readFileOr(filepath.Join(c.dir, "out-"+id+"-"+r+"-"+node+".txt")); got != "o"+r+"\n" {
+			t.Errorf("-o pattern, task %s: %q", r, got)
+		}
+		if got := readFileOr(filepath.Join(c.dir, "err-"+r+".txt")); got != "e"+r+"\n" {
+			t.Errorf("-e pattern, task %s: %q", r, got)
+		}
+	}
+	for _, want := range []string{
+		"files 0\n",
+		"first 0\nrest 1 0\nrest 2 1\n",
+		"x x \n",
+		"none status 0\n",
+		"mpi none 0\n",
+		"mpi pmix 1\n",
+		"bcast-ran-from " + dest + "\nbcast-ran-from " + dest + "\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s\nstderr:\n%s", want, out, errOut)
+		}
+	}
+	if strings.Contains(out, "o0\n") {
+		t.Errorf("-o output was also streamed: %s", out)
+	}
+	// The step ends soon after the first failure (-K) or exit (-W); its
+	// status is the highest of its tasks', the killed one's 128+SIGTERM.
+	for _, prefix := range []string{"K status 143 after ", "W status 143 after "} {
+		i := strings.Index(out, prefix)
+		if i < 0 {
+			t.Errorf("no %q line: %s", prefix, out)
+			continue
+		}
+		line := out[i:]
+		line = line[:strings.IndexByte(line, '\n')]
+		var secs int
+		if _, err := fmtSscanf(line[strings.LastIndex(line, " ")+1:], "%ds", &secs); err != nil || secs > 20 {
+			t.Errorf("%s: the step was not cut short (%v)", line, err)
+		}
+	}
+	if !strings.Contains(errOut, "Terminating StepId=") {
+		t.Errorf("-K/-W did not say they end the step: %s", errOut)
+	}
+	if b := readFileOr(filepath.Join(c.dir, "mpi.err")); !strings.Contains(b, "pmix") {
+		t.Errorf("--mpi=pmix message: %q", b)
+	}
+
+	// A signal sent to srun reaches the tasks.
+	srun := exec.Command(filepath.Join(binDir, "srun"), "bash", "-c", `trap "echo got-usr1; exit 0" USR1; echo ready; while :; do sleep 0.1; done`)
+	srun.Dir, srun.Env = c.dir, c.env()
+	var sout syncBuffer
+	srun.Stdout = &sout
+	if err := srun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srun.Process.Kill()
+	c.waitFor("the task", 30*time.Second, func() bool { return strings.Contains(sout.String(), "ready") })
+	_ = srun.Process.Signal(syscall.SIGUSR1)
+	done := make(chan error, 1)
+	go func() { done <- srun.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil || !strings.Contains(sout.String(), "got-usr1") {
+			t.Errorf("SIGUSR1 to srun: %v %q", err, sout.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Errorf("srun did not end after SIGUSR1: %q", sout.String())
+	}
+}
+
+func fmtSscanf(s, format string, a ...any) (int, error) { return fmt.Sscanf(s, format, a...) }
