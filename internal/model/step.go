@@ -194,3 +194,35 @@ func (j *Job) StepCPUsInUse() map[string]int {
 	}
 	return used
 }
+
+// BatchStep is the batch step of a running batch job as Slurm shows it:
+// one task on the batch host, holding the job's CPUs there, started with
+// the job. It is nil for other jobs, and when the job records the step
+// itself. Listings carry no script, so a batch job is one that srun or
+// salloc did not submit (Spec.Interactive false).
+func (j *Job) BatchStep() *Step {
+	if j.State != JobRunning && j.State != JobSuspended || j.Completing ||
+		j.Spec == nil || j.Spec.Interactive || len(j.Alloc) == 0 || j.Step(StepBatch) != nil {
+		return nil
+	}
+	a := j.Alloc[0]
+	return &Step{
+		ID: StepBatch, Name: "batch", State: JobRunning, NTasks: 1, StartTime: j.StartTime,
+		Layout: []StepNode{{Node: a.Node, CPUs: a.CPUs, Tasks: []int{0}}},
+	}
+}
+
+// ActiveSteps lists the steps users see running: the batch step (see
+// BatchStep) and the recorded steps not yet finished.
+func (j *Job) ActiveSteps() []*Step {
+	var out []*Step
+	if b := j.BatchStep(); b != nil {
+		out = append(out, b)
+	}
+	for _, s := range j.Steps {
+		if s != nil && !s.Finished() && s.State != JobPending {
+			out = append(out, s)
+		}
+	}
+	return out
+}

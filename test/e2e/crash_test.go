@@ -115,26 +115,8 @@ func freePort(t *testing.T) int {
 // TestJobEndsWhileControllerDown: a job finishes while the controller is
 // dead; after the restart its end is recorded once and it is not run again.
 func TestJobEndsWhileControllerDown(t *testing.T) {
-	dir := worldDir(t)
-	conf := filepath.Join(dir, "slurm.conf")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`ClusterName=outage
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=%d
-StateSaveLocation=%s/state
-SlurmdSpoolDir=%s/spool
-KillWait=2
-NodeName=n1 CPUs=2 RealMemory=1000
-PartitionName=p Nodes=n1 Default=YES
-`, freePort(t), dir, dir)), 0o644)
-	c := &cluster{t: t, dir: dir, conf: conf}
-	daemon := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(binDir, "drover"), append(args, "-f", conf)...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-		return cmd
-	}
+	c, daemon := manualCluster(t, "outage", "")
+	dir := c.dir
 	ctl := daemon("controller")
 	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
 	daemon("agent", "--name", "n1")
@@ -157,27 +139,8 @@ PartitionName=p Nodes=n1 Default=YES
 // supervisors; the next agent takes them back and reports their ends, and
 // each job runs once.
 func TestAgentRestartKeepsBatchJobs(t *testing.T) {
-	dir := worldDir(t)
-	conf := filepath.Join(dir, "slurm.conf")
-	os.WriteFile(conf, []byte(fmt.Sprintf(`ClusterName=restart
-SlurmctldHost=localhost(127.0.0.1)
-SlurmctldPort=%d
-StateSaveLocation=%s/state
-SlurmdSpoolDir=%s/spool
-SlurmdTimeout=30
-KillWait=2
-NodeName=n1 CPUs=2 RealMemory=1000
-PartitionName=p Nodes=n1 Default=YES
-`, freePort(t), dir, dir)), 0o644)
-	c := &cluster{t: t, dir: dir, conf: conf}
-	daemon := func(args ...string) *exec.Cmd {
-		cmd := exec.Command(filepath.Join(binDir, "drover"), append(args, "-f", conf)...)
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
-		return cmd
-	}
+	c, daemon := manualCluster(t, "restart", "SlurmdTimeout=30\n")
+	dir := c.dir
 	daemon("controller")
 	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
 	agent := daemon("agent", "--name", "n1")
@@ -246,4 +209,35 @@ PartitionName=p Nodes=n1 Default=YES
 func readFileOr(path string) string {
 	b, _ := os.ReadFile(path)
 	return string(b)
+}
+
+// manualCluster writes a one-node slurm.conf (n1, 2 CPUs, KillWait=2, plus
+// extra lines) for daemons a test starts itself with the returned function;
+// they get SIGTERM when the test ends.
+func manualCluster(t *testing.T, name, extra string) (*cluster, func(args ...string) *exec.Cmd) {
+	t.Helper()
+	dir := worldDir(t)
+	conf := filepath.Join(dir, "slurm.conf")
+	text := fmt.Sprintf(`ClusterName=%s
+SlurmctldHost=localhost(127.0.0.1)
+SlurmctldPort=%d
+StateSaveLocation=%s/state
+SlurmdSpoolDir=%s/spool
+KillWait=2
+%sNodeName=n1 CPUs=2 RealMemory=1000
+PartitionName=p Nodes=n1 Default=YES
+`, name, freePort(t), dir, dir, extra)
+	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := &cluster{t: t, dir: dir, conf: conf}
+	daemon := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(filepath.Join(binDir, "drover"), append(args, "-f", conf)...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
+		return cmd
+	}
+	return c, daemon
 }

@@ -50,7 +50,7 @@ func (r *runner) showStep(arg string) {
 				continue
 			}
 		}
-		for _, s := range runningSteps(j) {
+		for _, s := range j.ActiveSteps() {
 			if target != nil && target.HasStep && s.ID != target.Step {
 				continue
 			}
@@ -88,40 +88,6 @@ func stepTargetText(t cli.JobTarget) string {
 		s += t.Step.String()
 	}
 	return s
-}
-
-// runningSteps lists the steps Slurm would hold for j: a "batch" step for
-// a running batch job (the controller does not record one yet), then the
-// recorded steps not yet finished.
-func runningSteps(j *model.Job) []*model.Step {
-	var out []*model.Step
-	if b := batchStep(j); b != nil {
-		out = append(out, b)
-	}
-	for _, s := range j.Steps {
-		if s != nil && !s.Finished() {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// batchStep builds the batch step of a running batch job as slurmctld
-// records it: one task on the batch host, holding the job's CPUs and
-// memory there, started with the job, with no srun behind it. It is nil for
-// other jobs, and when the controller recorded the step itself. Listings
-// carry no script, so a batch job is one that srun or salloc did not
-// submit (Spec.Interactive false).
-func batchStep(j *model.Job) *model.Step {
-	if j.State != model.JobRunning && j.State != model.JobSuspended || j.Completing ||
-		j.Spec == nil || j.Spec.Interactive || len(j.Alloc) == 0 || j.Step(model.StepBatch) != nil {
-		return nil
-	}
-	a := j.Alloc[0]
-	return &model.Step{
-		ID: model.StepBatch, Name: "batch", State: model.JobRunning, NTasks: 1, StartTime: j.StartTime,
-		Layout: []model.StepNode{{Node: a.Node, CPUs: a.CPUs, Tasks: []int{0}}},
-	}
 }
 
 // stepRecord formats s of job j as scontrol show step does.

@@ -34,39 +34,6 @@ func (r *stepRow) nodeList() string {
 	return r.nodes
 }
 
-// runningSteps lists the steps squeue -s shows for j: a "batch" step for a
-// running batch job (the controller does not record one yet), then the
-// recorded steps that are neither pending nor finished.
-func runningSteps(j *model.Job) []*model.Step {
-	var out []*model.Step
-	if b := batchStep(j); b != nil {
-		out = append(out, b)
-	}
-	for _, s := range j.Steps {
-		if s != nil && !s.Finished() && s.State != model.JobPending {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// batchStep builds the batch step of a running batch job as Slurm shows
-// it: one task on the batch host, holding the job's CPUs there, started
-// with the job. It is nil for other jobs, and when the controller already
-// recorded the step. Listings carry no script, so a batch job is one that
-// srun or salloc did not submit (Spec.Interactive false).
-func batchStep(j *model.Job) *model.Step {
-	if j.State != model.JobRunning && j.State != model.JobSuspended || j.Completing ||
-		j.Spec == nil || j.Spec.Interactive || len(j.Alloc) == 0 || j.Step(model.StepBatch) != nil {
-		return nil
-	}
-	a := j.Alloc[0]
-	return &model.Step{
-		ID: model.StepBatch, Name: "batch", State: model.JobRunning, NTasks: 1, StartTime: j.StartTime,
-		Layout: []model.StepNode{{Node: a.Node, CPUs: a.CPUs, Tasks: []int{0}}},
-	}
-}
-
 // parseStepList reads the -s list: "job[_task].step", comma separated.
 func parseStepList(env *cli.Env, list string) ([]cli.JobTarget, error) {
 	var out []cli.JobTarget
@@ -134,7 +101,7 @@ func buildStepRows(jobs []*model.Job, f *stepFilter) []*stepRow {
 		if j == nil || !f.matchJob(j) {
 			continue
 		}
-		for _, s := range runningSteps(j) {
+		for _, s := range j.ActiveSteps() {
 			if f.matchStep(j, s) {
 				rows = append(rows, &stepRow{job: j, step: s})
 			}
