@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"os"
@@ -69,7 +71,7 @@ func (j *job) detachable() bool {
 // none runs). Without one, batch scripts start directly and end with the
 // agent.
 func (a *Agent) connectSupervisor() {
-	sup, err := executor.ConnectSupervisor(filepath.Join(a.spool, "super.sock"))
+	sup, err := executor.ConnectSupervisor(supervisorSocket(a.spool))
 	if err != nil {
 		a.log.Warn("no job supervisor: batch jobs will not outlive this agent", "err", err)
 		return
@@ -199,4 +201,20 @@ func (a *Agent) resume(j *job) {
 		timer.Stop()
 	}
 	a.finish(j, res)
+}
+
+// supervisorSocket is the supervisor's socket for a spool directory: in the
+// spool, unless that path is too long for a Unix socket (108 bytes), then
+// under a root-only directory in /run named after the spool.
+func supervisorSocket(spool string) string {
+	p := filepath.Join(spool, "super.sock")
+	if len(p) < 100 {
+		return p
+	}
+	sum := sha256.Sum256([]byte(spool))
+	dir := "/run/drover"
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		dir = spool // fails below with a clear error
+	}
+	return filepath.Join(dir, "super-"+hex.EncodeToString(sum[:8])+".sock")
 }
