@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == StepExecArg {
 		os.Exit(StepExecMain(os.Args[2:]))
 	}
+	if len(os.Args) > 1 && os.Args[1] == SuperviseArg {
+		os.Exit(SuperviseMain(os.Args[2:]))
+	}
 	SelfPath = os.Args[0]
 	if !filepath.IsAbs(SelfPath) {
 		if p, err := os.Executable(); err == nil {

@@ -1,0 +1,87 @@
+//go:build linux
+
+package executor
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestSupervisorOutlivesItsAgent: a piped program started through one
+// connection keeps running when that connection (the agent) goes away; a
+// new connection takes it back with its pipes, its output (written in
+// between) and its result.
+func TestSupervisorOutlivesItsAgent(t *testing.T) {
+	dir := testDir(t, false)
+	sock := filepath.Join(dir, "super.sock")
+	sup, err := ConnectSupervisor(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := filepath.Join(dir, "job1")
+	if err := os.Mkdir(job, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	spec := &Spec{Path: "/bin/sh", Args: []string{"-c", "read x; echo got $x; sleep 1; echo after; exit 3"},
+		Env: []string{"PATH=/usr/bin:/bin"}, Dir: dir, Umask: -1}
+	p, pipes, err := sup.StartPiped(job, spec, [3]bool{true, true, false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Pid() <= 0 || pipes.Stdin == nil || pipes.Stdout == nil || pipes.Stderr != nil {
+		t.Fatalf("pid %d pipes %+v", p.Pid(), pipes)
+	}
+	pipes.Stdin.WriteString("hello\n")
+	pipes.Stdin.Close()
+	sup.CloseStdin(job)
+	line, _ := bufio.NewReader(pipes.Stdout).ReadString('\n')
+	if line != "got hello\n" {
+		t.Fatalf("first line %q", line)
+	}
+	// The agent goes away; the program does not.
+	pipes.Stdout.Close()
+	sup.Close()
+	time.Sleep(100 * time.Millisecond)
+	if err := syscall.Kill(-p.Pid(), 0); err != nil {
+		t.Fatalf("program gone with its agent: %v", err)
+	}
+
+	sup2, err := ConnectSupervisor(sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup2.Close()
+	if _, _, err := sup2.ReattachPiped(filepath.Join(dir, "nope"), [3]bool{}); err == nil {
+		t.Error("reattached a program the supervisor never ran")
+	}
+	p2, pipes2, err := sup2.ReattachPiped(job, [3]bool{true, true, false})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pipes2.Stdout == nil || pipes2.Stdin != nil {
+		t.Fatalf("pipes after reattach: %+v (stdin was closed)", pipes2)
+	}
+	rest := make(chan string, 1)
+	go func() {
+		b := make([]byte, 100)
+		n, _ := pipes2.Stdout.Read(b)
+		rest <- string(b[:n])
+	}()
+	res := p2.Wait()
+	if res.ExitCode != 3 || res.Err != nil {
+		t.Errorf("result %+v", res)
+	}
+	if got := <-rest; !strings.Contains(got, "after") {
+		t.Errorf("output after the reattach: %q", got)
+	}
+	// A finished program is taken back from its result alone.
+	p3, err := sup2.Reattach(job)
+	if err != nil || p3.Wait().ExitCode != 3 {
+		t.Errorf("reattach after the end: %v", err)
+	}
+}
