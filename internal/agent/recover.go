@@ -212,7 +212,7 @@ func supervisorSocket(spool string) string {
 		return p
 	}
 	sum := sha256.Sum256([]byte(spool))
-	dir := "/run/drover"
+	dir := "/run/drover-supervisor"
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		dir = spool // fails below with a clear error
 	}

@@ -148,6 +148,9 @@ func Run(ctx context.Context, o Options) error {
 	}
 
 	sock := cfg.SocketPath()
+	if filepath.Dir(sock) == slurmconf.LongSocketDir {
+		_ = os.MkdirAll(slurmconf.LongSocketDir, 0o755)
+	}
 	_ = os.Remove(sock)
 	ul, err := net.Listen("unix", sock)
 	if err != nil {

@@ -1,6 +1,8 @@
 package slurmconf
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -179,12 +181,24 @@ func newConfig(file string) *Config {
 
 // SocketPath is where the controller listens for local clients:
 // DroverSocket when set, else drover.sock in StateSaveLocation.
+//
+// A Unix socket path must fit in 108 bytes: when the default would not,
+// the socket lives in LongSocketDir under a name derived from the state
+// directory, which the controller and every client compute alike.
 func (c *Config) SocketPath() string {
 	if c.DroverSocket != "" {
 		return c.DroverSocket
 	}
-	return filepath.Join(c.StateSaveLocation, "drover.sock")
+	p := filepath.Join(c.StateSaveLocation, "drover.sock")
+	if len(p) < 100 {
+		return p
+	}
+	sum := sha256.Sum256([]byte(c.StateSaveLocation))
+	return filepath.Join(LongSocketDir, "ctld-"+hex.EncodeToString(sum[:8])+".sock")
 }
+
+// LongSocketDir holds controller sockets whose default path is too long.
+const LongSocketDir = "/run/drover"
 
 // Get returns the raw value of a top-level key, matched case-insensitively.
 // For SlurmctldHost it returns the primary.

@@ -355,3 +355,22 @@ func dump(c *Config) string {
 	}
 	return b.String()
 }
+
+func TestSocketPathFitsUnixLimit(t *testing.T) {
+	short := &Config{StateSaveLocation: "/var/spool/drover"}
+	if got := short.SocketPath(); got != "/var/spool/drover/drover.sock" {
+		t.Errorf("short: %q", got)
+	}
+	long := &Config{StateSaveLocation: "/" + strings.Repeat("d", 120)}
+	got := long.SocketPath()
+	if len(got) >= 100 || !strings.HasPrefix(got, LongSocketDir+"/ctld-") || got != long.SocketPath() {
+		t.Errorf("long: %q", got)
+	}
+	other := &Config{StateSaveLocation: "/" + strings.Repeat("e", 120)}
+	if other.SocketPath() == got {
+		t.Error("two state directories share a socket")
+	}
+	if (&Config{DroverSocket: "/x.sock", StateSaveLocation: long.StateSaveLocation}).SocketPath() != "/x.sock" {
+		t.Error("DroverSocket ignored")
+	}
+}
