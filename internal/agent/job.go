@@ -6,6 +6,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -343,7 +344,7 @@ func (j *job) terminate(killWait time.Duration, msg string, stepsAs model.JobSta
 	close(j.released)
 	j.mu.Unlock()
 	if msg != "" && errPath != "" {
-		appendFile(errPath, msg)
+		appendFile(j, errPath, msg)
 	}
 	if p != nil {
 		p.Terminate(killWait)
@@ -361,19 +362,28 @@ func (a *Agent) stepdMessage(j *job, why string) string {
 
 func (a *Agent) appendErr(j *job, msg string) {
 	if j.errPath != "" {
-		appendFile(j.errPath, msg)
+		appendFile(j, j.errPath, msg)
 	}
 }
 
-// appendFile adds a line to a file the job already opened as its user;
-// it never creates files or follows symlinks, since the agent runs as root.
-func appendFile(path, msg string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
-	if err != nil {
-		return
-	}
-	defer f.Close()
-	_, _ = f.WriteString(msg)
+// appendFile adds one line to a file the job names, with the job user's
+// rights (never root's: the path is the user's choice), without creating
+// it or following a final symlink. Newlines inside msg (from user-chosen
+// paths quoted in errors) are flattened so one line stays one line.
+func appendFile(j *job, path, msg string) {
+	msg = strings.ReplaceAll(strings.TrimRight(msg, "\n"), "\n", " ") + "\n"
+	j.mu.Lock()
+	uid, gid, groups := j.model.UserID, j.model.GroupID, j.model.Groups
+	j.mu.Unlock()
+	_ = executor.AsUser(uid, gid, groups, func() error {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		_, err = f.WriteString(msg)
+		return err
+	})
 }
 
 func cpusOn(j *model.Job, node string) int {

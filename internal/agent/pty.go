@@ -40,8 +40,8 @@ func (s *stepRun) startPty(es *executor.Spec) (executor.Process, error) {
 	}
 	name := tty.Name()
 	_ = os.Chown(name, int(es.UID), int(es.GID))
-	_ = os.Chmod(name, 0o620)
-	tty.Close() // the task opens it by name, as its user
+	_ = os.Chmod(name, 0o600) // the user's alone: no writes from their group
+	tty.Close()               // the task opens it by name, as its user
 	es.Stdin, es.Stdout, es.Stderr = name, name, name
 	es.StdinR, es.StdoutW, es.StderrW = nil, nil, nil
 	es.Terminal = true

@@ -110,17 +110,10 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 	}
 	proc, err := sup.Start(dir, es)
 	if err != nil {
-		// The supervisor went away: start another and try once more.
-		a.log.Warn("job supervisor failed; reconnecting", "err", err)
-		a.connectSupervisor()
-		a.mu.Lock()
-		sup = a.sup
-		a.mu.Unlock()
-		if proc, err = sup.Start(dir, es); err != nil {
-			a.log.Warn("no job supervisor: this job will not outlive the agent", "job", j.id, "err", err)
-			_ = os.RemoveAll(dir)
-			return executor.Start(es)
-		}
+		// Refused or unreachable: run it directly (it ends with the agent).
+		a.log.Warn("no job supervisor: this job will not outlive the agent", "job", j.id, "err", err)
+		_ = os.RemoveAll(dir)
+		return executor.Start(es)
 	}
 	j.mu.Lock()
 	j.supervised = true

@@ -128,6 +128,9 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 		if rank < len(spec.TaskArgv) && len(spec.TaskArgv[rank]) > 0 {
 			argv = spec.TaskArgv[rank]
 		}
+		if len(argv) == 0 {
+			argv = []string{"/bin/false"} // refused by the controller; never a panic here
+		}
 		env := stepenv.StepEnv(base, &jm, s.st, a.node, s.index, localID, rank, srunHost, srunPort)
 		es := &executor.Spec{
 			Path: argv[0], Args: argv[1:], Env: env, Dir: dir, UID: jm.UserID, GID: jm.GroupID,

@@ -348,11 +348,17 @@ func (s *Supervisor) Reattach(dir string) (Process, error) {
 		return p, nil
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if !s.running[dir] {
+		s.mu.Unlock()
 		return nil, fmt.Errorf("executor: the supervisor does not run %s and it left no result", dir)
 	}
 	s.waiters[dir] = p
+	s.mu.Unlock()
+	// It may have ended between the listing and the line above, its
+	// "ended" message finding no waiter: the result says so.
+	if _, err := os.Stat(filepath.Join(dir, "result.json")); err == nil {
+		p.end()
+	}
 	return p, nil
 }
 
@@ -522,6 +528,16 @@ func (sv *supervisor) serve(conn *net.UnixConn) {
 				continue
 			}
 			sv.send(superMsg{Op: "fds", Dir: m.Dir, Pipes: have}, fds...)
+			sv.mu.Lock()
+			if !sv.running[m.Dir] { // ended: the agent has the last copies now
+				for _, f := range sv.pipes[m.Dir] {
+					if f != nil {
+						f.Close()
+					}
+				}
+				delete(sv.pipes, m.Dir)
+			}
+			sv.mu.Unlock()
 		case "stdin-eof":
 			sv.mu.Lock()
 			if files := sv.pipes[m.Dir]; len(files) > 0 && files[0] != nil {
@@ -607,12 +623,19 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 		}
 		sv.mu.Lock()
 		delete(sv.running, dir)
-		for _, f := range sv.pipes[dir] {
-			if f != nil {
-				f.Close()
+		if sv.agent != nil {
+			for _, f := range sv.pipes[dir] {
+				if f != nil {
+					f.Close()
+				}
 			}
+			delete(sv.pipes, dir)
+		} else if kept := sv.pipes[dir]; len(kept) > 0 && kept[0] != nil {
+			// No agent listens: keep the output pipes (their unread
+			// output) for the next one, which fetches them with "fds".
+			kept[0].Close()
+			kept[0] = nil
 		}
-		delete(sv.pipes, dir)
 		sv.mu.Unlock()
 		sv.send(superMsg{Op: "ended", Dir: dir})
 	}()

@@ -51,6 +51,15 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 	if spec == nil || (len(spec.Argv) == 0 && len(spec.TaskArgv) == 0) {
 		return nil, nil, invalid("No command given to execute")
 	}
+	// With --multi-prog every rank needs its own program.
+	for _, a := range spec.TaskArgv {
+		if len(a) == 0 || a[0] == "" {
+			return nil, nil, invalid("No command given to execute")
+		}
+	}
+	if len(spec.TaskArgv) > 0 && len(spec.Argv) == 0 && spec.NTasks != len(spec.TaskArgv) {
+		return nil, nil, invalid("--multi-prog needs a program for every task")
+	}
 	j, err := s.runningJob(id, jobID)
 	if err != nil {
 		return nil, nil, err

@@ -76,9 +76,16 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = env.Stdin, env.Stdout, env.Stderr
 	cmd.Env = jenv
-	// The command shares our terminal: Ctrl-C is its to handle.
-	signal.Ignore(syscall.SIGINT, syscall.SIGQUIT)
-	defer signal.Reset(syscall.SIGINT, syscall.SIGQUIT)
+	// The command shares our terminal: Ctrl-C is its to handle. Caught
+	// and dropped here, not ignored: an ignored signal would stay ignored
+	// in the command.
+	tty := make(chan os.Signal, 4)
+	signal.Notify(tty, syscall.SIGINT, syscall.SIGQUIT)
+	defer signal.Stop(tty)
+	go func() {
+		for range tty {
+		}
+	}()
 	fwd := make(chan os.Signal, 2)
 	signal.Notify(fwd, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGUSR1, syscall.SIGUSR2)
 	defer signal.Stop(fwd)
