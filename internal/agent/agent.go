@@ -261,9 +261,12 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 	case *pb.ControllerMessage_EndAck:
 		a.mu.Lock()
 		delete(a.ends, x.EndAck.JobId)
+		_, again := a.jobs[x.EndAck.JobId] // a newer run of a requeued job
 		a.mu.Unlock()
-		// The end is committed: the supervisor's record has served.
-		_ = os.RemoveAll(a.superDir(x.EndAck.JobId))
+		if !again {
+			// The end is committed: the supervisor's record has served.
+			_ = os.RemoveAll(a.superDir(x.EndAck.JobId))
+		}
 	}
 }
 
