@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,14 +14,37 @@ import (
 	"github.com/drover-hpc/drover/internal/stepio"
 )
 
-// BroadcastFile copies data to dest on every node of a running job (sbcast,
-// srun --bcast): it listens on launchHost, asks the controller to send the
-// nodes, and streams the file to each node that dials in; each node writes
-// it as the job's user and answers. It returns one "node: reason" line per
-// node that failed; err is for failures of the whole transfer.
-func BroadcastFile(ctx context.Context, c Client, job model.JobID, launchHost string, data []byte,
-	dest string, mode uint32, force bool, mtime int64, timeout time.Duration) ([]string, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(launchHost, "0"))
+// Bcast is one file to copy to every node of a running job (sbcast, srun
+// --bcast).
+type Bcast struct {
+	Job        model.JobID
+	LaunchHost string // the address the nodes dial
+	Data       []byte
+	Dest       string // absolute path, the same on every node
+	Mode       uint32 // permission bits of the copy
+	Force      bool   // replace an existing file
+	MTime      int64  // modification time to give the copy; 0 leaves it
+	// Timeout bounds the wait for every node to dial in; 0 is 60 s.
+	Timeout time.Duration
+}
+
+// BcastFailure is one node's refusal of the file.
+type BcastFailure struct {
+	Node, Msg string
+}
+
+// String is Slurm's line for the failure.
+func (f BcastFailure) String() string { return "REQUEST_FILE_BCAST(" + f.Node + "): " + f.Msg }
+
+// BroadcastFile copies b.Data to b.Dest on every node of b.Job: it listens
+// on b.LaunchHost, asks the controller to send the nodes, and streams the
+// file to each node that dials in; each node writes it as the job's user
+// and answers. It returns the nodes that refused the file, in the job's
+// node order; err is a failure of the whole transfer, worded for the user
+// ("unable to listen: …", "REQUEST_FILE_BCAST: <controller's answer>",
+// "N of M nodes did not fetch the file").
+func BroadcastFile(ctx context.Context, c Client, b Bcast) ([]BcastFailure, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort(b.LaunchHost, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("unable to listen: %v", err)
 	}
@@ -29,50 +53,80 @@ func BroadcastFile(ctx context.Context, c Client, job model.JobID, launchHost st
 	_, _ = rand.Read(keyb)
 	key := hex.EncodeToString(keyb)
 	nodes, err := c.Broadcast(ctx, BroadcastRequest{
-		Job: job, Addr: ln.Addr().String(), Key: key, Dest: dest, Mode: mode,
-		Force: force, MTime: mtime, Size: int64(len(data)),
+		Job: b.Job, Addr: ln.Addr().String(), Key: key, Dest: b.Dest, Mode: b.Mode,
+		Force: b.Force, MTime: b.MTime, Size: int64(len(b.Data)),
 	})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("REQUEST_FILE_BCAST: %w", err)
 	}
+	if len(nodes) == 0 {
+		return nil, nil
+	}
+	timeout := b.Timeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
 	}
 	_ = ln.(*net.TCPListener).SetDeadline(time.Now().Add(timeout))
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	var failures []string
-	answered := map[int]bool{}
-	for len(answered) < len(nodes) {
+
+	// Each connection's handshake and transfer run on their own, so a
+	// slow or stray one holds no other node up. The listener closes once
+	// every node has dialed in, at the deadline, or when ctx ends.
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		failed   = map[int]string{}
+		answered = map[int]bool{}
+		all      = make(chan struct{})
+	)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-all:
+		}
+		ln.Close()
+	}()
+	for {
 		raw, err := ln.Accept()
 		if err != nil {
 			break
 		}
-		conn, h, err := stepio.Accept(raw, key)
-		if err != nil || h.Job != uint32(job) || h.Node >= len(nodes) {
-			raw.Close()
-			continue
-		}
-		mu.Lock()
-		dup := answered[h.Node]
-		answered[h.Node] = true
-		mu.Unlock()
-		if dup {
-			conn.Close()
-			continue
-		}
 		wg.Add(1)
-		go func(node string) {
+		go func() {
 			defer wg.Done()
+			conn, h, err := stepio.Accept(raw, key)
+			if err != nil || h.Job != uint32(b.Job) || h.Node >= len(nodes) {
+				raw.Close()
+				return
+			}
 			defer conn.Close()
-			if msg := sendFile(conn, data); msg != "" {
+			mu.Lock()
+			dup := answered[h.Node]
+			answered[h.Node] = true
+			last := !dup && len(answered) == len(nodes)
+			mu.Unlock()
+			if dup {
+				return
+			}
+			if last {
+				close(all)
+			}
+			if msg := sendFile(conn, b.Data); msg != "" {
 				mu.Lock()
-				failures = append(failures, node+": "+msg)
+				failed[h.Node] = msg
 				mu.Unlock()
 			}
-		}(nodes[h.Node])
+		}()
 	}
 	wg.Wait()
+	var failures []BcastFailure
+	idx := make([]int, 0, len(failed))
+	for i := range failed {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		failures = append(failures, BcastFailure{nodes[i], failed[i]})
+	}
 	if missing := len(nodes) - len(answered); missing > 0 {
 		return failures, fmt.Errorf("%d of %d nodes did not fetch the file", missing, len(nodes))
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -87,14 +86,15 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		env.Errorf("%v", err)
 		return 1
 	}
-	failures, err := cli.BroadcastFile(ctx, c, model.JobID(jobID), LaunchHost, data, dest, mode, *force, mtime,
-		time.Duration(*timeout)*time.Second)
+	failures, err := cli.BroadcastFile(ctx, c, cli.Bcast{
+		Job: model.JobID(jobID), LaunchHost: LaunchHost, Data: data, Dest: dest, Mode: mode,
+		Force: *force, MTime: mtime, Timeout: time.Duration(*timeout) * time.Second,
+	})
 	for _, f := range failures {
-		node, msg, _ := strings.Cut(f, ": ")
-		env.Errorf("REQUEST_FILE_BCAST(%s): %s", node, msg)
+		env.Errorf("%s", f)
 	}
 	if err != nil {
-		env.Errorf("REQUEST_FILE_BCAST: %v", err)
+		env.Errorf("%v", err)
 		return 1
 	}
 	if len(failures) > 0 {

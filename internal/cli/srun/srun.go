@@ -10,10 +10,8 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path"
-	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -69,18 +67,18 @@ func runStep(ctx context.Context, env *cli.Env, c cli.Client, opts *jobspec.Opti
 		return env.ExitError()
 	}
 	defer s.ln.Close()
-	if opts.BcastSet {
-		dest, err := bcastExecutable(ctx, env, c, opts, id)
-		if err != nil {
-			env.Errorf("--bcast: %v", err)
-			return env.ExitError()
-		}
-		opts.Spec.Argv[0] = dest
-	}
 	spec, err := s.stepSpec(args)
 	if err != nil {
 		env.Errorf("%v", err)
 		return env.ExitError()
+	}
+	if opts.BcastSet {
+		// The step keeps the program's name; its tasks run the copy.
+		dest, ok := bcastExecutable(ctx, env, c, opts, id)
+		if !ok {
+			return env.ExitError()
+		}
+		spec.Argv = append([]string{dest}, spec.Argv[1:]...)
 	}
 	if spec.NTasks > 0 && spec.MinNodes > spec.NTasks {
 		env.Infof("warning: can't run %d processes on %d nodes, setting nnodes to %d", spec.NTasks, spec.MinNodes, spec.NTasks)
@@ -207,42 +205,4 @@ func signalName(sig int) string {
 		return "Interrupt"
 	}
 	return syscall.Signal(sig).String()
-}
-
-// bcastExecutable is srun --bcast[=DEST]: the program is copied to every
-// node of the job first, and the step runs the copy. DEST ending in '/' is
-// a directory; without DEST the copy goes to the working directory. The
-// file is named slurm_bcast_<job>_<program> (Drover writes one path on
-// every node, so the node name is not part of it).
-func bcastExecutable(ctx context.Context, env *cli.Env, c cli.Client, opts *jobspec.Options, id model.JobID) (string, error) {
-	prog := opts.Spec.Argv[0]
-	if !strings.Contains(prog, "/") {
-		p, err := exec.LookPath(prog)
-		if err != nil {
-			return "", err
-		}
-		prog = p
-	}
-	if !filepath.IsAbs(prog) && opts.Spec.WorkDir != "" {
-		prog = filepath.Join(opts.Spec.WorkDir, prog)
-	}
-	data, err := os.ReadFile(prog)
-	if err != nil {
-		return "", err
-	}
-	name := fmt.Sprintf("slurm_bcast_%d_%s", id, filepath.Base(prog))
-	dest := opts.Bcast
-	switch {
-	case dest == "":
-		dest = filepath.Join(opts.Spec.WorkDir, name)
-	case strings.HasSuffix(dest, "/"):
-		dest = filepath.Join(dest, name)
-	case !filepath.IsAbs(dest):
-		dest = filepath.Join(opts.Spec.WorkDir, dest)
-	}
-	failures, err := cli.BroadcastFile(ctx, c, id, LaunchHost, data, dest, 0o700, true, 0, 0)
-	if err == nil && len(failures) > 0 {
-		err = fmt.Errorf("copy to %s failed on %s", dest, strings.Join(failures, "; "))
-	}
-	return dest, err
 }

@@ -52,14 +52,6 @@ type taskExit struct {
 	msg       string
 }
 
-// status is how the shell sees a task's end: its code, or 128+signal.
-func (e taskExit) status() int {
-	if e.sig != 0 {
-		return 128 + e.sig
-	}
-	return e.code
-}
-
 func newSession(env *cli.Env, c cli.Client, opts *jobspec.Options, jobID model.JobID) (*session, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(LaunchHost, "0"))
 	if err != nil {
@@ -271,7 +263,9 @@ func (s *session) readNode(conn *stepio.Conn, node int, finish func()) {
 			}
 			all := len(s.exits) >= s.step.NTasks
 			s.mu.Unlock()
-			if (code != 0 || sig != 0 || msg != "") && s.opts.KillOnBadExit {
+			// -K ends the others' tasks; nothing is left to end once
+			// every task has reported.
+			if (code != 0 || sig != 0 || msg != "") && s.opts.KillOnBadExit && !all {
 				s.killStep(fmt.Sprintf("%d.%s", s.jobID, s.step.ID))
 			}
 			if all {
@@ -472,7 +466,7 @@ func (s *session) waitLimit(ctx context.Context, id string, d time.Duration, don
 		first := s.firstAt
 		s.mu.Unlock()
 		if !first.IsZero() && time.Since(first) >= d {
-			s.env.Errorf("First task exited %s ago", d.Round(time.Second))
+			s.env.Infof("First task exited %s ago", d.Round(time.Second))
 			s.printStatus(id)
 			s.killStep(id)
 			return
@@ -481,7 +475,9 @@ func (s *session) waitLimit(ctx context.Context, id string, d time.Duration, don
 }
 
 // report prints Slurm's failure lines, grouped by node and status, and
-// returns the highest task status.
+// returns srun's status: 128 plus the highest signal that killed a task,
+// else the highest exit code (as Slurm, a killed task's status outranks
+// any exit code).
 func (s *session) report(id string) int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -491,14 +487,14 @@ func (s *session) report(id string) int {
 	}
 	groups := map[group][]int{}
 	var order []group
-	status := 0
+	status, topSig := 0, 0
 	for _, n := range s.step.Layout {
 		for _, r := range n.Tasks {
 			e, ok := s.exits[r]
 			if !ok {
 				continue
 			}
-			status = max(status, e.status())
+			status, topSig = max(status, e.code), max(topSig, e.sig)
 			msg := ""
 			switch {
 			case e.msg != "":
@@ -521,6 +517,9 @@ func (s *session) report(id string) int {
 	}
 	for _, g := range order {
 		s.env.Errorf("%s: %s: %s", g.node, taskWord(groups[g]), g.msg)
+	}
+	if topSig != 0 {
+		status = 128 + topSig
 	}
 	if missing := s.step.NTasks - len(s.exits); missing > 0 {
 		status = max(status, 1)
