@@ -1,7 +1,7 @@
 # Drover — make targets (make help lists them)
 GO ?= go
 BIN := bin
-CMDS := sbatch srun salloc sattach sbcast squeue sinfo scancel scontrol
+CMDS := sbatch srun salloc sattach sbcast squeue sinfo scancel scontrol sstat
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # Static and stripped: every Slurm command is a start of this binary, and
 # both shave start-up time (dynamic loading, pages to map).

@@ -353,6 +353,28 @@ func (c *Client) Broadcast(ctx context.Context, req cli.BroadcastRequest) ([]str
 	return r.Nodes, nil
 }
 
+// StepStats asks the job's nodes for its running steps' usage (sstat).
+func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.StepID, hasStep bool) ([]cli.StepStat, []string, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.StepStats(ctx, &pb.StepStatsRequest{JobId: uint32(job), StepId: int32(step), HasStep: hasStep})
+	if err != nil {
+		return nil, nil, fromStatus(err)
+	}
+	out := make([]cli.StepStat, 0, len(r.Steps))
+	for _, s := range r.Steps {
+		st := cli.StepStat{Job: model.JobID(s.JobId), Step: model.StepID(s.StepId), Node: s.Node, NTasks: int(s.Ntasks)}
+		for _, p := range s.Pids {
+			st.Pids = append(st.Pids, int(p))
+		}
+		if u := wire.UsageFromPB(s.Usage); u != nil {
+			st.Usage = *u
+		}
+		out = append(out, st)
+	}
+	return out, r.Errors, nil
+}
+
 // CreateJoinToken makes a join token (admins only).
 func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (string, int64, error) {
 	ctx, cancel := callCtx(ctx)

@@ -23,6 +23,7 @@ import (
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/version"
+	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // Options configures an agent process.
@@ -63,6 +64,10 @@ type Agent struct {
 	outbox   chan *pb.AgentMessage
 	killAll  bool // KillJobsOnExit
 	sup      *executor.Supervisor
+	iso      *isolation
+	// unhealthy is the reason of the health checks' last failure; "" =
+	// healthy.
+	unhealthy string
 }
 
 // Run runs the agent until ctx ends.
@@ -110,7 +115,11 @@ func Run(ctx context.Context, o Options) error {
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{},
 		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
 	}
+	if err := a.setupIsolation(confPath); err != nil {
+		return err
+	}
 	a.recover()
+	a.removeStrayGroups()
 	addr := o.Controller
 	if addr == "" {
 		addr = joinedController(stateDir)
@@ -123,6 +132,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	a.log.Info("agent starting", "node", name, "controller", addr, "spool", spool)
+	go a.healthLoop(ctx)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		start := time.Now()
@@ -175,7 +185,7 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{
 		Node: a.node, Cpus: int32(cpus), Sockets: int32(sockets), Cores: int32(cores), Threads: int32(threads),
 		Memory: detectMemMiB(), Hostname: host, Version: version.Version, BootTime: a.boot, Running: a.runningIDs(),
-		Ended: a.endedIDs(), RunningSteps: a.runningSteps(),
+		Ended: a.endedIDs(), RunningSteps: a.runningSteps(), Gpus: wire.GPUsToPB(a.iso.gpus),
 	}}}); err != nil {
 		return err
 	}
@@ -193,6 +203,7 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 	a.cluster = reg.Cluster
 	a.killUnexpected(reg.Expected)
 	a.log.Info("registered with controller", "node", a.node)
+	a.resendHealth()
 
 	// Resend every end the controller has not confirmed.
 	a.mu.Lock()
@@ -258,6 +269,8 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		a.attach(x.Attach)
 	case *pb.ControllerMessage_Fetch:
 		go a.fetch(x.Fetch)
+	case *pb.ControllerMessage_Stat:
+		go a.stat(x.Stat)
 	case *pb.ControllerMessage_EndAck:
 		a.mu.Lock()
 		delete(a.ends, x.EndAck.JobId)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/cgroups"
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/stepenv"
@@ -31,8 +32,12 @@ type job struct {
 	alloc      bool // an allocation recorded for a later agent
 	stale      bool // an earlier run of a requeued job: ends without a report
 	proc       executor.Process
-	dir        string // spool directory of the job
-	errPath    string // where slurmstepd-style messages go
+	dir        string        // spool directory of the job
+	errPath    string        // where slurmstepd-style messages go
+	cg         cgroups.Group // the job's cgroup here; nil until created
+	batch      *sampler      // the batch step's usage
+	prologDone bool          // Prolog ran here (or was tried)
+	prologErr  error         // and failed: the job goes back to the queue
 
 	mu       sync.Mutex
 	ending   bool
@@ -120,6 +125,8 @@ func (a *Agent) start(j *job) executor.Result {
 
 	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.cluster, mj.StartTime)
 	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
+	env = stepenv.Override(env, a.isolationEnv(mj, nodeAlloc(mj, a.node).GPUs, false)...)
+	env, _ = a.taskProlog(mj, env)
 	if u, err := user.LookupId(strconv.FormatUint(uint64(mj.UserID), 10)); err == nil {
 		env = stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
 	}
@@ -128,10 +135,27 @@ func (a *Agent) start(j *job) executor.Result {
 		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
 		Append: spec.OpenMode == "append", Umask: -1,
 	}
+	if err := a.prolog(j); err != nil {
+		j.mu.Lock()
+		j.prologErr = err
+		j.mu.Unlock()
+		return executor.Result{ExitCode: 1, Err: err}
+	}
 	if spec.Interactive {
+		if _, err := a.jobGroup(j); err != nil {
+			return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
+		}
 		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id}}})
 		return a.holdAllocation(j)
 	}
+	g, err := a.stepGroup(j, "batch", nodeAlloc(mj, a.node).GPUs)
+	if err != nil {
+		return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
+	}
+	place(es, g)
+	j.mu.Lock()
+	j.batch = newSampler(g, a.iso.every)
+	j.mu.Unlock()
 	script := filepath.Join(j.dir, "slurm_script")
 	if err := os.WriteFile(script, []byte(spec.Script), 0o700); err != nil {
 		return executor.Result{ExitCode: 1, Err: err}
@@ -210,9 +234,48 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	end := &pb.JobEnded{JobId: j.id, ExitCode: int32(res.ExitCode), Signal: int32(res.Signal), EndTime: time.Now().Unix(),
 		StartTime: j.model.StartTime}
 	j.mu.Lock()
-	timedOut := j.timedOut
+	timedOut, batch, cg := j.timedOut, j.batch, j.cg
 	j.mu.Unlock()
+	var ooms uint64
+	if batch != nil {
+		batch.close()
+		if u := batch.usage(a.node, nodeAlloc(j.model, a.node).GPUs); u != nil {
+			end.Usage = wire.UsageToPB(u)
+		}
+		if st, err := batch.g.Stats(); err == nil {
+			ooms = st.OOMKills
+		}
+	} else if cg != nil && j.model.Spec != nil && j.model.Spec.Interactive {
+		if st, err := cg.Stats(); err == nil {
+			ooms = st.OOMKills
+		}
+	}
+	a.removeJobGroup(j)
+	j.mu.Lock()
+	prologErr := j.prologErr
+	j.mu.Unlock()
+	if prologErr == nil {
+		a.epilog(j)
+	}
 	switch {
+	case prologErr != nil:
+		// Slurm's rule: the node drains (done by prolog) and the job goes
+		// back to the queue, held unless SchedulerParameters has
+		// nohold_on_prolog_fail.
+		end.Requeue, end.Reason, end.ExitCode, end.Signal = true, model.ReasonLaunchFailedHeld, 0, 0
+		if a.noHoldOnPrologFail() {
+			end.Reason = ""
+		}
+		if j.model.Spec != nil && j.model.Spec.Interactive { // srun/salloc wait for it: fail
+			end.Requeue = false
+			end.State, end.Reason, end.ExitCode = uint32(model.JobFailed), model.ReasonLaunchFailed, 1
+		}
+	case ooms > 0 && res.Err == nil && !timedOut:
+		// The kernel killed some of the job's processes for memory: the
+		// job ends OUT_OF_MEMORY whatever its script returned after.
+		a.appendErr(j, a.oomMessage(ooms, j.id, "batch"))
+		end.State, end.Reason = uint32(model.JobOOM), model.ReasonOutOfMemory
+		end.ExitCode, end.Signal = 0, oomSignal
 	case res.Err != nil:
 		a.log.Warn("job launch failed", "job", j.id, "err", res.Err)
 		end.State, end.Reason = uint32(model.JobFailed), model.ReasonLaunchFailed
@@ -304,6 +367,13 @@ func (a *Agent) terminateJob(j *job, msg string, stepsAs model.JobState) {
 	}
 	go func() {
 		a.endSteps(j)
+		a.removeJobGroup(j)
+		j.mu.Lock()
+		ran := j.prologDone && j.prologErr == nil
+		j.mu.Unlock()
+		if ran || a.cfg.Prolog == "" {
+			a.epilog(j)
+		}
 		a.mu.Lock()
 		if a.jobs[j.id] == j && !j.primary {
 			delete(a.jobs, j.id)

@@ -171,7 +171,7 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	}
 	if meta.Alloc {
 		j := newJob(id, wire.JobFromPB(&pj), true)
-		j.alloc = true
+		j.alloc, j.prologDone = true, true
 		return j, nil
 	}
 	if a.sup == nil {
@@ -183,6 +183,8 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	}
 	j := newJob(id, wire.JobFromPB(&pj), true)
 	j.proc, j.supervised, j.errPath, j.dir = proc, true, meta.ErrPath, meta.Dir
+	j.prologDone = true
+	j.batch = a.reopenSampler(jobGroupName(id) + "/step_batch")
 	return j, nil
 }
 

@@ -36,6 +36,7 @@ type stepRun struct {
 	endAs  model.JobState // CANCELLED, TIMEOUT when ended on request
 	tty    *ptyTask
 	launch *pb.LaunchStep // kept with supervised tasks for a later agent
+	usage  *sampler       // the step's cgroup, followed while it runs
 }
 
 func (a *Agent) launchStep(l *pb.LaunchStep) {
@@ -69,9 +70,17 @@ func (a *Agent) launchStep(l *pb.LaunchStep) {
 }
 
 func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
+	var usage *pb.Usage
+	if s.usage != nil {
+		s.usage.close()
+		usage = wire.UsageToPB(s.usage.usage(a.node, s.local.GPUs))
+		if err := s.usage.g.Delete(); err != nil {
+			a.log.Warn("cannot remove the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
+		}
+	}
 	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
 		JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
-		State: uint32(state), EndTime: time.Now().Unix(),
+		State: uint32(state), EndTime: time.Now().Unix(), Usage: usage,
 	}}})
 }
 
@@ -112,6 +121,24 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 	jm.Spec = &js
 	base := stepenv.BatchEnv(&jm, stepenv.NodeInfo{Name: a.node, CPUs: s.local.CPUs}, a.cluster, jm.StartTime)
 	base = stepenv.Override(base, "SLURM_CONF="+a.absConf())
+	base = stepenv.Override(base, a.isolationEnv(&jm, s.local.GPUs, true)...)
+	g, err := a.stepGroup(s.j, strconv.Itoa(int(s.st.ID)), s.local.GPUs)
+	if err != nil {
+		a.log.Warn("cannot create the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
+		return 1, 0, model.JobFailed
+	}
+	s.usage = newSampler(g, a.iso.every)
+	s.j.mu.Lock()
+	primary := s.j.primary
+	s.j.mu.Unlock()
+	if !primary {
+		if err := a.prolog(s.j); err != nil {
+			s.j.mu.Lock()
+			s.j.prologErr = err
+			s.j.mu.Unlock()
+			return 1, 0, model.JobFailed
+		}
+	}
 	if u, err := user.LookupId(strconv.FormatUint(uint64(jm.UserID), 10)); err == nil {
 		base = stepenv.Default(base, "HOME="+u.HomeDir, "SHELL=/bin/sh")
 	}
@@ -132,11 +159,13 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 			argv = []string{"/bin/false"} // refused by the controller; never a panic here
 		}
 		env := stepenv.StepEnv(base, &jm, s.st, a.node, s.index, localID, rank, srunHost, srunPort)
+		env, _ = a.taskProlog(&jm, env)
 		es := &executor.Spec{
 			Path: argv[0], Args: argv[1:], Env: env, Dir: dir, UID: jm.UserID, GID: jm.GroupID,
 			Groups: jm.Groups, Umask: -1, Append: js.OpenMode == "append",
 		}
 		s.wireIO(es, &jm, rank)
+		place(es, g)
 		specs[localID] = es
 	}
 	if spec.IOAddr != "" {
@@ -205,6 +234,14 @@ func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, st
 			sig = int32(r.res.Signal)
 		}
 	}
+	var ooms uint64
+	if s.usage != nil {
+		if st, err := s.usage.g.Stats(); err == nil && st.OOMKills > 0 {
+			ooms = st.OOMKills
+			msg := s.a.oomMessage(ooms, s.j.id, strconv.Itoa(int(s.st.ID)))
+			s.send(stepio.Stderr, uint32(s.local.Tasks[0]), []byte(msg))
+		}
+	}
 	s.closeSinks()
 	s.mu.Lock()
 	endAs := s.endAs
@@ -212,6 +249,8 @@ func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, st
 	switch {
 	case endAs != 0:
 		state = endAs
+	case ooms > 0:
+		state = model.JobOOM
 	case failed > 0:
 		state = model.JobFailed
 	}

@@ -184,7 +184,9 @@ func (a *Agent) recoverStep(dirs []string) error {
 	a.mu.Unlock()
 	s := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{},
 		inputs: map[int]*io.PipeWriter{}, launch: &l}
+	s.usage = a.reopenSampler(jobGroupName(j.id) + "/step_" + strconv.Itoa(int(st.ID)))
 	j.mu.Lock()
+	j.prologDone = true
 	if j.steps[st.ID] != nil {
 		j.mu.Unlock()
 		return errors.New("step already known")

@@ -29,6 +29,7 @@ import (
 	"github.com/drover-hpc/drover/internal/cli/sinfo"
 	"github.com/drover-hpc/drover/internal/cli/squeue"
 	"github.com/drover-hpc/drover/internal/cli/srun"
+	"github.com/drover-hpc/drover/internal/cli/sstat"
 	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/slurmconf"
@@ -48,6 +49,7 @@ var Commands = map[string]cli.Command{
 	"sinfo":    sinfo.Run,
 	"scancel":  scancel.Run,
 	"scontrol": scontrol.Run,
+	"sstat":    sstat.Run,
 }
 
 // Main runs the invocation and returns the exit status.
@@ -92,6 +94,8 @@ func Main(argv []string) int {
 		})
 	case "token":
 		return tokenCmd(args)
+	case "gres":
+		return gresCmd(args)
 	case "up":
 		return up.Main(args)
 	}
@@ -141,6 +145,7 @@ Cluster:
   agent --join TOKEN --controller HOST:PORT [--name NODE]
                                join a new machine to the cluster
   token create [--ttl 24h]     make a join token (admins)
+  gres [-f slurm.conf] [--autodetect]  list the GPUs this node finds (gres.conf lines)
   version                      print the version
 
 Slurm commands (also callable through a symlink of that name):

@@ -41,7 +41,21 @@ type Client interface {
 	AttachStep(ctx context.Context, job model.JobID, step model.StepID, addr, key string) (*model.Step, error)
 	// Broadcast makes the job's nodes fetch a file from addr (sbcast).
 	Broadcast(ctx context.Context, req BroadcastRequest) ([]string, error)
+	// StepStats asks the nodes of a running job for the current usage of
+	// its steps (one step when hasStep): one entry per step and node;
+	// failed names nodes that did not answer.
+	StepStats(ctx context.Context, job model.JobID, step model.StepID, hasStep bool) (stats []StepStat, failed []string, err error)
 	Close() error
+}
+
+// StepStat is one node's share of a running step (sstat).
+type StepStat struct {
+	Job    model.JobID
+	Step   model.StepID
+	Node   string
+	NTasks int
+	Pids   []int
+	Usage  model.Usage
 }
 
 // ErrStepBusy is CreateStep's answer when the step must wait for the

@@ -11,6 +11,7 @@ import (
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
+	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // agentConn is one agent's live stream; sends are serialised through a
@@ -99,6 +100,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		Node: reg.Node, CPUs: int(reg.Cpus), Sockets: int(reg.Sockets), Cores: int(reg.Cores),
 		Threads: int(reg.Threads), Memory: reg.Memory, Hostname: reg.Hostname, Addr: peerAddr,
 		Version: reg.Version, BootTime: reg.BootTime, Running: running, Lost: lost, Requeue: requeue, Now: c.clock.Now().Unix(),
+		GPUs: wire.GPUsFromPB(reg.Gpus), HasGPUs: true,
 	}
 	if _, err := c.raft.Apply(fsm.TypeNodeRegister, cmd); err != nil {
 		return err
@@ -187,6 +189,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			if _, err := c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
 				Job: model.JobID(e.JobId), ExitCode: e.ExitCode, Signal: e.Signal,
 				State: model.JobState(e.State), Reason: e.Reason, Now: end, StartTime: e.StartTime,
+				Usage: wire.UsageFromPB(e.Usage), Requeue: e.Requeue,
 			}); err != nil {
 				c.log.Error("commit job end", "job", e.JobId, "err", err)
 				return err // the agent resends unacknowledged ends on reconnect
@@ -198,6 +201,10 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			if err := c.stepEnded(reg.Node, m.StepEnded); err != nil {
 				c.log.Error("commit step end", "job", m.StepEnded.JobId, "step", m.StepEnded.StepId, "err", err)
 			}
+		case *pb.AgentMessage_StatReply:
+			c.stats.deliver(m.StatReply)
+		case *pb.AgentMessage_Health:
+			c.health(reg.Node, m.Health)
 		}
 	}
 }

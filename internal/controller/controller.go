@@ -31,6 +31,7 @@ type Controller struct {
 	agents   map[string]*agentConn // node name → live stream
 	lastSeen map[string]time.Time
 	acked    map[model.JobID]bool // launches an agent confirmed
+	stats    statCalls            // sstat requests awaiting the nodes
 }
 
 // New builds a controller; call SetService before Run.

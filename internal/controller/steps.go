@@ -71,6 +71,7 @@ func (c *Controller) stepEnded(node string, e *pb.StepEnded) error {
 	_, err := c.raft.Apply(fsm.TypeStepEnded, &fsm.StepEnded{
 		Job: model.JobID(e.JobId), Step: model.StepID(e.StepId), Node: node,
 		ExitCode: e.ExitCode, Signal: e.Signal, State: model.JobState(e.State), Now: end,
+		Usage: wire.UsageFromPB(e.Usage),
 	})
 	return err
 }

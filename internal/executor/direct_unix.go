@@ -291,11 +291,16 @@ func (l *directLaunch) start() (Process, error) {
 		// group signals reach it as before.
 		sys = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 0, Credential: l.cred}
 	}
-	proc, err := os.StartProcess(l.exe, append([]string{spec.Path}, spec.Args...), &os.ProcAttr{
-		Dir:   spec.Dir,
-		Env:   env,
-		Files: files,
-		Sys:   sys,
+	var proc *os.Process
+	err := inCgroup(spec, sys, func() error {
+		var err error
+		proc, err = os.StartProcess(l.exe, append([]string{spec.Path}, spec.Args...), &os.ProcAttr{
+			Dir:   spec.Dir,
+			Env:   env,
+			Files: files,
+			Sys:   sys,
+		})
+		return err
 	})
 	if devNull != nil {
 		devNull.Close()

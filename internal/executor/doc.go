@@ -82,10 +82,13 @@
 // containers, prolog/epilog, or any knowledge of jobs and the controller. It
 // knows processes and files only.
 //
-// Known gap until the cgroup work lands: a process that calls setsid(2) (or
-// setpgid to another group) leaves the step's process group and escapes both
-// Signal and the final SIGKILL sweep of Wait. Cgroups will close that hole;
-// the hook point is joinCgroups in stepexec_unix.go (helper path; on cgroup
-// v2 the direct path can spawn into the step's cgroup with
-// CLONE_INTO_CGROUP, SysProcAttr.UseCgroupFD).
+// Cgroups: a spec naming CgroupV1Dirs/CgroupV2Dir starts the program
+// inside those groups before its first instruction. On the direct path a
+// goroutine locked to a fresh OS thread moves that thread into the v1
+// groups (package cgroups, EnterThread), forks, and moves it back; a child
+// inherits the cgroups of the thread that forked it. On v2 the kernel
+// places the child (CLONE_INTO_CGROUP). The helper path joins the groups
+// in the helper, still root. A process that calls setsid(2) leaves the
+// step's process group but not its cgroup: the agent kills the cgroup at
+// the end of the job (package cgroups, Group.Kill).
 package executor

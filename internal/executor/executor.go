@@ -78,6 +78,15 @@ type Spec struct {
 	// program inherits the agent's.
 	Umask int
 
+	// CgroupV1Dirs and CgroupV2Dir place the program in a cgroup before
+	// its first instruction: the launching thread joins the v1 groups
+	// (their tasks files) for the fork and leaves them after, and on v2
+	// the child is cloned straight into the group (CLONE_INTO_CGROUP).
+	// The helper path joins them in the helper, still root. Empty: the
+	// program stays in the launcher's cgroups.
+	CgroupV1Dirs []string
+	CgroupV2Dir  string
+
 	// Helper launches through the step helper (StepExecMain, a re-exec of
 	// SelfPath) instead of directly from the agent. It costs a Go runtime
 	// start-up per step, but runs code as root in the new process before

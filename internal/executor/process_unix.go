@@ -30,7 +30,10 @@ type helperSpec struct {
 	Stdout string   `json:"stdout,omitempty"`
 	Stderr string   `json:"stderr,omitempty"`
 	Append bool     `json:"append,omitempty"`
-	Umask  int      `json:"umask"`
+	// The step's cgroups (Spec.CgroupV1Dirs, CgroupV2Dir).
+	CgroupV1Dirs []string `json:"cg_v1,omitempty"`
+	CgroupV2Dir  string   `json:"cg_v2,omitempty"`
+	Umask        int      `json:"umask"`
 	// PipeStdin etc.: fd 0/1/2 is a pipe to the caller; open no file.
 	PipeStdin  bool `json:"pipe_stdin,omitempty"`
 	PipeStdout bool `json:"pipe_stdout,omitempty"`
@@ -165,7 +168,7 @@ func startHelper(spec *Spec) (Process, error) {
 		Path: spec.Path, Args: spec.Args, Env: spec.Env, PidEnv: spec.PidEnv, Dir: spec.Dir,
 		UID: spec.UID, GID: spec.GID, Groups: spec.Groups,
 		Stdin: spec.Stdin, Stdout: spec.Stdout, Stderr: spec.Stderr,
-		Append: spec.Append, Umask: spec.Umask,
+		Append: spec.Append, Umask: spec.Umask, CgroupV1Dirs: spec.CgroupV1Dirs, CgroupV2Dir: spec.CgroupV2Dir,
 		PipeStdin: spec.StdinR != nil, PipeStdout: spec.StdoutW != nil, PipeStderr: spec.StderrW != nil,
 	}
 	payload, err := json.Marshal(&hs)

@@ -24,12 +24,10 @@ const launchFailedStatus = 127
 // stderr, where the user looks first (Slurm's step daemon does the same).
 const stderrPrefix = "drover: error: "
 
-// joinCgroups is the hook where the step helper, still root, will place
-// itself in the step's cgroups (a later issue: write the pid to cgroup.procs
-// on v1, or the agent spawns with CLONE_INTO_CGROUP on v2). It runs before
-// the privilege drop and before any user-controlled code, so every process
-// of the step is accounted and contained from its first instruction. Until
-// then it does nothing; see the package comment for what that leaves open.
+// joinCgroups places the step helper, still root, in the step's cgroups
+// (Spec.CgroupV1Dirs/CgroupV2Dir) before the privilege drop and before any
+// user-controlled code, so every process of the step is accounted and
+// contained from its first instruction. Set on Linux (cgroup_linux.go).
 var joinCgroups = func(hs *helperSpec) error { return nil }
 
 // StepExecMain is the step helper's main: the binary calls it when argv[1]

@@ -54,6 +54,8 @@ type superSpec struct {
 	Stdout string   `json:"stdout"`
 	Stderr string   `json:"stderr"`
 	Append bool     `json:"append"`
+	CgV1   []string `json:"cg_v1,omitempty"`
+	CgV2   string   `json:"cg_v2,omitempty"`
 }
 
 type superResult struct {
@@ -280,7 +282,8 @@ func (s *Supervisor) CloseStdin(dir string) {
 
 func (s *Supervisor) start(dir string, spec *Spec, pipes [3]bool) (*supervised, *Pipes, error) {
 	ss := &superSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir, UID: spec.UID, GID: spec.GID,
-		Groups: spec.Groups, Stdin: spec.Stdin, Stdout: spec.Stdout, Stderr: spec.Stderr, Append: spec.Append}
+		Groups: spec.Groups, Stdin: spec.Stdin, Stdout: spec.Stdout, Stderr: spec.Stderr, Append: spec.Append,
+		CgV1: spec.CgroupV1Dirs, CgV2: spec.CgroupV2Dir}
 	p := &supervised{dir: dir, exited: make(chan struct{})}
 	s.mu.Lock()
 	s.waiters[dir] = p // before the start: a quick end must find it
@@ -560,7 +563,8 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 	}
 	_ = os.Remove(filepath.Join(dir, "result.json"))
 	spec := &Spec{Path: ss.Path, Args: ss.Args, Env: ss.Env, Dir: ss.Dir, UID: ss.UID, GID: ss.GID,
-		Groups: ss.Groups, Stdin: ss.Stdin, Stdout: ss.Stdout, Stderr: ss.Stderr, Append: ss.Append, Umask: -1}
+		Groups: ss.Groups, Stdin: ss.Stdin, Stdout: ss.Stdout, Stderr: ss.Stderr, Append: ss.Append, Umask: -1,
+		CgroupV1Dirs: ss.CgV1, CgroupV2Dir: ss.CgV2}
 	// The agent's ends (kept here too, for the next agent) and ours.
 	kept := make([]*os.File, 3)
 	var ours []*os.File

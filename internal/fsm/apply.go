@@ -158,6 +158,8 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 			n := snap.Node(a.Node).Clone()
 			n.AllocCPUs += a.CPUs
 			n.AllocMem += a.Mem
+			n.AllocCores = n.AllocCores.Or(a.CPUIDs)
+			n.AllocGPUs = n.AllocGPUs.Or(a.GPUs)
 			txn.PutNode(n)
 		}
 		j = j.Clone()
@@ -190,8 +192,14 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 func allocFits(snap *state.Snapshot, alloc []model.NodeAlloc) bool {
 	for _, a := range alloc {
 		n := snap.Node(a.Node)
-		if n == nil || !n.Usable() || n.FreeCPUs() < a.CPUs || (a.Mem > 0 && n.FreeMem() < a.Mem) {
+		if n == nil || !n.Usable() || n.FreeCPUs() < a.CPUs || (a.Mem > 0 && n.FreeMem() < a.Mem) ||
+			a.CPUIDs.Intersects(n.AllocCores) || a.GPUs.Intersects(n.AllocGPUs) {
 			return false
+		}
+		for _, id := range a.GPUs.IDs() {
+			if id >= len(n.GPUs) {
+				return false
+			}
 		}
 	}
 	return true
@@ -208,6 +216,8 @@ func release(txn *state.Txn, j *model.Job) {
 		n = n.Clone()
 		n.AllocCPUs = max(0, n.AllocCPUs-a.CPUs)
 		n.AllocMem = max(0, n.AllocMem-a.Mem)
+		n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
+		n.AllocGPUs = n.AllocGPUs.AndNot(a.GPUs)
 		txn.PutNode(n)
 	}
 }
@@ -223,11 +233,19 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) {
 		j.ExitCode, j.Signal = c.ExitCode, c.Signal
 	}
 	j.EndTime = c.Now
+	if c.Usage != nil {
+		j.BatchUsage = c.Usage
+	}
 	switch {
 	case j.Completing && j.EndState == model.JobPending: // requeue
 		requeue(j, c.Now)
 	case j.Completing:
 		j.State = j.EndState
+	case c.Requeue: // the node could not run it (prolog)
+		requeue(j, c.Now)
+		if c.Reason == model.ReasonLaunchFailedHeld {
+			j.HoldAdmin, j.Reason = true, c.Reason
+		}
 	case c.State != 0:
 		j.State = c.State
 		if c.Reason != "" {
@@ -386,6 +404,9 @@ func applyNodeRegister(txn *state.Txn, c *NodeRegister) {
 		}
 	}
 	n.Responding = true
+	if c.HasGPUs {
+		registerGPUs(n, c.GPUs, c.Now)
+	}
 	txn.PutNode(n)
 	for _, id := range c.Lost {
 		if j := snap.Job(id); j != nil && j.State == model.JobRunning {
@@ -502,6 +523,10 @@ func applySetConfig(txn *state.Txn, c *SetConfig) {
 			n.Reason, n.ReasonUID, n.ReasonTime = old.Reason, old.ReasonUID, old.ReasonTime
 			n.BootTime, n.LastSeen, n.RegTime, n.Hostname, n.Version = old.BootTime, old.LastSeen, old.RegTime, old.Hostname, old.Version
 			n.AllocCPUs, n.AllocMem = old.AllocCPUs, old.AllocMem
+			n.AllocCores, n.AllocGPUs = old.AllocCores, old.AllocGPUs
+			if old.RegTime > 0 && old.Gres == n.Gres && len(old.GPUs) == len(n.GPUs) {
+				n.GPUs = old.GPUs // the devices the agent reported
+			}
 			if n.DetectCPUs && old.RegTime > 0 {
 				n.CPUs, n.Sockets, n.Cores, n.Threads = old.CPUs, old.Sockets, old.Cores, old.Threads
 			}

@@ -80,6 +80,11 @@ type JobEnded struct {
 	// StartTime is the run the report is about (0: any); an end of an
 	// earlier run of a requeued job is ignored.
 	StartTime int64 `json:"start_time,omitempty"`
+	// Usage is the batch step's.
+	Usage *model.Usage `json:"usage,omitempty"`
+	// Requeue: the node could not run the job (Prolog failed); back to
+	// the queue, held when Reason is ReasonLaunchFailedHeld.
+	Requeue bool `json:"requeue,omitempty"`
 }
 
 // Cancel ends pending jobs at once and moves running ones to COMPLETING.
@@ -132,6 +137,10 @@ type NodeRegister struct {
 	// they go back to PENDING and are scheduled afresh.
 	Requeue []model.JobID `json:"requeue,omitempty"`
 	Now     int64         `json:"now"`
+	// GPUs the agent found, when HasGPUs (a heartbeat's re-registration
+	// reports none and changes none).
+	GPUs    []model.GPU `json:"gpus,omitempty"`
+	HasGPUs bool        `json:"has_gpus,omitempty"`
 }
 
 // NodeDown marks a node down (not responding, or set by an admin); its

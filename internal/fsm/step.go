@@ -37,6 +37,7 @@ type StepEnded struct {
 	Signal   int32          `json:"signal"`
 	State    model.JobState `json:"state,omitempty"` // override; 0 = derive
 	Now      int64          `json:"now"`
+	Usage    *model.Usage   `json:"usage,omitempty"` // the node's share
 }
 
 // CancelStep marks a running step as ending CANCELLED.
@@ -154,6 +155,14 @@ func applyStepEnded(txn *state.Txn, c *StepEnded) {
 			return false
 		}
 		s.NodesDone[i] = true
+		if c.Usage != nil {
+			u := model.Usage{}
+			if s.Usage != nil {
+				u = *s.Usage
+			}
+			u.Merge(c.Node, c.Usage)
+			s.Usage = &u
+		}
 		if c.Signal != 0 && s.Signal == 0 && s.ExitCode == 0 {
 			s.Signal = c.Signal
 		}

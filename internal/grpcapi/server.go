@@ -267,6 +267,24 @@ func (s *Server) Broadcast(ctx context.Context, r *pb.BroadcastRequest) (*pb.Bro
 	return &pb.BroadcastResponse{Nodes: nodes}, nil
 }
 
+// StepStats answers sstat.
+func (s *Server) StepStats(ctx context.Context, r *pb.StepStatsRequest) (*pb.StepStatsResponse, error) {
+	stats, failed, err := s.svc.StepStats(ctx, model.JobID(r.JobId), model.StepID(r.StepId), r.HasStep)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.StepStatsResponse{Errors: failed}
+	for _, st := range stats {
+		ps := &pb.StepStat{JobId: uint32(st.Job), StepId: int32(st.Step), Node: st.Node, Ntasks: int32(st.NTasks),
+			Usage: wire.UsageToPB(&st.Usage)}
+		for _, p := range st.Pids {
+			ps.Pids = append(ps.Pids, int32(p))
+		}
+		out.Steps = append(out.Steps, ps)
+	}
+	return out, nil
+}
+
 func (s *Server) CreateJoinToken(ctx context.Context, r *pb.CreateJoinTokenRequest) (*pb.CreateJoinTokenResponse, error) {
 	tok, exp, err := s.svc.CreateJoinToken(ctx, time.Duration(r.TtlSeconds)*time.Second)
 	if err != nil {

@@ -103,6 +103,7 @@ func FuzzParse(f *testing.F) {
 	f.Add(uint8(0), "", "#!/bin/sh\n#SBATCH --mem=1 --mem-per-cpu=2\n", "")
 	f.Add(uint8(1), "-n2\x1f-l\x1f-I5\x1fhostname", "", "SLURM_NTASKS=4\x1fSLURM_MEM_PER_CPU=1")
 	f.Add(uint8(2), "-N1\x1f--immediate\x1fbash", "", "SALLOC_TIMELIMIT=x")
+	f.Add(uint8(0), "--gres=gpu:a100:2\x1f--cpus-per-gpu=2\x1f--wrap=x", "#!/bin/sh\n#SBATCH -G 3 --mem-per-gpu=1G\n", "SBATCH_GPUS_PER_TASK=1")
 	f.Fuzz(func(t *testing.T, kind uint8, argLine, script, envLine string) {
 		ctx := testCtx(map[string]string{"/home/u/job.sh": script}, strings.Split(envLine, "\x1f")...)
 		ctx.Stdin = strings.NewReader(script)
@@ -123,6 +124,9 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		s := o.Spec
+		if g := s.GPUs; g != nil && (!g.Any() || g.PerNode < 0 || g.Total < 0 || g.PerTask < 0 || g.CPUsPerGPU < 0) {
+			t.Fatalf("GPU request %+v", g)
+		}
 		switch {
 		case s.MinNodes != model.Unset && s.MinNodes < 1,
 			s.MaxNodes != model.Unset && s.MaxNodes < s.MinNodes,

@@ -113,6 +113,7 @@ type parser struct {
 	mpiFrom                                string // how --mpi was given, for its error
 	memPerGPU                              int64
 	memLayer                               map[string]layer
+	gpu                                    gpuOpts
 }
 
 func newParser(kind Kind, ctx Context, env *environ, idx *optIndex) *parser {
@@ -336,6 +337,7 @@ func (p *parser) finish(args []string) error {
 	if err := p.settleMemory(); err != nil {
 		return err
 	}
+	p.settleGPUs()
 	submitFailed := map[Kind]string{
 		Sbatch: "Batch job submission failed: ",
 		Srun:   "Unable to allocate resources: ",

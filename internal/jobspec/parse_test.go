@@ -147,9 +147,9 @@ func TestParseOptions(t *testing.T) {
 		{"exclusive", s.Exclusive}, {"nice", s.Nice == 100}, {"requeue", !s.Requeue}, {"open-mode", s.OpenMode == "append"},
 		{"cpus", s.CPUsPerTask == 2}, {"per-node", s.TasksPerNode == 3}, {"chdir", s.WorkDir == "/home/u/work"},
 		{"time-min", s.TimeMin == 600}, {"stderr", s.StdErr == "e.txt"}, {"stdin", s.StdIn == "in.txt"},
-		{"gres", o.Extra["gres"] == "gpu:2"}, {"mail", o.Extra["mail-type"] == "END,fail" && o.Extra["mail-user"] == "u@x"},
+		{"gres", s.GPUs != nil && s.GPUs.PerNode == 2}, {"mail", o.Extra["mail-type"] == "END,fail" && o.Extra["mail-user"] == "u@x"},
 		{"constraint", o.Extra["constraint"] == "a&b"}, {"signal", o.Extra["signal"] == "B:USR1@60"}, {"uid", o.Extra["uid"] == "0"},
-		{"notes", len(o.Notes) == len(o.Extra) && strings.Contains(strings.Join(o.Notes, "\n"), "--gres ")},
+		{"notes", len(o.Notes) == len(o.Extra) && strings.Contains(strings.Join(o.Notes, "\n"), "--mail-type ")},
 	}
 	for _, c := range checks {
 		if !c.ok {

@@ -45,6 +45,7 @@ type JobSpec struct {
 	ReqNodes     []string `json:"req_nodes,omitempty"` // -w, expanded
 	ExcNodes     []string `json:"exc_nodes,omitempty"` // -x, expanded
 	Exclusive    bool     `json:"exclusive,omitempty"`
+	GPUs         *GPUReq  `json:"gpus,omitempty"` // --gres=gpu, -G, --gpus-per-*
 
 	Array      *ArraySpec  `json:"array,omitempty"`
 	Dependency *Dependency `json:"dependency,omitempty"`
@@ -142,6 +143,10 @@ type Job struct {
 	// the id the next one gets.
 	Steps    []*Step `json:"steps,omitempty"`
 	NextStep StepID  `json:"next_step,omitempty"`
+
+	// BatchUsage is what the batch script's step used, reported with the
+	// job's end (the batch step has no record of its own in Steps).
+	BatchUsage *Usage `json:"batch_usage,omitempty"`
 }
 
 // NodeAlloc is what a job holds on one node.
@@ -149,6 +154,10 @@ type NodeAlloc struct {
 	Node string `json:"node"`
 	CPUs int    `json:"cpus"`
 	Mem  int64  `json:"mem"` // MiB
+	// CPUIDs are the node's CPU ids the job holds (Count == CPUs); GPUs
+	// the GRES indices of its GPUs there.
+	CPUIDs Bitmap `json:"cpu_ids,omitempty"`
+	GPUs   Bitmap `json:"gpus,omitempty"`
 }
 
 // IsArrayTask reports whether j is an element of an array job.

@@ -42,6 +42,14 @@ type Node struct {
 
 	AllocCPUs int   `json:"alloc_cpus"`
 	AllocMem  int64 `json:"alloc_mem"`
+
+	// GPUs are the node's GPUs as its agent found them (gres.conf, NVML);
+	// before the first registration, untyped placeholders counted from
+	// Gres=. AllocGPUs holds the indices given to jobs, AllocCores the
+	// CPU ids (0..CPUs-1) given to jobs.
+	GPUs       []GPU  `json:"gpus,omitempty"`
+	AllocGPUs  Bitmap `json:"alloc_gpus,omitempty"`
+	AllocCores Bitmap `json:"alloc_cores,omitempty"`
 }
 
 // Usable reports whether new work may be placed on the node.

@@ -106,4 +106,6 @@ const (
 	ReasonSystemFailure     = "SystemFailure"
 	ReasonBadConstraints    = "BadConstraints"
 	ReasonLaunchFailed      = "JobLaunchFailure"
+	ReasonOutOfMemory       = "OutOfMemory"
+	ReasonLaunchFailedHeld  = "launch failed requeued held"
 )

@@ -72,6 +72,7 @@ type StepSpec struct {
 	Exact        bool         `json:"exact,omitempty"`
 	Overlap      bool         `json:"overlap,omitempty"`
 	TimeLimit    int64        `json:"time_limit,omitempty"` // seconds; 0 = the job's
+	GPUs         *GPUReq      `json:"gpus,omitempty"`       // nil = every GPU the job has on the step's nodes
 
 	// I/O: the nodes dial IOAddr and prove themselves with IOKey. StdOut,
 	// StdErr, StdIn are per-task filename patterns written on the nodes
@@ -98,6 +99,7 @@ type StepNode struct {
 	Node  string `json:"node"`
 	CPUs  int    `json:"cpus"`
 	Tasks []int  `json:"tasks"`
+	GPUs  Bitmap `json:"gpus,omitempty"` // GRES indices of the step's GPUs here
 }
 
 // Step is the controller's record of one job step.
@@ -116,6 +118,7 @@ type Step struct {
 	Ending    bool       `json:"ending,omitempty"`     // cancel requested
 	EndState  JobState   `json:"end_state,omitempty"`  // state to take when every node reported
 	TimeLimit int64      `json:"time_limit,omitempty"`
+	Usage     *Usage     `json:"usage,omitempty"` // merged over the nodes that reported
 }
 
 // Finished reports whether every node of the step reported its end.
@@ -225,4 +228,49 @@ func (j *Job) ActiveSteps() []*Step {
 		}
 	}
 	return out
+}
+
+// Usage is what a step consumed, measured from its cgroup on each node.
+// Memory figures are bytes, CPU times microseconds.
+type Usage struct {
+	MaxRSS     int64  `json:"max_rss"`      // highest memory peak of one node
+	MaxRSSNode string `json:"max_rss_node"` // where it was
+	AveRSS     int64  `json:"ave_rss"`      // mean of the sampled memory use over nodes and samples
+	UserCPU    int64  `json:"user_cpu"`
+	SystemCPU  int64  `json:"system_cpu"`
+	MaxPids    int64  `json:"max_pids,omitempty"`
+	Nodes      int    `json:"nodes"`          // how many nodes' reports are merged in
+	GPUs       string `json:"gpus,omitempty"` // "node1:0,1;node2:0" GRES indices used
+	// Samples counts the memory samples behind AveRSS (for merging).
+	Samples int64 `json:"samples,omitempty"`
+}
+
+// TotalCPU is user plus system time.
+func (u *Usage) TotalCPU() int64 { return u.UserCPU + u.SystemCPU }
+
+// Merge folds another node's report into u.
+func (u *Usage) Merge(node string, o *Usage) {
+	if o == nil {
+		return
+	}
+	if o.MaxRSS > u.MaxRSS || u.MaxRSSNode == "" {
+		u.MaxRSS, u.MaxRSSNode = max(u.MaxRSS, o.MaxRSS), node
+		if o.MaxRSSNode != "" {
+			u.MaxRSSNode = o.MaxRSSNode
+		}
+	}
+	if n := u.Samples + o.Samples; n > 0 {
+		u.AveRSS = (u.AveRSS*u.Samples + o.AveRSS*o.Samples) / n
+		u.Samples = n
+	}
+	u.UserCPU += o.UserCPU
+	u.SystemCPU += o.SystemCPU
+	u.MaxPids = max(u.MaxPids, o.MaxPids)
+	u.Nodes += max(1, o.Nodes)
+	if o.GPUs != "" {
+		if u.GPUs != "" {
+			u.GPUs += ";"
+		}
+		u.GPUs += o.GPUs
+	}
 }

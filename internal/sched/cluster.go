@@ -19,6 +19,10 @@ type cluster struct {
 	parts  map[string]*partState
 	free   int64  // free CPUs over usable nodes that are not held
 	held   []bool // nodes held back for a higher-ordered waiting job
+	// CPU ids and GPU indices given to jobs earlier in this plan, on top
+	// of the nodes' AllocCores/AllocGPUs.
+	cores []model.Bitmap
+	gpus  []model.Bitmap
 }
 
 type membership struct {
@@ -54,11 +58,14 @@ const (
 	viewEmptyAll                // all idle and usable
 )
 
-// pick is one node of a placement.
+// pick is one node of a placement; commit fills in the ids.
 type pick struct {
-	node int32
-	cpus int
-	mem  int64
+	node   int32
+	cpus   int
+	mem    int64
+	gpus   int
+	cpuIDs model.Bitmap
+	gpuIDs model.Bitmap
 }
 
 func newCluster(nodes []*model.Node, parts map[string]*model.Partition, trees bool) *cluster {
@@ -70,6 +77,8 @@ func newCluster(nodes []*model.Node, parts map[string]*model.Partition, trees bo
 		member: make([][]membership, len(nodes)),
 		parts:  make(map[string]*partState, len(parts)),
 		held:   make([]bool, len(nodes)),
+		cores:  make([]model.Bitmap, len(nodes)),
+		gpus:   make([]model.Bitmap, len(nodes)),
 	}
 	for i, n := range nodes {
 		c.index[n.Name] = int32(i)
@@ -151,6 +160,36 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 	return n.CPUs, n.Memory
 }
 
+// freeGPU is how many GPUs of type typ ("" = any) node i offers under
+// view v; only asked for jobs that want GPUs.
+func (c *cluster) freeGPU(v view, i int32, typ string) int {
+	n := c.nodes[i]
+	if len(n.GPUs) == 0 {
+		return 0
+	}
+	live := v == viewLive || v == viewIgnoreHolds
+	used := c.gpus[i]
+	free := 0
+	for k, g := range n.GPUs {
+		if typ != "" && g.Type != typ {
+			continue
+		}
+		if live && (n.AllocGPUs.Has(k) || used.Has(k)) {
+			continue
+		}
+		free++
+	}
+	return free
+}
+
+// gpuFree is freeGPU when r wants GPUs, else 0 without looking.
+func (c *cluster) gpuFree(v view, i int32, r *request) int {
+	if !r.hasGPU() {
+		return 0
+	}
+	return c.freeGPU(v, i, r.gpuType)
+}
+
 // next finds the first position >= from in ps.order that may satisfy the
 // thresholds (minIdle > 0 asks for a node nobody uses).
 func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle int, minMem int64) int {
@@ -185,12 +224,13 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]
-		t := r.capTasks(remaining, cpu, mem, n)
+		t := r.capTasks(remaining, cpu, mem, c.gpuFree(v, i, r), n)
 		if t == 0 {
 			return false
 		}
 		cpus := r.cpusOn(t, n.CPUs)
-		picks = append(picks, pick{i, cpus, r.memOn(cpus, n.Memory)})
+		g := r.gpusOn(t)
+		picks = append(picks, pick{node: i, cpus: cpus, mem: r.memOnG(cpus, g, n.Memory), gpus: g})
 		remaining -= t
 		return true
 	}
@@ -226,17 +266,18 @@ func (c *cluster) placeFixed(v view, ps *partState, r *request, req, exc []int32
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]
+		gpu := c.gpuFree(v, i, r)
 		if nBig > 0 {
-			if cpus, m, ok := r.fits(r.big, cpu, mem, n); ok {
+			if cpus, m, ok := r.fits(r.big, cpu, mem, gpu, n); ok {
 				nBig--
-				picks = append(picks, pick{i, cpus, m})
+				picks = append(picks, pick{node: i, cpus: cpus, mem: m, gpus: r.gpusOn(r.big)})
 				return true
 			}
 		}
 		if nSmall > 0 {
-			if cpus, m, ok := r.fits(r.big-1, cpu, mem, n); ok {
+			if cpus, m, ok := r.fits(r.big-1, cpu, mem, gpu, n); ok {
 				nSmall--
-				picks = append(picks, pick{i, cpus, m})
+				picks = append(picks, pick{node: i, cpus: cpus, mem: m, gpus: r.gpusOn(r.big - 1)})
 				return true
 			}
 		}
@@ -277,8 +318,28 @@ func (r *request) memThreshold(cpus int) int64 {
 	return r.memOn(cpus, 0)
 }
 
-// commit takes a placement's resources out of the free counts.
-func (c *cluster) commit(picks []pick) {
+// commit takes a placement's resources out of the free counts and
+// chooses the CPU ids and GPU indices of each pick: the lowest free ones
+// (of the requested GPU type).
+func (c *cluster) commit(picks []pick, gpuType string) {
+	for k := range picks {
+		p := &picks[k]
+		n := c.nodes[p.node]
+		ids, ok := n.AllocCores.FirstFreeBesides(c.cores[p.node], p.cpus, n.CPUs, nil)
+		if !ok {
+			// The node's id map disagrees with its counts (state written
+			// before ids were tracked): overlap rather than fail.
+			ids, _ = c.cores[p.node].FirstFree(p.cpus, n.CPUs, nil)
+		}
+		p.cpuIDs = ids
+		c.cores[p.node] = c.cores[p.node].AddTo(ids)
+		if p.gpus > 0 {
+			p.gpuIDs, _ = n.AllocGPUs.FirstFreeBesides(c.gpus[p.node], p.gpus, len(n.GPUs), func(id int) bool {
+				return gpuType == "" || n.GPUs[id].Type == gpuType
+			})
+			c.gpus[p.node] = c.gpus[p.node].AddTo(p.gpuIDs)
+		}
+	}
 	for _, p := range picks {
 		c.cpu[p.node] -= int32(p.cpus)
 		c.mem[p.node] -= p.mem

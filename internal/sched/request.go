@@ -10,6 +10,7 @@ const (
 	memFixed                    // the same amount on every node (--mem=N, DefMemPerNode)
 	memWholeNode                // all of each node's memory (--mem=0)
 	memPerCPU                   // amount × CPUs on that node (--mem-per-cpu, DefMemPerCPU)
+	memPerGPU                   // amount × GPUs on that node (--mem-per-gpu)
 )
 
 // request is a JobSpec reduced to what placement needs. It is comparable so
@@ -31,14 +32,36 @@ type request struct {
 	maxNodes  int // pack layout: most nodes allowed; 0 = no bound
 	exclusive bool
 	mem       memKind
-	memVal    int64 // MiB; per node (memFixed) or per CPU (memPerCPU)
+	memVal    int64 // MiB; per node (memFixed), per CPU (memPerCPU) or per GPU (memPerGPU)
+	// GPUs: gpuNode on every node, or gpuTask per task; gpuType "" = any
+	// type; cpg CPUs per GPU (--cpus-per-gpu) raise the CPUs a node gives.
+	gpuType string
+	gpuNode int
+	gpuTask int
+	cpg     int
 }
 
 // newRequest derives the request. reqNodes is how many nodes -w names: a
 // job naming more nodes than -N asks for grows to cover them, as in Slurm.
 func newRequest(spec *model.JobSpec, cfg Config, reqNodes int) request {
 	r := request{cpt: max(1, spec.CPUsPerTask), exclusive: spec.Exclusive}
+	g := spec.GPUs
+	if g.Any() {
+		r.gpuType, r.cpg = g.Type, max(0, g.CPUsPerGPU)
+		switch {
+		case g.PerTask > 0:
+			r.gpuTask = g.PerTask
+		case g.PerNode > 0:
+			r.gpuNode = g.PerNode
+		default:
+			// -G N spreads evenly over the job's -N nodes (one node when -N
+			// is not given), rounding up.
+			r.gpuNode = ceilDiv(g.Total, max(1, spec.MinNodes))
+		}
+	}
 	switch {
+	case g.Any() && g.MemPerGPU > 0:
+		r.mem, r.memVal = memPerGPU, g.MemPerGPU
 	case spec.MemPerNode > 0:
 		r.mem, r.memVal = memFixed, spec.MemPerNode
 	case spec.MemPerNode == 0:
@@ -82,17 +105,33 @@ func newRequest(spec *model.JobSpec, cfg Config, reqNodes int) request {
 	return r
 }
 
+// hasGPU reports whether the job asks for GPUs.
+func (r *request) hasGPU() bool { return r.gpuNode > 0 || r.gpuTask > 0 }
+
+// gpusOn is how many GPUs t tasks take on a node.
+func (r *request) gpusOn(t int) int {
+	if r.gpuTask > 0 {
+		return t * r.gpuTask
+	}
+	return r.gpuNode
+}
+
 // cpusOn is what t tasks take on a node with nodeCPUs CPUs.
 func (r *request) cpusOn(t, nodeCPUs int) int {
 	if r.exclusive {
 		return nodeCPUs
 	}
-	return t * r.cpt
+	return max(t*r.cpt, r.gpusOn(t)*r.cpg)
 }
 
-// memOn is the memory the job takes on a node given the CPUs it got there.
-func (r *request) memOn(cpus int, nodeMem int64) int64 {
+// memOn is the memory the job takes on a node given the CPUs it got there
+// (and the GPUs, for --mem-per-gpu).
+func (r *request) memOn(cpus int, nodeMem int64) int64 { return r.memOnG(cpus, 0, nodeMem) }
+
+func (r *request) memOnG(cpus, gpus int, nodeMem int64) int64 {
 	switch r.mem {
+	case memPerGPU:
+		return r.memVal * int64(gpus)
 	case memFixed:
 		return r.memVal
 	case memWholeNode:
@@ -120,11 +159,11 @@ func (r *request) minNodes(reqNodes int) int {
 	return r.nodes
 }
 
-// fits reports whether t tasks fit on a node with the given free CPUs and
-// memory (freeCPU < 0 marks a node that cannot be used at all), and what
-// they take there.
-func (r *request) fits(t, freeCPU int, freeMem int64, n *model.Node) (cpus int, mem int64, ok bool) {
-	if freeCPU < 0 || t < 1 {
+// fits reports whether t tasks fit on a node with the given free CPUs,
+// memory and GPUs (freeCPU < 0 marks a node that cannot be used at all),
+// and what they take there.
+func (r *request) fits(t, freeCPU int, freeMem int64, freeGPU int, n *model.Node) (cpus int, mem int64, ok bool) {
+	if freeCPU < 0 || t < 1 || r.gpusOn(t) > freeGPU {
 		return 0, 0, false
 	}
 	if r.exclusive && freeCPU < n.CPUs {
@@ -134,7 +173,7 @@ func (r *request) fits(t, freeCPU int, freeMem int64, n *model.Node) (cpus int, 
 	if cpus < t*r.cpt || freeCPU < cpus {
 		return 0, 0, false
 	}
-	mem = r.memOn(cpus, n.Memory)
+	mem = r.memOnG(cpus, r.gpusOn(t), n.Memory)
 	if freeMem < mem {
 		return 0, 0, false
 	}
@@ -142,8 +181,8 @@ func (r *request) fits(t, freeCPU int, freeMem int64, n *model.Node) (cpus int, 
 }
 
 // capTasks is how many of the remaining tasks (pack layout) a node takes.
-func (r *request) capTasks(remaining, freeCPU int, freeMem int64, n *model.Node) int {
-	if freeCPU < 0 {
+func (r *request) capTasks(remaining, freeCPU int, freeMem int64, freeGPU int, n *model.Node) int {
+	if freeCPU < 0 || (r.gpuNode > 0 && freeGPU < r.gpuNode) {
 		return 0
 	}
 	avail := freeCPU
@@ -154,10 +193,20 @@ func (r *request) capTasks(remaining, freeCPU int, freeMem int64, n *model.Node)
 		avail = n.CPUs
 	}
 	t := min(remaining, avail/r.cpt)
+	if r.gpuTask > 0 {
+		t = min(t, freeGPU/r.gpuTask)
+	}
+	for t > 0 && !r.exclusive && r.cpusOn(t, n.CPUs) > avail { // --cpus-per-gpu
+		t--
+	}
 	if t < 1 {
 		return 0
 	}
 	switch r.mem {
+	case memPerGPU:
+		for t > 0 && r.memOnG(0, r.gpusOn(t), n.Memory) > freeMem {
+			t--
+		}
 	case memPerCPU:
 		if r.exclusive { // the job holds every CPU, so it pays for every CPU
 			if freeMem < min(r.memVal*int64(n.CPUs), n.Memory) {
@@ -183,19 +232,19 @@ func JobResources(spec *model.JobSpec, cfg Config, nodeCPUs int, nodeMem int64) 
 	r := newRequest(spec, cfg, len(spec.ReqNodes))
 	probe := &model.Node{CPUs: nodeCPUs, Memory: nodeMem}
 	if r.pack {
-		t := r.capTasks(r.tasks, nodeCPUs, nodeMem, probe)
+		t := r.capTasks(r.tasks, nodeCPUs, nodeMem, 1<<30, probe)
 		if t < 1 {
 			t = 1
 		}
 		nodes = ceilDiv(r.tasks, t)
 		cpusPerNode = r.cpusOn(t, nodeCPUs)
-		return cpusPerNode, r.memOn(cpusPerNode, nodeMem), nodes
+		return cpusPerNode, r.memOnG(cpusPerNode, r.gpusOn(t), nodeMem), nodes
 	}
 	cpusPerNode = r.cpusOn(r.big, nodeCPUs)
 	if r.exclusive && cpusPerNode < r.big*r.cpt {
 		cpusPerNode = r.big * r.cpt // report the need, not the node
 	}
-	return cpusPerNode, r.memOn(cpusPerNode, nodeMem), r.nodes
+	return cpusPerNode, r.memOnG(cpusPerNode, r.gpusOn(r.big), nodeMem), r.nodes
 }
 
 func ceilDiv(a, b int) int { return (a + b - 1) / b }

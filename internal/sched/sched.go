@@ -196,7 +196,7 @@ func (s *scheduler) consider(j *model.Job) {
 		s.wait(j, reason)
 		return
 	}
-	s.c.commit(picks)
+	s.c.commit(picks, r.gpuType)
 	s.start(j, picks)
 }
 
@@ -208,7 +208,7 @@ func (s *scheduler) start(j *model.Job, picks []pick) {
 	slices.SortFunc(picks, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
 	alloc := make([]model.NodeAlloc, len(picks))
 	for i, p := range picks {
-		alloc[i] = model.NodeAlloc{Node: s.c.nodes[p.node].Name, CPUs: p.cpus, Mem: p.mem}
+		alloc[i] = model.NodeAlloc{Node: s.c.nodes[p.node].Name, CPUs: p.cpus, Mem: p.mem, CPUIDs: p.cpuIDs, GPUs: p.gpuIDs}
 	}
 	s.plan.Starts = append(s.plan.Starts, Start{Job: j.ID, Alloc: alloc})
 	if j.IsArrayTask() {

@@ -25,6 +25,7 @@ const (
 	msgStepNodeConfig = "Requested node configuration is not available"
 	msgStepTooMany    = "More processors requested than permitted"
 	msgStepDist       = "Invalid distribution"
+	msgStepGres       = "Invalid generic resource (gres) specification"
 )
 
 func stepErr(msg string) error { return &StepError{Msg: msg} }
@@ -160,6 +161,9 @@ func PlaceStep(j *model.Job, down func(node string) bool, spec *model.StepSpec) 
 					return nil, ErrStepBusy
 				}
 			}
+			if err := stepGPUs(j, spec, layout); err != nil {
+				return nil, err
+			}
 			return layout, nil
 		}
 	}
@@ -286,4 +290,53 @@ func assignRanks(nodes []string, counts []int, cyclic bool) []model.StepNode {
 		}
 	}
 	return out
+}
+
+// stepGPUs gives each node of the step its GPUs: all the job has there
+// when the step asks for none (as a step without --gpus sees every GPU
+// of its allocation), otherwise the lowest-numbered ones of the job's
+// that other running steps with GPU requests do not hold (--overlap
+// shares). ErrStepBusy when they are held; msgStepGres when the job
+// does not have enough.
+func stepGPUs(j *model.Job, spec *model.StepSpec, layout []model.StepNode) error {
+	g := spec.GPUs
+	for i := range layout {
+		var jobGPUs model.Bitmap
+		for _, a := range j.Alloc {
+			if a.Node == layout[i].Node {
+				jobGPUs = a.GPUs
+			}
+		}
+		if !g.Any() {
+			layout[i].GPUs = jobGPUs
+			continue
+		}
+		need := g.PerNode
+		switch {
+		case g.PerTask > 0:
+			need = g.PerTask * len(layout[i].Tasks)
+		case g.Total > 0:
+			need = (g.Total + len(layout) - 1) / len(layout)
+		}
+		if need > jobGPUs.Count() {
+			return stepErr(msgStepGres)
+		}
+		var held model.Bitmap
+		if !spec.Overlap {
+			for _, st := range j.Steps {
+				if st == nil || st.Finished() || st.Spec == nil || !st.Spec.GPUs.Any() || st.Spec.Overlap {
+					continue
+				}
+				if sn, _, ok := st.LayoutOn(layout[i].Node); ok {
+					held = held.Or(sn.GPUs)
+				}
+			}
+		}
+		ids := jobGPUs.AndNot(held).IDs()
+		if len(ids) < need {
+			return ErrStepBusy
+		}
+		layout[i].GPUs = model.BitmapOf(ids[:need]...)
+	}
+	return nil
 }

@@ -36,6 +36,8 @@ type Notifier interface {
 	SignalStep(j *model.Job, st *model.Step, sig int, terminate bool)
 	// AttachStep makes a step's nodes dial addr (sattach).
 	AttachStep(j *model.Job, st *model.Step, addr, key string)
+	// StepStats asks the job's nodes for the usage of its running steps.
+	StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]StepStat, []string, error)
 	// Fetch makes the job's nodes fetch a file (sbcast) and waits for them.
 	Fetch(ctx context.Context, j *model.Job, req FetchRequest) ([]string, error)
 }

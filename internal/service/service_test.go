@@ -47,6 +47,10 @@ func (n *notes) SignalStep(j *model.Job, st *model.Step, sig int, term bool) {
 	n.stepSignals = append(n.stepSignals, fmt.Sprintf("%d.%d sig=%d term=%v", j.ID, st.ID, sig, term))
 }
 func (n *notes) AttachStep(*model.Job, *model.Step, string, string) {}
+func (n *notes) StepStats(context.Context, *model.Job, model.StepID, bool) ([]StepStat, []string, error) {
+	return nil, nil, nil
+}
+
 func (n *notes) Fetch(_ context.Context, j *model.Job, _ FetchRequest) ([]string, error) {
 	return j.NodeNames(), nil
 }

@@ -58,6 +58,17 @@ type Config struct {
 	MaxMemPerCPU  int64
 	MaxMemPerNode int64
 
+	// Scripts run as root around jobs on the nodes, and as the user
+	// around tasks (TaskProlog/TaskEpilog); PrologFlags lower-cased.
+	Prolog, Epilog, TaskProlog, TaskEpilog string
+	PrologFlags                            []string
+	PrologEpilogTimeout                    time.Duration // 0: none set
+	// HealthCheckProgram runs every HealthCheckInterval (0: never).
+	HealthCheckProgram   string
+	HealthCheckInterval  time.Duration
+	HealthCheckNodeState string
+	GresTypes            []string
+
 	// DroverSocket is the controller's unix socket as configured; use
 	// SocketPath for the effective value.
 	DroverSocket string

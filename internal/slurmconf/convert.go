@@ -25,6 +25,7 @@ func (c *Config) ModelNodes() []*model.Node {
 
 			DetectCPUs:   n.DetectCPUs,
 			DetectMemory: n.DetectMemory,
+			GPUs:         ConfiguredGPUs(n.Gres),
 		}
 		switch n.State {
 		case "FUTURE":
@@ -35,6 +36,26 @@ func (c *Config) ModelNodes() []*model.Node {
 			m.Drain = true
 		}
 		out[i] = m
+	}
+	return out
+}
+
+// ConfiguredGPUs lists the GPUs a Gres= value declares, in order, as
+// placeholders without device files: what the controller schedules on
+// until the node's agent reports the devices it found.
+func ConfiguredGPUs(gres string) []model.GPU {
+	items, err := model.ParseGres(gres)
+	if err != nil {
+		return nil
+	}
+	var out []model.GPU
+	for _, g := range items {
+		if g.Name != "gpu" {
+			continue
+		}
+		for k := 0; k < g.Count && len(out) < 1024; k++ {
+			out = append(out, model.GPU{Index: len(out), Type: g.Type, Major: -1, Minor: -1})
+		}
 	}
 	return out
 }

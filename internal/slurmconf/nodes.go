@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/drover-hpc/drover/internal/hostlist"
+	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/units"
 )
 
@@ -178,6 +179,9 @@ func (p *parser) nodeKey(pos Pos, s *nodeSpec, kv pair) error {
 			s.tmpDisk = mib
 		}
 	case "gres":
+		if _, err := model.ParseGres(v); err != nil {
+			return bad("a list of name[:type]:count, e.g. gpu:a100:4")
+		}
 		s.gres = v
 	case "feature", "features":
 		s.features = splitList(v)

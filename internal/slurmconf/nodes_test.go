@@ -147,7 +147,8 @@ PartitionName=p Nodes=f,d MaxTime=1-0 AllowAccounts=x State=DOWN
 	}
 	i := nodes[3]
 	wantI := &model.Node{Name: "i", Addr: "10.0.0.1", Hostname: "i", CPUs: 4, Sockets: 4, Cores: 1, Threads: 1, Memory: 8192,
-		Gres: "gpu:2", Features: []string{"a", "b"}, Weight: 3}
+		Gres: "gpu:2", Features: []string{"a", "b"}, Weight: 3,
+		GPUs: []model.GPU{{Index: 0, Major: -1, Minor: -1}, {Index: 1, Major: -1, Minor: -1}}}
 	if !reflect.DeepEqual(i, wantI) {
 		t.Errorf("node i = %+v\nwant %+v", i, wantI)
 	}

@@ -236,6 +236,35 @@ func (p *parser) global(pos Pos, kv pair) error {
 		c.SlurmUser = v
 	case "droversocket":
 		c.DroverSocket = v
+	case "prolog":
+		c.Prolog = v
+	case "epilog":
+		c.Epilog = v
+	case "taskprolog":
+		c.TaskProlog = v
+	case "taskepilog":
+		c.TaskEpilog = v
+	case "healthcheckprogram":
+		c.HealthCheckProgram = v
+	case "healthchecknodestate":
+		c.HealthCheckNodeState = v
+	case "prologflags":
+		c.PrologFlags = nil
+		for _, f := range splitList(v) {
+			c.PrologFlags = append(c.PrologFlags, strings.ToLower(f))
+		}
+	case "grestypes":
+		c.GresTypes = splitList(v)
+	case "healthcheckinterval", "prologepilogtimeout":
+		n, err := parseInt(v, 0, 1<<31-1)
+		if err != nil {
+			return bad("seconds")
+		}
+		if lower == "healthcheckinterval" {
+			c.HealthCheckInterval = time.Duration(n) * time.Second
+		} else {
+			c.PrologEpilogTimeout = time.Duration(n) * time.Second
+		}
 	case "slurmdtimeout", "killwait", "minjobage", "inactivelimit":
 		n, err := parseInt(v, 0, 1<<31-1)
 		if err != nil {

@@ -17,7 +17,7 @@ func StepSpecToPB(s *model.StepSpec) *pb.StepSpec {
 		ExcNodes: s.ExcNodes, Exact: s.Exact, Overlap: s.Overlap, TimeLimit: s.TimeLimit,
 		IoAddr: s.IOAddr, IoKey: s.IOKey, Stdout: s.StdOut, Stderr: s.StdErr, Stdin: s.StdIn,
 		Input: s.Input, Pty: s.Pty, Label: s.Label, SrunPid: int32(s.SrunPID), SrunHost: s.SrunHost,
-		SubmitLine: s.SubmitLine,
+		SubmitLine: s.SubmitLine, Gpus: GPUReqToPB(s.GPUs),
 	}
 	for _, a := range s.TaskArgv {
 		out.TaskArgv = append(out.TaskArgv, &pb.StringList{Items: a})
@@ -37,7 +37,7 @@ func StepSpecFromPB(s *pb.StepSpec) *model.StepSpec {
 		ExcNodes: s.ExcNodes, Exact: s.Exact, Overlap: s.Overlap, TimeLimit: s.TimeLimit,
 		IOAddr: s.IoAddr, IOKey: s.IoKey, StdOut: s.Stdout, StdErr: s.Stderr, StdIn: s.Stdin,
 		Input: s.Input, Pty: s.Pty, Label: s.Label, SrunPID: int(s.SrunPid), SrunHost: s.SrunHost,
-		SubmitLine: s.SubmitLine,
+		SubmitLine: s.SubmitLine, GPUs: GPUReqFromPB(s.Gpus),
 	}
 	for _, a := range s.TaskArgv {
 		out.TaskArgv = append(out.TaskArgv, a.GetItems())
@@ -51,13 +51,14 @@ func StepToPB(s *model.Step, full bool) *pb.Step {
 		Id: int32(s.ID), Name: s.Name, State: uint32(s.State), Ntasks: int32(s.NTasks),
 		StartTime: s.StartTime, EndTime: s.EndTime, ExitCode: s.ExitCode, Signal: s.Signal,
 		NodesDone: s.NodesDone, Ending: s.Ending, EndState: uint32(s.EndState), TimeLimit: s.TimeLimit,
+		Usage: UsageToPB(s.Usage),
 	}
 	for _, n := range s.Layout {
 		tasks := make([]int32, len(n.Tasks))
 		for i, t := range n.Tasks {
 			tasks[i] = int32(t)
 		}
-		out.Layout = append(out.Layout, &pb.StepNode{Node: n.Node, Cpus: int32(n.CPUs), Tasks: tasks})
+		out.Layout = append(out.Layout, &pb.StepNode{Node: n.Node, Cpus: int32(n.CPUs), Tasks: tasks, Gpus: bitmapToPB(n.GPUs)})
 	}
 	if s.Spec != nil {
 		sp := *s.Spec
@@ -75,14 +76,14 @@ func StepFromPB(s *pb.Step) *model.Step {
 		ID: model.StepID(s.Id), Name: s.Name, State: model.JobState(s.State), NTasks: int(s.Ntasks),
 		StartTime: s.StartTime, EndTime: s.EndTime, ExitCode: s.ExitCode, Signal: s.Signal,
 		NodesDone: s.NodesDone, Ending: s.Ending, EndState: model.JobState(s.EndState), TimeLimit: s.TimeLimit,
-		Spec: StepSpecFromPB(s.Spec),
+		Spec: StepSpecFromPB(s.Spec), Usage: UsageFromPB(s.Usage),
 	}
 	for _, n := range s.Layout {
 		tasks := make([]int, len(n.Tasks))
 		for i, t := range n.Tasks {
 			tasks[i] = int(t)
 		}
-		out.Layout = append(out.Layout, model.StepNode{Node: n.Node, CPUs: int(n.Cpus), Tasks: tasks})
+		out.Layout = append(out.Layout, model.StepNode{Node: n.Node, CPUs: int(n.Cpus), Tasks: tasks, GPUs: bitmapFromPB(n.Gpus)})
 	}
 	return out
 }

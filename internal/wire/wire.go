@@ -21,7 +21,7 @@ func SpecToPB(s *model.JobSpec) *pb.JobSpec {
 		MemPerNode: s.MemPerNode, MemPerCpu: s.MemPerCPU, ReqNodes: s.ReqNodes, ExcNodes: s.ExcNodes,
 		Exclusive: s.Exclusive, BeginTime: s.BeginTime, Hold: s.Hold, Nice: int32(s.Nice), Requeue: s.Requeue,
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IoAddr: s.IOAddr, IoKey: s.IOKey,
-		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine,
+		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, Gpus: GPUReqToPB(s.GPUs),
 	}
 	if a := s.Array; a != nil {
 		ids := make([]int32, len(a.TaskIDs))
@@ -54,7 +54,7 @@ func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
 		MemPerNode: s.MemPerNode, MemPerCPU: s.MemPerCpu, ReqNodes: s.ReqNodes, ExcNodes: s.ExcNodes,
 		Exclusive: s.Exclusive, BeginTime: s.BeginTime, Hold: s.Hold, Nice: int(s.Nice), Requeue: s.Requeue,
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IOAddr: s.IoAddr, IOKey: s.IoKey,
-		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine,
+		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, GPUs: GPUReqFromPB(s.Gpus),
 	}
 	if a := s.Array; a != nil {
 		var ids []int
@@ -104,9 +104,11 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 		CancelledBy: j.CancelledBy, SpecId: uint32(j.SpecID), NextStep: int32(j.NextStep),
 	}
 	for _, a := range j.Alloc {
-		out.Alloc = append(out.Alloc, &pb.NodeAlloc{Node: a.Node, Cpus: int32(a.CPUs), Mem: a.Mem})
+		out.Alloc = append(out.Alloc, &pb.NodeAlloc{Node: a.Node, Cpus: int32(a.CPUs), Mem: a.Mem,
+			CpuIds: bitmapToPB(a.CPUIDs), Gpus: bitmapToPB(a.GPUs)})
 	}
 	if d != Summary {
+		out.BatchUsage = UsageToPB(j.BatchUsage)
 		out.Steps = stepsToPB(j.Steps, false)
 	}
 	if j.Spec == nil {
@@ -199,8 +201,10 @@ func jobFromPB(j *pb.Job, spec *model.JobSpec) *model.Job {
 		Spec: spec, NextStep: model.StepID(j.NextStep), Steps: stepsFromPB(j.Steps),
 	}
 	for _, a := range j.Alloc {
-		out.Alloc = append(out.Alloc, model.NodeAlloc{Node: a.Node, CPUs: int(a.Cpus), Mem: a.Mem})
+		out.Alloc = append(out.Alloc, model.NodeAlloc{Node: a.Node, CPUs: int(a.Cpus), Mem: a.Mem,
+			CPUIDs: bitmapFromPB(a.CpuIds), GPUs: bitmapFromPB(a.Gpus)})
 	}
+	out.BatchUsage = UsageFromPB(j.BatchUsage)
 	return out
 }
 
@@ -213,6 +217,7 @@ func NodeToPB(n *model.Node) *pb.Node {
 		Responding: n.Responding, Reason: n.Reason, ReasonUid: n.ReasonUID, ReasonTime: n.ReasonTime,
 		BootTime: n.BootTime, LastSeen: n.LastSeen, Version: n.Version, RegTime: n.RegTime,
 		AllocCpus: int32(n.AllocCPUs), AllocMem: n.AllocMem,
+		Gpus: GPUsToPB(n.GPUs), AllocGpus: bitmapToPB(n.AllocGPUs), AllocCores: bitmapToPB(n.AllocCores),
 	}
 }
 
@@ -225,6 +230,7 @@ func NodeFromPB(n *pb.Node) *model.Node {
 		Responding: n.Responding, Reason: n.Reason, ReasonUID: n.ReasonUid, ReasonTime: n.ReasonTime,
 		BootTime: n.BootTime, LastSeen: n.LastSeen, Version: n.Version, RegTime: n.RegTime,
 		AllocCPUs: int(n.AllocCpus), AllocMem: n.AllocMem,
+		GPUs: GPUsFromPB(n.Gpus), AllocGPUs: bitmapFromPB(n.AllocGpus), AllocCores: bitmapFromPB(n.AllocCores),
 	}
 }
 

@@ -477,6 +477,7 @@ type JobSpec struct {
 	IoKey         string                 `protobuf:"bytes,35,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
 	SubmitHost    string                 `protobuf:"bytes,36,opt,name=submit_host,json=submitHost,proto3" json:"submit_host,omitempty"`
 	SubmitLine    string                 `protobuf:"bytes,37,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
+	Gpus          *GPUReq                `protobuf:"bytes,38,opt,name=gpus,proto3" json:"gpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -770,18 +771,296 @@ func (x *JobSpec) GetSubmitLine() string {
 	return ""
 }
 
+func (x *JobSpec) GetGpus() *GPUReq {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+type GPUReq struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Type          string                 `protobuf:"bytes,1,opt,name=type,proto3" json:"type,omitempty"`
+	PerNode       int32                  `protobuf:"varint,2,opt,name=per_node,json=perNode,proto3" json:"per_node,omitempty"`
+	Total         int32                  `protobuf:"varint,3,opt,name=total,proto3" json:"total,omitempty"`
+	PerTask       int32                  `protobuf:"varint,4,opt,name=per_task,json=perTask,proto3" json:"per_task,omitempty"`
+	CpusPerGpu    int32                  `protobuf:"varint,5,opt,name=cpus_per_gpu,json=cpusPerGpu,proto3" json:"cpus_per_gpu,omitempty"`
+	MemPerGpu     int64                  `protobuf:"varint,6,opt,name=mem_per_gpu,json=memPerGpu,proto3" json:"mem_per_gpu,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GPUReq) Reset() {
+	*x = GPUReq{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GPUReq) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GPUReq) ProtoMessage() {}
+
+func (x *GPUReq) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GPUReq.ProtoReflect.Descriptor instead.
+func (*GPUReq) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *GPUReq) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *GPUReq) GetPerNode() int32 {
+	if x != nil {
+		return x.PerNode
+	}
+	return 0
+}
+
+func (x *GPUReq) GetTotal() int32 {
+	if x != nil {
+		return x.Total
+	}
+	return 0
+}
+
+func (x *GPUReq) GetPerTask() int32 {
+	if x != nil {
+		return x.PerTask
+	}
+	return 0
+}
+
+func (x *GPUReq) GetCpusPerGpu() int32 {
+	if x != nil {
+		return x.CpusPerGpu
+	}
+	return 0
+}
+
+func (x *GPUReq) GetMemPerGpu() int64 {
+	if x != nil {
+		return x.MemPerGpu
+	}
+	return 0
+}
+
+type GPU struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Index         int32                  `protobuf:"varint,1,opt,name=index,proto3" json:"index,omitempty"`
+	Type          string                 `protobuf:"bytes,2,opt,name=type,proto3" json:"type,omitempty"`
+	File          string                 `protobuf:"bytes,3,opt,name=file,proto3" json:"file,omitempty"`
+	Major         int64                  `protobuf:"varint,4,opt,name=major,proto3" json:"major,omitempty"`
+	Minor         int64                  `protobuf:"varint,5,opt,name=minor,proto3" json:"minor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GPU) Reset() {
+	*x = GPU{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GPU) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GPU) ProtoMessage() {}
+
+func (x *GPU) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GPU.ProtoReflect.Descriptor instead.
+func (*GPU) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *GPU) GetIndex() int32 {
+	if x != nil {
+		return x.Index
+	}
+	return 0
+}
+
+func (x *GPU) GetType() string {
+	if x != nil {
+		return x.Type
+	}
+	return ""
+}
+
+func (x *GPU) GetFile() string {
+	if x != nil {
+		return x.File
+	}
+	return ""
+}
+
+func (x *GPU) GetMajor() int64 {
+	if x != nil {
+		return x.Major
+	}
+	return 0
+}
+
+func (x *GPU) GetMinor() int64 {
+	if x != nil {
+		return x.Minor
+	}
+	return 0
+}
+
+// Usage is what a step used (model.Usage): bytes and microseconds.
+type Usage struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	MaxRss        int64                  `protobuf:"varint,1,opt,name=max_rss,json=maxRss,proto3" json:"max_rss,omitempty"`
+	MaxRssNode    string                 `protobuf:"bytes,2,opt,name=max_rss_node,json=maxRssNode,proto3" json:"max_rss_node,omitempty"`
+	AveRss        int64                  `protobuf:"varint,3,opt,name=ave_rss,json=aveRss,proto3" json:"ave_rss,omitempty"`
+	UserCpu       int64                  `protobuf:"varint,4,opt,name=user_cpu,json=userCpu,proto3" json:"user_cpu,omitempty"`
+	SystemCpu     int64                  `protobuf:"varint,5,opt,name=system_cpu,json=systemCpu,proto3" json:"system_cpu,omitempty"`
+	MaxPids       int64                  `protobuf:"varint,6,opt,name=max_pids,json=maxPids,proto3" json:"max_pids,omitempty"`
+	Nodes         int32                  `protobuf:"varint,7,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Gpus          string                 `protobuf:"bytes,8,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	Samples       int64                  `protobuf:"varint,9,opt,name=samples,proto3" json:"samples,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Usage) Reset() {
+	*x = Usage{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Usage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Usage) ProtoMessage() {}
+
+func (x *Usage) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Usage.ProtoReflect.Descriptor instead.
+func (*Usage) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *Usage) GetMaxRss() int64 {
+	if x != nil {
+		return x.MaxRss
+	}
+	return 0
+}
+
+func (x *Usage) GetMaxRssNode() string {
+	if x != nil {
+		return x.MaxRssNode
+	}
+	return ""
+}
+
+func (x *Usage) GetAveRss() int64 {
+	if x != nil {
+		return x.AveRss
+	}
+	return 0
+}
+
+func (x *Usage) GetUserCpu() int64 {
+	if x != nil {
+		return x.UserCpu
+	}
+	return 0
+}
+
+func (x *Usage) GetSystemCpu() int64 {
+	if x != nil {
+		return x.SystemCpu
+	}
+	return 0
+}
+
+func (x *Usage) GetMaxPids() int64 {
+	if x != nil {
+		return x.MaxPids
+	}
+	return 0
+}
+
+func (x *Usage) GetNodes() int32 {
+	if x != nil {
+		return x.Nodes
+	}
+	return 0
+}
+
+func (x *Usage) GetGpus() string {
+	if x != nil {
+		return x.Gpus
+	}
+	return ""
+}
+
+func (x *Usage) GetSamples() int64 {
+	if x != nil {
+		return x.Samples
+	}
+	return 0
+}
+
 type NodeAlloc struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
 	Cpus          int32                  `protobuf:"varint,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
 	Mem           int64                  `protobuf:"varint,3,opt,name=mem,proto3" json:"mem,omitempty"`
+	CpuIds        []uint64               `protobuf:"varint,4,rep,packed,name=cpu_ids,json=cpuIds,proto3" json:"cpu_ids,omitempty"`
+	Gpus          []uint64               `protobuf:"varint,5,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *NodeAlloc) Reset() {
 	*x = NodeAlloc{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -793,7 +1072,7 @@ func (x *NodeAlloc) String() string {
 func (*NodeAlloc) ProtoMessage() {}
 
 func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -806,7 +1085,7 @@ func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAlloc.ProtoReflect.Descriptor instead.
 func (*NodeAlloc) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *NodeAlloc) GetNode() string {
@@ -828,6 +1107,20 @@ func (x *NodeAlloc) GetMem() int64 {
 		return x.Mem
 	}
 	return 0
+}
+
+func (x *NodeAlloc) GetCpuIds() []uint64 {
+	if x != nil {
+		return x.CpuIds
+	}
+	return nil
+}
+
+func (x *NodeAlloc) GetGpus() []uint64 {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
 }
 
 type Job struct {
@@ -867,13 +1160,14 @@ type Job struct {
 	SpecIndex     uint32  `protobuf:"varint,32,opt,name=spec_index,json=specIndex,proto3" json:"spec_index,omitempty"`
 	Steps         []*Step `protobuf:"bytes,33,rep,name=steps,proto3" json:"steps,omitempty"`
 	NextStep      int32   `protobuf:"varint,34,opt,name=next_step,json=nextStep,proto3" json:"next_step,omitempty"`
+	BatchUsage    *Usage  `protobuf:"bytes,35,opt,name=batch_usage,json=batchUsage,proto3" json:"batch_usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -885,7 +1179,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -898,7 +1192,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Job) GetId() uint32 {
@@ -1139,6 +1433,13 @@ func (x *Job) GetNextStep() int32 {
 	return 0
 }
 
+func (x *Job) GetBatchUsage() *Usage {
+	if x != nil {
+		return x.BatchUsage
+	}
+	return nil
+}
+
 type StepSpec struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1168,13 +1469,14 @@ type StepSpec struct {
 	SrunPid       int32                  `protobuf:"varint,25,opt,name=srun_pid,json=srunPid,proto3" json:"srun_pid,omitempty"`
 	SrunHost      string                 `protobuf:"bytes,26,opt,name=srun_host,json=srunHost,proto3" json:"srun_host,omitempty"`
 	SubmitLine    string                 `protobuf:"bytes,27,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
+	Gpus          *GPUReq                `protobuf:"bytes,28,opt,name=gpus,proto3" json:"gpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StepSpec) Reset() {
 	*x = StepSpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1186,7 +1488,7 @@ func (x *StepSpec) String() string {
 func (*StepSpec) ProtoMessage() {}
 
 func (x *StepSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1199,7 +1501,7 @@ func (x *StepSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepSpec.ProtoReflect.Descriptor instead.
 func (*StepSpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StepSpec) GetName() string {
@@ -1391,6 +1693,13 @@ func (x *StepSpec) GetSubmitLine() string {
 	return ""
 }
 
+func (x *StepSpec) GetGpus() *GPUReq {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
 type StringList struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Items         []string               `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
@@ -1400,7 +1709,7 @@ type StringList struct {
 
 func (x *StringList) Reset() {
 	*x = StringList{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1412,7 +1721,7 @@ func (x *StringList) String() string {
 func (*StringList) ProtoMessage() {}
 
 func (x *StringList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1425,7 +1734,7 @@ func (x *StringList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringList.ProtoReflect.Descriptor instead.
 func (*StringList) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StringList) GetItems() []string {
@@ -1440,13 +1749,14 @@ type StepNode struct {
 	Node          string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
 	Cpus          int32                  `protobuf:"varint,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
 	Tasks         []int32                `protobuf:"varint,3,rep,packed,name=tasks,proto3" json:"tasks,omitempty"`
+	Gpus          []uint64               `protobuf:"varint,4,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StepNode) Reset() {
 	*x = StepNode{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1458,7 +1768,7 @@ func (x *StepNode) String() string {
 func (*StepNode) ProtoMessage() {}
 
 func (x *StepNode) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1471,7 +1781,7 @@ func (x *StepNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepNode.ProtoReflect.Descriptor instead.
 func (*StepNode) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StepNode) GetNode() string {
@@ -1495,6 +1805,13 @@ func (x *StepNode) GetTasks() []int32 {
 	return nil
 }
 
+func (x *StepNode) GetGpus() []uint64 {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
 type Step struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Id            int32                  `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
@@ -1511,13 +1828,14 @@ type Step struct {
 	Ending        bool                   `protobuf:"varint,12,opt,name=ending,proto3" json:"ending,omitempty"`
 	EndState      uint32                 `protobuf:"varint,13,opt,name=end_state,json=endState,proto3" json:"end_state,omitempty"`
 	TimeLimit     int64                  `protobuf:"varint,14,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
+	Usage         *Usage                 `protobuf:"bytes,15,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1529,7 +1847,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1542,7 +1860,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Step) GetId() int32 {
@@ -1643,6 +1961,13 @@ func (x *Step) GetTimeLimit() int64 {
 	return 0
 }
 
+func (x *Step) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 type Node struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1668,13 +1993,16 @@ type Node struct {
 	RegTime       int64                  `protobuf:"varint,21,opt,name=reg_time,json=regTime,proto3" json:"reg_time,omitempty"`
 	AllocCpus     int32                  `protobuf:"varint,22,opt,name=alloc_cpus,json=allocCpus,proto3" json:"alloc_cpus,omitempty"`
 	AllocMem      int64                  `protobuf:"varint,23,opt,name=alloc_mem,json=allocMem,proto3" json:"alloc_mem,omitempty"`
+	Gpus          []*GPU                 `protobuf:"bytes,24,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	AllocGpus     []uint64               `protobuf:"varint,25,rep,packed,name=alloc_gpus,json=allocGpus,proto3" json:"alloc_gpus,omitempty"`
+	AllocCores    []uint64               `protobuf:"varint,26,rep,packed,name=alloc_cores,json=allocCores,proto3" json:"alloc_cores,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1686,7 +2014,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1699,7 +2027,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Node) GetName() string {
@@ -1863,6 +2191,27 @@ func (x *Node) GetAllocMem() int64 {
 	return 0
 }
 
+func (x *Node) GetGpus() []*GPU {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
+func (x *Node) GetAllocGpus() []uint64 {
+	if x != nil {
+		return x.AllocGpus
+	}
+	return nil
+}
+
+func (x *Node) GetAllocCores() []uint64 {
+	if x != nil {
+		return x.AllocCores
+	}
+	return nil
+}
+
 type Partition struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
 	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -1885,7 +2234,7 @@ type Partition struct {
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1897,7 +2246,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1910,7 +2259,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Partition) GetName() string {
@@ -2020,7 +2369,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2032,7 +2381,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2045,7 +2394,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *SubmitJobRequest) GetSpec() *JobSpec {
@@ -2064,7 +2413,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2076,7 +2425,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2089,7 +2438,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *SubmitJobResponse) GetJobId() uint32 {
@@ -2118,7 +2467,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2479,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2492,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListJobsRequest) GetIds() []uint32 {
@@ -2194,7 +2543,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2555,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2568,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -2252,7 +2601,7 @@ type WatchJobsRequest struct {
 
 func (x *WatchJobsRequest) Reset() {
 	*x = WatchJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2264,7 +2613,7 @@ func (x *WatchJobsRequest) String() string {
 func (*WatchJobsRequest) ProtoMessage() {}
 
 func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2277,7 +2626,7 @@ func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobsRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *WatchJobsRequest) GetIds() []uint32 {
@@ -2295,7 +2644,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2307,7 +2656,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2320,7 +2669,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
 }
 
 type ListNodesResponse struct {
@@ -2332,7 +2681,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2344,7 +2693,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2357,7 +2706,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -2375,7 +2724,7 @@ type ListPartitionsRequest struct {
 
 func (x *ListPartitionsRequest) Reset() {
 	*x = ListPartitionsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2387,7 +2736,7 @@ func (x *ListPartitionsRequest) String() string {
 func (*ListPartitionsRequest) ProtoMessage() {}
 
 func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2400,7 +2749,7 @@ func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListPartitionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
 }
 
 type ListPartitionsResponse struct {
@@ -2412,7 +2761,7 @@ type ListPartitionsResponse struct {
 
 func (x *ListPartitionsResponse) Reset() {
 	*x = ListPartitionsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2424,7 +2773,7 @@ func (x *ListPartitionsResponse) String() string {
 func (*ListPartitionsResponse) ProtoMessage() {}
 
 func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2437,7 +2786,7 @@ func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListPartitionsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPartitionsResponse) GetPartitions() []*Partition {
@@ -2462,7 +2811,7 @@ type JobTarget struct {
 
 func (x *JobTarget) Reset() {
 	*x = JobTarget{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2474,7 +2823,7 @@ func (x *JobTarget) String() string {
 func (*JobTarget) ProtoMessage() {}
 
 func (x *JobTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2487,7 +2836,7 @@ func (x *JobTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobTarget.ProtoReflect.Descriptor instead.
 func (*JobTarget) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *JobTarget) GetId() uint32 {
@@ -2549,7 +2898,7 @@ type JobSelection struct {
 
 func (x *JobSelection) Reset() {
 	*x = JobSelection{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2561,7 +2910,7 @@ func (x *JobSelection) String() string {
 func (*JobSelection) ProtoMessage() {}
 
 func (x *JobSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2574,7 +2923,7 @@ func (x *JobSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSelection.ProtoReflect.Descriptor instead.
 func (*JobSelection) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *JobSelection) GetTargets() []*JobTarget {
@@ -2652,7 +3001,7 @@ type SignalJobsRequest struct {
 
 func (x *SignalJobsRequest) Reset() {
 	*x = SignalJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2664,7 +3013,7 @@ func (x *SignalJobsRequest) String() string {
 func (*SignalJobsRequest) ProtoMessage() {}
 
 func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2677,7 +3026,7 @@ func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJobsRequest.ProtoReflect.Descriptor instead.
 func (*SignalJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *SignalJobsRequest) GetSelection() *JobSelection {
@@ -2718,7 +3067,7 @@ type ControlJobsRequest struct {
 
 func (x *ControlJobsRequest) Reset() {
 	*x = ControlJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2730,7 +3079,7 @@ func (x *ControlJobsRequest) String() string {
 func (*ControlJobsRequest) ProtoMessage() {}
 
 func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2743,7 +3092,7 @@ func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlJobsRequest.ProtoReflect.Descriptor instead.
 func (*ControlJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ControlJobsRequest) GetSelection() *JobSelection {
@@ -2770,7 +3119,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2782,7 +3131,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2795,7 +3144,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *UpdateJobRequest) GetSelection() *JobSelection {
@@ -2822,7 +3171,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +3183,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +3196,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobResult) GetJob() string {
@@ -2873,7 +3222,7 @@ type JobResultsResponse struct {
 
 func (x *JobResultsResponse) Reset() {
 	*x = JobResultsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2885,7 +3234,7 @@ func (x *JobResultsResponse) String() string {
 func (*JobResultsResponse) ProtoMessage() {}
 
 func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2898,7 +3247,7 @@ func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResultsResponse.ProtoReflect.Descriptor instead.
 func (*JobResultsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobResultsResponse) GetResults() []*JobResult {
@@ -2918,7 +3267,7 @@ type UpdateNodesRequest struct {
 
 func (x *UpdateNodesRequest) Reset() {
 	*x = UpdateNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2930,7 +3279,7 @@ func (x *UpdateNodesRequest) String() string {
 func (*UpdateNodesRequest) ProtoMessage() {}
 
 func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2943,7 +3292,7 @@ func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesRequest.ProtoReflect.Descriptor instead.
 func (*UpdateNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *UpdateNodesRequest) GetNodes() []string {
@@ -2968,7 +3317,7 @@ type UpdateNodesResponse struct {
 
 func (x *UpdateNodesResponse) Reset() {
 	*x = UpdateNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2980,7 +3329,7 @@ func (x *UpdateNodesResponse) String() string {
 func (*UpdateNodesResponse) ProtoMessage() {}
 
 func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2993,7 +3342,7 @@ func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesResponse.ProtoReflect.Descriptor instead.
 func (*UpdateNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
 }
 
 type PingRequest struct {
@@ -3004,7 +3353,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3016,7 +3365,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3029,7 +3378,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
 }
 
 type ControllerStatus struct {
@@ -3044,7 +3393,7 @@ type ControllerStatus struct {
 
 func (x *ControllerStatus) Reset() {
 	*x = ControllerStatus{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3056,7 +3405,7 @@ func (x *ControllerStatus) String() string {
 func (*ControllerStatus) ProtoMessage() {}
 
 func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3069,7 +3418,7 @@ func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerStatus.ProtoReflect.Descriptor instead.
 func (*ControllerStatus) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ControllerStatus) GetHost() string {
@@ -3109,7 +3458,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3121,7 +3470,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3134,7 +3483,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *PingResponse) GetControllers() []*ControllerStatus {
@@ -3154,7 +3503,7 @@ type KV struct {
 
 func (x *KV) Reset() {
 	*x = KV{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3166,7 +3515,7 @@ func (x *KV) String() string {
 func (*KV) ProtoMessage() {}
 
 func (x *KV) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3179,7 +3528,7 @@ func (x *KV) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KV.ProtoReflect.Descriptor instead.
 func (*KV) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *KV) GetKey() string {
@@ -3204,7 +3553,7 @@ type GetConfigRequest struct {
 
 func (x *GetConfigRequest) Reset() {
 	*x = GetConfigRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3216,7 +3565,7 @@ func (x *GetConfigRequest) String() string {
 func (*GetConfigRequest) ProtoMessage() {}
 
 func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3229,7 +3578,7 @@ func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetConfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
 }
 
 type GetConfigResponse struct {
@@ -3241,7 +3590,7 @@ type GetConfigResponse struct {
 
 func (x *GetConfigResponse) Reset() {
 	*x = GetConfigResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3253,7 +3602,7 @@ func (x *GetConfigResponse) String() string {
 func (*GetConfigResponse) ProtoMessage() {}
 
 func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3266,7 +3615,7 @@ func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetConfigResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *GetConfigResponse) GetItems() []*KV {
@@ -3284,7 +3633,7 @@ type ReconfigureRequest struct {
 
 func (x *ReconfigureRequest) Reset() {
 	*x = ReconfigureRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3296,7 +3645,7 @@ func (x *ReconfigureRequest) String() string {
 func (*ReconfigureRequest) ProtoMessage() {}
 
 func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3309,7 +3658,7 @@ func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
 }
 
 type ReconfigureResponse struct {
@@ -3320,7 +3669,7 @@ type ReconfigureResponse struct {
 
 func (x *ReconfigureResponse) Reset() {
 	*x = ReconfigureResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3332,7 +3681,7 @@ func (x *ReconfigureResponse) String() string {
 func (*ReconfigureResponse) ProtoMessage() {}
 
 func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3345,7 +3694,7 @@ func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureResponse.ProtoReflect.Descriptor instead.
 func (*ReconfigureResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{44}
 }
 
 type CreateStepRequest struct {
@@ -3358,7 +3707,7 @@ type CreateStepRequest struct {
 
 func (x *CreateStepRequest) Reset() {
 	*x = CreateStepRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3370,7 +3719,7 @@ func (x *CreateStepRequest) String() string {
 func (*CreateStepRequest) ProtoMessage() {}
 
 func (x *CreateStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3383,7 +3732,7 @@ func (x *CreateStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStepRequest.ProtoReflect.Descriptor instead.
 func (*CreateStepRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *CreateStepRequest) GetJobId() uint32 {
@@ -3410,7 +3759,7 @@ type CreateStepResponse struct {
 
 func (x *CreateStepResponse) Reset() {
 	*x = CreateStepResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3422,7 +3771,7 @@ func (x *CreateStepResponse) String() string {
 func (*CreateStepResponse) ProtoMessage() {}
 
 func (x *CreateStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3435,7 +3784,7 @@ func (x *CreateStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStepResponse.ProtoReflect.Descriptor instead.
 func (*CreateStepResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *CreateStepResponse) GetJob() *Job {
@@ -3463,7 +3812,7 @@ type CompleteJobRequest struct {
 
 func (x *CompleteJobRequest) Reset() {
 	*x = CompleteJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3475,7 +3824,7 @@ func (x *CompleteJobRequest) String() string {
 func (*CompleteJobRequest) ProtoMessage() {}
 
 func (x *CompleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3488,7 +3837,7 @@ func (x *CompleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobRequest.ProtoReflect.Descriptor instead.
 func (*CompleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{44}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *CompleteJobRequest) GetJobId() uint32 {
@@ -3520,7 +3869,7 @@ type CompleteJobResponse struct {
 
 func (x *CompleteJobResponse) Reset() {
 	*x = CompleteJobResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3532,7 +3881,7 @@ func (x *CompleteJobResponse) String() string {
 func (*CompleteJobResponse) ProtoMessage() {}
 
 func (x *CompleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3545,7 +3894,7 @@ func (x *CompleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobResponse.ProtoReflect.Descriptor instead.
 func (*CompleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{45}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{48}
 }
 
 type AttachStepRequest struct {
@@ -3560,7 +3909,7 @@ type AttachStepRequest struct {
 
 func (x *AttachStepRequest) Reset() {
 	*x = AttachStepRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3572,7 +3921,7 @@ func (x *AttachStepRequest) String() string {
 func (*AttachStepRequest) ProtoMessage() {}
 
 func (x *AttachStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3585,7 +3934,7 @@ func (x *AttachStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStepRequest.ProtoReflect.Descriptor instead.
 func (*AttachStepRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{46}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *AttachStepRequest) GetJobId() uint32 {
@@ -3625,7 +3974,7 @@ type AttachStepResponse struct {
 
 func (x *AttachStepResponse) Reset() {
 	*x = AttachStepResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3637,7 +3986,7 @@ func (x *AttachStepResponse) String() string {
 func (*AttachStepResponse) ProtoMessage() {}
 
 func (x *AttachStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3650,7 +3999,7 @@ func (x *AttachStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStepResponse.ProtoReflect.Descriptor instead.
 func (*AttachStepResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{47}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *AttachStepResponse) GetStep() *Step {
@@ -3676,7 +4025,7 @@ type BroadcastRequest struct {
 
 func (x *BroadcastRequest) Reset() {
 	*x = BroadcastRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3688,7 +4037,7 @@ func (x *BroadcastRequest) String() string {
 func (*BroadcastRequest) ProtoMessage() {}
 
 func (x *BroadcastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3701,7 +4050,7 @@ func (x *BroadcastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BroadcastRequest.ProtoReflect.Descriptor instead.
 func (*BroadcastRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{48}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *BroadcastRequest) GetJobId() uint32 {
@@ -3769,7 +4118,7 @@ type BroadcastResponse struct {
 
 func (x *BroadcastResponse) Reset() {
 	*x = BroadcastResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3781,7 +4130,7 @@ func (x *BroadcastResponse) String() string {
 func (*BroadcastResponse) ProtoMessage() {}
 
 func (x *BroadcastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3794,7 +4143,7 @@ func (x *BroadcastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BroadcastResponse.ProtoReflect.Descriptor instead.
 func (*BroadcastResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{49}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *BroadcastResponse) GetNodes() []string {
@@ -3813,6 +4162,8 @@ type AgentMessage struct {
 	//	*AgentMessage_JobEnded
 	//	*AgentMessage_JobStarted
 	//	*AgentMessage_StepEnded
+	//	*AgentMessage_StatReply
+	//	*AgentMessage_Health
 	Msg           isAgentMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3820,7 +4171,7 @@ type AgentMessage struct {
 
 func (x *AgentMessage) Reset() {
 	*x = AgentMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3832,7 +4183,7 @@ func (x *AgentMessage) String() string {
 func (*AgentMessage) ProtoMessage() {}
 
 func (x *AgentMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3845,7 +4196,7 @@ func (x *AgentMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
 func (*AgentMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{50}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *AgentMessage) GetMsg() isAgentMessage_Msg {
@@ -3900,6 +4251,24 @@ func (x *AgentMessage) GetStepEnded() *StepEnded {
 	return nil
 }
 
+func (x *AgentMessage) GetStatReply() *StatReply {
+	if x != nil {
+		if x, ok := x.Msg.(*AgentMessage_StatReply); ok {
+			return x.StatReply
+		}
+	}
+	return nil
+}
+
+func (x *AgentMessage) GetHealth() *NodeHealth {
+	if x != nil {
+		if x, ok := x.Msg.(*AgentMessage_Health); ok {
+			return x.Health
+		}
+	}
+	return nil
+}
+
 type isAgentMessage_Msg interface {
 	isAgentMessage_Msg()
 }
@@ -3924,6 +4293,14 @@ type AgentMessage_StepEnded struct {
 	StepEnded *StepEnded `protobuf:"bytes,5,opt,name=step_ended,json=stepEnded,proto3,oneof"`
 }
 
+type AgentMessage_StatReply struct {
+	StatReply *StatReply `protobuf:"bytes,6,opt,name=stat_reply,json=statReply,proto3,oneof"`
+}
+
+type AgentMessage_Health struct {
+	Health *NodeHealth `protobuf:"bytes,7,opt,name=health,proto3,oneof"`
+}
+
 func (*AgentMessage_Register) isAgentMessage_Msg() {}
 
 func (*AgentMessage_Heartbeat) isAgentMessage_Msg() {}
@@ -3933,6 +4310,385 @@ func (*AgentMessage_JobEnded) isAgentMessage_Msg() {}
 func (*AgentMessage_JobStarted) isAgentMessage_Msg() {}
 
 func (*AgentMessage_StepEnded) isAgentMessage_Msg() {}
+
+func (*AgentMessage_StatReply) isAgentMessage_Msg() {}
+
+func (*AgentMessage_Health) isAgentMessage_Msg() {}
+
+// StatReply answers StatRequest with the node's share of each step asked.
+type StatReply struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     uint64                 `protobuf:"varint,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	Steps         []*StepStat            `protobuf:"bytes,2,rep,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatReply) Reset() {
+	*x = StatReply{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatReply) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatReply) ProtoMessage() {}
+
+func (x *StatReply) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
+func (*StatReply) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *StatReply) GetRequestId() uint64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
+func (x *StatReply) GetSteps() []*StepStat {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+// NodeHealth is the agent's health verdict: healthy=false drains the node
+// with reason; healthy=true undrains a node this agent drained itself.
+type NodeHealth struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Healthy       bool                   `protobuf:"varint,1,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *NodeHealth) Reset() {
+	*x = NodeHealth{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *NodeHealth) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*NodeHealth) ProtoMessage() {}
+
+func (x *NodeHealth) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use NodeHealth.ProtoReflect.Descriptor instead.
+func (*NodeHealth) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *NodeHealth) GetHealthy() bool {
+	if x != nil {
+		return x.Healthy
+	}
+	return false
+}
+
+func (x *NodeHealth) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+type StepStat struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	JobId  uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId int32                  `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	Node   string                 `protobuf:"bytes,3,opt,name=node,proto3" json:"node,omitempty"`
+	Usage  *Usage                 `protobuf:"bytes,4,opt,name=usage,proto3" json:"usage,omitempty"`
+	Ntasks int32                  `protobuf:"varint,5,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	// pids lists the step's processes on the node.
+	Pids          []int32 `protobuf:"varint,6,rep,packed,name=pids,proto3" json:"pids,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepStat) Reset() {
+	*x = StepStat{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepStat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepStat) ProtoMessage() {}
+
+func (x *StepStat) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepStat.ProtoReflect.Descriptor instead.
+func (*StepStat) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *StepStat) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *StepStat) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *StepStat) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *StepStat) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *StepStat) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
+	}
+	return 0
+}
+
+func (x *StepStat) GetPids() []int32 {
+	if x != nil {
+		return x.Pids
+	}
+	return nil
+}
+
+type StepStatsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId        int32                  `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	HasStep       bool                   `protobuf:"varint,3,opt,name=has_step,json=hasStep,proto3" json:"has_step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepStatsRequest) Reset() {
+	*x = StepStatsRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepStatsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepStatsRequest) ProtoMessage() {}
+
+func (x *StepStatsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepStatsRequest.ProtoReflect.Descriptor instead.
+func (*StepStatsRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *StepStatsRequest) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *StepStatsRequest) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *StepStatsRequest) GetHasStep() bool {
+	if x != nil {
+		return x.HasStep
+	}
+	return false
+}
+
+type StepStatsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Steps []*StepStat            `protobuf:"bytes,1,rep,name=steps,proto3" json:"steps,omitempty"`
+	// errors names nodes that did not answer.
+	Errors        []string `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StepStatsResponse) Reset() {
+	*x = StepStatsResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StepStatsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StepStatsResponse) ProtoMessage() {}
+
+func (x *StepStatsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StepStatsResponse.ProtoReflect.Descriptor instead.
+func (*StepStatsResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *StepStatsResponse) GetSteps() []*StepStat {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+func (x *StepStatsResponse) GetErrors() []string {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+// StatRequest asks a node for the usage of the job's steps it runs (all
+// of them when has_step is false).
+type StatRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestId     uint64                 `protobuf:"varint,1,opt,name=request_id,json=requestId,proto3" json:"request_id,omitempty"`
+	JobId         uint32                 `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId        int32                  `protobuf:"varint,3,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	HasStep       bool                   `protobuf:"varint,4,opt,name=has_step,json=hasStep,proto3" json:"has_step,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *StatRequest) Reset() {
+	*x = StatRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *StatRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*StatRequest) ProtoMessage() {}
+
+func (x *StatRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
+func (*StatRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{59}
+}
+
+func (x *StatRequest) GetRequestId() uint64 {
+	if x != nil {
+		return x.RequestId
+	}
+	return 0
+}
+
+func (x *StatRequest) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *StatRequest) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *StatRequest) GetHasStep() bool {
+	if x != nil {
+		return x.HasStep
+	}
+	return false
+}
 
 // StepEnded reports that every task of a step on this node ended.
 type StepEnded struct {
@@ -3946,13 +4702,14 @@ type StepEnded struct {
 	// failure); 0 = derive from the exit status.
 	State         uint32 `protobuf:"varint,6,opt,name=state,proto3" json:"state,omitempty"`
 	EndTime       int64  `protobuf:"varint,7,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	Usage         *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *StepEnded) Reset() {
 	*x = StepEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3964,7 +4721,7 @@ func (x *StepEnded) String() string {
 func (*StepEnded) ProtoMessage() {}
 
 func (x *StepEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3977,7 +4734,7 @@ func (x *StepEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEnded.ProtoReflect.Descriptor instead.
 func (*StepEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{51}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *StepEnded) GetJobId() uint32 {
@@ -4029,6 +4786,13 @@ func (x *StepEnded) GetEndTime() int64 {
 	return 0
 }
 
+func (x *StepEnded) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
 type Register struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Node     string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
@@ -4047,14 +4811,16 @@ type Register struct {
 	Ended []uint32 `protobuf:"varint,11,rep,packed,name=ended,proto3" json:"ended,omitempty"`
 	// running_steps lists the steps ("job.step") with tasks on the node; a
 	// step the controller believes runs there but is missing was lost.
-	RunningSteps  []string `protobuf:"bytes,12,rep,name=running_steps,json=runningSteps,proto3" json:"running_steps,omitempty"`
+	RunningSteps []string `protobuf:"bytes,12,rep,name=running_steps,json=runningSteps,proto3" json:"running_steps,omitempty"`
+	// gpus are the node's GPUs as found (gres.conf, NVML).
+	Gpus          []*GPU `protobuf:"bytes,13,rep,name=gpus,proto3" json:"gpus,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Register) Reset() {
 	*x = Register{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4066,7 +4832,7 @@ func (x *Register) String() string {
 func (*Register) ProtoMessage() {}
 
 func (x *Register) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4079,7 +4845,7 @@ func (x *Register) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Register.ProtoReflect.Descriptor instead.
 func (*Register) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{52}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *Register) GetNode() string {
@@ -4166,6 +4932,13 @@ func (x *Register) GetRunningSteps() []string {
 	return nil
 }
 
+func (x *Register) GetGpus() []*GPU {
+	if x != nil {
+		return x.Gpus
+	}
+	return nil
+}
+
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Running       []uint32               `protobuf:"varint,1,rep,packed,name=running,proto3" json:"running,omitempty"`
@@ -4175,7 +4948,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4187,7 +4960,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4200,7 +4973,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{53}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *Heartbeat) GetRunning() []uint32 {
@@ -4220,7 +4993,7 @@ type JobStarted struct {
 
 func (x *JobStarted) Reset() {
 	*x = JobStarted{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4232,7 +5005,7 @@ func (x *JobStarted) String() string {
 func (*JobStarted) ProtoMessage() {}
 
 func (x *JobStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4245,7 +5018,7 @@ func (x *JobStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStarted.ProtoReflect.Descriptor instead.
 func (*JobStarted) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{54}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *JobStarted) GetJobId() uint32 {
@@ -4274,14 +5047,19 @@ type JobEnded struct {
 	EndTime int64  `protobuf:"varint,6,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
 	// start_time names the run that ended: a requeued job's new run has
 	// another, and a late end of the old run must not end it.
-	StartTime     int64 `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	StartTime int64 `protobuf:"varint,7,opt,name=start_time,json=startTime,proto3" json:"start_time,omitempty"`
+	// usage is the batch step's.
+	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// requeue: the node could not run the job (its Prolog failed); it goes
+	// back to the queue (held when reason says so).
+	Requeue       bool `protobuf:"varint,9,opt,name=requeue,proto3" json:"requeue,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobEnded) Reset() {
 	*x = JobEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4293,7 +5071,7 @@ func (x *JobEnded) String() string {
 func (*JobEnded) ProtoMessage() {}
 
 func (x *JobEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4306,7 +5084,7 @@ func (x *JobEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEnded.ProtoReflect.Descriptor instead.
 func (*JobEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{55}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *JobEnded) GetJobId() uint32 {
@@ -4358,6 +5136,20 @@ func (x *JobEnded) GetStartTime() int64 {
 	return 0
 }
 
+func (x *JobEnded) GetUsage() *Usage {
+	if x != nil {
+		return x.Usage
+	}
+	return nil
+}
+
+func (x *JobEnded) GetRequeue() bool {
+	if x != nil {
+		return x.Requeue
+	}
+	return false
+}
+
 type ControllerMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -4370,6 +5162,7 @@ type ControllerMessage struct {
 	//	*ControllerMessage_SignalStep
 	//	*ControllerMessage_Attach
 	//	*ControllerMessage_Fetch
+	//	*ControllerMessage_Stat
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4377,7 +5170,7 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4389,7 +5182,7 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4402,7 +5195,7 @@ func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerMessage.ProtoReflect.Descriptor instead.
 func (*ControllerMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{56}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *ControllerMessage) GetMsg() isControllerMessage_Msg {
@@ -4484,6 +5277,15 @@ func (x *ControllerMessage) GetFetch() *FetchFile {
 	return nil
 }
 
+func (x *ControllerMessage) GetStat() *StatRequest {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_Stat); ok {
+			return x.Stat
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -4520,6 +5322,10 @@ type ControllerMessage_Fetch struct {
 	Fetch *FetchFile `protobuf:"bytes,8,opt,name=fetch,proto3,oneof"`
 }
 
+type ControllerMessage_Stat struct {
+	Stat *StatRequest `protobuf:"bytes,9,opt,name=stat,proto3,oneof"`
+}
+
 func (*ControllerMessage_Launch) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Signal) isControllerMessage_Msg() {}
@@ -4536,6 +5342,8 @@ func (*ControllerMessage_Attach) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Fetch) isControllerMessage_Msg() {}
 
+func (*ControllerMessage_Stat) isControllerMessage_Msg() {}
+
 // LaunchStep runs a step's local tasks; job lets a node that never ran
 // the batch script learn the job.
 type LaunchStep struct {
@@ -4550,7 +5358,7 @@ type LaunchStep struct {
 
 func (x *LaunchStep) Reset() {
 	*x = LaunchStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4562,7 +5370,7 @@ func (x *LaunchStep) String() string {
 func (*LaunchStep) ProtoMessage() {}
 
 func (x *LaunchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4575,7 +5383,7 @@ func (x *LaunchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchStep.ProtoReflect.Descriptor instead.
 func (*LaunchStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{57}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *LaunchStep) GetJob() *Job {
@@ -4619,7 +5427,7 @@ type SignalStep struct {
 
 func (x *SignalStep) Reset() {
 	*x = SignalStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4631,7 +5439,7 @@ func (x *SignalStep) String() string {
 func (*SignalStep) ProtoMessage() {}
 
 func (x *SignalStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4644,7 +5452,7 @@ func (x *SignalStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalStep.ProtoReflect.Descriptor instead.
 func (*SignalStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{58}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *SignalStep) GetJobId() uint32 {
@@ -4687,7 +5495,7 @@ type AttachIO struct {
 
 func (x *AttachIO) Reset() {
 	*x = AttachIO{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4699,7 +5507,7 @@ func (x *AttachIO) String() string {
 func (*AttachIO) ProtoMessage() {}
 
 func (x *AttachIO) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4712,7 +5520,7 @@ func (x *AttachIO) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachIO.ProtoReflect.Descriptor instead.
 func (*AttachIO) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{59}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *AttachIO) GetJobId() uint32 {
@@ -4760,7 +5568,7 @@ type FetchFile struct {
 
 func (x *FetchFile) Reset() {
 	*x = FetchFile{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4772,7 +5580,7 @@ func (x *FetchFile) String() string {
 func (*FetchFile) ProtoMessage() {}
 
 func (x *FetchFile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4785,7 +5593,7 @@ func (x *FetchFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFile.ProtoReflect.Descriptor instead.
 func (*FetchFile) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{60}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *FetchFile) GetJobId() uint32 {
@@ -4854,7 +5662,7 @@ type EndAck struct {
 
 func (x *EndAck) Reset() {
 	*x = EndAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4866,7 +5674,7 @@ func (x *EndAck) String() string {
 func (*EndAck) ProtoMessage() {}
 
 func (x *EndAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4879,7 +5687,7 @@ func (x *EndAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAck.ProtoReflect.Descriptor instead.
 func (*EndAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{61}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *EndAck) GetJobId() uint32 {
@@ -4901,7 +5709,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4913,7 +5721,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4926,7 +5734,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *Registered) GetCluster() string {
@@ -4961,7 +5769,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4973,7 +5781,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4986,7 +5794,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5025,7 +5833,7 @@ type SignalJob struct {
 
 func (x *SignalJob) Reset() {
 	*x = SignalJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5037,7 +5845,7 @@ func (x *SignalJob) String() string {
 func (*SignalJob) ProtoMessage() {}
 
 func (x *SignalJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5050,7 +5858,7 @@ func (x *SignalJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJob.ProtoReflect.Descriptor instead.
 func (*SignalJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SignalJob) GetJobId() uint32 {
@@ -5122,7 +5930,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"Dependency\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12(\n" +
 	"\x05terms\x18\x02 \x03(\v2\x12.drover.v1.DepTermR\x05terms\x12\x10\n" +
-	"\x03any\x18\x03 \x01(\bR\x03any\"\x9f\b\n" +
+	"\x03any\x18\x03 \x01(\bR\x03any\"\xc6\b\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x18\n" +
@@ -5168,11 +5976,40 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vsubmit_host\x18$ \x01(\tR\n" +
 	"submitHost\x12\x1f\n" +
 	"\vsubmit_line\x18% \x01(\tR\n" +
-	"submitLine\"E\n" +
+	"submitLine\x12%\n" +
+	"\x04gpus\x18& \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\"\xaa\x01\n" +
+	"\x06GPUReq\x12\x12\n" +
+	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
+	"\bper_node\x18\x02 \x01(\x05R\aperNode\x12\x14\n" +
+	"\x05total\x18\x03 \x01(\x05R\x05total\x12\x19\n" +
+	"\bper_task\x18\x04 \x01(\x05R\aperTask\x12 \n" +
+	"\fcpus_per_gpu\x18\x05 \x01(\x05R\n" +
+	"cpusPerGpu\x12\x1e\n" +
+	"\vmem_per_gpu\x18\x06 \x01(\x03R\tmemPerGpu\"o\n" +
+	"\x03GPU\x12\x14\n" +
+	"\x05index\x18\x01 \x01(\x05R\x05index\x12\x12\n" +
+	"\x04type\x18\x02 \x01(\tR\x04type\x12\x12\n" +
+	"\x04file\x18\x03 \x01(\tR\x04file\x12\x14\n" +
+	"\x05major\x18\x04 \x01(\x03R\x05major\x12\x14\n" +
+	"\x05minor\x18\x05 \x01(\x03R\x05minor\"\xf4\x01\n" +
+	"\x05Usage\x12\x17\n" +
+	"\amax_rss\x18\x01 \x01(\x03R\x06maxRss\x12 \n" +
+	"\fmax_rss_node\x18\x02 \x01(\tR\n" +
+	"maxRssNode\x12\x17\n" +
+	"\aave_rss\x18\x03 \x01(\x03R\x06aveRss\x12\x19\n" +
+	"\buser_cpu\x18\x04 \x01(\x03R\auserCpu\x12\x1d\n" +
+	"\n" +
+	"system_cpu\x18\x05 \x01(\x03R\tsystemCpu\x12\x19\n" +
+	"\bmax_pids\x18\x06 \x01(\x03R\amaxPids\x12\x14\n" +
+	"\x05nodes\x18\a \x01(\x05R\x05nodes\x12\x12\n" +
+	"\x04gpus\x18\b \x01(\tR\x04gpus\x12\x18\n" +
+	"\asamples\x18\t \x01(\x03R\asamples\"r\n" +
 	"\tNodeAlloc\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x10\n" +
-	"\x03mem\x18\x03 \x01(\x03R\x03mem\"\xd0\a\n" +
+	"\x03mem\x18\x03 \x01(\x03R\x03mem\x12\x17\n" +
+	"\acpu_ids\x18\x04 \x03(\x04R\x06cpuIds\x12\x12\n" +
+	"\x04gpus\x18\x05 \x03(\x04R\x04gpus\"\x83\b\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12 \n" +
 	"\farray_job_id\x18\x02 \x01(\rR\n" +
@@ -5217,7 +6054,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"spec_index\x18  \x01(\rR\tspecIndex\x12%\n" +
 	"\x05steps\x18! \x03(\v2\x0f.drover.v1.StepR\x05steps\x12\x1b\n" +
-	"\tnext_step\x18\" \x01(\x05R\bnextStep\"\xeb\x05\n" +
+	"\tnext_step\x18\" \x01(\x05R\bnextStep\x121\n" +
+	"\vbatch_usage\x18# \x01(\v2\x10.drover.v1.UsageR\n" +
+	"batchUsage\"\x92\x06\n" +
 	"\bStepSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\tR\x04argv\x122\n" +
@@ -5248,14 +6087,16 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\bsrun_pid\x18\x19 \x01(\x05R\asrunPid\x12\x1b\n" +
 	"\tsrun_host\x18\x1a \x01(\tR\bsrunHost\x12\x1f\n" +
 	"\vsubmit_line\x18\x1b \x01(\tR\n" +
-	"submitLine\"\"\n" +
+	"submitLine\x12%\n" +
+	"\x04gpus\x18\x1c \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\"\"\n" +
 	"\n" +
 	"StringList\x12\x14\n" +
-	"\x05items\x18\x01 \x03(\tR\x05items\"H\n" +
+	"\x05items\x18\x01 \x03(\tR\x05items\"\\\n" +
 	"\bStepNode\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x14\n" +
-	"\x05tasks\x18\x03 \x03(\x05R\x05tasks\"\x90\x03\n" +
+	"\x05tasks\x18\x03 \x03(\x05R\x05tasks\x12\x12\n" +
+	"\x04gpus\x18\x04 \x03(\x04R\x04gpus\"\xb8\x03\n" +
 	"\x04Step\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.drover.v1.StepSpecR\x04spec\x12\x12\n" +
@@ -5274,7 +6115,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06ending\x18\f \x01(\bR\x06ending\x12\x1b\n" +
 	"\tend_state\x18\r \x01(\rR\bendState\x12\x1d\n" +
 	"\n" +
-	"time_limit\x18\x0e \x01(\x03R\ttimeLimit\"\xd7\x04\n" +
+	"time_limit\x18\x0e \x01(\x03R\ttimeLimit\x12&\n" +
+	"\x05usage\x18\x0f \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xbb\x05\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -5304,7 +6146,12 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\breg_time\x18\x15 \x01(\x03R\aregTime\x12\x1d\n" +
 	"\n" +
 	"alloc_cpus\x18\x16 \x01(\x05R\tallocCpus\x12\x1b\n" +
-	"\talloc_mem\x18\x17 \x01(\x03R\ballocMem\"\xc1\x03\n" +
+	"\talloc_mem\x18\x17 \x01(\x03R\ballocMem\x12\"\n" +
+	"\x04gpus\x18\x18 \x03(\v2\x0e.drover.v1.GPUR\x04gpus\x12\x1d\n" +
+	"\n" +
+	"alloc_gpus\x18\x19 \x03(\x04R\tallocGpus\x12\x1f\n" +
+	"\valloc_cores\x18\x1a \x03(\x04R\n" +
+	"allocCores\"\xc1\x03\n" +
 	"\tPartition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05nodes\x18\x02 \x03(\tR\x05nodes\x12\x1d\n" +
@@ -5435,7 +6282,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x05mtime\x18\a \x01(\x03R\x05mtime\x12\x12\n" +
 	"\x04size\x18\b \x01(\x03R\x04size\")\n" +
 	"\x11BroadcastResponse\x12\x14\n" +
-	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"\xa3\x02\n" +
+	"\x05nodes\x18\x01 \x03(\tR\x05nodes\"\x8b\x03\n" +
 	"\fAgentMessage\x121\n" +
 	"\bregister\x18\x01 \x01(\v2\x13.drover.v1.RegisterH\x00R\bregister\x124\n" +
 	"\theartbeat\x18\x02 \x01(\v2\x14.drover.v1.HeartbeatH\x00R\theartbeat\x122\n" +
@@ -5443,8 +6290,39 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vjob_started\x18\x04 \x01(\v2\x15.drover.v1.JobStartedH\x00R\n" +
 	"jobStarted\x125\n" +
 	"\n" +
-	"step_ended\x18\x05 \x01(\v2\x14.drover.v1.StepEndedH\x00R\tstepEndedB\x05\n" +
-	"\x03msg\"\xb5\x01\n" +
+	"step_ended\x18\x05 \x01(\v2\x14.drover.v1.StepEndedH\x00R\tstepEnded\x125\n" +
+	"\n" +
+	"stat_reply\x18\x06 \x01(\v2\x14.drover.v1.StatReplyH\x00R\tstatReply\x12/\n" +
+	"\x06health\x18\a \x01(\v2\x15.drover.v1.NodeHealthH\x00R\x06healthB\x05\n" +
+	"\x03msg\"U\n" +
+	"\tStatReply\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\x04R\trequestId\x12)\n" +
+	"\x05steps\x18\x02 \x03(\v2\x13.drover.v1.StepStatR\x05steps\">\n" +
+	"\n" +
+	"NodeHealth\x12\x18\n" +
+	"\ahealthy\x18\x01 \x01(\bR\ahealthy\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa2\x01\n" +
+	"\bStepStat\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x12\n" +
+	"\x04node\x18\x03 \x01(\tR\x04node\x12&\n" +
+	"\x05usage\x18\x04 \x01(\v2\x10.drover.v1.UsageR\x05usage\x12\x16\n" +
+	"\x06ntasks\x18\x05 \x01(\x05R\x06ntasks\x12\x12\n" +
+	"\x04pids\x18\x06 \x03(\x05R\x04pids\"]\n" +
+	"\x10StepStatsRequest\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x19\n" +
+	"\bhas_step\x18\x03 \x01(\bR\ahasStep\"V\n" +
+	"\x11StepStatsResponse\x12)\n" +
+	"\x05steps\x18\x01 \x03(\v2\x13.drover.v1.StepStatR\x05steps\x12\x16\n" +
+	"\x06errors\x18\x02 \x03(\tR\x06errors\"w\n" +
+	"\vStatRequest\x12\x1d\n" +
+	"\n" +
+	"request_id\x18\x01 \x01(\x04R\trequestId\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x03 \x01(\x05R\x06stepId\x12\x19\n" +
+	"\bhas_step\x18\x04 \x01(\bR\ahasStep\"\xdd\x01\n" +
 	"\tStepEnded\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
 	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x12\n" +
@@ -5452,7 +6330,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\texit_code\x18\x04 \x01(\x05R\bexitCode\x12\x16\n" +
 	"\x06signal\x18\x05 \x01(\x05R\x06signal\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\rR\x05state\x12\x19\n" +
-	"\bend_time\x18\a \x01(\x03R\aendTime\"\xbc\x02\n" +
+	"\bend_time\x18\a \x01(\x03R\aendTime\x12&\n" +
+	"\x05usage\x18\b \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xe0\x02\n" +
 	"\bRegister\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x18\n" +
@@ -5466,13 +6345,14 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\arunning\x18\n" +
 	" \x03(\rR\arunning\x12\x14\n" +
 	"\x05ended\x18\v \x03(\rR\x05ended\x12#\n" +
-	"\rrunning_steps\x18\f \x03(\tR\frunningSteps\"%\n" +
+	"\rrunning_steps\x18\f \x03(\tR\frunningSteps\x12\"\n" +
+	"\x04gpus\x18\r \x03(\v2\x0e.drover.v1.GPUR\x04gpus\"%\n" +
 	"\tHeartbeat\x12\x18\n" +
 	"\arunning\x18\x01 \x03(\rR\arunning\"5\n" +
 	"\n" +
 	"JobStarted\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\xbe\x01\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x80\x02\n" +
 	"\bJobEnded\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
@@ -5481,7 +6361,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06reason\x18\x05 \x01(\tR\x06reason\x12\x19\n" +
 	"\bend_time\x18\x06 \x01(\x03R\aendTime\x12\x1d\n" +
 	"\n" +
-	"start_time\x18\a \x01(\x03R\tstartTime\"\xaf\x03\n" +
+	"start_time\x18\a \x01(\x03R\tstartTime\x12&\n" +
+	"\x05usage\x18\b \x01(\v2\x10.drover.v1.UsageR\x05usage\x12\x18\n" +
+	"\arequeue\x18\t \x01(\bR\arequeue\"\xdd\x03\n" +
 	"\x11ControllerMessage\x12+\n" +
 	"\x06launch\x18\x01 \x01(\v2\x11.drover.v1.LaunchH\x00R\x06launch\x12.\n" +
 	"\x06signal\x18\x02 \x01(\v2\x14.drover.v1.SignalJobH\x00R\x06signal\x127\n" +
@@ -5494,7 +6376,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vsignal_step\x18\x06 \x01(\v2\x15.drover.v1.SignalStepH\x00R\n" +
 	"signalStep\x12-\n" +
 	"\x06attach\x18\a \x01(\v2\x13.drover.v1.AttachIOH\x00R\x06attach\x12,\n" +
-	"\x05fetch\x18\b \x01(\v2\x14.drover.v1.FetchFileH\x00R\x05fetchB\x05\n" +
+	"\x05fetch\x18\b \x01(\v2\x14.drover.v1.FetchFileH\x00R\x05fetch\x12,\n" +
+	"\x04stat\x18\t \x01(\v2\x16.drover.v1.StatRequestH\x00R\x04statB\x05\n" +
 	"\x03msg\"\x8a\x01\n" +
 	"\n" +
 	"LaunchStep\x12 \n" +
@@ -5539,7 +6422,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tterminate\x18\x03 \x01(\bR\tterminate\x12\x1d\n" +
 	"\n" +
 	"batch_only\x18\x04 \x01(\bR\tbatchOnly\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage2\x81\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage2\xc9\n" +
 	"\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
@@ -5561,7 +6444,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"AttachStep\x12\x1c.drover.v1.AttachStepRequest\x1a\x1d.drover.v1.AttachStepResponse\x12F\n" +
 	"\tBroadcast\x12\x1b.drover.v1.BroadcastRequest\x1a\x1c.drover.v1.BroadcastResponse\x12X\n" +
-	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse2\x8d\x01\n" +
+	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse\x12F\n" +
+	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse2\x8d\x01\n" +
 	"\fAgentService\x12D\n" +
 	"\aConnect\x12\x17.drover.v1.AgentMessage\x1a\x1c.drover.v1.ControllerMessage(\x010\x01\x127\n" +
 	"\x04Join\x12\x16.drover.v1.JoinRequest\x1a\x17.drover.v1.JoinResponseB5Z3github.com/drover-hpc/drover/api/drover/v1;droverv1b\x06proto3"
@@ -5578,7 +6462,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 67)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -5588,154 +6472,179 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*DepTerm)(nil),                 // 5: drover.v1.DepTerm
 	(*Dependency)(nil),              // 6: drover.v1.Dependency
 	(*JobSpec)(nil),                 // 7: drover.v1.JobSpec
-	(*NodeAlloc)(nil),               // 8: drover.v1.NodeAlloc
-	(*Job)(nil),                     // 9: drover.v1.Job
-	(*StepSpec)(nil),                // 10: drover.v1.StepSpec
-	(*StringList)(nil),              // 11: drover.v1.StringList
-	(*StepNode)(nil),                // 12: drover.v1.StepNode
-	(*Step)(nil),                    // 13: drover.v1.Step
-	(*Node)(nil),                    // 14: drover.v1.Node
-	(*Partition)(nil),               // 15: drover.v1.Partition
-	(*SubmitJobRequest)(nil),        // 16: drover.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),       // 17: drover.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),         // 18: drover.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),        // 19: drover.v1.ListJobsResponse
-	(*WatchJobsRequest)(nil),        // 20: drover.v1.WatchJobsRequest
-	(*ListNodesRequest)(nil),        // 21: drover.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),       // 22: drover.v1.ListNodesResponse
-	(*ListPartitionsRequest)(nil),   // 23: drover.v1.ListPartitionsRequest
-	(*ListPartitionsResponse)(nil),  // 24: drover.v1.ListPartitionsResponse
-	(*JobTarget)(nil),               // 25: drover.v1.JobTarget
-	(*JobSelection)(nil),            // 26: drover.v1.JobSelection
-	(*SignalJobsRequest)(nil),       // 27: drover.v1.SignalJobsRequest
-	(*ControlJobsRequest)(nil),      // 28: drover.v1.ControlJobsRequest
-	(*UpdateJobRequest)(nil),        // 29: drover.v1.UpdateJobRequest
-	(*JobResult)(nil),               // 30: drover.v1.JobResult
-	(*JobResultsResponse)(nil),      // 31: drover.v1.JobResultsResponse
-	(*UpdateNodesRequest)(nil),      // 32: drover.v1.UpdateNodesRequest
-	(*UpdateNodesResponse)(nil),     // 33: drover.v1.UpdateNodesResponse
-	(*PingRequest)(nil),             // 34: drover.v1.PingRequest
-	(*ControllerStatus)(nil),        // 35: drover.v1.ControllerStatus
-	(*PingResponse)(nil),            // 36: drover.v1.PingResponse
-	(*KV)(nil),                      // 37: drover.v1.KV
-	(*GetConfigRequest)(nil),        // 38: drover.v1.GetConfigRequest
-	(*GetConfigResponse)(nil),       // 39: drover.v1.GetConfigResponse
-	(*ReconfigureRequest)(nil),      // 40: drover.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil),     // 41: drover.v1.ReconfigureResponse
-	(*CreateStepRequest)(nil),       // 42: drover.v1.CreateStepRequest
-	(*CreateStepResponse)(nil),      // 43: drover.v1.CreateStepResponse
-	(*CompleteJobRequest)(nil),      // 44: drover.v1.CompleteJobRequest
-	(*CompleteJobResponse)(nil),     // 45: drover.v1.CompleteJobResponse
-	(*AttachStepRequest)(nil),       // 46: drover.v1.AttachStepRequest
-	(*AttachStepResponse)(nil),      // 47: drover.v1.AttachStepResponse
-	(*BroadcastRequest)(nil),        // 48: drover.v1.BroadcastRequest
-	(*BroadcastResponse)(nil),       // 49: drover.v1.BroadcastResponse
-	(*AgentMessage)(nil),            // 50: drover.v1.AgentMessage
-	(*StepEnded)(nil),               // 51: drover.v1.StepEnded
-	(*Register)(nil),                // 52: drover.v1.Register
-	(*Heartbeat)(nil),               // 53: drover.v1.Heartbeat
-	(*JobStarted)(nil),              // 54: drover.v1.JobStarted
-	(*JobEnded)(nil),                // 55: drover.v1.JobEnded
-	(*ControllerMessage)(nil),       // 56: drover.v1.ControllerMessage
-	(*LaunchStep)(nil),              // 57: drover.v1.LaunchStep
-	(*SignalStep)(nil),              // 58: drover.v1.SignalStep
-	(*AttachIO)(nil),                // 59: drover.v1.AttachIO
-	(*FetchFile)(nil),               // 60: drover.v1.FetchFile
-	(*EndAck)(nil),                  // 61: drover.v1.EndAck
-	(*Registered)(nil),              // 62: drover.v1.Registered
-	(*Launch)(nil),                  // 63: drover.v1.Launch
-	(*SignalJob)(nil),               // 64: drover.v1.SignalJob
-	nil,                             // 65: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 66: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*GPUReq)(nil),                  // 8: drover.v1.GPUReq
+	(*GPU)(nil),                     // 9: drover.v1.GPU
+	(*Usage)(nil),                   // 10: drover.v1.Usage
+	(*NodeAlloc)(nil),               // 11: drover.v1.NodeAlloc
+	(*Job)(nil),                     // 12: drover.v1.Job
+	(*StepSpec)(nil),                // 13: drover.v1.StepSpec
+	(*StringList)(nil),              // 14: drover.v1.StringList
+	(*StepNode)(nil),                // 15: drover.v1.StepNode
+	(*Step)(nil),                    // 16: drover.v1.Step
+	(*Node)(nil),                    // 17: drover.v1.Node
+	(*Partition)(nil),               // 18: drover.v1.Partition
+	(*SubmitJobRequest)(nil),        // 19: drover.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),       // 20: drover.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),         // 21: drover.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 22: drover.v1.ListJobsResponse
+	(*WatchJobsRequest)(nil),        // 23: drover.v1.WatchJobsRequest
+	(*ListNodesRequest)(nil),        // 24: drover.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),       // 25: drover.v1.ListNodesResponse
+	(*ListPartitionsRequest)(nil),   // 26: drover.v1.ListPartitionsRequest
+	(*ListPartitionsResponse)(nil),  // 27: drover.v1.ListPartitionsResponse
+	(*JobTarget)(nil),               // 28: drover.v1.JobTarget
+	(*JobSelection)(nil),            // 29: drover.v1.JobSelection
+	(*SignalJobsRequest)(nil),       // 30: drover.v1.SignalJobsRequest
+	(*ControlJobsRequest)(nil),      // 31: drover.v1.ControlJobsRequest
+	(*UpdateJobRequest)(nil),        // 32: drover.v1.UpdateJobRequest
+	(*JobResult)(nil),               // 33: drover.v1.JobResult
+	(*JobResultsResponse)(nil),      // 34: drover.v1.JobResultsResponse
+	(*UpdateNodesRequest)(nil),      // 35: drover.v1.UpdateNodesRequest
+	(*UpdateNodesResponse)(nil),     // 36: drover.v1.UpdateNodesResponse
+	(*PingRequest)(nil),             // 37: drover.v1.PingRequest
+	(*ControllerStatus)(nil),        // 38: drover.v1.ControllerStatus
+	(*PingResponse)(nil),            // 39: drover.v1.PingResponse
+	(*KV)(nil),                      // 40: drover.v1.KV
+	(*GetConfigRequest)(nil),        // 41: drover.v1.GetConfigRequest
+	(*GetConfigResponse)(nil),       // 42: drover.v1.GetConfigResponse
+	(*ReconfigureRequest)(nil),      // 43: drover.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),     // 44: drover.v1.ReconfigureResponse
+	(*CreateStepRequest)(nil),       // 45: drover.v1.CreateStepRequest
+	(*CreateStepResponse)(nil),      // 46: drover.v1.CreateStepResponse
+	(*CompleteJobRequest)(nil),      // 47: drover.v1.CompleteJobRequest
+	(*CompleteJobResponse)(nil),     // 48: drover.v1.CompleteJobResponse
+	(*AttachStepRequest)(nil),       // 49: drover.v1.AttachStepRequest
+	(*AttachStepResponse)(nil),      // 50: drover.v1.AttachStepResponse
+	(*BroadcastRequest)(nil),        // 51: drover.v1.BroadcastRequest
+	(*BroadcastResponse)(nil),       // 52: drover.v1.BroadcastResponse
+	(*AgentMessage)(nil),            // 53: drover.v1.AgentMessage
+	(*StatReply)(nil),               // 54: drover.v1.StatReply
+	(*NodeHealth)(nil),              // 55: drover.v1.NodeHealth
+	(*StepStat)(nil),                // 56: drover.v1.StepStat
+	(*StepStatsRequest)(nil),        // 57: drover.v1.StepStatsRequest
+	(*StepStatsResponse)(nil),       // 58: drover.v1.StepStatsResponse
+	(*StatRequest)(nil),             // 59: drover.v1.StatRequest
+	(*StepEnded)(nil),               // 60: drover.v1.StepEnded
+	(*Register)(nil),                // 61: drover.v1.Register
+	(*Heartbeat)(nil),               // 62: drover.v1.Heartbeat
+	(*JobStarted)(nil),              // 63: drover.v1.JobStarted
+	(*JobEnded)(nil),                // 64: drover.v1.JobEnded
+	(*ControllerMessage)(nil),       // 65: drover.v1.ControllerMessage
+	(*LaunchStep)(nil),              // 66: drover.v1.LaunchStep
+	(*SignalStep)(nil),              // 67: drover.v1.SignalStep
+	(*AttachIO)(nil),                // 68: drover.v1.AttachIO
+	(*FetchFile)(nil),               // 69: drover.v1.FetchFile
+	(*EndAck)(nil),                  // 70: drover.v1.EndAck
+	(*Registered)(nil),              // 71: drover.v1.Registered
+	(*Launch)(nil),                  // 72: drover.v1.Launch
+	(*SignalJob)(nil),               // 73: drover.v1.SignalJob
+	nil,                             // 74: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 75: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
 	4,  // 1: drover.v1.JobSpec.array:type_name -> drover.v1.ArraySpec
 	6,  // 2: drover.v1.JobSpec.dependency:type_name -> drover.v1.Dependency
-	7,  // 3: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
-	8,  // 4: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
-	13, // 5: drover.v1.Job.steps:type_name -> drover.v1.Step
-	11, // 6: drover.v1.StepSpec.task_argv:type_name -> drover.v1.StringList
-	10, // 7: drover.v1.Step.spec:type_name -> drover.v1.StepSpec
-	12, // 8: drover.v1.Step.layout:type_name -> drover.v1.StepNode
-	7,  // 9: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
-	9,  // 10: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
-	7,  // 11: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
-	14, // 12: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
-	15, // 13: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
-	25, // 14: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
-	26, // 15: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
-	26, // 16: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
-	26, // 17: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	65, // 18: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
-	30, // 19: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	66, // 20: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
-	35, // 21: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
-	37, // 22: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
-	10, // 23: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
-	9,  // 24: drover.v1.CreateStepResponse.job:type_name -> drover.v1.Job
-	13, // 25: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
-	13, // 26: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
-	52, // 27: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
-	53, // 28: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
-	55, // 29: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
-	54, // 30: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
-	51, // 31: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
-	63, // 32: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	64, // 33: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	62, // 34: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	61, // 35: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
-	57, // 36: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
-	58, // 37: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
-	59, // 38: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
-	60, // 39: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
-	9,  // 40: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
-	13, // 41: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
-	9,  // 42: drover.v1.FetchFile.job:type_name -> drover.v1.Job
-	9,  // 43: drover.v1.Launch.job:type_name -> drover.v1.Job
-	16, // 44: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	18, // 45: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	20, // 46: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	21, // 47: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	23, // 48: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	27, // 49: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	28, // 50: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	29, // 51: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	32, // 52: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	34, // 53: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	38, // 54: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	40, // 55: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	42, // 56: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	44, // 57: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	46, // 58: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	48, // 59: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 60: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	50, // 61: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 62: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	17, // 63: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	19, // 64: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	19, // 65: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 66: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	24, // 67: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	31, // 68: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	31, // 69: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	31, // 70: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	33, // 71: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	36, // 72: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	39, // 73: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	41, // 74: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	43, // 75: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	45, // 76: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	47, // 77: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	49, // 78: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 79: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	56, // 80: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 81: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	63, // [63:82] is the sub-list for method output_type
-	44, // [44:63] is the sub-list for method input_type
-	44, // [44:44] is the sub-list for extension type_name
-	44, // [44:44] is the sub-list for extension extendee
-	0,  // [0:44] is the sub-list for field type_name
+	8,  // 3: drover.v1.JobSpec.gpus:type_name -> drover.v1.GPUReq
+	7,  // 4: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
+	11, // 5: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
+	16, // 6: drover.v1.Job.steps:type_name -> drover.v1.Step
+	10, // 7: drover.v1.Job.batch_usage:type_name -> drover.v1.Usage
+	14, // 8: drover.v1.StepSpec.task_argv:type_name -> drover.v1.StringList
+	8,  // 9: drover.v1.StepSpec.gpus:type_name -> drover.v1.GPUReq
+	13, // 10: drover.v1.Step.spec:type_name -> drover.v1.StepSpec
+	15, // 11: drover.v1.Step.layout:type_name -> drover.v1.StepNode
+	10, // 12: drover.v1.Step.usage:type_name -> drover.v1.Usage
+	9,  // 13: drover.v1.Node.gpus:type_name -> drover.v1.GPU
+	7,  // 14: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
+	12, // 15: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
+	7,  // 16: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
+	17, // 17: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
+	18, // 18: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
+	28, // 19: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
+	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
+	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
+	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
+	74, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
+	75, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
+	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
+	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
+	12, // 29: drover.v1.CreateStepResponse.job:type_name -> drover.v1.Job
+	16, // 30: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
+	16, // 31: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
+	61, // 32: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
+	62, // 33: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
+	64, // 34: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
+	63, // 35: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
+	60, // 36: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
+	54, // 37: drover.v1.AgentMessage.stat_reply:type_name -> drover.v1.StatReply
+	55, // 38: drover.v1.AgentMessage.health:type_name -> drover.v1.NodeHealth
+	56, // 39: drover.v1.StatReply.steps:type_name -> drover.v1.StepStat
+	10, // 40: drover.v1.StepStat.usage:type_name -> drover.v1.Usage
+	56, // 41: drover.v1.StepStatsResponse.steps:type_name -> drover.v1.StepStat
+	10, // 42: drover.v1.StepEnded.usage:type_name -> drover.v1.Usage
+	9,  // 43: drover.v1.Register.gpus:type_name -> drover.v1.GPU
+	10, // 44: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
+	72, // 45: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	73, // 46: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	71, // 47: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	70, // 48: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	66, // 49: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
+	67, // 50: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
+	68, // 51: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
+	69, // 52: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
+	59, // 53: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
+	12, // 54: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
+	16, // 55: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
+	12, // 56: drover.v1.FetchFile.job:type_name -> drover.v1.Job
+	12, // 57: drover.v1.Launch.job:type_name -> drover.v1.Job
+	19, // 58: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	21, // 59: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	23, // 60: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	24, // 61: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	26, // 62: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	30, // 63: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	31, // 64: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	32, // 65: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	35, // 66: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	37, // 67: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	41, // 68: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	43, // 69: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	45, // 70: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	47, // 71: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	49, // 72: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	51, // 73: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 74: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	57, // 75: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	53, // 76: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 77: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 78: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 79: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 80: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 81: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 82: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 83: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 84: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 85: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 86: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 87: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 88: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 89: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 90: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 91: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 92: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 93: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 94: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 95: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	65, // 96: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 97: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	78, // [78:98] is the sub-list for method output_type
+	58, // [58:78] is the sub-list for method input_type
+	58, // [58:58] is the sub-list for extension type_name
+	58, // [58:58] is the sub-list for extension extendee
+	0,  // [0:58] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -5743,14 +6652,16 @@ func file_api_drover_v1_drover_proto_init() {
 	if File_api_drover_v1_drover_proto != nil {
 		return
 	}
-	file_api_drover_v1_drover_proto_msgTypes[50].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[53].OneofWrappers = []any{
 		(*AgentMessage_Register)(nil),
 		(*AgentMessage_Heartbeat)(nil),
 		(*AgentMessage_JobEnded)(nil),
 		(*AgentMessage_JobStarted)(nil),
 		(*AgentMessage_StepEnded)(nil),
+		(*AgentMessage_StatReply)(nil),
+		(*AgentMessage_Health)(nil),
 	}
-	file_api_drover_v1_drover_proto_msgTypes[56].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[65].OneofWrappers = []any{
 		(*ControllerMessage_Launch)(nil),
 		(*ControllerMessage_Signal)(nil),
 		(*ControllerMessage_Registered)(nil),
@@ -5759,6 +6670,7 @@ func file_api_drover_v1_drover_proto_init() {
 		(*ControllerMessage_SignalStep)(nil),
 		(*ControllerMessage_Attach)(nil),
 		(*ControllerMessage_Fetch)(nil),
+		(*ControllerMessage_Stat)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -5766,7 +6678,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   67,
+			NumMessages:   76,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

@@ -41,6 +41,7 @@ const (
 	Drover_AttachStep_FullMethodName      = "/drover.v1.Drover/AttachStep"
 	Drover_Broadcast_FullMethodName       = "/drover.v1.Drover/Broadcast"
 	Drover_CreateJoinToken_FullMethodName = "/drover.v1.Drover/CreateJoinToken"
+	Drover_StepStats_FullMethodName       = "/drover.v1.Drover/StepStats"
 )
 
 // DroverClient is the client API for Drover service.
@@ -74,6 +75,8 @@ type DroverClient interface {
 	Broadcast(ctx context.Context, in *BroadcastRequest, opts ...grpc.CallOption) (*BroadcastResponse, error)
 	// CreateJoinToken makes a token a new machine joins with (admins only).
 	CreateJoinToken(ctx context.Context, in *CreateJoinTokenRequest, opts ...grpc.CallOption) (*CreateJoinTokenResponse, error)
+	// StepStats asks the nodes of running steps for their current usage (sstat).
+	StepStats(ctx context.Context, in *StepStatsRequest, opts ...grpc.CallOption) (*StepStatsResponse, error)
 }
 
 type droverClient struct {
@@ -263,6 +266,16 @@ func (c *droverClient) CreateJoinToken(ctx context.Context, in *CreateJoinTokenR
 	return out, nil
 }
 
+func (c *droverClient) StepStats(ctx context.Context, in *StepStatsRequest, opts ...grpc.CallOption) (*StepStatsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(StepStatsResponse)
+	err := c.cc.Invoke(ctx, Drover_StepStats_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DroverServer is the server API for Drover service.
 // All implementations must embed UnimplementedDroverServer
 // for forward compatibility.
@@ -294,6 +307,8 @@ type DroverServer interface {
 	Broadcast(context.Context, *BroadcastRequest) (*BroadcastResponse, error)
 	// CreateJoinToken makes a token a new machine joins with (admins only).
 	CreateJoinToken(context.Context, *CreateJoinTokenRequest) (*CreateJoinTokenResponse, error)
+	// StepStats asks the nodes of running steps for their current usage (sstat).
+	StepStats(context.Context, *StepStatsRequest) (*StepStatsResponse, error)
 	mustEmbedUnimplementedDroverServer()
 }
 
@@ -354,6 +369,9 @@ func (UnimplementedDroverServer) Broadcast(context.Context, *BroadcastRequest) (
 }
 func (UnimplementedDroverServer) CreateJoinToken(context.Context, *CreateJoinTokenRequest) (*CreateJoinTokenResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CreateJoinToken not implemented")
+}
+func (UnimplementedDroverServer) StepStats(context.Context, *StepStatsRequest) (*StepStatsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method StepStats not implemented")
 }
 func (UnimplementedDroverServer) mustEmbedUnimplementedDroverServer() {}
 func (UnimplementedDroverServer) testEmbeddedByValue()                {}
@@ -675,6 +693,24 @@ func _Drover_CreateJoinToken_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Drover_StepStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(StepStatsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).StepStats(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_StepStats_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).StepStats(ctx, req.(*StepStatsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Drover_ServiceDesc is the grpc.ServiceDesc for Drover service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -745,6 +781,10 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateJoinToken",
 			Handler:    _Drover_CreateJoinToken_Handler,
+		},
+		{
+			MethodName: "StepStats",
+			Handler:    _Drover_StepStats_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -47,7 +47,10 @@ func (Unimplemented) UpdateNodes(context.Context, []string, map[string]string) e
 func (Unimplemented) Ping(context.Context) (*cli.PingResult, error) { return nil, ErrUnimplemented }
 func (Unimplemented) Config(context.Context) ([]cli.KV, error)      { return nil, ErrUnimplemented }
 func (Unimplemented) Reconfigure(context.Context) error             { return ErrUnimplemented }
-func (Unimplemented) Close() error                                  { return nil }
+func (Unimplemented) StepStats(context.Context, model.JobID, model.StepID, bool) ([]cli.StepStat, []string, error) {
+	return nil, nil, ErrUnimplemented
+}
+func (Unimplemented) Close() error { return nil }
 func (Unimplemented) CreateStep(context.Context, model.JobID, *model.StepSpec) (*model.Job, *model.Step, error) {
 	return nil, nil, ErrUnimplemented
 }

@@ -177,8 +177,14 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 		tres += ",mem=" + memExact(mem)
 	}
 	tres += fmt.Sprintf(",node=%d,billing=%d", nodes, cpus)
+	if g := jobGPUs(j, spec, nodes); g > 0 {
+		tres += fmt.Sprintf(",gres/gpu=%d", g)
+	}
 	fmt.Fprintf(&b, "TRES=%s%s", tres, le)
 	fmt.Fprintf(&b, "Socks/Node=* NtasksPerN:B:S:C=%d:0:*:* CoreSpec=*%s", max(0, spec.TasksPerNode), le)
+	if r.details > 0 && len(j.Alloc) > 0 {
+		b.WriteString(allocDetail(j, le))
+	}
 
 	memKind, memVal := "Node", "0"
 	switch {
@@ -209,6 +215,15 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 		fmt.Fprintf(&b, "%sStdErr=%s%sStdIn=%s%sStdOut=%s", le, p.err, le, p.in, le, p.out)
 	}
 	fmt.Fprintf(&b, "%sPower=%s", le, le)
+	if key, val := spec.GPUs.TRES(); key != "" {
+		fmt.Fprintf(&b, "%s=%s%s", key, val, le)
+		if g := spec.GPUs; g.CPUsPerGPU > 0 {
+			fmt.Fprintf(&b, "CpusPerTres=gres:gpu:%d%s", g.CPUsPerGPU, le)
+		}
+		if g := spec.GPUs; g.MemPerGPU > 0 {
+			fmt.Fprintf(&b, "MemPerTres=gres:gpu:%d%s", g.MemPerGPU, le)
+		}
+	}
 	b.WriteString(r.recordEnd())
 	return b.String()
 }

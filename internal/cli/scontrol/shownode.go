@@ -134,6 +134,9 @@ func (r *runner) nodeRecord(n *model.Node, parts []*model.Partition, now int64) 
 	if n.AllocMem > 0 {
 		alloc = append(alloc, "mem="+memExact(n.AllocMem))
 	}
+	if g := n.AllocGPUs.Count(); g > 0 {
+		alloc = append(alloc, "gres/gpu="+strconv.Itoa(g))
+	}
 	fmt.Fprintf(&b, "AllocTRES=%s%s", strings.Join(alloc, ","), le)
 	fmt.Fprintf(&b, "CapWatts=n/a%sCurrentWatts=0 AveWatts=0%s", le, le)
 	b.WriteString("ExtSensorsJoules=n/s ExtSensorsWatts=0 ExtSensorsTemp=n/s")

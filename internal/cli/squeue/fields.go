@@ -216,7 +216,14 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 			}
 			return r.job.ID
 		})),
-		fld('b', "tres-per-node", "TRES_PER_NODE", fixed("N/A"), "gres"),
+		fld('b', "tres-per-node", "TRES_PER_NODE", format.Str(func(r *jobRow) string {
+			if r.job.Spec != nil {
+				if key, val := r.job.Spec.GPUs.TRES(); key == "TresPerNode" {
+					return val
+				}
+			}
+			return "N/A"
+		}), "gres"),
 		fld('B', "BatchHost", "EXEC_HOST", format.Str(func(r *jobRow) string {
 			if h := r.job.BatchHost(); h != "" {
 				return h

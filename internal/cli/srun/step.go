@@ -72,7 +72,7 @@ func (s *session) stepSpec(args []string) (*model.StepSpec, error) {
 		NodeList: js.ReqNodes, ExcNodes: js.ExcNodes, Exact: o.Exact, Overlap: o.Overlap,
 		IOAddr: s.ln.Addr().String(), IOKey: s.key, StdOut: js.StdOut, StdErr: js.StdErr, StdIn: js.StdIn,
 		Input: o.Input, Pty: o.Pty, Label: o.Label, SrunPID: os.Getpid(), SrunHost: LaunchHost,
-		SubmitLine: js.SubmitLine, TimeLimit: max(js.TimeLimit, 0),
+		SubmitLine: js.SubmitLine, TimeLimit: max(js.TimeLimit, 0), GPUs: js.GPUs,
 	}
 	if d := o.Distribution; d != "" {
 		kind, _, _ := cut(d, ":")

@@ -16,6 +16,10 @@ import (
 //     once, none the job excludes, every node it requires, and at least
 //     the CPUs the spec asks for;
 //   - no node ends up with more CPUs or memory allocated than it has;
+//   - each allocation names exactly as many CPU ids as CPUs, all below the
+//     node's count, and as many GPU indices as the spec implies; no CPU id
+//     or GPU index is given twice on a node, nor one already allocated;
+//     GPUs have the requested type;
 //   - every pending job that does not start has a reason, and started
 //     jobs have none; jobs in DepFailed wait for DependencyNeverSatisfied.
 //
@@ -24,6 +28,11 @@ func CheckPlan(in *sched.Input, p *sched.Plan) error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
 
+	coreUsed := map[string]model.Bitmap{}
+	gpuUsed := map[string]model.Bitmap{}
+	for _, n := range in.Nodes {
+		coreUsed[n.Name], gpuUsed[n.Name] = n.AllocCores, n.AllocGPUs
+	}
 	nodes := make(map[string]*model.Node, len(in.Nodes))
 	cpus := make(map[string]int, len(in.Nodes))
 	mem := make(map[string]int64, len(in.Nodes))
@@ -80,6 +89,35 @@ func CheckPlan(in *sched.Input, p *sched.Plan) error {
 				bad("job %d gets %d CPUs on %s", s.Job, a.CPUs, a.Node)
 			case slices.Contains(j.Spec.ExcNodes, a.Node):
 				bad("job %d on excluded node %s", s.Job, a.Node)
+			}
+			if n != nil {
+				switch {
+				case a.CPUIDs.Count() != a.CPUs:
+					bad("job %d on %s: %d CPU ids %q for %d CPUs", s.Job, a.Node, a.CPUIDs.Count(), a.CPUIDs, a.CPUs)
+				case a.CPUIDs.Intersects(coreUsed[a.Node]):
+					bad("job %d on %s: CPU ids %q already taken (%q)", s.Job, a.Node, a.CPUIDs, coreUsed[a.Node])
+				}
+				for _, id := range a.CPUIDs.IDs() {
+					if id >= n.CPUs {
+						bad("job %d on %s: CPU id %d beyond %d CPUs", s.Job, a.Node, id, n.CPUs)
+					}
+				}
+				coreUsed[a.Node] = coreUsed[a.Node].Or(a.CPUIDs)
+				if a.GPUs.Intersects(gpuUsed[a.Node]) {
+					bad("job %d on %s: GPUs %q already taken", s.Job, a.Node, a.GPUs)
+				}
+				for _, id := range a.GPUs.IDs() {
+					switch {
+					case id >= len(n.GPUs):
+						bad("job %d on %s: GPU %d beyond %d GPUs", s.Job, a.Node, id, len(n.GPUs))
+					case j.Spec.GPUs != nil && j.Spec.GPUs.Type != "" && n.GPUs[id].Type != j.Spec.GPUs.Type:
+						bad("job %d on %s: GPU %d is %q, not %q", s.Job, a.Node, id, n.GPUs[id].Type, j.Spec.GPUs.Type)
+					}
+				}
+				if g := j.Spec.GPUs; g.Any() && a.GPUs.Count() == 0 {
+					bad("job %d on %s: asked for GPUs, got none", s.Job, a.Node)
+				}
+				gpuUsed[a.Node] = gpuUsed[a.Node].Or(a.GPUs)
 			}
 			seen[a.Node] = true
 			total += a.CPUs

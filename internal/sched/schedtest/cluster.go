@@ -42,6 +42,13 @@ func (c *Cluster) AddNode(name string, cpus int, mem int64) *model.Node {
 	return n
 }
 
+// AddGPUs gives node n count GPUs of type typ after those it has.
+func AddGPUs(n *model.Node, typ string, count int) {
+	for range count {
+		n.GPUs = append(n.GPUs, model.GPU{Index: len(n.GPUs), Type: typ, Major: 195, Minor: int64(len(n.GPUs))})
+	}
+}
+
 // AddNodes adds count nodes named prefix1 … prefixN and returns their names.
 func (c *Cluster) AddNodes(prefix string, count, cpus int, mem int64) []string {
 	names := make([]string, count)
@@ -191,6 +198,8 @@ func (c *Cluster) Run(j *model.Job, now int64, alloc []model.NodeAlloc) {
 		if n := c.Node(a.Node); n != nil {
 			n.AllocCPUs += a.CPUs
 			n.AllocMem += a.Mem
+			n.AllocCores = n.AllocCores.Or(a.CPUIDs)
+			n.AllocGPUs = n.AllocGPUs.Or(a.GPUs)
 		}
 	}
 }
@@ -201,6 +210,8 @@ func (c *Cluster) Finish(j *model.Job, state model.JobState, exit int32, now int
 		if n := c.Node(a.Node); n != nil {
 			n.AllocCPUs -= a.CPUs
 			n.AllocMem -= a.Mem
+			n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
+			n.AllocGPUs = n.AllocGPUs.AndNot(a.GPUs)
 		}
 	}
 	if j.StartTime == 0 && state != model.JobCancelled {

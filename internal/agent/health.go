@@ -1,0 +1,149 @@
+package agent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/units"
+)
+
+// ReasonDiskFull is the drain reason of a node whose spool or temporary
+// filesystem is (nearly) full.
+const ReasonDiskFull = "disk full"
+
+// diskCheckEvery is how often the built-in disk check runs.
+const diskCheckEvery = 15 * time.Second
+
+// healthLoop runs the node's health checks until ctx ends: the built-in
+// disk check always, HealthCheckProgram every HealthCheckInterval when
+// configured. A failing check drains the node with its reason; once every
+// check passes again, the drain this agent caused is lifted (an admin's
+// drain, with another reason, stays).
+func (a *Agent) healthLoop(ctx context.Context) {
+	every := diskCheckEvery
+	prog, progEvery := a.cfg.HealthCheckProgram, a.cfg.HealthCheckInterval
+	if prog != "" && progEvery > 0 {
+		every = min(every, progEvery)
+	}
+	var lastProg time.Time
+	progReason := ""
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		reason := a.diskCheck()
+		if prog != "" && progEvery > 0 && time.Since(lastProg) >= progEvery {
+			lastProg = time.Now()
+			progReason = a.runHealthProgram(ctx, prog)
+		}
+		if reason == "" {
+			reason = progReason
+		}
+		a.setHealth(reason)
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// setHealth reports a change of verdict ("" = healthy).
+func (a *Agent) setHealth(reason string) {
+	a.mu.Lock()
+	prev := a.unhealthy
+	a.unhealthy = reason
+	a.mu.Unlock()
+	switch {
+	case reason != "" && reason != prev:
+		a.log.Warn("node unhealthy: draining", "reason", reason)
+		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Reason: reason}}})
+	case reason == "" && prev != "":
+		a.log.Info("node healthy again", "was", prev)
+		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Healthy: true, Reason: prev}}})
+	}
+}
+
+// drainSelf drains the node for a failure only an administrator can clear
+// (scontrol update State=RESUME): the health checks never lift it.
+func (a *Agent) drainSelf(reason string) {
+	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Reason: reason}}})
+}
+
+// resendHealth repeats an unhealthy verdict to a controller met anew.
+func (a *Agent) resendHealth() {
+	a.mu.Lock()
+	reason := a.unhealthy
+	a.mu.Unlock()
+	if reason != "" {
+		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Reason: reason}}})
+	}
+}
+
+// diskCheck returns ReasonDiskFull when the spool's or the temporary
+// directory's filesystem has less free space than the threshold:
+// DroverMinFreeSpace in slurm.conf (a size, "512M"), else 1 GiB or 2% of
+// the filesystem, whichever is less.
+func (a *Agent) diskCheck() string {
+	fixed := int64(-1)
+	if v, ok := a.cfg.Get("DroverMinFreeSpace"); ok {
+		if mib, err := units.ParseMemMiB(v); err == nil {
+			fixed = mib << 20
+		}
+	}
+	for _, dir := range []string{a.spool, os.TempDir()} {
+		var st unix.Statfs_t
+		if err := unix.Statfs(dir, &st); err != nil {
+			continue
+		}
+		size := int64(st.Blocks) * st.Bsize
+		free := int64(st.Bavail) * st.Bsize
+		limit := fixed
+		if limit < 0 {
+			limit = min(1<<30, size/50)
+		}
+		if free < limit {
+			return ReasonDiskFull
+		}
+	}
+	return ""
+}
+
+// runHealthProgram runs HealthCheckProgram as root; a non-zero exit (or
+// no exit within a minute) is a failure whose reason is the first line the
+// program printed, or a line saying how it ended.
+func (a *Agent) runHealthProgram(ctx context.Context, prog string) string {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, prog)
+	cmd.Env = append(os.Environ(), "SLURMD_NODENAME="+a.node, "SLURM_CONF="+a.absConf())
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err == nil {
+		return ""
+	}
+	if line, _, _ := strings.Cut(strings.TrimSpace(out.String()), "\n"); line != "" {
+		return clipReason(line)
+	}
+	if ctx.Err() != nil {
+		return "HealthCheckProgram timed out"
+	}
+	return clipReason(fmt.Sprintf("HealthCheckProgram failed: %v", err))
+}
+
+func clipReason(s string) string {
+	if len(s) > 120 {
+		s = s[:120]
+	}
+	return s
+}

@@ -1,0 +1,19 @@
+// Package cgroups owns the control groups Drover confines jobs with, on
+// both layouts Linux has: the v1 hierarchies (one mount per controller, as
+// on this project's build machines, "hybrid" systems included) and the
+// unified v2 hierarchy. One Manager per node owns the subtree
+// "drover/<node>" in every hierarchy, so several agents (virtual nodes)
+// on one machine never touch each other's groups.
+//
+// A Group is a directory in each hierarchy: its limits (cpuset, memory
+// and memory+swap, pids, devices), its statistics, the means to start a
+// process inside it before that process runs (Targets, EnterThread), and
+// its end (Kill everything inside, Delete).
+//
+// Devices: on v1 the devices controller keeps an allow/deny list per
+// group; on v2 a small eBPF program attached to the group decides (built
+// with containerd/cgroups' device filter).
+//
+// It knows nothing of jobs, steps or users: callers name groups ("job_5",
+// "job_5/step_0") and choose the limits.
+package cgroups

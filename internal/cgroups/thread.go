@@ -1,0 +1,100 @@
+package cgroups
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+var (
+	mountsOnce sync.Once
+	mountsList []mount
+	mountsErr  error
+)
+
+func cachedMounts() ([]mount, error) {
+	mountsOnce.Do(func() { mountsList, mountsErr = mounts() })
+	return mountsList, mountsErr
+}
+
+// EnterThread moves the calling OS thread (the caller holds
+// runtime.LockOSThread) into the v1 groups dirs, by writing its thread id
+// to their tasks files; a child it forks then starts in them. restore
+// moves the thread back where it was. When EnterThread fails part-way, or
+// restore fails, the thread may sit in a job's groups: the caller must let
+// it die (end the goroutine still locked).
+func EnterThread(dirs []string) (restore func() error, err error) {
+	if len(dirs) == 0 {
+		return func() error { return nil }, nil
+	}
+	ms, err := cachedMounts()
+	if err != nil {
+		return nil, err
+	}
+	tid := strconv.Itoa(unix.Gettid())
+	self, err := os.ReadFile("/proc/thread-self/cgroup")
+	if err != nil {
+		return nil, err
+	}
+	back := make([]string, 0, len(dirs))
+	for _, d := range dirs {
+		orig, err := originalDir(ms, self, d)
+		if err != nil {
+			return nil, err
+		}
+		back = append(back, orig)
+	}
+	for _, d := range dirs {
+		if err := writeFile(d, "tasks", tid); err != nil {
+			return nil, err
+		}
+	}
+	return func() error {
+		var errs []error
+		for _, d := range back {
+			errs = append(errs, writeFile(d, "tasks", tid))
+		}
+		return errors.Join(errs...)
+	}, nil
+}
+
+// originalDir finds, for a directory in some v1 hierarchy, the directory
+// of that hierarchy the thread is in now (from /proc/thread-self/cgroup).
+func originalDir(ms []mount, self []byte, dir string) (string, error) {
+	var mt *mount
+	for i := range ms {
+		m := &ms[i]
+		if !m.v2 && strings.HasPrefix(dir, m.dir+"/") && (mt == nil || len(m.dir) > len(mt.dir)) {
+			mt = m
+		}
+	}
+	if mt == nil {
+		return "", errors.New("cgroups: " + dir + " is on no v1 hierarchy")
+	}
+	sc := bufio.NewScanner(bytes.NewReader(self))
+	for sc.Scan() {
+		f := strings.SplitN(sc.Text(), ":", 3)
+		if len(f) != 3 || f[1] == "" {
+			continue
+		}
+		var ctrls []string
+		for _, c := range strings.Split(f[1], ",") {
+			if knownV1[c] {
+				ctrls = append(ctrls, c)
+			}
+		}
+		slices.Sort(ctrls)
+		if slices.Equal(ctrls, mt.controllers) {
+			return filepath.Join(mt.dir, f[2]), nil
+		}
+	}
+	return "", errors.New("cgroups: this thread's group in " + mt.dir + " is unknown")
+}

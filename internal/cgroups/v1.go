@@ -1,0 +1,272 @@
+package cgroups
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// v1Controllers are the hierarchies a group lives in.
+var v1Controllers = []string{"cpuset", "cpu", "cpuacct", "memory", "devices", "freezer", "pids"}
+
+type v1Manager struct {
+	root  string
+	dirs  []string          // mount directories used, each once
+	ctl   map[string]string // controller → mount directory
+	cpuMt string            // the cpuset mount ("" if none)
+}
+
+func newV1(ms []mount, root string) (*v1Manager, error) {
+	root, err := cleanRel(root)
+	if err != nil {
+		return nil, err
+	}
+	m := &v1Manager{root: root, ctl: map[string]string{}}
+	for _, c := range v1Controllers {
+		for _, mt := range ms {
+			if !mt.v2 && slices.Contains(mt.controllers, c) {
+				m.ctl[c] = mt.dir
+				if !slices.Contains(m.dirs, mt.dir) {
+					m.dirs = append(m.dirs, mt.dir)
+				}
+				break
+			}
+		}
+	}
+	if m.ctl["memory"] == "" {
+		return nil, errors.New("cgroups: no v1 memory hierarchy")
+	}
+	m.cpuMt = m.ctl["cpuset"]
+	return m, nil
+}
+
+func (m *v1Manager) Layout() Layout { return LayoutV1 }
+
+func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
+	rel, err := cleanRel(rel)
+	if err != nil {
+		return nil, err
+	}
+	parts := append(strings.Split(m.root, "/"), strings.Split(rel, "/")...)
+	for _, mt := range m.dirs {
+		dir := mt
+		for _, p := range parts {
+			parent := dir
+			dir = filepath.Join(dir, p)
+			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+				return nil, err
+			}
+			if mt == m.cpuMt {
+				// A new cpuset has no CPUs and no memory nodes: nothing
+				// could run in it until they are copied from its parent.
+				for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+					if v, _ := readString(dir, f); v == "" {
+						pv, err := readString(parent, f)
+						if err != nil {
+							return nil, err
+						}
+						if err := writeFile(dir, f, pv); err != nil {
+							return nil, err
+						}
+					}
+				}
+			}
+		}
+	}
+	g := &v1Group{m: m, rel: rel}
+	if err := g.Update(l); err != nil {
+		_ = g.Delete()
+		return nil, err
+	}
+	return g, nil
+}
+
+func (m *v1Manager) Open(rel string) (Group, error) {
+	rel, err := cleanRel(rel)
+	if err != nil {
+		return nil, err
+	}
+	g := &v1Group{m: m, rel: rel}
+	if _, err := os.Stat(g.dir("memory")); err != nil {
+		return nil, ErrNotFound
+	}
+	return g, nil
+}
+
+func (m *v1Manager) List() ([]string, error) {
+	var out []string
+	for _, mt := range m.dirs {
+		ents, err := os.ReadDir(filepath.Join(mt, m.root))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, err
+		}
+		for _, e := range ents {
+			if e.IsDir() && !slices.Contains(out, e.Name()) {
+				out = append(out, e.Name())
+			}
+		}
+	}
+	slices.Sort(out)
+	return out, nil
+}
+
+type v1Group struct {
+	m   *v1Manager
+	rel string
+}
+
+func (g *v1Group) Rel() string { return g.rel }
+
+// dir is the group's directory in the hierarchy of controller c; "" when
+// that controller is not mounted.
+func (g *v1Group) dir(c string) string {
+	mt := g.m.ctl[c]
+	if mt == "" {
+		return ""
+	}
+	return filepath.Join(mt, g.m.root, g.rel)
+}
+
+func (g *v1Group) Update(l Limits) error {
+	if d := g.dir("cpuset"); d != "" {
+		if l.CPUs != "" {
+			if err := writeFile(d, "cpuset.cpus", l.CPUs); err != nil {
+				return err
+			}
+		}
+		if l.Mems != "" {
+			if err := writeFile(d, "cpuset.mems", l.Mems); err != nil {
+				return err
+			}
+		}
+	}
+	if d := g.dir("memory"); l.MemoryBytes > 0 {
+		sw := max(l.MemSwapBytes, l.MemoryBytes)
+		hasSwap := l.MemSwapBytes > 0 && exists(d, "memory.memsw.limit_in_bytes")
+		// memory+swap may never be below memory: order the writes so
+		// that holds whether the limits go up or down.
+		if err := writeFile(d, "memory.limit_in_bytes", itoa(l.MemoryBytes)); err != nil {
+			if !hasSwap {
+				return err
+			}
+			if err := writeFile(d, "memory.memsw.limit_in_bytes", itoa(sw)); err != nil {
+				return err
+			}
+			if err := writeFile(d, "memory.limit_in_bytes", itoa(l.MemoryBytes)); err != nil {
+				return err
+			}
+		}
+		if hasSwap {
+			if err := writeFile(d, "memory.memsw.limit_in_bytes", itoa(sw)); err != nil {
+				return err
+			}
+		}
+	}
+	if d := g.dir("pids"); d != "" && l.PidsMax > 0 {
+		if err := writeFile(d, "pids.max", itoa(l.PidsMax)); err != nil {
+			return err
+		}
+	}
+	if d := g.dir("devices"); len(l.DenyDevices) > 0 {
+		if d == "" {
+			return errors.New("cgroups: no devices hierarchy to refuse devices with")
+		}
+		for _, dev := range l.DenyDevices {
+			if err := writeFile(d, "devices.deny", dev.rule()); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func exists(dir, name string) bool {
+	_, err := os.Stat(filepath.Join(dir, name))
+	return err == nil
+}
+
+func (g *v1Group) Targets() ([]string, string) {
+	out := make([]string, 0, len(g.m.dirs))
+	for _, mt := range g.m.dirs {
+		out = append(out, filepath.Join(mt, g.m.root, g.rel))
+	}
+	return out, ""
+}
+
+func (g *v1Group) AddProc(pid int) error {
+	for _, d := range g.dirsAll() {
+		if err := writeFile(d, "cgroup.procs", fmt.Sprint(pid)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (g *v1Group) dirsAll() []string { d, _ := g.Targets(); return d }
+
+// trackDir is the hierarchy used to list processes: freezer, else pids,
+// else memory.
+func (g *v1Group) trackDir() string {
+	for _, c := range []string{"freezer", "pids", "memory"} {
+		if d := g.dir(c); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+func (g *v1Group) Procs() ([]int, error) { return procsUnder(g.trackDir()) }
+
+func (g *v1Group) Stats() (Stats, error) {
+	var st Stats
+	d := g.dir("memory")
+	var err error
+	if st.MemoryCurrent, err = readInt(d, "memory.usage_in_bytes"); err != nil {
+		return st, err
+	}
+	st.MemoryPeak, _ = readInt(d, "memory.max_usage_in_bytes")
+	if oc, err := readKeyed(d, "memory.oom_control"); err == nil {
+		st.OOMKills = uint64(max(0, oc["oom_kill"]))
+	}
+	if c := g.dir("cpuacct"); c != "" {
+		u, errU := readInt(c, "cpuacct.usage_user")
+		s, errS := readInt(c, "cpuacct.usage_sys")
+		if errU == nil && errS == nil {
+			st.UserCPU, st.SystemCPU = time.Duration(u), time.Duration(s)
+		} else if ks, err := readKeyed(c, "cpuacct.stat"); err == nil {
+			// USER_HZ is 100 on Linux.
+			st.UserCPU, st.SystemCPU = time.Duration(ks["user"])*10*time.Millisecond, time.Duration(ks["system"])*10*time.Millisecond
+		}
+	}
+	if p := g.dir("pids"); p != "" {
+		st.Pids, _ = readInt(p, "pids.current")
+	}
+	return st, nil
+}
+
+func (g *v1Group) Kill(ctx context.Context) error {
+	var freeze, thaw func() error
+	if fz := g.dir("freezer"); fz != "" {
+		freeze = func() error { return writeFile(fz, "freezer.state", "FROZEN") }
+		thaw = func() error { return writeFile(fz, "freezer.state", "THAWED") }
+	}
+	return killLoop(ctx, g.Procs, freeze, thaw)
+}
+
+func (g *v1Group) Delete() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.Kill(ctx); err != nil {
+		return fmt.Errorf("cgroups: kill %s: %w", g.rel, err)
+	}
+	var errs []error
+	for _, d := range g.dirsAll() {
+		errs = append(errs, removeTree(d))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,58 @@
+//go:build linux
+
+package executor
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/cgroups"
+)
+
+// TestStartInCgroup: on both launch paths the program is in the spec's
+// groups from its first instruction (it reads its own cgroup file).
+func TestStartInCgroup(t *testing.T) {
+	layout := cgroups.Detect()
+	if os.Geteuid() != 0 || layout == cgroups.LayoutNone {
+		t.Skip("needs root and cgroups")
+	}
+	root := fmt.Sprintf("drover-exec-test-%d", os.Getpid())
+	m, err := cgroups.New(layout, root+"/n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, helper := range []bool{false, true} {
+		g, err := m.Create(fmt.Sprintf("job_%v", helper), cgroups.Limits{CPUs: "0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(t.TempDir(), "out")
+		v1, v2 := g.Targets()
+		p, err := Start(&Spec{Path: "/bin/cat", Args: []string{"/proc/self/cgroup"}, Stdout: out, Umask: -1,
+			Helper: helper, CgroupV1Dirs: v1, CgroupV2Dir: v2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := p.Wait(); r.ExitCode != 0 || r.Err != nil {
+			t.Fatalf("helper=%v: %+v", helper, r)
+		}
+		b, _ := os.ReadFile(out)
+		want := []string{"memory:/" + root + "/n1/" + g.Rel(), "cpuset:/" + root + "/n1/" + g.Rel()}
+		if layout == cgroups.LayoutV2 {
+			want = []string{"0::/" + root + "/n1/" + g.Rel()}
+		}
+		if !strings.Contains(string(b), want[0]) || !strings.Contains(string(b), want[len(want)-1]) {
+			t.Errorf("helper=%v: program not in its group:\n%s", helper, b)
+		}
+		if err := g.Delete(); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, d := range []string{"memory", "cpuset", "cpu", "cpuacct", "devices", "freezer", "pids", ""} {
+		_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, root, "n1"))
+		_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, root))
+	}
+}

@@ -1,0 +1,79 @@
+package fsm
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+func gpuHarness(t *testing.T) *harness {
+	h := &harness{t: t, f: New(state.New(1), nil)}
+	placeholders := []model.GPU{{Index: 0, Type: "a100", Major: -1, Minor: -1}, {Index: 1, Type: "a100", Major: -1, Minor: -1}}
+	h.apply(TypeSetConfig, &SetConfig{
+		Nodes:      []*model.Node{{Name: "n1", CPUs: 4, Memory: 4000, Gres: "gpu:a100:2", GPUs: placeholders}},
+		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1"}, Default: true, MaxTime: model.Unlimited}},
+	})
+	return h
+}
+
+func TestRegisterGPUs(t *testing.T) {
+	h := gpuHarness(t)
+	// Fewer devices than configured: the node drains.
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 100, HasGPUs: true,
+		GPUs: []model.GPU{{Index: 0, File: "/dev/nvidia0", Major: 195, Minor: 0}}})
+	n := h.snap().Node("n1")
+	if !n.Drain || !strings.HasPrefix(n.Reason, ReasonGresLow) || len(n.GPUs) != 2 || n.GPUs[0].File != "" {
+		t.Fatalf("after a short report: drain=%v reason=%q gpus=%+v", n.Drain, n.Reason, n.GPUs)
+	}
+	// All devices: taken, with the configured type; the drain is lifted.
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 101, HasGPUs: true,
+		GPUs: []model.GPU{{Index: 7, File: "/dev/nvidia0", Major: 195, Minor: 0}, {File: "/dev/nvidia1", Major: 195, Minor: 1}, {File: "/dev/nvidia2"}}})
+	n = h.snap().Node("n1")
+	if n.Drain || len(n.GPUs) != 2 || n.GPUs[1].File != "/dev/nvidia1" || n.GPUs[1].Index != 1 || n.GPUs[0].Type != "a100" {
+		t.Fatalf("after a full report: drain=%v gpus=%+v", n.Drain, n.GPUs)
+	}
+	// A heartbeat's re-registration reports no GPUs and changes none.
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 102})
+	if n := h.snap().Node("n1"); len(n.GPUs) != 2 || n.GPUs[0].File != "/dev/nvidia0" {
+		t.Fatalf("heartbeat changed GPUs: %+v", n.GPUs)
+	}
+	// An admin's drain is not lifted by a report.
+	h.apply(TypeUpdateNodes, &UpdateNodes{Nodes: []string{"n1"}, State: "DRAIN", Reason: "maintenance", Now: 103})
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 104, HasGPUs: true, GPUs: n.GPUs})
+	if n := h.snap().Node("n1"); !n.Drain || n.Reason != "maintenance" {
+		t.Fatalf("admin drain lost: %v %q", n.Drain, n.Reason)
+	}
+}
+
+func TestAllocIDsCommitAndRelease(t *testing.T) {
+	h := gpuHarness(t)
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 100})
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	a1 := []model.NodeAlloc{{Node: "n1", CPUs: 1, CPUIDs: model.BitmapOf(0), GPUs: model.BitmapOf(1)}}
+	a2 := []model.NodeAlloc{{Node: "n1", CPUs: 1, CPUIDs: model.BitmapOf(1), GPUs: model.BitmapOf(1)}} // same GPU
+	res := h.apply(TypeSchedule, &Schedule{Now: 5, Starts: []StartEntry{{Job: 1, Alloc: a1}, {Job: 2, Alloc: a2}}}).(ScheduleResult)
+	if len(res.Started) != 1 {
+		t.Fatalf("started %v: a GPU given twice must be refused", res.Started)
+	}
+	n := h.snap().Node("n1")
+	if n.AllocCores.String() != "0" || n.AllocGPUs.String() != "1" {
+		t.Fatalf("node ids cores=%q gpus=%q", n.AllocCores, n.AllocGPUs)
+	}
+	h.apply(TypeJobEnded, &JobEnded{Job: 1, Now: 9, Usage: &model.Usage{MaxRSS: 5}})
+	n = h.snap().Node("n1")
+	if n.AllocCores.Count() != 0 || n.AllocGPUs.Count() != 0 {
+		t.Fatalf("ids not released: cores=%q gpus=%q", n.AllocCores, n.AllocGPUs)
+	}
+	if u := h.snap().Job(1).BatchUsage; u == nil || u.MaxRSS != 5 {
+		t.Fatalf("batch usage %+v", u)
+	}
+	// A job the node could not start (prolog) goes back to the queue, held.
+	h.apply(TypeSchedule, &Schedule{Now: 11, Starts: []StartEntry{{Job: 2, Alloc: a2}}})
+	h.apply(TypeJobEnded, &JobEnded{Job: 2, Requeue: true, Reason: model.ReasonLaunchFailedHeld, Now: 12})
+	if j := h.snap().Job(2); j.State != model.JobPending || !j.HoldAdmin || j.Restarts != 1 {
+		t.Fatalf("prolog-failed job %v held=%v restarts=%d", j.State, j.HoldAdmin, j.Restarts)
+	}
+}
