@@ -69,8 +69,22 @@ func (a *Agent) setupIsolation(confPath string) error {
 		layout = cgroups.LayoutNone
 	}
 	m, err := cgroups.New(layout, "drover/"+a.node)
+	if err == nil && layout != cgroups.LayoutNone {
+		// A machine can show cgroups it does not let us write (a
+		// container): try once, and run unconfined with a warning
+		// rather than fail every job.
+		var g cgroups.Group
+		if g, err = m.Create("probe", cgroups.Limits{}); err == nil {
+			err = g.Delete()
+		}
+	}
 	if err != nil {
-		return fmt.Errorf("cgroups: %w", err)
+		if strings.ToLower(cc.Plugin) != "autodetect" && cc.Plugin != "" {
+			return fmt.Errorf("cgroups: %w", err)
+		}
+		a.log.Warn("cgroups unusable here: jobs run without limits", "err", err)
+		layout = cgroups.LayoutNone
+		m, _ = cgroups.New(cgroups.LayoutNone, "")
 	}
 	nc, _ := a.cfg.Node(a.node)
 	mem := int64(0)
@@ -227,7 +241,7 @@ func place(es *executor.Spec, g cgroups.Group) {
 func (a *Agent) isolationEnv(mj *model.Job, gpus model.Bitmap, step bool) []string {
 	iso, al := a.iso, nodeAlloc(mj, a.node)
 	var env []string
-	if iso.conf.ConstrainCores && al.CPUIDs.Count() > 0 {
+	if iso.conf.ConstrainCores && al.CPUIDs.Count() > 0 && iso.cg.Layout() != cgroups.LayoutNone {
 		mask := cpuMask(iso.cpuList(al.CPUIDs))
 		env = append(env, "SLURM_CPU_BIND=quiet,mask_cpu:"+mask, "SLURM_CPU_BIND_LIST="+mask,
 			"SLURM_CPU_BIND_TYPE=mask_cpu:", "SLURM_CPU_BIND_VERBOSE=quiet")
@@ -264,6 +278,7 @@ type sampler struct {
 	sum     int64
 	n       int64
 	maxPids int64
+	last    cgroups.Stats // the latest sample
 }
 
 func newSampler(g cgroups.Group, every time.Duration) *sampler {
@@ -295,6 +310,7 @@ func (s *sampler) sample() (cgroups.Stats, bool) {
 	s.sum += st.MemoryCurrent
 	s.n++
 	s.maxPids = max(s.maxPids, st.Pids)
+	s.last = st
 	s.mu.Unlock()
 	return st, true
 }
@@ -322,6 +338,16 @@ func (s *sampler) usage(node string, gpus model.Bitmap) *model.Usage {
 		u.GPUs = node + ":" + gpus.String()
 	}
 	return u
+}
+
+// ooms is the OOM kill count as of the latest sample.
+func (s *sampler) ooms() uint64 {
+	if s == nil {
+		return 0
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last.OOMKills
 }
 
 // close stops the sampling.

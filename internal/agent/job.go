@@ -242,9 +242,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		if u := batch.usage(a.node, nodeAlloc(j.model, a.node).GPUs); u != nil {
 			end.Usage = wire.UsageToPB(u)
 		}
-		if st, err := batch.g.Stats(); err == nil {
-			ooms = st.OOMKills
-		}
+		ooms = batch.ooms()
 	} else if cg != nil && j.model.Spec != nil && j.model.Spec.Interactive {
 		if st, err := cg.Stats(); err == nil {
 			ooms = st.OOMKills

@@ -236,7 +236,7 @@ func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, st
 	}
 	var ooms uint64
 	if s.usage != nil {
-		if st, err := s.usage.g.Stats(); err == nil && st.OOMKills > 0 {
+		if st, ok := s.usage.sample(); ok && st.OOMKills > 0 {
 			ooms = st.OOMKills
 			msg := s.a.oomMessage(ooms, s.j.id, strconv.Itoa(int(s.st.ID)))
 			s.send(stepio.Stderr, uint32(s.local.Tasks[0]), []byte(msg))

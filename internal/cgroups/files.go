@@ -95,42 +95,39 @@ func procsUnder(dir string) ([]int, error) {
 	return out, err
 }
 
-// removeTree removes dir and its sub-groups, deepest first. A group
-// still holding an exiting process is busy for a moment: retried.
+// removeTree removes dir and its sub-groups. A group without children
+// goes with one rmdir; only a busy one is listed (its children removed
+// first). A group still holding an exiting process is busy for a moment:
+// retried.
 func removeTree(dir string) error {
-	var dirs []string
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				return filepath.SkipDir
-			}
-			return err
-		}
-		if d.IsDir() {
-			dirs = append(dirs, p)
-		}
+	err := syscall.Rmdir(dir)
+	if err == nil || errors.Is(err, syscall.ENOENT) {
 		return nil
-	})
-	if err != nil {
+	}
+	if !errors.Is(err, syscall.EBUSY) && !errors.Is(err, syscall.ENOTEMPTY) {
+		return &os.PathError{Op: "rmdir", Path: dir, Err: err}
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		var err error
-		for try := 0; try < 100; try++ {
-			if err = syscall.Rmdir(dirs[i]); err == nil || errors.Is(err, syscall.ENOENT) {
-				err = nil
-				break
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := removeTree(filepath.Join(dir, e.Name())); err != nil {
+				return err
 			}
-			if !errors.Is(err, syscall.EBUSY) {
-				break
-			}
-			time.Sleep(10 * time.Millisecond)
-		}
-		if err != nil {
-			return &os.PathError{Op: "rmdir", Path: dirs[i], Err: err}
 		}
 	}
-	return nil
+	for try := 0; ; try++ {
+		err = syscall.Rmdir(dir)
+		if err == nil || errors.Is(err, syscall.ENOENT) {
+			return nil
+		}
+		if !errors.Is(err, syscall.EBUSY) || try == 100 {
+			return &os.PathError{Op: "rmdir", Path: dir, Err: err}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // killLoop SIGKILLs the listed processes until list returns none or ctx

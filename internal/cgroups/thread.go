@@ -40,17 +40,9 @@ func EnterThread(dirs []string) (restore func() error, err error) {
 		return nil, err
 	}
 	tid := strconv.Itoa(unix.Gettid())
-	self, err := os.ReadFile("/proc/thread-self/cgroup")
+	back, err := homeDirs(ms, dirs)
 	if err != nil {
 		return nil, err
-	}
-	back := make([]string, 0, len(dirs))
-	for _, d := range dirs {
-		orig, err := originalDir(ms, self, d)
-		if err != nil {
-			return nil, err
-		}
-		back = append(back, orig)
 	}
 	for _, d := range dirs {
 		if err := writeFile(d, "tasks", tid); err != nil {
@@ -64,6 +56,48 @@ func EnterThread(dirs []string) (restore func() error, err error) {
 		}
 		return errors.Join(errs...)
 	}, nil
+}
+
+var (
+	homeMu    sync.Mutex
+	homeCache = map[string]string{} // v1 group dir → this process's group in that hierarchy
+)
+
+// homeDirs is, for each of dirs, the group of the same hierarchy this
+// process's threads live in: where a thread goes back after a fork. It
+// is read once per hierarchy: every thread of the process shares it (Go
+// creates new threads from a template thread while one is locked, so no
+// thread is born inside a job's group).
+func homeDirs(ms []mount, dirs []string) ([]string, error) {
+	homeMu.Lock()
+	defer homeMu.Unlock()
+	out := make([]string, len(dirs))
+	var self []byte
+	for i, d := range dirs {
+		mt := filepath.Dir(d)
+		for _, m := range ms {
+			if !m.v2 && strings.HasPrefix(d, m.dir+"/") {
+				mt = m.dir
+			}
+		}
+		if h, ok := homeCache[mt]; ok {
+			out[i] = h
+			continue
+		}
+		if self == nil {
+			var err error
+			if self, err = os.ReadFile("/proc/thread-self/cgroup"); err != nil {
+				return nil, err
+			}
+		}
+		h, err := originalDir(ms, self, d)
+		if err != nil {
+			return nil, err
+		}
+		homeCache[mt] = h
+		out[i] = h
+	}
+	return out, nil
 }
 
 // originalDir finds, for a directory in some v1 hierarchy, the directory

@@ -7,12 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"time"
 )
 
 // v1Controllers are the hierarchies a group lives in.
-var v1Controllers = []string{"cpuset", "cpu", "cpuacct", "memory", "devices", "freezer", "pids"}
+// (cpu is left out: Drover sets no CPU share or quota, and cpuacct
+// accounts the time.)
+var v1Controllers = []string{"cpuset", "cpuacct", "memory", "devices", "freezer", "pids"}
 
 type v1Manager struct {
 	root  string
@@ -52,30 +53,9 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := append(strings.Split(m.root, "/"), strings.Split(rel, "/")...)
 	for _, mt := range m.dirs {
-		dir := mt
-		for _, p := range parts {
-			parent := dir
-			dir = filepath.Join(dir, p)
-			if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-				return nil, err
-			}
-			if mt == m.cpuMt {
-				// A new cpuset has no CPUs and no memory nodes: nothing
-				// could run in it until they are copied from its parent.
-				for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-					if v, _ := readString(dir, f); v == "" {
-						pv, err := readString(parent, f)
-						if err != nil {
-							return nil, err
-						}
-						if err := writeFile(dir, f, pv); err != nil {
-							return nil, err
-						}
-					}
-				}
-			}
+		if err := m.mkdir(mt, filepath.Join(mt, m.root, rel)); err != nil {
+			return nil, err
 		}
 	}
 	g := &v1Group{m: m, rel: rel}
@@ -84,6 +64,43 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// mkdir creates dir (and missing parents down from the mount mt). Only
+// new directories cost more than one system call: a new cpuset has no
+// CPUs and no memory nodes, so nothing could run in it until they are
+// copied from its parent.
+func (m *v1Manager) mkdir(mt, dir string) error {
+	err := os.Mkdir(dir, 0o755)
+	switch {
+	case errors.Is(err, os.ErrExist):
+		return nil
+	case errors.Is(err, os.ErrNotExist) && dir != mt:
+		if err := m.mkdir(mt, filepath.Dir(dir)); err != nil {
+			return err
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return err
+		}
+	case err != nil:
+		return err
+	}
+	if mt == m.cpuMt {
+		parent := filepath.Dir(dir)
+		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
+			if v, _ := readString(dir, f); v != "" {
+				continue
+			}
+			pv, err := readString(parent, f)
+			if err != nil {
+				return err
+			}
+			if err := writeFile(dir, f, pv); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 func (m *v1Manager) Open(rel string) (Group, error) {

@@ -56,3 +56,59 @@ func TestStartInCgroup(t *testing.T) {
 		_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, root))
 	}
 }
+
+// BenchmarkLaunchInCgroup is what confinement adds to a job's launch: a
+// job group and its batch-step group created with limits, /bin/true
+// started inside, waited for, and both groups killed and removed. Compare
+// with BenchmarkLaunchInCgroup/none (the same launch without groups).
+func BenchmarkLaunchInCgroup(b *testing.B) {
+	layout := cgroups.Detect()
+	if os.Geteuid() != 0 || layout == cgroups.LayoutNone {
+		b.Skip("needs root and cgroups")
+	}
+	root := fmt.Sprintf("drover-exec-bench-%d", os.Getpid())
+	m, err := cgroups.New(layout, root+"/n1")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer func() {
+		for _, d := range []string{"memory", "cpuset", "cpu", "cpuacct", "devices", "freezer", "pids", ""} {
+			_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, root, "n1"))
+			_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, root))
+		}
+	}()
+	out := filepath.Join(b.TempDir(), "out")
+	for _, confined := range []bool{false, true} {
+		name := map[bool]string{false: "none", true: "cgroups"}[confined]
+		b.Run(name, func(b *testing.B) {
+			for i := 0; b.Loop(); i++ {
+				spec := &Spec{Path: "/bin/true", Stdout: out, Umask: -1}
+				var job cgroups.Group
+				if confined {
+					job, err = m.Create(fmt.Sprintf("job_%d", i), cgroups.Limits{CPUs: "0", MemoryBytes: 256 << 20,
+						MemSwapBytes: 256 << 20, DenyDevices: []cgroups.Device{{Type: 'c', Major: 195, Minor: 1}}})
+					if err != nil {
+						b.Fatal(err)
+					}
+					g, err := m.Create(fmt.Sprintf("job_%d/step_batch", i), cgroups.Limits{})
+					if err != nil {
+						b.Fatal(err)
+					}
+					spec.CgroupV1Dirs, spec.CgroupV2Dir = g.Targets()
+				}
+				p, err := Start(spec)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if r := p.Wait(); r.ExitCode != 0 {
+					b.Fatalf("%+v", r)
+				}
+				if job != nil {
+					if err := job.Delete(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}

@@ -14,8 +14,10 @@ import (
 
 // CgroupPathFor and GresPathFor name cgroup.conf and gres.conf beside a
 // slurm.conf, where Slurm looks for them.
-func CgroupPathFor(slurmConf string) string { return filepath.Join(filepath.Dir(slurmConf), "cgroup.conf") }
-func GresPathFor(slurmConf string) string   { return filepath.Join(filepath.Dir(slurmConf), "gres.conf") }
+func CgroupPathFor(slurmConf string) string {
+	return filepath.Join(filepath.Dir(slurmConf), "cgroup.conf")
+}
+func GresPathFor(slurmConf string) string { return filepath.Join(filepath.Dir(slurmConf), "gres.conf") }
 
 // CgroupConf is a parsed cgroup.conf.
 //

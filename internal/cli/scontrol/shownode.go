@@ -99,6 +99,9 @@ func (r *runner) nodeRecord(n *model.Node, parts []*model.Partition, now int64) 
 	features := orNull(strings.Join(n.Features, ","))
 	fmt.Fprintf(&b, "AvailableFeatures=%s%sActiveFeatures=%s%s", features, le, features, le)
 	fmt.Fprintf(&b, "Gres=%s%s", orNull(n.Gres), le)
+	if r.details > 0 {
+		fmt.Fprintf(&b, "GresDrain=N/A%sGresUsed=%s%s", le, n.GresUsed(), le)
+	}
 	fmt.Fprintf(&b, "NodeAddr=%s NodeHostName=%s ", firstNonEmpty(n.Addr, n.Name), firstNonEmpty(n.Hostname, n.Name))
 	if n.Version != "" {
 		fmt.Fprintf(&b, "Version=%s", n.Version)

@@ -160,25 +160,8 @@ func userName(n *model.Node) string {
 	return "Unk(" + strconv.FormatUint(uint64(n.ReasonUID), 10) + ")"
 }
 
-func gresUsed(gres string) string {
-	if gres == "" {
-		return "(null)"
-	}
-	var b strings.Builder
-	for i, item := range strings.Split(gres, ",") {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		name := item
-		if k := strings.LastIndexByte(item, ':'); k >= 0 {
-			if _, err := strconv.Atoi(item[k+1:]); err == nil {
-				name = item[:k]
-			}
-		}
-		b.WriteString(name + ":0(IDX:N/A)")
-	}
-	return b.String()
-}
+// gresUsed is sinfo's GresUsed ("gpu:a100:1(IDX:0)").
+func gresUsed(n *model.Node) string { return n.GresUsed() }
 
 func str(f func(*model.Node) string) func([]byte, *model.Node) []byte {
 	return func(d []byte, n *model.Node) []byte { return append(d, f(n)...) }
@@ -389,7 +372,7 @@ func fields(c *renderCtx) []sinfoField {
 		}, keyInt(func(n *model.Node) int64 { return n.AllocMem })),
 		mk(0, "comment", "COMMENT", kindAgg, fixed("(null)"), nil),
 		mk(0, "extra", "EXTRA", kindAgg, fixed("(null)"), nil),
-		mk(0, "gresused", "GRES_USED", kindKey, withNode(str(func(n *model.Node) string { return gresUsed(n.Gres) })), func(n *model.Node) string { return n.Gres }),
+		mk(0, "gresused", "GRES_USED", kindKey, withNode(str(gresUsed)), func(n *model.Node) string { return n.Gres }),
 		mk(0, "statecomplete", "STATECOMPLETE", kindKey, withNode(str(stateComplete)), stateComplete),
 	}
 	for i := range list {

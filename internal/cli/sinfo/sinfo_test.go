@@ -224,8 +224,13 @@ func TestHelpers(t *testing.T) {
 			t.Errorf("compareNodeNames(%q, %q) not ordered", c.a, c.b)
 		}
 	}
-	if got := gresUsed("gpu:a100:4,nic:1"); got != "gpu:a100:0(IDX:N/A),nic:0(IDX:N/A)" {
+	n := &model.Node{Gres: "gpu:a100:4,nic:1"}
+	if got := gresUsed(n); got != "gpu:a100:0(IDX:N/A),nic:0(IDX:N/A)" {
 		t.Errorf("gresUsed = %q", got)
+	}
+	n = &model.Node{Gres: "gpu:v100:1,gpu:a100:3", GPUs: make([]model.GPU, 4), AllocGPUs: model.BitmapOf(1, 3)}
+	if got := gresUsed(n); got != "gpu:v100:0(IDX:N/A),gpu:a100:2(IDX:1,3)" {
+		t.Errorf("gresUsed with GPUs in use = %q", got)
 	}
 	keys := parseSort("#P,-t")
 	if len(keys) != 2 || !keys[0].partOrder || keys[0].letter != 'P' || !keys[1].desc || keys[1].letter != 't' {
