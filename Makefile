@@ -3,10 +3,13 @@ GO ?= go
 BIN := bin
 CMDS := sbatch srun salloc sattach sbcast squeue sinfo scancel scontrol sstat
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
-# Static and stripped: every Slurm command is a start of this binary, and
-# both shave start-up time (dynamic loading, pages to map).
+# Stripped: every Slurm command is a start of this binary. cgo when a C
+# compiler is there: it lets the agent load NVIDIA's library for
+# AutoDetect=nvml (go-nvml) and look users up through NSS (LDAP, SSSD);
+# measured, it does not slow the commands' start (~18 ms either way here).
+# CGO_ENABLED=0 gives a static binary without NVML autodetection.
 LDFLAGS := -s -w -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
-export CGO_ENABLED ?= 0
+export CGO_ENABLED ?= $(shell command -v gcc >/dev/null 2>&1 && echo 1 || echo 0)
 
 .PHONY: help build demo test test-unit test-e2e check proto fuzz bench clean
 
