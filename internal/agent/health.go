@@ -40,7 +40,7 @@ func (a *Agent) healthLoop(ctx context.Context) {
 	defer tick.Stop()
 	for {
 		reason := a.diskCheck()
-		if prog != "" && progEvery > 0 && time.Since(lastProg) >= progEvery {
+		if prog != "" && progEvery > 0 && time.Since(lastProg) >= progEvery && a.healthStateMatches() {
 			lastProg = time.Now()
 			progReason = a.runHealthProgram(ctx, prog)
 		}
@@ -54,6 +54,48 @@ func (a *Agent) healthLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 	}
+}
+
+// healthStateMatches applies HealthCheckNodeState: the program runs only
+// on nodes in one of the listed states (ANY, the default: always; IDLE or
+// NONDRAINED_IDLE: no job here; ALLOC: every CPU in use; MIXED: some).
+// CYCLE, which staggers the runs over the cluster, runs them as ANY.
+func (a *Agent) healthStateMatches() bool {
+	want := strings.ToUpper(a.cfg.HealthCheckNodeState)
+	if want == "" {
+		return true
+	}
+	used := 0
+	a.mu.Lock()
+	for _, j := range a.jobs {
+		j.mu.Lock()
+		used += cpusOn(j.model, a.node)
+		j.mu.Unlock()
+	}
+	a.mu.Unlock()
+	total := 0
+	if nc, ok := a.cfg.Node(a.node); ok {
+		total = nc.CPUs
+	}
+	for _, s := range strings.Split(want, ",") {
+		switch strings.TrimSpace(s) {
+		case "ANY", "CYCLE":
+			return true
+		case "IDLE", "NONDRAINED_IDLE":
+			if used == 0 {
+				return true
+			}
+		case "ALLOC":
+			if used > 0 && used >= total {
+				return true
+			}
+		case "MIXED":
+			if used > 0 && used < total {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // setHealth reports a change of verdict ("" = healthy).

@@ -191,6 +191,7 @@ func (a *Agent) start(j *job) executor.Result {
 	}
 	timer := a.timeLimit(j)
 	res := proc.Wait()
+	a.taskEpilog(mj, es.Env)
 	if timer != nil {
 		timer.Stop()
 	}

@@ -132,17 +132,7 @@ func (a *Agent) taskProlog(mj *model.Job, env []string) ([]string, string) {
 	if path == "" {
 		return env, ""
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path)
-	cmd.Env = env
-	cmd.Dir = "/"
-	if mj.Spec != nil && mj.Spec.WorkDir != "" {
-		cmd.Dir = mj.Spec.WorkDir
-	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true,
-		Credential: &syscall.Credential{Uid: mj.UserID, Gid: mj.GroupID, Groups: mj.Groups}}
-	out, err := cmd.Output()
+	out, err := a.runAsUser(path, mj, env)
 	if err != nil {
 		a.log.Warn("TaskProlog failed", "job", mj.ID, "err", err)
 	}
@@ -163,6 +153,33 @@ func (a *Agent) taskProlog(mj *model.Job, env []string) ([]string, string) {
 		}
 	}
 	return env, printed.String()
+}
+
+// taskEpilog runs TaskEpilog as the job's user after a task, with the
+// task's environment; its output is dropped and a failure only logged.
+func (a *Agent) taskEpilog(mj *model.Job, env []string) {
+	if a.cfg.TaskEpilog == "" {
+		return
+	}
+	if _, err := a.runAsUser(a.cfg.TaskEpilog, mj, env); err != nil {
+		a.log.Warn("TaskEpilog failed", "job", mj.ID, "err", err)
+	}
+}
+
+// runAsUser runs a per-task script as the job's user, in the job's
+// working directory, for a minute at most, and returns its output.
+func (a *Agent) runAsUser(path string, mj *model.Job, env []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path)
+	cmd.Env = env
+	cmd.Dir = "/"
+	if mj.Spec != nil && mj.Spec.WorkDir != "" {
+		cmd.Dir = mj.Spec.WorkDir
+	}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true,
+		Credential: &syscall.Credential{Uid: mj.UserID, Gid: mj.GroupID, Groups: mj.Groups}}
+	return cmd.Output()
 }
 
 func setEnv(env []string, kv string) []string {

@@ -204,7 +204,11 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 		s.procs[rank] = proc
 		s.mu.Unlock()
 		started++
-		go func(rank int, p executor.Process) { results <- taskResult{rank, p.Wait()} }(rank, proc)
+		go func(rank int, p executor.Process, env []string) {
+			r := p.Wait()
+			a.taskEpilog(&jm, env)
+			results <- taskResult{rank, r}
+		}(rank, proc, es.Env)
 	}
 	return s.collect(results, started)
 }

@@ -21,7 +21,7 @@ func TestHealthAndProlog(t *testing.T) {
 		t.Skip("needs root (prolog as root, tmpfs)")
 	}
 	var c *cluster
-	c = upWithConf(t, "Prolog=$DIR/prolog.sh\nEpilog=$DIR/epilog.sh\nTaskProlog=$DIR/taskprolog.sh\n"+
+	c = upWithConf(t, "Prolog=$DIR/prolog.sh\nEpilog=$DIR/epilog.sh\nTaskProlog=$DIR/taskprolog.sh\nTaskEpilog=$DIR/taskepilog.sh\n"+
 		"HealthCheckProgram=$DIR/health.sh\nHealthCheckInterval=1\nDroverMinFreeSpace=8M\n"+
 		"NodeName=h1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000\nPartitionName=debug Nodes=ALL Default=YES State=UP\n",
 		map[string]string{}, func(dir string) {
@@ -29,6 +29,7 @@ func TestHealthAndProlog(t *testing.T) {
 			write("prolog.sh", "#!/bin/sh\necho \"$SLURM_JOB_ID $SLURM_JOB_USER $SLURMD_NODENAME\" >> "+dir+"/prolog.log\n[ ! -e "+dir+"/prolog.fail ]\n")
 			write("epilog.sh", "#!/bin/sh\necho \"$SLURM_JOB_ID\" >> "+dir+"/epilog.log\n")
 			write("taskprolog.sh", "#!/bin/sh\necho export FROM_TASK_PROLOG=yes\n")
+			write("taskepilog.sh", "#!/bin/sh\necho \"$SLURM_JOB_ID $FROM_TASK_PROLOG\" >> "+dir+"/taskepilog.log\n")
 			write("health.sh", "#!/bin/sh\nif [ -e "+dir+"/sick ]; then echo 'fan 2 failed'; exit 1; fi\n")
 			// The spool on a small filesystem of its own, to fill it.
 			spool := filepath.Join(dir, "spool")
@@ -52,6 +53,9 @@ func TestHealthAndProlog(t *testing.T) {
 	}
 	if out := readFile(t, filepath.Join(c.dir, "job-"+id+".out")); !strings.Contains(out, "task=yes") {
 		t.Errorf("TaskProlog export missing: %q", out)
+	}
+	if te := readFile(t, filepath.Join(c.dir, "taskepilog.log")); !strings.Contains(te, id+" yes") {
+		t.Errorf("TaskEpilog did not run with the task's environment: %q", te)
 	}
 
 	// HealthCheckProgram: a failure drains the node with its first line;

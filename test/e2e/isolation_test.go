@@ -91,9 +91,18 @@ for d in 0 1; do
   if (exec 3<` + c.dir + `/dev/nvidia$d) 2>/tmp/e.$$; then echo "gpu$d open"; else echo "gpu$d $(cat /tmp/e.$$)"; fi
 done
 rm -f /tmp/e.$$
+srun -n1 --gres=gpu:1 sh -c 'echo "step gpus=$SLURM_STEP_GPUS cuda=$CUDA_VISIBLE_DEVICES"'
 touch started.$SLURM_JOB_ID
 sleep 60
 `
+	// The user's home outlives clusters whose job ids restart at 1: clear
+	// what earlier runs left there.
+	for _, pat := range []string{"started.*", "gpu-*.out", "hog-*.out"} {
+		old, _ := filepath.Glob(filepath.Join(u.HomeDir, pat))
+		for _, f := range old {
+			_ = os.Remove(f)
+		}
+	}
 	writeScript(t, filepath.Join(u.HomeDir, "gpu.sh"), script)
 	_ = os.Chown(filepath.Join(u.HomeDir, "gpu.sh"), atoi(u.Uid), atoi(u.Gid))
 	var ids []string
@@ -129,6 +138,9 @@ sleep 60
 		}
 		if !strings.Contains(out, "Operation not permitted") || strings.Contains(out, "gpu"+other+" open") {
 			t.Errorf("job %s was not refused GPU %s:\n%s", id, other, out)
+		}
+		if !strings.Contains(out, "step gpus="+gpu+" cuda=0") {
+			t.Errorf("job %s: its step did not get its GPU %s:\n%s", id, gpu, out)
 		}
 		cpus := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindStringSubmatch(out)
 		if cpus == nil || strings.ContainsAny(cpus[1], ",-") {
