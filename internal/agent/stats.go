@@ -30,7 +30,7 @@ func (a *Agent) stat(r *pb.StatRequest) {
 			reply.Steps = append(reply.Steps, a.stepStat(j.id, model.StepBatch, 1, batch, gpus))
 		}
 		for _, s := range steps {
-			reply.Steps = append(reply.Steps, a.stepStat(j.id, s.st.ID, len(s.local.Tasks), s.usage, s.local.GPUs))
+			reply.Steps = append(reply.Steps, a.stepStat(j.id, s.st.ID, len(s.local.Tasks), s.sampler(), s.local.GPUs))
 		}
 	}
 	if len(reply.Steps) == 0 {

@@ -71,10 +71,10 @@ func (a *Agent) launchStep(l *pb.LaunchStep) {
 
 func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
 	var usage *pb.Usage
-	if s.usage != nil {
-		s.usage.close()
-		usage = wire.UsageToPB(s.usage.usage(a.node, s.local.GPUs))
-		if err := s.usage.g.Delete(); err != nil {
+	if u := s.sampler(); u != nil {
+		u.close()
+		usage = wire.UsageToPB(u.usage(a.node, s.local.GPUs))
+		if err := u.g.Delete(); err != nil {
 			a.log.Warn("cannot remove the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
 		}
 	}
@@ -85,6 +85,13 @@ func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
 }
 
 func (s *stepRun) run() { s.done(s.exec()) }
+
+// sampler is the step's usage follower; nil before its cgroup exists.
+func (s *stepRun) sampler() *sampler {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.usage
+}
 
 // done reports the step's end on this node and forgets it.
 func (s *stepRun) done(code, sig int32, state model.JobState) {
@@ -127,7 +134,9 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 		a.log.Warn("cannot create the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
 		return 1, 0, model.JobFailed
 	}
+	s.mu.Lock()
 	s.usage = newSampler(g, a.iso.every)
+	s.mu.Unlock()
 	s.j.mu.Lock()
 	primary := s.j.primary
 	s.j.mu.Unlock()
@@ -239,8 +248,8 @@ func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, st
 		}
 	}
 	var ooms uint64
-	if s.usage != nil {
-		if st, ok := s.usage.sample(); ok && st.OOMKills > 0 {
+	if u := s.sampler(); u != nil {
+		if st, ok := u.sample(); ok && st.OOMKills > 0 {
 			ooms = st.OOMKills
 			msg := s.a.oomMessage(ooms, s.j.id, strconv.Itoa(int(s.st.ID)))
 			s.send(stepio.Stderr, uint32(s.local.Tasks[0]), []byte(msg))
