@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/units"
 )
 
@@ -383,5 +384,24 @@ func (p *parser) finish() error {
 	if err := p.applyDownNodes(); err != nil {
 		return err
 	}
+	p.checkGresTypes()
 	return p.resolvePartitions()
+}
+
+// checkGresTypes warns about node Gres= names that GresTypes does not
+// list: Slurm refuses such a configuration; Drover schedules the GPUs but
+// says what Slurm would reject.
+func (p *parser) checkGresTypes() {
+	c := p.cfg
+	warned := map[string]bool{}
+	for _, n := range c.Nodes {
+		items, _ := model.ParseGres(n.Gres)
+		for _, it := range items {
+			if !hasString(c.GresTypes, it.Name) && !warned[it.Name] {
+				warned[it.Name] = true
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s: Gres=%s on NodeName=%s but GresTypes does not list %s",
+					n.Pos, n.Gres, n.Name, it.Name))
+			}
+		}
+	}
 }
