@@ -219,6 +219,13 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 			results <- taskResult{rank, r}
 		}(rank, proc, es.Env)
 	}
+	if limit := s.st.TimeLimit; limit > 0 {
+		// The step's own --time: TIMEOUT with slurmstepd's line, as the
+		// job's limit does for the whole job.
+		deadline := time.Unix(s.st.StartTime, 0).Add(time.Duration(limit) * time.Second)
+		timer := time.AfterFunc(time.Until(deadline), func() { s.terminate(a.killWait, model.JobTimeout) })
+		defer timer.Stop()
+	}
 	return s.collect(results, started)
 }
 

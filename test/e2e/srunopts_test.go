@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,6 +55,8 @@ srun --bcast=/nonexistent-dir/x -n1 -N1 ./prog.sh; echo "bad dest $?"
 srun --bcast -n1 -N1 no-such-program-here; echo "bad program $?"
 after=$(srun -n1 -N1 printenv SLURM_STEP_ID)
 echo "steps between: $((after-before))"
+t0=$SECONDS
+srun -t 0:02 -n1 -N1 sleep 30; echo "step time status $? after $((SECONDS-t0))s"
 `)
 	out, errOut, code := c.run("salloc", "-N2", "-n4", script)
 	if code != 0 {
@@ -94,6 +97,12 @@ echo "steps between: $((after-before))"
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s\nstderr:\n%s", want, out, errOut)
 		}
+	}
+	// A step's own --time ends it (2 s here: Drover keeps seconds) with
+	// slurmstepd's line, not the allocation.
+	if m := regexp.MustCompile(`step time status 143 after (\d+)s`).FindStringSubmatch(out); m == nil || atoi(m[1]) > 15 ||
+		!strings.Contains(errOut, "CANCELLED AT") || !strings.Contains(errOut, "DUE TO TIME LIMIT") {
+		t.Errorf("step time limit: %q\nstderr:\n%s", m, errOut)
 	}
 	if strings.Contains(out, "o0\n") || strings.Contains(errOut, "e0\n") {
 		t.Errorf("-o/-e output was also streamed: %q %q", out, errOut)
