@@ -1,6 +1,8 @@
 package agent
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"os"
 	"path/filepath"
@@ -33,8 +35,12 @@ func (a *Agent) fetch(f *pb.FetchFile) {
 	}
 	if err != nil {
 		var pe *os.PathError
-		if errors.As(err, &pe) {
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
 			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
 		}
 		msg = err.Error()
 		if msg != "" {
@@ -55,19 +61,37 @@ func receiveFile(conn *stepio.Conn, f *pb.FetchFile, uid, gid uint32, groups []u
 		mode = 0o600
 	}
 	return executor.AsUser(uid, gid, groups, func() error {
-		flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NOFOLLOW
-		if !f.Force {
-			flags |= os.O_EXCL
-		}
-		out, err := os.OpenFile(f.Dest, flags, mode)
+		// The file is written beside its destination under a temporary
+		// name, then put in place: a program that runs from the
+		// destination (concurrent srun --bcast of one program) keeps its
+		// old copy instead of failing with "Text file busy", and readers
+		// never see half a file. Without -f, link refuses an existing
+		// destination as O_EXCL did.
+		var suffix [6]byte
+		_, _ = rand.Read(suffix[:])
+		tmp := filepath.Join(filepath.Dir(f.Dest), "."+filepath.Base(f.Dest)+".drover-"+hex.EncodeToString(suffix[:]))
+		out, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, mode)
 		if err != nil {
+			if pe := (*os.PathError)(nil); errors.As(err, &pe) {
+				pe.Path = f.Dest
+			}
 			return err
+		}
+		defer os.Remove(tmp) // gone once linked or renamed; on failure, cleaned
+		fail := func(err error) error {
+			out.Close()
+			return err
+		}
+		if !f.Force {
+			// Refuse early, before the transfer, as O_EXCL did.
+			if _, err := os.Lstat(f.Dest); err == nil {
+				return fail(&os.PathError{Op: "open", Path: f.Dest, Err: syscall.EEXIST})
+			}
 		}
 		for {
 			t, _, p, err := conn.Recv()
 			if err != nil {
-				out.Close()
-				return errTransfer
+				return fail(errTransfer)
 			}
 			if t == stepio.DataEnd {
 				break
@@ -76,22 +100,25 @@ func receiveFile(conn *stepio.Conn, f *pb.FetchFile, uid, gid uint32, groups []u
 				continue
 			}
 			if _, err := out.Write(p); err != nil {
-				out.Close()
-				return err
+				return fail(err)
 			}
 		}
 		if err := out.Chmod(mode); err != nil {
-			out.Close()
-			return err
+			return fail(err)
 		}
 		if err := out.Close(); err != nil {
 			return err
 		}
 		if f.Mtime > 0 {
 			t := time.Unix(f.Mtime, 0)
-			return os.Chtimes(f.Dest, t, t)
+			if err := os.Chtimes(tmp, t, t); err != nil {
+				return err
+			}
 		}
-		return nil
+		if !f.Force {
+			return os.Link(tmp, f.Dest)
+		}
+		return os.Rename(tmp, f.Dest)
 	})
 }
 
