@@ -204,9 +204,10 @@ func (a *Agent) jobGroup(j *job) (cgroups.Group, error) {
 }
 
 // stepGroup creates the cgroup of one of the job's steps ("batch" or a
-// number) inside the job's; a step that holds only some of the job's
-// GPUs is also denied the others.
-func (a *Agent) stepGroup(j *job, step string, gpus model.Bitmap) (cgroups.Group, error) {
+// number) inside the job's. A step bound to some of the job's CPUs (cpus;
+// nil = all) gets a cpuset of its own; one that holds only some of the
+// job's GPUs is also denied the others.
+func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups.Group, error) {
 	if _, err := a.jobGroup(j); err != nil {
 		return nil, err
 	}
@@ -224,6 +225,9 @@ func (a *Agent) stepGroup(j *job, step string, gpus model.Bitmap) (cgroups.Group
 		}
 		l = cgroups.Limits{CPUs: l.CPUs, DenyDevices: append(l.DenyDevices, denyDevices(deny)...)}
 	}
+	if a.iso.conf.ConstrainCores && cpus.Count() > 0 {
+		l.CPUs = a.iso.cpuList(cpus).String()
+	}
 	return a.iso.cg.Create(jobGroupName(j.id)+"/step_"+step, l)
 }
 
@@ -238,11 +242,14 @@ func place(es *executor.Spec, g cgroups.Group) {
 // isolationEnv is what a job's programs learn of their CPUs and GPUs here:
 // SLURM_CPU_BIND* for the cores they are bound to, and the GPU variables
 // (CUDA_VISIBLE_DEVICES, SLURM_JOB_GPUS, ...).
-func (a *Agent) isolationEnv(mj *model.Job, gpus model.Bitmap, step bool) []string {
+func (a *Agent) isolationEnv(mj *model.Job, cpus, gpus model.Bitmap, step bool) []string {
 	iso, al := a.iso, nodeAlloc(mj, a.node)
+	if cpus.Count() == 0 {
+		cpus = al.CPUIDs
+	}
 	var env []string
-	if iso.conf.ConstrainCores && al.CPUIDs.Count() > 0 && iso.cg.Layout() != cgroups.LayoutNone {
-		mask := cpuMask(iso.cpuList(al.CPUIDs))
+	if iso.conf.ConstrainCores && cpus.Count() > 0 && iso.cg.Layout() != cgroups.LayoutNone {
+		mask := cpuMask(iso.cpuList(cpus))
 		env = append(env, "SLURM_CPU_BIND=quiet,mask_cpu:"+mask, "SLURM_CPU_BIND_LIST="+mask,
 			"SLURM_CPU_BIND_TYPE=mask_cpu:", "SLURM_CPU_BIND_VERBOSE=quiet")
 	}

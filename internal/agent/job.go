@@ -125,7 +125,7 @@ func (a *Agent) start(j *job) executor.Result {
 
 	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.cluster, mj.StartTime)
 	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
-	env = stepenv.Override(env, a.isolationEnv(mj, nodeAlloc(mj, a.node).GPUs, false)...)
+	env = stepenv.Override(env, a.isolationEnv(mj, nil, nodeAlloc(mj, a.node).GPUs, false)...)
 	env, _ = a.taskProlog(mj, env)
 	if u, err := user.LookupId(strconv.FormatUint(uint64(mj.UserID), 10)); err == nil {
 		env = stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
@@ -148,7 +148,7 @@ func (a *Agent) start(j *job) executor.Result {
 		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id}}})
 		return a.holdAllocation(j)
 	}
-	g, err := a.stepGroup(j, "batch", nodeAlloc(mj, a.node).GPUs)
+	g, err := a.stepGroup(j, "batch", nil, nodeAlloc(mj, a.node).GPUs)
 	if err != nil {
 		return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
 	}

@@ -128,8 +128,8 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 	jm.Spec = &js
 	base := stepenv.BatchEnv(&jm, stepenv.NodeInfo{Name: a.node, CPUs: s.local.CPUs}, a.cluster, jm.StartTime)
 	base = stepenv.Override(base, "SLURM_CONF="+a.absConf())
-	base = stepenv.Override(base, a.isolationEnv(&jm, s.local.GPUs, true)...)
-	g, err := a.stepGroup(s.j, strconv.Itoa(int(s.st.ID)), s.local.GPUs)
+	base = stepenv.Override(base, a.isolationEnv(&jm, s.local.CPUIDs, s.local.GPUs, true)...)
+	g, err := a.stepGroup(s.j, strconv.Itoa(int(s.st.ID)), s.local.CPUIDs, s.local.GPUs)
 	if err != nil {
 		a.log.Warn("cannot create the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
 		return 1, 0, model.JobFailed

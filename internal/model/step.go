@@ -100,6 +100,9 @@ type StepNode struct {
 	CPUs  int    `json:"cpus"`
 	Tasks []int  `json:"tasks"`
 	GPUs  Bitmap `json:"gpus,omitempty"` // GRES indices of the step's GPUs here
+	// CPUIDs are the node's CPU ids the step is bound to (a subset of
+	// the job's there).
+	CPUIDs Bitmap `json:"cpu_ids,omitempty"`
 }
 
 // Step is the controller's record of one job step.

@@ -172,3 +172,26 @@ func TestStepGPUs(t *testing.T) {
 		t.Errorf("4 GPUs of 3: %v, want a gres error", err)
 	}
 }
+
+func TestStepCPUIDs(t *testing.T) {
+	j := &model.Job{ID: 1, State: model.JobRunning, Alloc: []model.NodeAlloc{
+		{Node: "n1", CPUs: 4, CPUIDs: model.BitmapOf(2, 3, 4, 5)},
+	}}
+	all, err := sched.PlaceStep(j, nil, &model.StepSpec{NTasks: 1})
+	if err != nil || all[0].CPUIDs.String() != "2-5" {
+		t.Fatalf("default step: %+v %v, want the job's CPUs 2-5", all, err)
+	}
+	one, err := sched.PlaceStep(j, nil, &model.StepSpec{NTasks: 1, CPUsPerTask: 2, Exact: true})
+	if err != nil || one[0].CPUIDs.String() != "2-3" {
+		t.Fatalf("--exact -c2: %+v %v, want 2-3", one, err)
+	}
+	j.Steps = []*model.Step{{ID: 0, State: model.JobRunning, Layout: one, Spec: &model.StepSpec{Exact: true}}}
+	next, err := sched.PlaceStep(j, nil, &model.StepSpec{NTasks: 1, Exact: true})
+	if err != nil || next[0].CPUIDs.String() != "4" {
+		t.Errorf("second --exact step: %+v %v, want 4", next, err)
+	}
+	shared, err := sched.PlaceStep(j, nil, &model.StepSpec{NTasks: 1, Overlap: true})
+	if err != nil || shared[0].CPUIDs.String() != "2-5" {
+		t.Errorf("--overlap step: %+v %v, want 2-5", shared, err)
+	}
+}

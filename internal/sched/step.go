@@ -164,6 +164,7 @@ func PlaceStep(j *model.Job, down func(node string) bool, spec *model.StepSpec) 
 			if err := stepGPUs(j, spec, layout); err != nil {
 				return nil, err
 			}
+			stepCPUs(j, spec, layout)
 			return layout, nil
 		}
 	}
@@ -339,4 +340,39 @@ func stepGPUs(j *model.Job, spec *model.StepSpec, layout []model.StepNode) error
 		layout[i].GPUs = model.BitmapOf(ids[:need]...)
 	}
 	return nil
+}
+
+// stepCPUs binds each node of the step to CPU ids of the job there: all
+// of them for a step that takes the job's CPUs (the default) or shares
+// them (--overlap), otherwise (--exact) the lowest ones other running
+// steps are not bound to. The count was checked by the layout; should ids
+// run short (a job from before ids were kept) the step gets the job's.
+func stepCPUs(j *model.Job, spec *model.StepSpec, layout []model.StepNode) {
+	for i := range layout {
+		var jobIDs model.Bitmap
+		for _, a := range j.Alloc {
+			if a.Node == layout[i].Node {
+				jobIDs = a.CPUIDs
+			}
+		}
+		if spec.Overlap || layout[i].CPUs >= jobIDs.Count() {
+			layout[i].CPUIDs = jobIDs
+			continue
+		}
+		var held model.Bitmap
+		for _, st := range j.Steps {
+			if st == nil || st.Finished() || (st.Spec != nil && st.Spec.Overlap) {
+				continue
+			}
+			if sn, _, ok := st.LayoutOn(layout[i].Node); ok {
+				held = held.Or(sn.CPUIDs)
+			}
+		}
+		free := jobIDs.AndNot(held).IDs()
+		if len(free) < layout[i].CPUs {
+			layout[i].CPUIDs = jobIDs
+			continue
+		}
+		layout[i].CPUIDs = model.BitmapOf(free[:layout[i].CPUs]...)
+	}
 }

@@ -58,7 +58,7 @@ func StepToPB(s *model.Step, full bool) *pb.Step {
 		for i, t := range n.Tasks {
 			tasks[i] = int32(t)
 		}
-		out.Layout = append(out.Layout, &pb.StepNode{Node: n.Node, Cpus: int32(n.CPUs), Tasks: tasks, Gpus: bitmapToPB(n.GPUs)})
+		out.Layout = append(out.Layout, &pb.StepNode{Node: n.Node, Cpus: int32(n.CPUs), Tasks: tasks, Gpus: bitmapToPB(n.GPUs), CpuIds: bitmapToPB(n.CPUIDs)})
 	}
 	if s.Spec != nil {
 		sp := *s.Spec
@@ -83,7 +83,7 @@ func StepFromPB(s *pb.Step) *model.Step {
 		for i, t := range n.Tasks {
 			tasks[i] = int(t)
 		}
-		out.Layout = append(out.Layout, model.StepNode{Node: n.Node, CPUs: int(n.Cpus), Tasks: tasks, GPUs: bitmapFromPB(n.Gpus)})
+		out.Layout = append(out.Layout, model.StepNode{Node: n.Node, CPUs: int(n.Cpus), Tasks: tasks, GPUs: bitmapFromPB(n.Gpus), CPUIDs: bitmapFromPB(n.CpuIds)})
 	}
 	return out
 }

@@ -186,6 +186,13 @@ sleep 60
 		out, _, _ := c.run("/usr/bin/pgrep", "-f", marker)
 		return strings.TrimSpace(out) == ""
 	})
+	// Steps with --exact are bound to cores of their own within the job's.
+	out, errOut, code = c.run("salloc", "-c", "2", "sh", "-c",
+		"for i in 1 2; do srun --exact -n1 -c1 sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 1' & done; wait")
+	cores := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindAllStringSubmatch(out, -1)
+	if code != 0 || len(cores) != 2 || cores[0][1] == cores[1][1] || strings.ContainsAny(cores[0][1]+cores[1][1], ",-") {
+		t.Errorf("two --exact steps: exit %d, %q\n%s", code, cores, errOut)
+	}
 	c.waitFor("job cgroups removed", 10*time.Second, func() bool {
 		m, _ := filepath.Glob("/sys/fs/cgroup/memory/drover/g1/job_*")
 		return len(m) == 0

@@ -1750,6 +1750,7 @@ type StepNode struct {
 	Cpus          int32                  `protobuf:"varint,2,opt,name=cpus,proto3" json:"cpus,omitempty"`
 	Tasks         []int32                `protobuf:"varint,3,rep,packed,name=tasks,proto3" json:"tasks,omitempty"`
 	Gpus          []uint64               `protobuf:"varint,4,rep,packed,name=gpus,proto3" json:"gpus,omitempty"`
+	CpuIds        []uint64               `protobuf:"varint,5,rep,packed,name=cpu_ids,json=cpuIds,proto3" json:"cpu_ids,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1808,6 +1809,13 @@ func (x *StepNode) GetTasks() []int32 {
 func (x *StepNode) GetGpus() []uint64 {
 	if x != nil {
 		return x.Gpus
+	}
+	return nil
+}
+
+func (x *StepNode) GetCpuIds() []uint64 {
+	if x != nil {
+		return x.CpuIds
 	}
 	return nil
 }
@@ -6091,12 +6099,13 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04gpus\x18\x1c \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\"\"\n" +
 	"\n" +
 	"StringList\x12\x14\n" +
-	"\x05items\x18\x01 \x03(\tR\x05items\"\\\n" +
+	"\x05items\x18\x01 \x03(\tR\x05items\"u\n" +
 	"\bStepNode\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x14\n" +
 	"\x05tasks\x18\x03 \x03(\x05R\x05tasks\x12\x12\n" +
-	"\x04gpus\x18\x04 \x03(\x04R\x04gpus\"\xb8\x03\n" +
+	"\x04gpus\x18\x04 \x03(\x04R\x04gpus\x12\x17\n" +
+	"\acpu_ids\x18\x05 \x03(\x04R\x06cpuIds\"\xb8\x03\n" +
 	"\x04Step\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\x05R\x02id\x12'\n" +
 	"\x04spec\x18\x02 \x01(\v2\x13.drover.v1.StepSpecR\x04spec\x12\x12\n" +
