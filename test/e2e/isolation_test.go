@@ -182,11 +182,14 @@ sleep 60
 	c.waitState(esc, "COMPLETED", 30*time.Second)
 	c.must("scancel", ids[0], ids[1])
 	c.waitState(ids[0], "CANCELLED", 30*time.Second)
+	c.waitState(ids[1], "CANCELLED", 30*time.Second)
 	c.waitFor("escaped process killed", 10*time.Second, func() bool {
 		out, _, _ := c.run("/usr/bin/pgrep", "-f", marker)
 		return strings.TrimSpace(out) == ""
 	})
 	// Steps with --exact are bound to cores of their own within the job's.
+	// The node is empty now, so the job gets CPU ids 0-1: the machine's
+	// two CPUs (ids beyond the machine's CPUs wrap around them).
 	out, errOut, code = c.run("salloc", "-c", "2", "sh", "-c",
 		"for i in 1 2; do srun --exact -n1 -c1 sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 1' & done; wait")
 	cores := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindAllStringSubmatch(out, -1)
