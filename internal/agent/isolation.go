@@ -259,6 +259,21 @@ func (a *Agent) isolationEnv(mj *model.Job, cpus, gpus model.Bitmap, step bool) 
 	return env
 }
 
+// taskGPUs is the share of the step's GPUs on this node that its task
+// with local id localID sees with --gpus-per-task N: the localID-th run of
+// N (Slurm binds such tasks to their own GPUs). nil: every task sees all.
+func taskGPUs(req *model.GPUReq, stepGPUs model.Bitmap, localID int) model.Bitmap {
+	if req == nil || req.PerTask <= 0 {
+		return nil
+	}
+	ids := stepGPUs.IDs()
+	lo, hi := localID*req.PerTask, (localID+1)*req.PerTask
+	if hi > len(ids) {
+		return nil
+	}
+	return model.BitmapOf(ids[lo:hi]...)
+}
+
 // cpuMask renders CPUs as Slurm's hexadecimal mask, "0x3".
 func cpuMask(cpus model.Bitmap) string {
 	ids := cpus.IDs()

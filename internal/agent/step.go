@@ -13,6 +13,7 @@ import (
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/executor"
+	"github.com/drover-hpc/drover/internal/gres"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/stepenv"
 	"github.com/drover-hpc/drover/internal/stepio"
@@ -168,6 +169,9 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 			argv = []string{"/bin/false"} // refused by the controller; never a panic here
 		}
 		env := stepenv.StepEnv(base, &jm, s.st, a.node, s.index, localID, rank, srunHost, srunPort)
+		if g := taskGPUs(spec.GPUs, s.local.GPUs, localID); g != nil && len(a.iso.gpus) > 0 {
+			env = stepenv.Override(env, gres.EnvIn(a.iso.gpus, s.local.GPUs, g, true, a.iso.conf.ConstrainDevices)...)
+		}
 		env, _ = a.taskProlog(&jm, env)
 		es := &executor.Spec{
 			Path: argv[0], Args: argv[1:], Env: env, Dir: dir, UID: jm.UserID, GID: jm.GroupID,

@@ -144,12 +144,25 @@ func TypeName(product string) string {
 // the GRES indices otherwise. A job with no GPU here gets the ordinals
 // empty, so no inherited value points at another job's device.
 func Env(gpus []model.GPU, alloc model.Bitmap, step, constrained bool) []string {
+	return EnvIn(gpus, alloc, alloc, step, constrained)
+}
+
+// EnvIn is Env for a task that uses alloc out of the visible GPUs its
+// cgroup lets it open (--gpus-per-task binds each task to its own): the
+// local ordinals count within visible.
+func EnvIn(gpus []model.GPU, visible, alloc model.Bitmap, step, constrained bool) []string {
 	var global, local []string
 	n := 0
 	for _, id := range alloc.IDs() {
 		if id < len(gpus) {
 			global = append(global, strconv.Itoa(id))
-			local = append(local, strconv.Itoa(n))
+			pos := 0
+			for _, v := range visible.IDs() {
+				if v < id {
+					pos++
+				}
+			}
+			local = append(local, strconv.Itoa(pos))
 			n++
 		}
 	}

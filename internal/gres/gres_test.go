@@ -122,3 +122,12 @@ func TestEnvAndDenyList(t *testing.T) {
 		t.Error("TypeName")
 	}
 }
+
+func TestEnvIn(t *testing.T) {
+	gpus := make([]model.GPU, 4)
+	// A task bound to GPU 3 of a step that sees 1 and 3: ordinal 1.
+	got := EnvIn(gpus, model.BitmapOf(1, 3), model.BitmapOf(3), true, true)
+	if !reflect.DeepEqual(got, []string{"CUDA_VISIBLE_DEVICES=1", "GPU_DEVICE_ORDINAL=1", "ROCR_VISIBLE_DEVICES=1", "SLURM_GPUS_ON_NODE=1", "SLURM_STEP_GPUS=3"}) {
+		t.Errorf("EnvIn = %q", got)
+	}
+}

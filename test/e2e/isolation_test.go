@@ -196,6 +196,12 @@ sleep 60
 	if code != 0 || len(cores) != 2 || cores[0][1] == cores[1][1] || strings.ContainsAny(cores[0][1]+cores[1][1], ",-") {
 		t.Errorf("two --exact steps: exit %d, %q\n%s", code, cores, errOut)
 	}
+	// --gpus-per-task binds each task to its own GPU.
+	out, errOut, code = c.run("salloc", "-n2", "--gpus-per-task=1", "srun", "-n2", "--gpus-per-task=1", "sh", "-c",
+		`echo "task$SLURM_LOCALID cuda=$CUDA_VISIBLE_DEVICES gpus=$SLURM_STEP_GPUS"`)
+	if code != 0 || !strings.Contains(out, "task0 cuda=0 gpus=0") || !strings.Contains(out, "task1 cuda=1 gpus=1") {
+		t.Errorf("--gpus-per-task: exit %d\n%s\n%s", code, out, errOut)
+	}
 	c.waitFor("job cgroups removed", 10*time.Second, func() bool {
 		m, _ := filepath.Glob("/sys/fs/cgroup/memory/drover/g1/job_*")
 		return len(m) == 0
