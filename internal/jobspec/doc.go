@@ -11,6 +11,11 @@
 // options, clustered short options, optional arguments, glibc wording for
 // usage errors).
 //
+// GPUs (--gres, -G/--gpus, --gpus-per-node, --gpus-per-task, --cpus-per-gpu,
+// --mem-per-gpu) become Spec.GPUs. Slurm keeps the three count options side
+// by side; Drover's request holds one, so the count option set last wins
+// (see gpuOpts). Slurm's client-side GRES checks are made, with its words.
+//
 // The package is client-side and pure: it reads files and stdin only through
 // Context, never dials the controller and never decides policy the server
 // owns (partition limits, MaxArraySize, whether a uid may use --uid, hostlist

@@ -104,6 +104,9 @@ func FuzzParse(f *testing.F) {
 	f.Add(uint8(1), "-n2\x1f-l\x1f-I5\x1fhostname", "", "SLURM_NTASKS=4\x1fSLURM_MEM_PER_CPU=1")
 	f.Add(uint8(2), "-N1\x1f--immediate\x1fbash", "", "SALLOC_TIMELIMIT=x")
 	f.Add(uint8(0), "--gres=gpu:a100:2\x1f--cpus-per-gpu=2\x1f--wrap=x", "#!/bin/sh\n#SBATCH -G 3 --mem-per-gpu=1G\n", "SBATCH_GPUS_PER_TASK=1")
+	f.Add(uint8(0), "-N2\x1f--gpus-per-task=1\x1fjob.sh", "#!/bin/sh\n#SBATCH --gres=gres:gpu:0,gpu:v100:1\n", "SBATCH_GRES=none")
+	f.Add(uint8(2), "-G\x1fa100\x1f--gpus-per-task=1", "", "SALLOC_GPUS=4\x1fSALLOC_MEM_PER_GPU=1")
+	f.Add(uint8(1), "--gpus-per-node=2\x1ftrue", "", "SLURM_JOB_ID=3\x1fSLURM_MEM_PER_GPU=5")
 	f.Fuzz(func(t *testing.T, kind uint8, argLine, script, envLine string) {
 		ctx := testCtx(map[string]string{"/home/u/job.sh": script}, strings.Split(envLine, "\x1f")...)
 		ctx.Stdin = strings.NewReader(script)
@@ -124,8 +127,17 @@ func FuzzParse(f *testing.F) {
 			return
 		}
 		s := o.Spec
-		if g := s.GPUs; g != nil && (!g.Any() || g.PerNode < 0 || g.Total < 0 || g.PerTask < 0 || g.CPUsPerGPU < 0) {
-			t.Fatalf("GPU request %+v", g)
+		if g := s.GPUs; g != nil {
+			set := 0
+			for _, n := range []int{g.PerNode, g.Total, g.PerTask} {
+				if n > 0 {
+					set++
+				}
+			}
+			if set != 1 || g.PerNode < 0 || g.Total < 0 || g.PerTask < 0 || g.CPUsPerGPU < 0 || g.MemPerGPU < 0 ||
+				(g.PerTask > 0 && k != Srun && s.NTasks < 1) {
+				t.Fatalf("GPU request %+v (ntasks %d)", g, s.NTasks)
+			}
 		}
 		switch {
 		case s.MinNodes != model.Unset && s.MinNodes < 1,

@@ -337,7 +337,9 @@ func (p *parser) finish(args []string) error {
 	if err := p.settleMemory(); err != nil {
 		return err
 	}
-	p.settleGPUs()
+	if err := p.settleGPUs(); err != nil {
+		return err
+	}
 	submitFailed := map[Kind]string{
 		Sbatch: "Batch job submission failed: ",
 		Srun:   "Unable to allocate resources: ",

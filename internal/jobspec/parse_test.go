@@ -92,9 +92,14 @@ func TestParseMemoryLayers(t *testing.T) {
 	if o.Spec.MemPerNode != 1024 || o.Spec.MemPerCPU != model.Unset {
 		t.Errorf("srun --mem should replace SLURM_MEM_PER_CPU: %d %d", o.Spec.MemPerNode, o.Spec.MemPerCPU)
 	}
-	o = mustParse(t, Sbatch, []string{"--mem-per-gpu=2G", "--wrap=x"}, testCtx(nil))
-	if o.Extra["mem-per-gpu"] != "2048" || o.Spec.MemPerNode != model.Unset {
-		t.Errorf("--mem-per-gpu: %v", o.Extra)
+	o = mustParse(t, Sbatch, []string{"--mem-per-gpu=2G", "--gres=gpu:1", "--wrap=x"}, testCtx(nil))
+	if g := o.Spec.GPUs; g == nil || g.MemPerGPU != 2048 || o.Spec.MemPerNode != model.Unset {
+		t.Errorf("--mem-per-gpu: %+v", g)
+	}
+	// A step of a job keeps it as a note when it asks for no GPUs itself.
+	o = mustParse(t, Srun, []string{"--mem-per-gpu=2G", "true"}, testCtx(nil, "SLURM_JOB_ID=5"))
+	if o.Extra["mem-per-gpu"] != "2048" || o.Spec.GPUs != nil {
+		t.Errorf("srun --mem-per-gpu: %v", o.Extra)
 	}
 }
 

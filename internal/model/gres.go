@@ -162,39 +162,3 @@ func (r *GPUReq) TRES() (key, val string) {
 		return "TresPerTask", name + ":" + strconv.Itoa(r.PerTask)
 	}
 }
-
-// GresUsed renders what of the node's Gres= is allocated, per item and
-// with the GPU indices, as Slurm's GresUsed does: "gpu:a100:1(IDX:0)",
-// "gpu:a100:0(IDX:N/A)"; "(null)" without Gres.
-func (n *Node) GresUsed() string {
-	items, err := ParseGres(n.Gres)
-	if err != nil || len(items) == 0 {
-		return "(null)"
-	}
-	var b strings.Builder
-	first := 0 // GPU index where this item's devices start
-	for i, it := range items {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(it.Name)
-		if it.Type != "" {
-			b.WriteString(":" + it.Type)
-		}
-		var used Bitmap
-		if it.Name == "gpu" {
-			for id := first; id < first+it.Count && id < len(n.GPUs); id++ {
-				if n.AllocGPUs.Has(id) {
-					used = used.with(id)
-				}
-			}
-			first += it.Count
-		}
-		idx := "N/A"
-		if used.Count() > 0 {
-			idx = used.String()
-		}
-		b.WriteString(":" + strconv.Itoa(used.Count()) + "(IDX:" + idx + ")")
-	}
-	return b.String()
-}

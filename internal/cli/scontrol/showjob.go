@@ -215,14 +215,8 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 		fmt.Fprintf(&b, "%sStdErr=%s%sStdIn=%s%sStdOut=%s", le, p.err, le, p.in, le, p.out)
 	}
 	fmt.Fprintf(&b, "%sPower=%s", le, le)
-	if key, val := spec.GPUs.TRES(); key != "" {
-		fmt.Fprintf(&b, "%s=%s%s", key, val, le)
-		if g := spec.GPUs; g.CPUsPerGPU > 0 {
-			fmt.Fprintf(&b, "CpusPerTres=gres:gpu:%d%s", g.CPUsPerGPU, le)
-		}
-		if g := spec.GPUs; g.MemPerGPU > 0 {
-			fmt.Fprintf(&b, "MemPerTres=gres:gpu:%d%s", g.MemPerGPU, le)
-		}
+	for _, l := range gpuLines(spec.GPUs) {
+		b.WriteString(l + le)
 	}
 	b.WriteString(r.recordEnd())
 	return b.String()

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/units"
@@ -99,8 +100,11 @@ func (r *runner) nodeRecord(n *model.Node, parts []*model.Partition, now int64) 
 	features := orNull(strings.Join(n.Features, ","))
 	fmt.Fprintf(&b, "AvailableFeatures=%s%sActiveFeatures=%s%s", features, le, features, le)
 	fmt.Fprintf(&b, "Gres=%s%s", orNull(n.Gres), le)
-	if r.details > 0 {
-		fmt.Fprintf(&b, "GresDrain=N/A%sGresUsed=%s%s", le, n.GresUsed(), le)
+	if r.details > 0 { // Slurm gathers GRES usage only when asked for details
+		fmt.Fprintf(&b, "GresDrain=N/A%s", le)
+		if used := cli.GresUsed(n); used != "" {
+			fmt.Fprintf(&b, "GresUsed=%s%s", used, le)
+		}
 	}
 	fmt.Fprintf(&b, "NodeAddr=%s NodeHostName=%s ", firstNonEmpty(n.Addr, n.Name), firstNonEmpty(n.Hostname, n.Name))
 	if n.Version != "" {

@@ -103,11 +103,12 @@ func (r *runner) stepRecord(j *model.Job, s *model.Step) string {
 	fmt.Fprintf(&b, "State=%s Partition=%s NodeList=%s%s",
 		s.State, orNull(j.Partition), orNull(hostlist.Compress(s.NodeNames())), le)
 
-	cpus, tasks := 0, 0
+	cpus, tasks, gpus := 0, 0, 0
 	var mem int64
 	for _, n := range s.Layout {
 		cpus += n.CPUs
 		tasks += len(n.Tasks)
+		gpus += n.GPUs.Count()
 		if i := slices.IndexFunc(j.Alloc, func(a model.NodeAlloc) bool { return a.Node == n.Node }); i >= 0 {
 			mem += j.Alloc[i].Mem
 		}
@@ -117,7 +118,11 @@ func (r *runner) stepRecord(j *model.Job, s *model.Step) string {
 	}
 	fmt.Fprintf(&b, "Nodes=%s CPUs=%d Tasks=%d Name=%s Network=(null)%s",
 		countExact(int64(len(s.Layout))), cpus, tasks, orNull(s.Name), le)
-	fmt.Fprintf(&b, "TRES=cpu=%d,mem=%s,node=%d%s", cpus, memExact(mem), len(s.Layout), le)
+	fmt.Fprintf(&b, "TRES=cpu=%d,mem=%s,node=%d", cpus, memExact(mem), len(s.Layout))
+	if gpus > 0 {
+		fmt.Fprintf(&b, ",gres/gpu=%d", gpus)
+	}
+	b.WriteString(le)
 	fmt.Fprintf(&b, "ResvPorts=(null)%s", le)
 	b.WriteString("CPUFreqReq=Default")
 	host, pid := "(null)", 0
@@ -126,6 +131,12 @@ func (r *runner) stepRecord(j *model.Job, s *model.Step) string {
 		host, pid = orNull(sp.SrunHost), sp.SrunPID
 	}
 	fmt.Fprintf(&b, "%sSrunHost:Pid=%s:%d", le, host, pid)
+	if s.Spec != nil {
+		for _, l := range gpuLines(s.Spec.GPUs) {
+			// A step's request for the whole of it is its TresPerStep.
+			b.WriteString(le + strings.Replace(l, "TresPerJob=", "TresPerStep=", 1))
+		}
+	}
 	b.WriteString(r.recordEnd())
 	return b.String()
 }

@@ -28,8 +28,8 @@
 //
 // -V prints "slurm <version>", like Drover's other commands. Not supported:
 // --json/--yaml, -M clusters, reservations (-T prints "No reservations in
-// the system"), CPU load and free memory (print "N/A"), and GRES usage
-// (gresused reports every configured GRES as unused).
+// the system"), and CPU load and free memory (print "N/A"). GRES usage
+// (-O gresused) is cli.GresUsed: Slurm's GresUsed forms.
 //
 // sinfo never imports server packages; everything it shows comes through
 // cli.Client.

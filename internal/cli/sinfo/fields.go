@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/format"
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
@@ -160,8 +161,9 @@ func userName(n *model.Node) string {
 	return "Unk(" + strconv.FormatUint(uint64(n.ReasonUID), 10) + ")"
 }
 
-// gresUsed is sinfo's GresUsed ("gpu:a100:1(IDX:0)").
-func gresUsed(n *model.Node) string { return n.GresUsed() }
+// gresUsed is sinfo's GresUsed ("gpu:2", "gpu:a100:1(IDX:0)"; "(null)"
+// without GRES).
+func gresUsed(n *model.Node) string { return orNull(cli.GresUsed(n)) }
 
 func str(f func(*model.Node) string) func([]byte, *model.Node) []byte {
 	return func(d []byte, n *model.Node) []byte { return append(d, f(n)...) }
@@ -372,7 +374,7 @@ func fields(c *renderCtx) []sinfoField {
 		}, keyInt(func(n *model.Node) int64 { return n.AllocMem })),
 		mk(0, "comment", "COMMENT", kindAgg, fixed("(null)"), nil),
 		mk(0, "extra", "EXTRA", kindAgg, fixed("(null)"), nil),
-		mk(0, "gresused", "GRES_USED", kindKey, withNode(str(gresUsed)), func(n *model.Node) string { return n.Gres }),
+		mk(0, "gresused", "GRES_USED", kindKey, withNode(str(gresUsed)), gresUsed),
 		mk(0, "statecomplete", "STATECOMPLETE", kindKey, withNode(str(stateComplete)), stateComplete),
 	}
 	for i := range list {

@@ -2,6 +2,7 @@ package sinfo
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -21,7 +22,9 @@ func part(name string, def bool, maxTime int64, nodes ...string) *model.Partitio
 // vmClient is the one-node cluster of sinfo.txt and sinfo_N_l.txt.
 func vmClient() *fakeClient {
 	vm := node("vm", 64, 8, 16000)
-	vm.Gres = "gpu:4"
+	vm.Gres = "gpu:4" // as in sinfo_json.txt: no device files, two GPUs in use
+	vm.GPUs = []model.GPU{{Index: 0}, {Index: 1}, {Index: 2}, {Index: 3}}
+	vm.AllocGPUs = model.BitmapOf(0, 1)
 	return &fakeClient{parts: []*model.Partition{part("debug", true, model.Unlimited, "vm")}, nodes: []*model.Node{vm}}
 }
 
@@ -75,7 +78,7 @@ func TestReferenceOutputs(t *testing.T) {
 		{"ood cluster info", multiClient(), []string{"-aho", "%F/%C"}, "0/8/0/8/0/64/0/64\n"},
 		{"snakemake partitions", vmClient(), []string{"-o", "%P"}, "PARTITION\ndebug*\n"},
 		{"ood node Format", vmClient(), []string{"-ahNO", "nodehost:6,gres:8,gresused:20,statelong"},
-			"vm    gpu:4   gpu:0(IDX:N/A)      mixed               \n"},
+			"vm    gpu:4   gpu:2               mixed               \n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -225,12 +228,22 @@ func TestHelpers(t *testing.T) {
 		}
 	}
 	n := &model.Node{Gres: "gpu:a100:4,nic:1"}
-	if got := gresUsed(n); got != "gpu:a100:0(IDX:N/A),nic:0(IDX:N/A)" {
+	if got := gresUsed(n); got != "gpu:a100:0,nic:0" {
 		t.Errorf("gresUsed = %q", got)
 	}
-	n = &model.Node{Gres: "gpu:v100:1,gpu:a100:3", GPUs: make([]model.GPU, 4), AllocGPUs: model.BitmapOf(1, 3)}
-	if got := gresUsed(n); got != "gpu:v100:0(IDX:N/A),gpu:a100:2(IDX:1,3)" {
+	gpus := []model.GPU{{Index: 0, Type: "v100"}, {Index: 1, Type: "a100"}, {Index: 2, Type: "a100"}, {Index: 3, Type: "a100"}}
+	n = &model.Node{Gres: "gpu:v100:1,gpu:a100:3", GPUs: gpus, AllocGPUs: model.BitmapOf(1, 3)}
+	if got := gresUsed(n); got != "gpu:v100:0,gpu:a100:2" {
 		t.Errorf("gresUsed with GPUs in use = %q", got)
+	}
+	for i := range gpus {
+		gpus[i].File = "/dev/nvidia" + strconv.Itoa(i)
+	}
+	if got := gresUsed(n); got != "gpu:v100:0(IDX:N/A),gpu:a100:2(IDX:1,3)" {
+		t.Errorf("gresUsed with devices = %q", got)
+	}
+	if got := gresUsed(&model.Node{}); got != "(null)" {
+		t.Errorf("gresUsed without GRES = %q", got)
 	}
 	keys := parseSort("#P,-t")
 	if len(keys) != 2 || !keys[0].partOrder || keys[0].letter != 'P' || !keys[1].desc || keys[1].letter != 't' {

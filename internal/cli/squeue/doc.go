@@ -39,6 +39,10 @@
 //     optional "job[_task].step" list, -j/-u/-p/-w/--me/--notme filter as
 //     for jobs (-w on the step's nodes); -n, -A, -q and -t do not apply to
 //     steps, as in Slurm. Pending and finished steps are left out.
+//   - GPU requests show as Slurm 22.05 stores them: %b / tres-per-node,
+//     tres-per-job and tres-per-task "gres:gpu[:type]:N" for the option
+//     kind given (N/A otherwise; "(null)" for steps), cpus-per-tres and
+//     mem-per-tres "gres:gpu:N", and tres-alloc ends with ",gres/gpu=N".
 //   - Not supported yet: --json and --yaml, SLURM_TIME_FORMAT other than
 //     "standard", -M clusters, licenses, reservations, features (those
 //     fields print "(null)").

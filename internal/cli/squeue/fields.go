@@ -216,14 +216,7 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 			}
 			return r.job.ID
 		})),
-		fld('b', "tres-per-node", "TRES_PER_NODE", format.Str(func(r *jobRow) string {
-			if r.job.Spec != nil {
-				if key, val := r.job.Spec.GPUs.TRES(); key == "TresPerNode" {
-					return val
-				}
-			}
-			return "N/A"
-		}), "gres"),
+		fld('b', "tres-per-node", "TRES_PER_NODE", gpuTRES("TresPerNode"), "gres"),
 		fld('B', "BatchHost", "EXEC_HOST", format.Str(func(r *jobRow) string {
 			if h := r.job.BatchHost(); h != "" {
 				return h
@@ -371,7 +364,7 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 			}
 			return 1
 		}), "cpuspertask"),
-		fld(0, "cpus-per-tres", "CPUS_PER_TRES", fixed("N/A")),
+		fld(0, "cpus-per-tres", "CPUS_PER_TRES", gpuPer(func(g *model.GPUReq) int64 { return int64(g.CPUsPerGPU) }, "N/A")),
 		fld(0, "Deadline", "DEADLINE", fixed("N/A")),
 		fld(0, "DerivedEC", "DERIVED_EC", fixed("0:0")),
 		fld(0, "EligibleTime", "ELIGIBLE_TIME", func(d []byte, r *jobRow) []byte { return appendTime(d, r.job.EligibleTime) }),
@@ -391,7 +384,7 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 			}
 			return 0
 		})),
-		fld(0, "mem-per-tres", "MEM_PER_TRES", fixed("N/A")),
+		fld(0, "mem-per-tres", "MEM_PER_TRES", gpuPer(func(g *model.GPUReq) int64 { return g.MemPerGPU }, "N/A")),
 		fld(0, "MinTime", "TIME_MIN", func(d []byte, r *jobRow) []byte {
 			if r.job.Spec == nil || r.job.Spec.TimeMin <= 0 {
 				return append(d, "0:00"...)
@@ -433,9 +426,57 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 		fld(0, "STDOUT", "STDOUT", format.Str(func(r *jobRow) string { return stdPath(r.job, false) })),
 		fld(0, "system_comment", "SYSTEM_COMMENT", fixed("(null)")),
 		fld(0, "tres-alloc", "TRES_ALLOC", func(d []byte, r *jobRow) []byte { return appendTRES(d, r.job, c.noConvert) }, "tres"),
-		fld(0, "tres-per-job", "TRES_PER_JOB", fixed("N/A")),
+		fld(0, "tres-bind", "TRES_BIND", fixed("N/A")),
+		fld(0, "tres-freq", "TRES_FREQ", fixed("N/A")),
+		fld(0, "tres-per-job", "TRES_PER_JOB", gpuTRES("TresPerJob")),
 		fld(0, "tres-per-socket", "TRES_PER_SOCKET", fixed("N/A")),
-		fld(0, "tres-per-task", "TRES_PER_TASK", fixed("N/A")),
+		fld(0, "tres-per-task", "TRES_PER_TASK", gpuTRES("TresPerTask")),
+	}
+}
+
+// gpuTRES prints the job's GPU request when it is of the kind key names
+// (model.GPUReq.TRES: "gres:gpu:a100:2", as Slurm 22.05 stores
+// tres_per_node and friends), N/A otherwise.
+func gpuTRES(key string) appendFn {
+	return func(d []byte, r *jobRow) []byte {
+		if r.job.Spec != nil {
+			if k, v := r.job.Spec.GPUs.TRES(); k == key {
+				return append(d, v...)
+			}
+		}
+		return append(d, "N/A"...)
+	}
+}
+
+// gpuPer prints a per-GPU figure of the request as Slurm's cpus_per_tres
+// and mem_per_tres read ("gres:gpu:4"), or none when it is not set.
+func gpuPer(f func(*model.GPUReq) int64, none string) appendFn {
+	return func(d []byte, r *jobRow) []byte {
+		if r.job.Spec == nil || !r.job.Spec.GPUs.Any() || f(r.job.Spec.GPUs) <= 0 {
+			return append(d, none...)
+		}
+		d = append(d, "gres:gpu:"...)
+		return strconv.AppendInt(d, f(r.job.Spec.GPUs), 10)
+	}
+}
+
+// jobGPUs is the job's GPU count for its TRES: what it holds once
+// running, what it asks for before.
+func jobGPUs(j *model.Job) int {
+	n := 0
+	for _, a := range j.Alloc {
+		n += a.GPUs.Count()
+	}
+	if n > 0 || j.Spec == nil || !j.Spec.GPUs.Any() {
+		return n
+	}
+	switch g := j.Spec.GPUs; {
+	case g.Total > 0:
+		return g.Total
+	case g.PerNode > 0:
+		return g.PerNode * numNodes(j)
+	default:
+		return g.PerTask * max(1, j.Spec.NTasks)
 	}
 }
 
@@ -457,7 +498,7 @@ func stdPath(j *model.Job, stderr bool) string {
 	return "(null)"
 }
 
-// appendTRES prints "cpu=N,mem=M,node=K,billing=N": what j holds when
+// appendTRES prints "cpu=N,mem=M,node=K,billing=N[,gres/gpu=G]": what j holds when
 // running, what it asks for otherwise.
 func appendTRES(d []byte, j *model.Job, noConvert bool) []byte {
 	cpus, nodes := numCPUs(j), numNodes(j)
@@ -482,5 +523,10 @@ func appendTRES(d []byte, j *model.Job, noConvert bool) []byte {
 	d = append(d, ",node="...)
 	d = strconv.AppendInt(d, int64(nodes), 10)
 	d = append(d, ",billing="...)
-	return strconv.AppendInt(d, int64(cpus), 10)
+	d = strconv.AppendInt(d, int64(cpus), 10)
+	if g := jobGPUs(j); g > 0 {
+		d = append(d, ",gres/gpu="...)
+		d = strconv.AppendInt(d, int64(g), 10)
+	}
+	return d
 }

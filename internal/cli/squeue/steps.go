@@ -261,7 +261,7 @@ func snum[T ~int | ~int64 | ~uint32 | ~int32](f func(*stepRow) T) stepAppend {
 func stepFields(c *renderCtx) []format.Field[*stepRow] {
 	return []format.Field[*stepRow]{
 		sfld('A', "NumTasks", "TASKS", snum(func(r *stepRow) int { return stepTasks(r.step) })),
-		sfld('b', "tres-per-node", "TRES_PER_JOB", sfixed("(null)"), "gres"),
+		sfld('b', "tres-per-node", "TRES_PER_JOB", stepGPUTRES("TresPerNode"), "gres"), // Slurm's header
 		sfld('i', "StepID", "STEPID", func(d []byte, r *stepRow) []byte {
 			d = append(d, r.job.DisplayID()...)
 			d = append(d, '.')
@@ -296,6 +296,38 @@ func stepFields(c *renderCtx) []format.Field[*stepRow] {
 		sfld(0, "NumCPUs", "NUM_CPUS", snum(func(r *stepRow) int { return stepCPUs(r.step) })),
 		sfld(0, "ResvPorts", "RESERVED_PORTS", sfixed("(null)")),
 		sfld(0, "StepState", "STATE", format.Str(func(r *stepRow) string { return r.step.State.String() })),
+		sfld(0, "cpus-per-tres", "CPUS_PER_TRES", stepGPUPer(func(g *model.GPUReq) int64 { return int64(g.CPUsPerGPU) })),
+		sfld(0, "mem-per-tres", "MEM_PER_TRES", stepGPUPer(func(g *model.GPUReq) int64 { return g.MemPerGPU })),
+		sfld(0, "tres-bind", "TRES_BIND", sfixed("(null)")),
+		sfld(0, "tres-freq", "TRES_FREQ", sfixed("(null)")),
+		sfld(0, "tres-per-step", "TRES_PER_STEP", stepGPUTRES("TresPerJob"), "tres-per-job"),
+		sfld(0, "tres-per-socket", "TRES_PER_SOCKET", sfixed("(null)")),
+		sfld(0, "tres-per-task", "TRES_PER_TASK", stepGPUTRES("TresPerTask")),
+	}
+}
+
+// stepGPUTRES prints the step's own GPU request (srun's GPU options) when
+// it is of the kind key names, "(null)" otherwise: a step without one
+// uses its job's GPUs.
+func stepGPUTRES(key string) stepAppend {
+	return func(d []byte, r *stepRow) []byte {
+		if r.step.Spec != nil {
+			if k, v := r.step.Spec.GPUs.TRES(); k == key {
+				return append(d, v...)
+			}
+		}
+		return append(d, "(null)"...)
+	}
+}
+
+// stepGPUPer prints a per-GPU figure of the step's request ("gres:gpu:4").
+func stepGPUPer(f func(*model.GPUReq) int64) stepAppend {
+	return func(d []byte, r *stepRow) []byte {
+		if r.step.Spec == nil || !r.step.Spec.GPUs.Any() || f(r.step.Spec.GPUs) <= 0 {
+			return append(d, "(null)"...)
+		}
+		d = append(d, "gres:gpu:"...)
+		return strconv.AppendInt(d, f(r.step.Spec.GPUs), 10)
 	}
 }
 
