@@ -77,3 +77,22 @@ func TestAllocIDsCommitAndRelease(t *testing.T) {
 		t.Fatalf("prolog-failed job %v held=%v restarts=%d", j.State, j.HoldAdmin, j.Restarts)
 	}
 }
+
+func TestConcurrentStepsCannotShareIDs(t *testing.T) {
+	h := gpuHarness(t)
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 100})
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 5, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{
+		{Node: "n1", CPUs: 2, CPUIDs: model.BitmapOf(0, 1), GPUs: model.BitmapOf(0, 1)}}}}})
+	// Two sruns laid out on the same snapshot both chose CPU 0.
+	layout := []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}, CPUIDs: model.BitmapOf(0)}}
+	first := h.apply(TypeCreateStep, &CreateStep{Job: 1, Spec: &model.StepSpec{Exact: true}, Layout: layout, Now: 6}).(CreateStepResult)
+	second := h.apply(TypeCreateStep, &CreateStep{Job: 1, Spec: &model.StepSpec{Exact: true}, Layout: layout, Now: 6}).(CreateStepResult)
+	if first.Err != nil || second.Err != ErrStepBusy {
+		t.Fatalf("first %v, second %v: want the second busy", first.Err, second.Err)
+	}
+	other := []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}, CPUIDs: model.BitmapOf(1)}}
+	if r := h.apply(TypeCreateStep, &CreateStep{Job: 1, Spec: &model.StepSpec{Exact: true}, Layout: other, Now: 7}).(CreateStepResult); r.Err != nil {
+		t.Fatalf("a step on the free CPU: %v", r.Err)
+	}
+}

@@ -74,6 +74,12 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 				return CreateStepResult{Err: ErrStepBusy}
 			}
 		}
+		// The layout chose CPU ids and GPUs on an older snapshot: a step
+		// committed meanwhile may hold them (two sruns at once). Busy:
+		// srun asks again and gets a layout from the newer state.
+		if idsTaken(j, c) {
+			return CreateStepResult{Err: ErrStepBusy}
+		}
 	}
 	j = j.Clone()
 	id := j.NextStep
@@ -255,4 +261,26 @@ func endSteps(j *model.Job, now int64) {
 		steps[i] = s
 	}
 	j.Steps = steps
+}
+
+// idsTaken reports whether a new step's CPU ids or GPUs are held by a
+// running step that does not share (--overlap) them.
+func idsTaken(j *model.Job, c *CreateStep) bool {
+	wantsGPUs := c.Spec != nil && c.Spec.GPUs.Any()
+	for _, st := range j.Steps {
+		if st == nil || st.Finished() || (st.Spec != nil && st.Spec.Overlap) {
+			continue
+		}
+		stGPUs := st.Spec != nil && st.Spec.GPUs.Any()
+		for _, n := range c.Layout {
+			held, _, ok := st.LayoutOn(n.Node)
+			if !ok {
+				continue
+			}
+			if n.CPUIDs.Intersects(held.CPUIDs) || (wantsGPUs && stGPUs && n.GPUs.Intersects(held.GPUs)) {
+				return true
+			}
+		}
+	}
+	return false
 }
