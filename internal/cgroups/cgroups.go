@@ -88,9 +88,15 @@ type Group interface {
 	AddProc(pid int) error
 	// Procs lists the processes in the group and its descendants.
 	Procs() ([]int, error)
+	// Stats reads the group's use, its descendants' included (v1 counts
+	// an OOM kill only where the victim was: Stats sums the subtree's).
+	// It reads about eight small files.
 	Stats() (Stats, error)
 	// Kill kills every process in the group and its descendants, and
-	// waits until none is left or ctx ends.
+	// waits until none is left or ctx ends (a process stuck in the
+	// kernel may never go: then ctx's error). A group Kill emptied is
+	// for Delete, not for new processes (on v2 some kernels kill any
+	// process later started into it).
 	Kill(ctx context.Context) error
 	// Delete kills what is left (5 s at most) and removes the group and
 	// its descendants.
@@ -208,9 +214,63 @@ func New(layout Layout, root string) (Manager, error) {
 	return noneManager{}, nil
 }
 
-// NewV2At is a v2 manager on a tree at base (tests use a directory that
-// mimics one).
-func NewV2At(base, root string) (Manager, error) { return newV2(base, root) }
+// NewAt is New on the cgroup filesystems under base instead of wherever
+// the machine mounts them. For v2, base is the unified mount (a test may
+// give a directory that mimics one). For v1, the hierarchies are the v1
+// mounts at or under base; where none is mounted there (a test's
+// directory), each sub-directory of base named after controllers
+// ("memory", "cpu,cpuacct") stands for one hierarchy.
+func NewAt(layout Layout, base, root string) (Manager, error) {
+	switch layout {
+	case LayoutV1:
+		ms, err := mounts()
+		if err != nil {
+			return nil, err
+		}
+		var under []mount
+		for _, m := range ms {
+			if !m.v2 && (m.dir == base || strings.HasPrefix(m.dir, base+"/")) {
+				under = append(under, m)
+			}
+		}
+		if len(under) == 0 {
+			if under, err = fakeV1Mounts(base); err != nil {
+				return nil, err
+			}
+		}
+		return newV1(under, root)
+	case LayoutV2:
+		return newV2(base, root)
+	}
+	return noneManager{}, nil
+}
+
+// fakeV1Mounts reads the hierarchies of a directory laid out like
+// /sys/fs/cgroup on v1 (symbolic links, such as cpu -> cpu,cpuacct, are
+// not followed).
+func fakeV1Mounts(base string) ([]mount, error) {
+	ents, err := os.ReadDir(base)
+	if err != nil {
+		return nil, err
+	}
+	var out []mount
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		var ctrls []string
+		for _, c := range strings.Split(e.Name(), ",") {
+			if knownV1[c] {
+				ctrls = append(ctrls, c)
+			}
+		}
+		if len(ctrls) > 0 {
+			slices.Sort(ctrls)
+			out = append(out, mount{dir: filepath.Join(base, e.Name()), controllers: ctrls})
+		}
+	}
+	return out, nil
+}
 
 // noneManager is used where cgroups are off: groups exist only in name.
 type noneManager struct{}

@@ -10,9 +10,16 @@
 // process inside it before that process runs (Targets, EnterThread), and
 // its end (Kill everything inside, Delete).
 //
+// On v1 a group is a directory in the cpuset, cpuacct, memory, devices,
+// freezer and pids hierarchies (not cpu: no shares or quotas are set); on
+// v2 one directory, with cpuset, cpu, memory and pids delegated down to
+// it. NewAt works on another base (tests give a directory that mimics a
+// hierarchy).
+//
 // Devices: on v1 the devices controller keeps an allow/deny list per
-// group; on v2 a small eBPF program attached to the group decides (built
-// with containerd/cgroups' device filter).
+// group; on v2 a small eBPF program (BPF_PROG_TYPE_CGROUP_DEVICE,
+// assembled here with cilium/ebpf) attached to the group decides. Both
+// are inherited by sub-groups.
 //
 // It knows nothing of jobs, steps or users: callers name groups ("job_5",
 // "job_5/step_0") and choose the limits.

@@ -54,7 +54,15 @@ func EnterThread(dirs []string) (restore func() error, err error) {
 		for _, d := range back {
 			errs = append(errs, writeFile(d, "tasks", tid))
 		}
-		return errors.Join(errs...)
+		err := errors.Join(errs...)
+		if err != nil {
+			// The process's groups may have changed (moved by its
+			// service manager): read them afresh next time.
+			homeMu.Lock()
+			clear(homeCache)
+			homeMu.Unlock()
+		}
+		return err
 	}, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -84,6 +85,18 @@ func (m *v1Manager) mkdir(mt, dir string) error {
 		}
 	case err != nil:
 		return err
+	}
+	if mt == m.ctl["memory"] && !strings.HasPrefix(dir, filepath.Join(mt, m.root)+"/") {
+		// The node's own groups (drover, drover/<node>): on older
+		// kernels a memory group may be non-hierarchical (its limit
+		// then ignores its children), and new groups inherit the
+		// setting. Current kernels are always hierarchical (the file
+		// reads 1 and takes no 0).
+		if v, _ := readString(dir, "memory.use_hierarchy"); v == "0" {
+			if err := writeFile(dir, "memory.use_hierarchy", "1"); err != nil {
+				return err
+			}
+		}
 	}
 	if mt == m.cpuMt {
 		parent := filepath.Dir(dir)
@@ -247,9 +260,7 @@ func (g *v1Group) Stats() (Stats, error) {
 		return st, err
 	}
 	st.MemoryPeak, _ = readInt(d, "memory.max_usage_in_bytes")
-	if oc, err := readKeyed(d, "memory.oom_control"); err == nil {
-		st.OOMKills = uint64(max(0, oc["oom_kill"]))
-	}
+	st.OOMKills = oomKillsV1(d)
 	if c := g.dir("cpuacct"); c != "" {
 		u, errU := readInt(c, "cpuacct.usage_user")
 		s, errS := readInt(c, "cpuacct.usage_sys")
@@ -266,11 +277,43 @@ func (g *v1Group) Stats() (Stats, error) {
 	return st, nil
 }
 
+// oomKillsV1 counts the OOM kills of the memory group dir and its
+// descendants. v1 counts a kill only in the group the victim was in (a
+// step's), v2 in that group and its ancestors: summing the subtree gives
+// a job's group the v2 meaning. Only a group with sub-groups costs more
+// than the one read.
+func oomKillsV1(dir string) uint64 {
+	var n int64
+	if oc, err := readKeyed(dir, "memory.oom_control"); err == nil {
+		n = max(0, oc["oom_kill"])
+	}
+	ents, _ := os.ReadDir(dir)
+	var sub uint64
+	for _, e := range ents {
+		if e.IsDir() {
+			sub += oomKillsV1(filepath.Join(dir, e.Name()))
+		}
+	}
+	return uint64(n) + sub
+}
+
+// Kill freezes the group (so nothing in it forks meanwhile), SIGKILLs
+// every process of its subtree and thaws it (a frozen process dies only
+// once thawed), until none is left. Sub-groups frozen on their own (a
+// suspended step) are thawed too: their processes could never die.
 func (g *v1Group) Kill(ctx context.Context) error {
 	var freeze, thaw func() error
 	if fz := g.dir("freezer"); fz != "" {
 		freeze = func() error { return writeFile(fz, "freezer.state", "FROZEN") }
-		thaw = func() error { return writeFile(fz, "freezer.state", "THAWED") }
+		thaw = func() error {
+			// Pre-order: each group after its parent.
+			return filepath.WalkDir(fz, func(p string, d os.DirEntry, err error) error {
+				if err == nil && d.IsDir() {
+					_ = writeFile(p, "freezer.state", "THAWED")
+				}
+				return nil
+			})
+		}
 	}
 	return killLoop(ctx, g.Procs, freeze, thaw)
 }

@@ -9,17 +9,22 @@ import (
 )
 
 // RealNVML is NVIDIA's library through go-nvml, which loads
-// libnvidia-ml.so.1 when Init is called: a machine without the driver
-// gets ErrNoNVML, not a failure to start.
+// libnvidia-ml.so.1 (dlopen) when Init is called, so the binary starts on
+// machines without it: there Init returns ErrNoNVML, as it does (wrapped)
+// when the library is there but its kernel driver is not loaded.
 func RealNVML() NVML { return realNVML{} }
 
 type realNVML struct{}
 
 func (realNVML) Init() error {
-	if r := nvml.Init(); r != nvml.SUCCESS {
-		if r == nvml.ERROR_LIBRARY_NOT_FOUND {
-			return ErrNoNVML
-		}
+	switch r := nvml.Init(); r {
+	case nvml.SUCCESS:
+	case nvml.ERROR_LIBRARY_NOT_FOUND:
+		return ErrNoNVML
+	case nvml.ERROR_DRIVER_NOT_LOADED:
+		// The library without its kernel driver: no GPU to find either.
+		return fmt.Errorf("%w: %s", ErrNoNVML, nvml.ErrorString(r))
+	default:
 		return fmt.Errorf("nvml init: %s", nvml.ErrorString(r))
 	}
 	return nil

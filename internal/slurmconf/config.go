@@ -26,6 +26,9 @@ const (
 	DefaultFirstJobID      = 1
 	DefaultSlurmUser       = "root"
 	DefaultReturnToService = 0
+	// DefaultHealthCheckNodeState runs HealthCheckProgram whatever the
+	// node's state.
+	DefaultHealthCheckNodeState = "ANY"
 )
 
 // Config is a parsed slurm.conf.
@@ -63,11 +66,14 @@ type Config struct {
 	Prolog, Epilog, TaskProlog, TaskEpilog string
 	PrologFlags                            []string
 	PrologEpilogTimeout                    time.Duration // 0: none set
-	// HealthCheckProgram runs every HealthCheckInterval (0: never).
+	// HealthCheckProgram runs every HealthCheckInterval (0: never) on
+	// nodes in a HealthCheckNodeState state (comma list, default ANY).
 	HealthCheckProgram   string
 	HealthCheckInterval  time.Duration
 	HealthCheckNodeState string
-	GresTypes            []string
+	// GresTypes lists the generic resource names (gpu, mps, shard) that
+	// nodes' Gres= and gres.conf may use.
+	GresTypes []string
 
 	// DroverSocket is the controller's unix socket as configured; use
 	// SocketPath for the effective value.
@@ -187,6 +193,8 @@ func newConfig(file string) *Config {
 		MaxJobCount:       DefaultMaxJobCount,
 		FirstJobID:        DefaultFirstJobID,
 		ReturnToService:   DefaultReturnToService,
+
+		HealthCheckNodeState: DefaultHealthCheckNodeState,
 	}
 }
 

@@ -90,3 +90,10 @@ func keySet(words string) map[string]bool {
 	}
 	return m
 }
+
+// prologFlags and healthCheckStates are the values slurm.conf(5) lists
+// for PrologFlags and HealthCheckNodeState; others earn a warning.
+var (
+	prologFlags       = keySet(`Alloc Contain DeferBatch ForceRequeueOnFail NoHold RunInJob Serial X11`)
+	healthCheckStates = keySet(`ALLOC ANY CYCLE IDLE NONDRAINED_IDLE MIXED REBOOT_ONLY START_ONLY`)
+)

@@ -136,34 +136,62 @@ func cutInclude(text string) (string, bool) {
 }
 
 func (p *parser) include(pos Pos, path string) error {
+	// %c stands for the cluster name, so sites can share one file tree.
+	path = strings.ReplaceAll(path, "%c", p.cfg.ClusterName)
+	return includeFile(p.open, &p.stack, pos, path, func(file string, l logicalLine) error { return p.line(file, l) })
+}
+
+// includeFile reads the file an Include line at pos names (relative to the
+// including file's directory) through open and hands its lines to fn.
+// stack holds the files being read, outermost first: a name already on it
+// is an include loop, and it may grow at most maxIncludeDepth deep.
+func includeFile(open func(string) (io.ReadCloser, error), stack *[]string, pos Pos, path string,
+	fn func(file string, l logicalLine) error) error {
 	if len(path) >= 2 && path[0] == '"' && path[len(path)-1] == '"' {
 		path = path[1 : len(path)-1]
 	}
 	if path == "" {
 		return perr(pos.File, pos.Line, "Include without a file name")
 	}
-	// %c stands for the cluster name, so sites can share one file tree.
-	path = strings.ReplaceAll(path, "%c", p.cfg.ClusterName)
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(filepath.Dir(pos.File), path)
 	}
 	path = filepath.Clean(path)
-	for _, f := range p.stack {
+	for _, f := range *stack {
 		if f == path {
-			return perr(pos.File, pos.Line, fmt.Sprintf("include loop: %s -> %s", strings.Join(p.stack, " -> "), path))
+			return perr(pos.File, pos.Line, fmt.Sprintf("include loop: %s -> %s", strings.Join(*stack, " -> "), path))
 		}
 	}
-	if len(p.stack) > maxIncludeDepth {
+	if len(*stack) > maxIncludeDepth {
 		return perr(pos.File, pos.Line, fmt.Sprintf("includes nested deeper than %d", maxIncludeDepth))
 	}
-	rc, err := p.open(path)
+	rc, err := open(path)
 	if err != nil {
 		return perr(pos.File, pos.Line, fmt.Sprintf("Include: %v", err))
 	}
 	defer rc.Close()
-	p.stack = append(p.stack, path)
-	defer func() { p.stack = p.stack[:len(p.stack)-1] }()
-	return readLines(rc, path, func(l logicalLine) error { return p.line(path, l) })
+	*stack = append(*stack, path)
+	defer func() { *stack = (*stack)[:len(*stack)-1] }()
+	return readLines(rc, path, func(l logicalLine) error { return fn(path, l) })
+}
+
+// readConf reads one of the smaller files beside slurm.conf (gres.conf,
+// cgroup.conf): its logical lines, Include lines followed as in
+// slurm.conf, go to fn with the file each comes from.
+func readConf(r io.Reader, name string, opts []Option, fn func(file string, l logicalLine) error) error {
+	p := &parser{open: func(path string) (io.ReadCloser, error) { return os.Open(path) }}
+	for _, o := range opts {
+		o(p)
+	}
+	stack := []string{filepath.Clean(name)}
+	var line func(file string, l logicalLine) error
+	line = func(file string, l logicalLine) error {
+		if rest, ok := cutInclude(l.text); ok {
+			return includeFile(p.open, &stack, Pos{file, l.num}, rest, line)
+		}
+		return fn(file, l)
+	}
+	return readLines(r, name, func(l logicalLine) error { return line(name, l) })
 }
 
 // recordRaw keeps kv for `scontrol show config`.
@@ -249,10 +277,19 @@ func (p *parser) global(pos Pos, kv pair) error {
 		c.HealthCheckProgram = v
 	case "healthchecknodestate":
 		c.HealthCheckNodeState = v
+		for _, st := range splitList(v) {
+			if !healthCheckStates[strings.ToLower(st)] {
+				p.warnf(pos, "HealthCheckNodeState: unknown state %q", st)
+			}
+		}
 	case "prologflags":
 		c.PrologFlags = nil
 		for _, f := range splitList(v) {
-			c.PrologFlags = append(c.PrologFlags, strings.ToLower(f))
+			f = strings.ToLower(f)
+			if !prologFlags[f] {
+				p.warnf(pos, "PrologFlags: unknown flag %q", f)
+			}
+			c.PrologFlags = append(c.PrologFlags, f)
 		}
 	case "grestypes":
 		c.GresTypes = splitList(v)
