@@ -72,17 +72,23 @@ func (a *Agent) launchStep(l *pb.LaunchStep) {
 
 func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
 	var usage *pb.Usage
-	if u := s.sampler(); u != nil {
+	u := s.sampler()
+	if u != nil {
 		u.close()
 		usage = wire.UsageToPB(u.usage(a.node, s.local.GPUs))
-		if err := u.g.Delete(); err != nil {
-			a.log.Warn("cannot remove the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
-		}
 	}
 	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
 		JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
 		State: uint32(state), EndTime: time.Now().Unix(), Usage: usage,
 	}}})
+	// The end goes out first: srun already has its tasks' exits and may
+	// ask for the next step at once, which must not find this one still
+	// holding the CPUs while its (empty) cgroup is being removed.
+	if u != nil {
+		if err := u.g.Delete(); err != nil {
+			a.log.Warn("cannot remove the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
+		}
+	}
 }
 
 func (s *stepRun) run() { s.done(s.exec()) }
