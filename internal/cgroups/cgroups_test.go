@@ -309,19 +309,7 @@ func TestKillBounded(t *testing.T) {
 // unified hierarchy (hybrid machines have one, without controllers: BPF
 // device programs work there all the same) and checks a process in it.
 func TestDeviceProgram(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	var unified string
-	ms, _ := mounts()
-	for _, m := range ms {
-		if m.v2 {
-			unified = m.dir
-		}
-	}
-	if unified == "" {
-		t.Skip("no cgroup2 mount")
-	}
+	unified := unifiedMount(t)
 	dir := filepath.Join(unified, fmt.Sprintf("drover-bpf-test-%d", os.Getpid()))
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		t.Skip(err)

@@ -154,19 +154,7 @@ func TestV2FakeTree(t *testing.T) {
 // statistics), but has groups, CLONE_INTO_CGROUP, cgroup.kill,
 // cgroup.freeze and device programs.
 func TestV2Unified(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-	var unified string
-	ms, _ := mounts()
-	for _, m := range ms {
-		if m.v2 {
-			unified = m.dir
-		}
-	}
-	if unified == "" {
-		t.Skip("no cgroup2 mount")
-	}
+	unified := unifiedMount(t)
 	top := fmt.Sprintf("drover-test2-%d", os.Getpid())
 	m, err := NewAt(LayoutV2, unified, top+"/node1")
 	if err != nil {
@@ -328,4 +316,21 @@ func TestV1FakeTree(t *testing.T) {
 	if err != nil || st != want {
 		t.Errorf("Stats = %+v, %v; want %+v", st, err, want)
 	}
+}
+
+// unifiedMount is this machine's cgroup2 mount, for the tests that need a
+// real one (as root); the test is skipped without.
+func unifiedMount(t *testing.T) string {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	ms, _ := mounts()
+	for _, m := range ms {
+		if m.v2 {
+			return m.dir
+		}
+	}
+	t.Skip("no cgroup2 mount")
+	return ""
 }
