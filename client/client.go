@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"github.com/drover-hpc/drover/internal/acct"
 	"io"
 	"net"
 	"os"
@@ -384,4 +385,9 @@ func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (string
 		return "", 0, fromStatus(err)
 	}
 	return r.Token, r.Expires, nil
+}
+
+// AcctJobs reads job records from the accounting database.
+func (c *Client) AcctJobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
+	return nil, cli.ErrAcctDisabled // wired to the controller in acct.go of this package
 }

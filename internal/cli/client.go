@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -45,6 +46,9 @@ type Client interface {
 	// its steps (one step when hasStep): one entry per step and node;
 	// failed names nodes that did not answer.
 	StepStats(ctx context.Context, job model.JobID, step model.StepID, hasStep bool) (stats []StepStat, failed []string, err error)
+	// AcctJobs reads job records from the accounting database (sacct);
+	// ErrAcctDisabled when the cluster keeps none.
+	AcctJobs(ctx context.Context, q acct.Query) ([]*acct.Job, error)
 	Close() error
 }
 
@@ -57,6 +61,10 @@ type StepStat struct {
 	Pids   []int
 	Usage  model.Usage
 }
+
+// ErrAcctDisabled is AcctJobs' answer on a cluster without accounting
+// (AccountingStorageType=accounting_storage/none); its text is Slurm's.
+var ErrAcctDisabled = errors.New("Slurm accounting storage is disabled")
 
 // ErrStepBusy is CreateStep's answer when the step must wait for the
 // job's other steps; its text is Slurm's.

@@ -6,6 +6,7 @@ package clitest
 import (
 	"context"
 	"errors"
+	"github.com/drover-hpc/drover/internal/acct"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/model"
@@ -51,6 +52,9 @@ func (Unimplemented) StepStats(context.Context, model.JobID, model.StepID, bool)
 	return nil, nil, ErrUnimplemented
 }
 func (Unimplemented) Close() error { return nil }
+func (Unimplemented) AcctJobs(context.Context, acct.Query) ([]*acct.Job, error) {
+	return nil, ErrUnimplemented
+}
 func (Unimplemented) CreateStep(context.Context, model.JobID, *model.StepSpec) (*model.Job, *model.Step, error) {
 	return nil, nil, ErrUnimplemented
 }
