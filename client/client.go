@@ -387,7 +387,32 @@ func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (string
 	return r.Token, r.Expires, nil
 }
 
-// AcctJobs reads job records from the accounting database.
+// AcctJobs reads job records from the accounting database (sacct).
 func (c *Client) AcctJobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
-	return nil, cli.ErrAcctDisabled // wired to the controller in acct.go of this package
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	stream, err := c.api.AcctJobs(ctx, wire.AcctQueryToPB(q))
+	if err != nil {
+		return nil, acctError(err)
+	}
+	var out []*acct.Job
+	for {
+		r, err := stream.Recv()
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return nil, acctError(err)
+		}
+		for _, j := range r.Jobs {
+			out = append(out, wire.AcctJobFromPB(j))
+		}
+	}
+}
+
+func acctError(err error) error {
+	if st, ok := status.FromError(err); ok && st.Message() == cli.ErrAcctDisabled.Error() {
+		return cli.ErrAcctDisabled
+	}
+	return fromStatus(err)
 }

@@ -32,6 +32,7 @@ type Controller struct {
 	lastSeen map[string]time.Time
 	acked    map[model.JobID]bool // launches an agent confirmed
 	stats    statCalls            // sstat requests awaiting the nodes
+	acct     *acctLoop
 }
 
 // New builds a controller; call SetService before Run.
@@ -42,6 +43,7 @@ func New(log *slog.Logger, store *state.Store, raft service.Committer, clk clock
 		agents:   map[string]*agentConn{},
 		lastSeen: map[string]time.Time{},
 		acked:    map[model.JobID]bool{},
+		acct:     &acctLoop{groups: map[uint32]string{}},
 	}
 }
 
@@ -66,8 +68,9 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Add(2)
+	wg.Add(3)
 	go func() { defer wg.Done(); c.scheduleLoop(ctx) }()
+	go func() { defer wg.Done(); c.accountingLoop(ctx) }()
 	go func() { defer wg.Done(); c.housekeepingLoop(ctx) }()
 	wg.Wait()
 }
@@ -255,8 +258,9 @@ func (c *Controller) checkLiveness(now time.Time, timeout time.Duration) {
 
 func (c *Controller) purge(before int64) {
 	var old []model.JobID
-	c.store.Snapshot().EachJob(func(j *model.Job) bool {
-		if j.Finished() && j.EndTime > 0 && j.EndTime < before {
+	snap := c.store.Snapshot()
+	snap.EachJob(func(j *model.Job) bool {
+		if j.Finished() && j.EndTime > 0 && j.EndTime < before && !snap.InOutbox(j.ID) {
 			old = append(old, j.ID)
 		}
 		return len(old) < 5000

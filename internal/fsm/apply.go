@@ -64,12 +64,16 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		return applyUpdateNodes(txn, c)
 	case *Purge:
 		for _, id := range c.Jobs {
-			if j := txn.Snapshot().Job(id); j != nil && j.Finished() {
+			// A job whose record the accounting database has not taken
+			// yet stays until it has.
+			if j := txn.Snapshot().Job(id); j != nil && j.Finished() && !txn.Snapshot().InOutbox(id) {
 				txn.DeleteJob(id)
 			}
 		}
 	case *SetConfig:
 		applySetConfig(txn, c)
+	case *AcctAck:
+		txn.AckOutbox(c.Seq)
 	case *CreateStep:
 		return applyCreateStep(txn, c)
 	case *StepEnded:

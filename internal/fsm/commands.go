@@ -27,6 +27,7 @@ const (
 	TypeCancelStep
 	TypeRelease
 	TypeJoinToken
+	TypeAcctAck
 )
 
 // Submit creates a job, or one record per task of an array.
@@ -165,6 +166,12 @@ type Purge struct {
 	Jobs []model.JobID `json:"jobs"`
 }
 
+// AcctAck records that the accounting database holds every job record
+// queued up to Seq (see state.OutboxEntry).
+type AcctAck struct {
+	Seq uint64 `json:"seq"`
+}
+
 // SetConfig installs nodes and partitions from slurm.conf, keeping the
 // runtime state of nodes that already exist.
 type SetConfig struct {
@@ -190,6 +197,7 @@ var bodies = map[Type]func() any{
 	TypeCancelStep:   func() any { return new(CancelStep) },
 	TypeRelease:      func() any { return new(Release) },
 	TypeJoinToken:    func() any { return new(JoinToken) },
+	TypeAcctAck:      func() any { return new(AcctAck) },
 }
 
 // Encode serialises a command for the log: one type byte, then JSON.

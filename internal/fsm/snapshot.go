@@ -21,6 +21,9 @@ type header struct {
 	Nodes      []*model.Node      `json:"nodes"`
 	Partitions []*model.Partition `json:"partitions"`
 	Tokens     []*model.JoinToken `json:"tokens,omitempty"`
+	// The accounting outbox (absent in snapshots of older versions).
+	AcctSeq uint64              `json:"acct_seq,omitempty"`
+	Outbox  []state.OutboxEntry `json:"outbox,omitempty"`
 }
 
 type record struct {
@@ -36,8 +39,10 @@ const snapshotVersion = 2
 func WriteSnapshot(snap *state.Snapshot, w io.Writer) error {
 	bw := bufio.NewWriterSize(w, 256<<10)
 	enc := json.NewEncoder(bw)
-	if err := enc.Encode(&header{Version: snapshotVersion, NextJobID: snap.NextJobID,
-		Nodes: snap.Nodes(), Partitions: snap.Partitions(), Tokens: snap.Tokens()}); err != nil {
+	h := &header{Version: snapshotVersion, NextJobID: snap.NextJobID,
+		Nodes: snap.Nodes(), Partitions: snap.Partitions(), Tokens: snap.Tokens(), AcctSeq: snap.OutboxSeq()}
+	snap.Outbox(0, func(e state.OutboxEntry) bool { h.Outbox = append(h.Outbox, e); return true })
+	if err := enc.Encode(h); err != nil {
 		return err
 	}
 	var err error
@@ -112,6 +117,7 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 	for _, t := range h.Tokens {
 		txn.PutToken(t)
 	}
+	txn.RestoreOutbox(h.AcctSeq, h.Outbox)
 	txn.Commit(index)
 	return nil
 }

@@ -3,6 +3,7 @@ package grpcapi
 import (
 	"context"
 	"errors"
+	"github.com/drover-hpc/drover/internal/acct"
 	"net"
 	"time"
 
@@ -299,4 +300,15 @@ func (s *Server) Join(_ context.Context, r *pb.JoinRequest) (*pb.JoinResponse, e
 		return nil, toStatus(err)
 	}
 	return &pb.JoinResponse{CertPem: cert, CaPem: ca, SlurmConf: conf}, nil
+}
+
+// AcctJobs streams accounting records (sacct).
+func (s *Server) AcctJobs(r *pb.AcctJobsRequest, stream pb.Drover_AcctJobsServer) error {
+	return toStatus(s.svc.AcctJobs(stream.Context(), wire.AcctQueryFromPB(r), func(jobs []*acct.Job) error {
+		out := &pb.AcctJobsResponse{Jobs: make([]*pb.AcctJob, len(jobs))}
+		for i, j := range jobs {
+			out.Jobs[i] = wire.AcctJobToPB(j)
+		}
+		return stream.Send(out)
+	}))
 }

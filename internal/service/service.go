@@ -3,6 +3,7 @@ package service
 import (
 	"context"
 	"errors"
+	"github.com/drover-hpc/drover/internal/acct"
 	"log/slog"
 	"os/user"
 	"path/filepath"
@@ -65,6 +66,7 @@ type Service struct {
 
 	ca       *auth.CA
 	confText func() (string, error)
+	acct     acct.Store // nil: accounting disabled
 }
 
 // New builds the service.

@@ -75,6 +75,9 @@ type Config struct {
 	// nodes' Gres= and gres.conf may use.
 	GresTypes []string
 
+	// Accounting selects the accounting database (AccountingStorage*).
+	Accounting Accounting
+
 	// DroverSocket is the controller's unix socket as configured; use
 	// SocketPath for the effective value.
 	DroverSocket string
@@ -195,6 +198,7 @@ func newConfig(file string) *Config {
 		ReturnToService:   DefaultReturnToService,
 
 		HealthCheckNodeState: DefaultHealthCheckNodeState,
+		Accounting:           Accounting{Type: "sqlite"},
 	}
 }
 

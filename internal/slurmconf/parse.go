@@ -293,6 +293,35 @@ func (p *parser) global(pos Pos, kv pair) error {
 		}
 	case "grestypes":
 		c.GresTypes = splitList(v)
+	case "accountingstoragetype":
+		t, ok := accountingTypes[strings.ToLower(strings.TrimPrefix(strings.ToLower(v), "accounting_storage/"))]
+		if !ok {
+			return bad("accounting_storage/ followed by none, slurmdbd, sqlite, mysql or postgres")
+		}
+		c.Accounting.Type = t
+	case "accountingstoragehost":
+		c.Accounting.Host = v
+	case "accountingstorageport":
+		n, err := parseInt(v, 1, 65535)
+		if err != nil {
+			return bad("port")
+		}
+		c.Accounting.Port = int(n)
+	case "accountingstorageuser":
+		c.Accounting.User = v
+	case "accountingstoragepass":
+		c.Accounting.Pass = v
+	case "accountingstorageloc":
+		c.Accounting.Loc = v
+	case "accountingstorageenforce":
+		c.Accounting.Enforce = nil
+		for _, f := range splitList(v) {
+			f = strings.ToLower(f)
+			if !enforceFlags[f] {
+				p.warnf(pos, "AccountingStorageEnforce: unknown flag %q", f)
+			}
+			c.Accounting.Enforce = append(c.Accounting.Enforce, f)
+		}
 	case "healthcheckinterval", "prologepilogtimeout":
 		n, err := parseInt(v, 0, 1<<31-1)
 		if err != nil {

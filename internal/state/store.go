@@ -19,6 +19,7 @@ type Snapshot struct {
 	nodes      *immutable.SortedMap[string, *model.Node]
 	partitions []*model.Partition
 	tokens     map[string]*model.JoinToken // join tokens by id; replaced, never changed
+	acct       outbox                      // jobs awaiting their accounting write
 }
 
 // Store holds the current snapshot and wakes watchers on each change.
@@ -39,6 +40,7 @@ func New(firstJobID model.JobID) *Store {
 		jobs:      immutable.NewSortedMap[model.JobID, *model.Job](nil),
 		active:    immutable.NewSortedMap[model.JobID, struct{}](nil),
 		nodes:     immutable.NewSortedMap[string, *model.Node](nil),
+		acct:      newOutbox(),
 	})
 	return s
 }
@@ -81,9 +83,11 @@ func (t *Txn) Abort() { t.store.mu.Unlock() }
 // Snapshot is the transaction's view so far.
 func (t *Txn) Snapshot() *Snapshot { return &t.snap }
 
-// PutJob inserts or replaces a job record, keeping the active index right.
+// PutJob inserts or replaces a job record, keeping the active index right,
+// and queues its accounting record.
 func (t *Txn) PutJob(j *model.Job) {
 	t.snap.jobs = t.snap.jobs.Set(j.ID, j)
+	t.snap.acct.mark(j.ID)
 	if j.Finished() {
 		t.snap.active = t.snap.active.Delete(j.ID)
 	} else {

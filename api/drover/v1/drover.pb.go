@@ -5904,6 +5904,803 @@ func (x *SignalJob) GetMessage() string {
 	return ""
 }
 
+// Accounting (package acct): a query and the records it selects.
+type AcctJobSel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ArrayTask     int32                  `protobuf:"varint,2,opt,name=array_task,json=arrayTask,proto3" json:"array_task,omitempty"` // -1: any
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctJobSel) Reset() {
+	*x = AcctJobSel{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctJobSel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctJobSel) ProtoMessage() {}
+
+func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctJobSel.ProtoReflect.Descriptor instead.
+func (*AcctJobSel) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
+}
+
+func (x *AcctJobSel) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *AcctJobSel) GetArrayTask() int32 {
+	if x != nil {
+		return x.ArrayTask
+	}
+	return 0
+}
+
+type AcctJobsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Clusters      []string               `protobuf:"bytes,1,rep,name=clusters,proto3" json:"clusters,omitempty"`
+	Jobs          []*AcctJobSel          `protobuf:"bytes,2,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Uids          []uint32               `protobuf:"varint,3,rep,packed,name=uids,proto3" json:"uids,omitempty"`
+	Accounts      []string               `protobuf:"bytes,4,rep,name=accounts,proto3" json:"accounts,omitempty"`
+	Partitions    []string               `protobuf:"bytes,5,rep,name=partitions,proto3" json:"partitions,omitempty"`
+	Qos           []string               `protobuf:"bytes,6,rep,name=qos,proto3" json:"qos,omitempty"`
+	Names         []string               `protobuf:"bytes,7,rep,name=names,proto3" json:"names,omitempty"`
+	States        []string               `protobuf:"bytes,8,rep,name=states,proto3" json:"states,omitempty"`
+	Start         int64                  `protobuf:"varint,9,opt,name=start,proto3" json:"start,omitempty"`
+	End           int64                  `protobuf:"varint,10,opt,name=end,proto3" json:"end,omitempty"`
+	NoSteps       bool                   `protobuf:"varint,11,opt,name=no_steps,json=noSteps,proto3" json:"no_steps,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctJobsRequest) Reset() {
+	*x = AcctJobsRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctJobsRequest) ProtoMessage() {}
+
+func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctJobsRequest.ProtoReflect.Descriptor instead.
+func (*AcctJobsRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
+}
+
+func (x *AcctJobsRequest) GetClusters() []string {
+	if x != nil {
+		return x.Clusters
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetJobs() []*AcctJobSel {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetUids() []uint32 {
+	if x != nil {
+		return x.Uids
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetAccounts() []string {
+	if x != nil {
+		return x.Accounts
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetPartitions() []string {
+	if x != nil {
+		return x.Partitions
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetQos() []string {
+	if x != nil {
+		return x.Qos
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetNames() []string {
+	if x != nil {
+		return x.Names
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetStates() []string {
+	if x != nil {
+		return x.States
+	}
+	return nil
+}
+
+func (x *AcctJobsRequest) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *AcctJobsRequest) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *AcctJobsRequest) GetNoSteps() bool {
+	if x != nil {
+		return x.NoSteps
+	}
+	return false
+}
+
+type AcctStep struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	StepId        int32                  `protobuf:"varint,1,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"`
+	Name          string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	State         string                 `protobuf:"bytes,3,opt,name=state,proto3" json:"state,omitempty"`
+	ExitStatus    int32                  `protobuf:"varint,4,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
+	ExitSignal    int32                  `protobuf:"varint,5,opt,name=exit_signal,json=exitSignal,proto3" json:"exit_signal,omitempty"`
+	CancelledBy   uint32                 `protobuf:"varint,6,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
+	Start         int64                  `protobuf:"varint,7,opt,name=start,proto3" json:"start,omitempty"`
+	End           int64                  `protobuf:"varint,8,opt,name=end,proto3" json:"end,omitempty"`
+	Nnodes        int32                  `protobuf:"varint,9,opt,name=nnodes,proto3" json:"nnodes,omitempty"`
+	Ntasks        int32                  `protobuf:"varint,10,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	Ncpus         int32                  `protobuf:"varint,11,opt,name=ncpus,proto3" json:"ncpus,omitempty"`
+	NodeList      string                 `protobuf:"bytes,12,opt,name=node_list,json=nodeList,proto3" json:"node_list,omitempty"`
+	AllocTres     string                 `protobuf:"bytes,13,opt,name=alloc_tres,json=allocTres,proto3" json:"alloc_tres,omitempty"`
+	MaxRss        int64                  `protobuf:"varint,14,opt,name=max_rss,json=maxRss,proto3" json:"max_rss,omitempty"`
+	MaxRssNode    string                 `protobuf:"bytes,15,opt,name=max_rss_node,json=maxRssNode,proto3" json:"max_rss_node,omitempty"`
+	MaxRssTask    int32                  `protobuf:"varint,16,opt,name=max_rss_task,json=maxRssTask,proto3" json:"max_rss_task,omitempty"`
+	AveRss        int64                  `protobuf:"varint,17,opt,name=ave_rss,json=aveRss,proto3" json:"ave_rss,omitempty"`
+	UserCpu       int64                  `protobuf:"varint,18,opt,name=user_cpu,json=userCpu,proto3" json:"user_cpu,omitempty"`
+	SystemCpu     int64                  `protobuf:"varint,19,opt,name=system_cpu,json=systemCpu,proto3" json:"system_cpu,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctStep) Reset() {
+	*x = AcctStep{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctStep) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctStep) ProtoMessage() {}
+
+func (x *AcctStep) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctStep.ProtoReflect.Descriptor instead.
+func (*AcctStep) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *AcctStep) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *AcctStep) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AcctStep) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *AcctStep) GetExitStatus() int32 {
+	if x != nil {
+		return x.ExitStatus
+	}
+	return 0
+}
+
+func (x *AcctStep) GetExitSignal() int32 {
+	if x != nil {
+		return x.ExitSignal
+	}
+	return 0
+}
+
+func (x *AcctStep) GetCancelledBy() uint32 {
+	if x != nil {
+		return x.CancelledBy
+	}
+	return 0
+}
+
+func (x *AcctStep) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *AcctStep) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *AcctStep) GetNnodes() int32 {
+	if x != nil {
+		return x.Nnodes
+	}
+	return 0
+}
+
+func (x *AcctStep) GetNtasks() int32 {
+	if x != nil {
+		return x.Ntasks
+	}
+	return 0
+}
+
+func (x *AcctStep) GetNcpus() int32 {
+	if x != nil {
+		return x.Ncpus
+	}
+	return 0
+}
+
+func (x *AcctStep) GetNodeList() string {
+	if x != nil {
+		return x.NodeList
+	}
+	return ""
+}
+
+func (x *AcctStep) GetAllocTres() string {
+	if x != nil {
+		return x.AllocTres
+	}
+	return ""
+}
+
+func (x *AcctStep) GetMaxRss() int64 {
+	if x != nil {
+		return x.MaxRss
+	}
+	return 0
+}
+
+func (x *AcctStep) GetMaxRssNode() string {
+	if x != nil {
+		return x.MaxRssNode
+	}
+	return ""
+}
+
+func (x *AcctStep) GetMaxRssTask() int32 {
+	if x != nil {
+		return x.MaxRssTask
+	}
+	return 0
+}
+
+func (x *AcctStep) GetAveRss() int64 {
+	if x != nil {
+		return x.AveRss
+	}
+	return 0
+}
+
+func (x *AcctStep) GetUserCpu() int64 {
+	if x != nil {
+		return x.UserCpu
+	}
+	return 0
+}
+
+func (x *AcctStep) GetSystemCpu() int64 {
+	if x != nil {
+		return x.SystemCpu
+	}
+	return 0
+}
+
+type AcctJob struct {
+	state             protoimpl.MessageState `protogen:"open.v1"`
+	Cluster           string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
+	JobId             uint32                 `protobuf:"varint,2,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	ArrayJobId        uint32                 `protobuf:"varint,3,opt,name=array_job_id,json=arrayJobId,proto3" json:"array_job_id,omitempty"`
+	ArrayTaskId       int32                  `protobuf:"varint,4,opt,name=array_task_id,json=arrayTaskId,proto3" json:"array_task_id,omitempty"`
+	Name              string                 `protobuf:"bytes,5,opt,name=name,proto3" json:"name,omitempty"`
+	User              string                 `protobuf:"bytes,6,opt,name=user,proto3" json:"user,omitempty"`
+	Uid               uint32                 `protobuf:"varint,7,opt,name=uid,proto3" json:"uid,omitempty"`
+	Group             string                 `protobuf:"bytes,8,opt,name=group,proto3" json:"group,omitempty"`
+	Gid               uint32                 `protobuf:"varint,9,opt,name=gid,proto3" json:"gid,omitempty"`
+	Account           string                 `protobuf:"bytes,10,opt,name=account,proto3" json:"account,omitempty"`
+	Partition         string                 `protobuf:"bytes,11,opt,name=partition,proto3" json:"partition,omitempty"`
+	Qos               string                 `protobuf:"bytes,12,opt,name=qos,proto3" json:"qos,omitempty"`
+	State             string                 `protobuf:"bytes,13,opt,name=state,proto3" json:"state,omitempty"`
+	Reason            string                 `protobuf:"bytes,14,opt,name=reason,proto3" json:"reason,omitempty"`
+	ExitStatus        int32                  `protobuf:"varint,15,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
+	ExitSignal        int32                  `protobuf:"varint,16,opt,name=exit_signal,json=exitSignal,proto3" json:"exit_signal,omitempty"`
+	CancelledBy       uint32                 `protobuf:"varint,17,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
+	DerivedExitStatus int32                  `protobuf:"varint,18,opt,name=derived_exit_status,json=derivedExitStatus,proto3" json:"derived_exit_status,omitempty"`
+	DerivedExitSignal int32                  `protobuf:"varint,19,opt,name=derived_exit_signal,json=derivedExitSignal,proto3" json:"derived_exit_signal,omitempty"`
+	Restarts          int32                  `protobuf:"varint,20,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	Priority          uint32                 `protobuf:"varint,21,opt,name=priority,proto3" json:"priority,omitempty"`
+	Submit            int64                  `protobuf:"varint,22,opt,name=submit,proto3" json:"submit,omitempty"`
+	Eligible          int64                  `protobuf:"varint,23,opt,name=eligible,proto3" json:"eligible,omitempty"`
+	Start             int64                  `protobuf:"varint,24,opt,name=start,proto3" json:"start,omitempty"`
+	End               int64                  `protobuf:"varint,25,opt,name=end,proto3" json:"end,omitempty"`
+	Suspended         int64                  `protobuf:"varint,26,opt,name=suspended,proto3" json:"suspended,omitempty"`
+	TimeLimit         int64                  `protobuf:"varint,27,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
+	Nnodes            int32                  `protobuf:"varint,28,opt,name=nnodes,proto3" json:"nnodes,omitempty"`
+	Ncpus             int32                  `protobuf:"varint,29,opt,name=ncpus,proto3" json:"ncpus,omitempty"`
+	ReqCpus           int32                  `protobuf:"varint,30,opt,name=req_cpus,json=reqCpus,proto3" json:"req_cpus,omitempty"`
+	ReqNodes          int32                  `protobuf:"varint,31,opt,name=req_nodes,json=reqNodes,proto3" json:"req_nodes,omitempty"`
+	ReqMem            int64                  `protobuf:"varint,32,opt,name=req_mem,json=reqMem,proto3" json:"req_mem,omitempty"`
+	ReqMemPerCpu      bool                   `protobuf:"varint,33,opt,name=req_mem_per_cpu,json=reqMemPerCpu,proto3" json:"req_mem_per_cpu,omitempty"`
+	ReqTres           string                 `protobuf:"bytes,34,opt,name=req_tres,json=reqTres,proto3" json:"req_tres,omitempty"`
+	AllocTres         string                 `protobuf:"bytes,35,opt,name=alloc_tres,json=allocTres,proto3" json:"alloc_tres,omitempty"`
+	NodeList          string                 `protobuf:"bytes,36,opt,name=node_list,json=nodeList,proto3" json:"node_list,omitempty"`
+	WorkDir           string                 `protobuf:"bytes,37,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
+	Comment           string                 `protobuf:"bytes,38,opt,name=comment,proto3" json:"comment,omitempty"`
+	SubmitLine        string                 `protobuf:"bytes,39,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
+	Stdout            string                 `protobuf:"bytes,40,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr            string                 `protobuf:"bytes,41,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	Stdin             string                 `protobuf:"bytes,42,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Constraints       string                 `protobuf:"bytes,43,opt,name=constraints,proto3" json:"constraints,omitempty"`
+	Steps             []*AcctStep            `protobuf:"bytes,44,rep,name=steps,proto3" json:"steps,omitempty"`
+	unknownFields     protoimpl.UnknownFields
+	sizeCache         protoimpl.SizeCache
+}
+
+func (x *AcctJob) Reset() {
+	*x = AcctJob{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctJob) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctJob) ProtoMessage() {}
+
+func (x *AcctJob) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctJob.ProtoReflect.Descriptor instead.
+func (*AcctJob) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
+}
+
+func (x *AcctJob) GetCluster() string {
+	if x != nil {
+		return x.Cluster
+	}
+	return ""
+}
+
+func (x *AcctJob) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *AcctJob) GetArrayJobId() uint32 {
+	if x != nil {
+		return x.ArrayJobId
+	}
+	return 0
+}
+
+func (x *AcctJob) GetArrayTaskId() int32 {
+	if x != nil {
+		return x.ArrayTaskId
+	}
+	return 0
+}
+
+func (x *AcctJob) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *AcctJob) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *AcctJob) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *AcctJob) GetGroup() string {
+	if x != nil {
+		return x.Group
+	}
+	return ""
+}
+
+func (x *AcctJob) GetGid() uint32 {
+	if x != nil {
+		return x.Gid
+	}
+	return 0
+}
+
+func (x *AcctJob) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *AcctJob) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *AcctJob) GetQos() string {
+	if x != nil {
+		return x.Qos
+	}
+	return ""
+}
+
+func (x *AcctJob) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *AcctJob) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *AcctJob) GetExitStatus() int32 {
+	if x != nil {
+		return x.ExitStatus
+	}
+	return 0
+}
+
+func (x *AcctJob) GetExitSignal() int32 {
+	if x != nil {
+		return x.ExitSignal
+	}
+	return 0
+}
+
+func (x *AcctJob) GetCancelledBy() uint32 {
+	if x != nil {
+		return x.CancelledBy
+	}
+	return 0
+}
+
+func (x *AcctJob) GetDerivedExitStatus() int32 {
+	if x != nil {
+		return x.DerivedExitStatus
+	}
+	return 0
+}
+
+func (x *AcctJob) GetDerivedExitSignal() int32 {
+	if x != nil {
+		return x.DerivedExitSignal
+	}
+	return 0
+}
+
+func (x *AcctJob) GetRestarts() int32 {
+	if x != nil {
+		return x.Restarts
+	}
+	return 0
+}
+
+func (x *AcctJob) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *AcctJob) GetSubmit() int64 {
+	if x != nil {
+		return x.Submit
+	}
+	return 0
+}
+
+func (x *AcctJob) GetEligible() int64 {
+	if x != nil {
+		return x.Eligible
+	}
+	return 0
+}
+
+func (x *AcctJob) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *AcctJob) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *AcctJob) GetSuspended() int64 {
+	if x != nil {
+		return x.Suspended
+	}
+	return 0
+}
+
+func (x *AcctJob) GetTimeLimit() int64 {
+	if x != nil {
+		return x.TimeLimit
+	}
+	return 0
+}
+
+func (x *AcctJob) GetNnodes() int32 {
+	if x != nil {
+		return x.Nnodes
+	}
+	return 0
+}
+
+func (x *AcctJob) GetNcpus() int32 {
+	if x != nil {
+		return x.Ncpus
+	}
+	return 0
+}
+
+func (x *AcctJob) GetReqCpus() int32 {
+	if x != nil {
+		return x.ReqCpus
+	}
+	return 0
+}
+
+func (x *AcctJob) GetReqNodes() int32 {
+	if x != nil {
+		return x.ReqNodes
+	}
+	return 0
+}
+
+func (x *AcctJob) GetReqMem() int64 {
+	if x != nil {
+		return x.ReqMem
+	}
+	return 0
+}
+
+func (x *AcctJob) GetReqMemPerCpu() bool {
+	if x != nil {
+		return x.ReqMemPerCpu
+	}
+	return false
+}
+
+func (x *AcctJob) GetReqTres() string {
+	if x != nil {
+		return x.ReqTres
+	}
+	return ""
+}
+
+func (x *AcctJob) GetAllocTres() string {
+	if x != nil {
+		return x.AllocTres
+	}
+	return ""
+}
+
+func (x *AcctJob) GetNodeList() string {
+	if x != nil {
+		return x.NodeList
+	}
+	return ""
+}
+
+func (x *AcctJob) GetWorkDir() string {
+	if x != nil {
+		return x.WorkDir
+	}
+	return ""
+}
+
+func (x *AcctJob) GetComment() string {
+	if x != nil {
+		return x.Comment
+	}
+	return ""
+}
+
+func (x *AcctJob) GetSubmitLine() string {
+	if x != nil {
+		return x.SubmitLine
+	}
+	return ""
+}
+
+func (x *AcctJob) GetStdout() string {
+	if x != nil {
+		return x.Stdout
+	}
+	return ""
+}
+
+func (x *AcctJob) GetStderr() string {
+	if x != nil {
+		return x.Stderr
+	}
+	return ""
+}
+
+func (x *AcctJob) GetStdin() string {
+	if x != nil {
+		return x.Stdin
+	}
+	return ""
+}
+
+func (x *AcctJob) GetConstraints() string {
+	if x != nil {
+		return x.Constraints
+	}
+	return ""
+}
+
+func (x *AcctJob) GetSteps() []*AcctStep {
+	if x != nil {
+		return x.Steps
+	}
+	return nil
+}
+
+type AcctJobsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*AcctJob             `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctJobsResponse) Reset() {
+	*x = AcctJobsResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctJobsResponse) ProtoMessage() {}
+
+func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctJobsResponse.ProtoReflect.Descriptor instead.
+func (*AcctJobsResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *AcctJobsResponse) GetJobs() []*AcctJob {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
 
 const file_api_drover_v1_drover_proto_rawDesc = "" +
@@ -6431,8 +7228,108 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tterminate\x18\x03 \x01(\bR\tterminate\x12\x1d\n" +
 	"\n" +
 	"batch_only\x18\x04 \x01(\bR\tbatchOnly\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage2\xc9\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\"B\n" +
 	"\n" +
+	"AcctJobSel\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1d\n" +
+	"\n" +
+	"array_task\x18\x02 \x01(\x05R\tarrayTask\"\xab\x02\n" +
+	"\x0fAcctJobsRequest\x12\x1a\n" +
+	"\bclusters\x18\x01 \x03(\tR\bclusters\x12)\n" +
+	"\x04jobs\x18\x02 \x03(\v2\x15.drover.v1.AcctJobSelR\x04jobs\x12\x12\n" +
+	"\x04uids\x18\x03 \x03(\rR\x04uids\x12\x1a\n" +
+	"\baccounts\x18\x04 \x03(\tR\baccounts\x12\x1e\n" +
+	"\n" +
+	"partitions\x18\x05 \x03(\tR\n" +
+	"partitions\x12\x10\n" +
+	"\x03qos\x18\x06 \x03(\tR\x03qos\x12\x14\n" +
+	"\x05names\x18\a \x03(\tR\x05names\x12\x16\n" +
+	"\x06states\x18\b \x03(\tR\x06states\x12\x14\n" +
+	"\x05start\x18\t \x01(\x03R\x05start\x12\x10\n" +
+	"\x03end\x18\n" +
+	" \x01(\x03R\x03end\x12\x19\n" +
+	"\bno_steps\x18\v \x01(\bR\anoSteps\"\x8c\x04\n" +
+	"\bAcctStep\x12\x17\n" +
+	"\astep_id\x18\x01 \x01(\x05R\x06stepId\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
+	"\x05state\x18\x03 \x01(\tR\x05state\x12\x1f\n" +
+	"\vexit_status\x18\x04 \x01(\x05R\n" +
+	"exitStatus\x12\x1f\n" +
+	"\vexit_signal\x18\x05 \x01(\x05R\n" +
+	"exitSignal\x12!\n" +
+	"\fcancelled_by\x18\x06 \x01(\rR\vcancelledBy\x12\x14\n" +
+	"\x05start\x18\a \x01(\x03R\x05start\x12\x10\n" +
+	"\x03end\x18\b \x01(\x03R\x03end\x12\x16\n" +
+	"\x06nnodes\x18\t \x01(\x05R\x06nnodes\x12\x16\n" +
+	"\x06ntasks\x18\n" +
+	" \x01(\x05R\x06ntasks\x12\x14\n" +
+	"\x05ncpus\x18\v \x01(\x05R\x05ncpus\x12\x1b\n" +
+	"\tnode_list\x18\f \x01(\tR\bnodeList\x12\x1d\n" +
+	"\n" +
+	"alloc_tres\x18\r \x01(\tR\tallocTres\x12\x17\n" +
+	"\amax_rss\x18\x0e \x01(\x03R\x06maxRss\x12 \n" +
+	"\fmax_rss_node\x18\x0f \x01(\tR\n" +
+	"maxRssNode\x12 \n" +
+	"\fmax_rss_task\x18\x10 \x01(\x05R\n" +
+	"maxRssTask\x12\x17\n" +
+	"\aave_rss\x18\x11 \x01(\x03R\x06aveRss\x12\x19\n" +
+	"\buser_cpu\x18\x12 \x01(\x03R\auserCpu\x12\x1d\n" +
+	"\n" +
+	"system_cpu\x18\x13 \x01(\x03R\tsystemCpu\"\xd6\t\n" +
+	"\aAcctJob\x12\x18\n" +
+	"\acluster\x18\x01 \x01(\tR\acluster\x12\x15\n" +
+	"\x06job_id\x18\x02 \x01(\rR\x05jobId\x12 \n" +
+	"\farray_job_id\x18\x03 \x01(\rR\n" +
+	"arrayJobId\x12\"\n" +
+	"\rarray_task_id\x18\x04 \x01(\x05R\varrayTaskId\x12\x12\n" +
+	"\x04name\x18\x05 \x01(\tR\x04name\x12\x12\n" +
+	"\x04user\x18\x06 \x01(\tR\x04user\x12\x10\n" +
+	"\x03uid\x18\a \x01(\rR\x03uid\x12\x14\n" +
+	"\x05group\x18\b \x01(\tR\x05group\x12\x10\n" +
+	"\x03gid\x18\t \x01(\rR\x03gid\x12\x18\n" +
+	"\aaccount\x18\n" +
+	" \x01(\tR\aaccount\x12\x1c\n" +
+	"\tpartition\x18\v \x01(\tR\tpartition\x12\x10\n" +
+	"\x03qos\x18\f \x01(\tR\x03qos\x12\x14\n" +
+	"\x05state\x18\r \x01(\tR\x05state\x12\x16\n" +
+	"\x06reason\x18\x0e \x01(\tR\x06reason\x12\x1f\n" +
+	"\vexit_status\x18\x0f \x01(\x05R\n" +
+	"exitStatus\x12\x1f\n" +
+	"\vexit_signal\x18\x10 \x01(\x05R\n" +
+	"exitSignal\x12!\n" +
+	"\fcancelled_by\x18\x11 \x01(\rR\vcancelledBy\x12.\n" +
+	"\x13derived_exit_status\x18\x12 \x01(\x05R\x11derivedExitStatus\x12.\n" +
+	"\x13derived_exit_signal\x18\x13 \x01(\x05R\x11derivedExitSignal\x12\x1a\n" +
+	"\brestarts\x18\x14 \x01(\x05R\brestarts\x12\x1a\n" +
+	"\bpriority\x18\x15 \x01(\rR\bpriority\x12\x16\n" +
+	"\x06submit\x18\x16 \x01(\x03R\x06submit\x12\x1a\n" +
+	"\beligible\x18\x17 \x01(\x03R\beligible\x12\x14\n" +
+	"\x05start\x18\x18 \x01(\x03R\x05start\x12\x10\n" +
+	"\x03end\x18\x19 \x01(\x03R\x03end\x12\x1c\n" +
+	"\tsuspended\x18\x1a \x01(\x03R\tsuspended\x12\x1d\n" +
+	"\n" +
+	"time_limit\x18\x1b \x01(\x03R\ttimeLimit\x12\x16\n" +
+	"\x06nnodes\x18\x1c \x01(\x05R\x06nnodes\x12\x14\n" +
+	"\x05ncpus\x18\x1d \x01(\x05R\x05ncpus\x12\x19\n" +
+	"\breq_cpus\x18\x1e \x01(\x05R\areqCpus\x12\x1b\n" +
+	"\treq_nodes\x18\x1f \x01(\x05R\breqNodes\x12\x17\n" +
+	"\areq_mem\x18  \x01(\x03R\x06reqMem\x12%\n" +
+	"\x0freq_mem_per_cpu\x18! \x01(\bR\freqMemPerCpu\x12\x19\n" +
+	"\breq_tres\x18\" \x01(\tR\areqTres\x12\x1d\n" +
+	"\n" +
+	"alloc_tres\x18# \x01(\tR\tallocTres\x12\x1b\n" +
+	"\tnode_list\x18$ \x01(\tR\bnodeList\x12\x19\n" +
+	"\bwork_dir\x18% \x01(\tR\aworkDir\x12\x18\n" +
+	"\acomment\x18& \x01(\tR\acomment\x12\x1f\n" +
+	"\vsubmit_line\x18' \x01(\tR\n" +
+	"submitLine\x12\x16\n" +
+	"\x06stdout\x18( \x01(\tR\x06stdout\x12\x16\n" +
+	"\x06stderr\x18) \x01(\tR\x06stderr\x12\x14\n" +
+	"\x05stdin\x18* \x01(\tR\x05stdin\x12 \n" +
+	"\vconstraints\x18+ \x01(\tR\vconstraints\x12)\n" +
+	"\x05steps\x18, \x03(\v2\x13.drover.v1.AcctStepR\x05steps\":\n" +
+	"\x10AcctJobsResponse\x12&\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x12.drover.v1.AcctJobR\x04jobs2\x90\v\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -6454,7 +7351,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"AttachStep\x12\x1c.drover.v1.AttachStepRequest\x1a\x1d.drover.v1.AttachStepResponse\x12F\n" +
 	"\tBroadcast\x12\x1b.drover.v1.BroadcastRequest\x1a\x1c.drover.v1.BroadcastResponse\x12X\n" +
 	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse\x12F\n" +
-	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse2\x8d\x01\n" +
+	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse\x12E\n" +
+	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x012\x8d\x01\n" +
 	"\fAgentService\x12D\n" +
 	"\aConnect\x12\x17.drover.v1.AgentMessage\x1a\x1c.drover.v1.ControllerMessage(\x010\x01\x127\n" +
 	"\x04Join\x12\x16.drover.v1.JoinRequest\x1a\x17.drover.v1.JoinResponseB5Z3github.com/drover-hpc/drover/api/drover/v1;droverv1b\x06proto3"
@@ -6471,7 +7369,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 76)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -6547,8 +7445,13 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*Registered)(nil),              // 71: drover.v1.Registered
 	(*Launch)(nil),                  // 72: drover.v1.Launch
 	(*SignalJob)(nil),               // 73: drover.v1.SignalJob
-	nil,                             // 74: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 75: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*AcctJobSel)(nil),              // 74: drover.v1.AcctJobSel
+	(*AcctJobsRequest)(nil),         // 75: drover.v1.AcctJobsRequest
+	(*AcctStep)(nil),                // 76: drover.v1.AcctStep
+	(*AcctJob)(nil),                 // 77: drover.v1.AcctJob
+	(*AcctJobsResponse)(nil),        // 78: drover.v1.AcctJobsResponse
+	nil,                             // 79: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 80: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
@@ -6574,9 +7477,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	74, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	79, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	75, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	80, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -6609,51 +7512,56 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	16, // 55: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
 	12, // 56: drover.v1.FetchFile.job:type_name -> drover.v1.Job
 	12, // 57: drover.v1.Launch.job:type_name -> drover.v1.Job
-	19, // 58: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 59: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 60: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 61: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 62: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 63: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 64: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 65: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 66: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 67: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 68: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 69: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 70: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 71: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 72: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 73: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 74: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 75: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	53, // 76: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 77: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 78: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 79: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 80: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 81: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 82: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 83: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 84: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 85: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 86: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 87: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 88: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 89: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 90: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 91: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 92: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 93: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 94: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 95: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	65, // 96: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 97: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	78, // [78:98] is the sub-list for method output_type
-	58, // [58:78] is the sub-list for method input_type
-	58, // [58:58] is the sub-list for extension type_name
-	58, // [58:58] is the sub-list for extension extendee
-	0,  // [0:58] is the sub-list for field type_name
+	74, // 58: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
+	76, // 59: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
+	77, // 60: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
+	19, // 61: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	21, // 62: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	23, // 63: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	24, // 64: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	26, // 65: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	30, // 66: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	31, // 67: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	32, // 68: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	35, // 69: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	37, // 70: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	41, // 71: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	43, // 72: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	45, // 73: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	47, // 74: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	49, // 75: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	51, // 76: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 77: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	57, // 78: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	75, // 79: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	53, // 80: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 81: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 82: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 83: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 84: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 85: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 86: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 87: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 88: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 89: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 90: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 91: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 92: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 93: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 94: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 95: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 96: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 97: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 98: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 99: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	78, // 100: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	65, // 101: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 102: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	82, // [82:103] is the sub-list for method output_type
+	61, // [61:82] is the sub-list for method input_type
+	61, // [61:61] is the sub-list for extension type_name
+	61, // [61:61] is the sub-list for extension extendee
+	0,  // [0:61] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -6687,7 +7595,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   76,
+			NumMessages:   81,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

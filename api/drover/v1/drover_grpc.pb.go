@@ -42,6 +42,7 @@ const (
 	Drover_Broadcast_FullMethodName       = "/drover.v1.Drover/Broadcast"
 	Drover_CreateJoinToken_FullMethodName = "/drover.v1.Drover/CreateJoinToken"
 	Drover_StepStats_FullMethodName       = "/drover.v1.Drover/StepStats"
+	Drover_AcctJobs_FullMethodName        = "/drover.v1.Drover/AcctJobs"
 )
 
 // DroverClient is the client API for Drover service.
@@ -77,6 +78,10 @@ type DroverClient interface {
 	CreateJoinToken(ctx context.Context, in *CreateJoinTokenRequest, opts ...grpc.CallOption) (*CreateJoinTokenResponse, error)
 	// StepStats asks the nodes of running steps for their current usage (sstat).
 	StepStats(ctx context.Context, in *StepStatsRequest, opts ...grpc.CallOption) (*StepStatsResponse, error)
+	// AcctJobs reads job records from the accounting database (sacct), in
+	// chunks. FailedPrecondition "Slurm accounting storage is disabled" when
+	// the cluster keeps none; Unavailable while the database is down.
+	AcctJobs(ctx context.Context, in *AcctJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AcctJobsResponse], error)
 }
 
 type droverClient struct {
@@ -276,6 +281,25 @@ func (c *droverClient) StepStats(ctx context.Context, in *StepStatsRequest, opts
 	return out, nil
 }
 
+func (c *droverClient) AcctJobs(ctx context.Context, in *AcctJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AcctJobsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Drover_ServiceDesc.Streams[1], Drover_AcctJobs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AcctJobsRequest, AcctJobsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Drover_AcctJobsClient = grpc.ServerStreamingClient[AcctJobsResponse]
+
 // DroverServer is the server API for Drover service.
 // All implementations must embed UnimplementedDroverServer
 // for forward compatibility.
@@ -309,6 +333,10 @@ type DroverServer interface {
 	CreateJoinToken(context.Context, *CreateJoinTokenRequest) (*CreateJoinTokenResponse, error)
 	// StepStats asks the nodes of running steps for their current usage (sstat).
 	StepStats(context.Context, *StepStatsRequest) (*StepStatsResponse, error)
+	// AcctJobs reads job records from the accounting database (sacct), in
+	// chunks. FailedPrecondition "Slurm accounting storage is disabled" when
+	// the cluster keeps none; Unavailable while the database is down.
+	AcctJobs(*AcctJobsRequest, grpc.ServerStreamingServer[AcctJobsResponse]) error
 	mustEmbedUnimplementedDroverServer()
 }
 
@@ -372,6 +400,9 @@ func (UnimplementedDroverServer) CreateJoinToken(context.Context, *CreateJoinTok
 }
 func (UnimplementedDroverServer) StepStats(context.Context, *StepStatsRequest) (*StepStatsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method StepStats not implemented")
+}
+func (UnimplementedDroverServer) AcctJobs(*AcctJobsRequest, grpc.ServerStreamingServer[AcctJobsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method AcctJobs not implemented")
 }
 func (UnimplementedDroverServer) mustEmbedUnimplementedDroverServer() {}
 func (UnimplementedDroverServer) testEmbeddedByValue()                {}
@@ -711,6 +742,17 @@ func _Drover_StepStats_Handler(srv interface{}, ctx context.Context, dec func(in
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Drover_AcctJobs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(AcctJobsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(DroverServer).AcctJobs(m, &grpc.GenericServerStream[AcctJobsRequest, AcctJobsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Drover_AcctJobsServer = grpc.ServerStreamingServer[AcctJobsResponse]
+
 // Drover_ServiceDesc is the grpc.ServiceDesc for Drover service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -791,6 +833,11 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "WatchJobs",
 			Handler:       _Drover_WatchJobs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "AcctJobs",
+			Handler:       _Drover_AcctJobs_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -1,0 +1,46 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/drover-hpc/drover/internal/acct"
+)
+
+// ErrAcctDisabled answers accounting queries on a cluster that keeps no
+// accounting (AccountingStorageType=accounting_storage/none).
+var ErrAcctDisabled = &Error{CodeBusy, "Slurm accounting storage is disabled"}
+
+// SetAccounting installs the accounting store queries read (nil: none).
+func (s *Service) SetAccounting(st acct.Store) { s.acct = st }
+
+// AcctChunk is how many records AcctJobs hands over at a time, so that a
+// query over months of jobs streams instead of building one huge reply.
+const AcctChunk = 2000
+
+// AcctJobs reads job records from the accounting database and passes them
+// to fn in chunks. Every authenticated user may read every record, as in
+// Slurm without PrivateData; sacct itself narrows to the caller's jobs.
+func (s *Service) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Job) error) error {
+	if _, err := s.Identify(ctx); err != nil {
+		return err
+	}
+	if s.acct == nil {
+		return ErrAcctDisabled
+	}
+	jobs, err := s.acct.Jobs(ctx, q)
+	if err != nil {
+		if errors.Is(err, acct.ErrUnavailable) {
+			return &Error{CodeUnavailable, "Unable to contact the accounting storage: " + err.Error()}
+		}
+		return err
+	}
+	for len(jobs) > 0 {
+		n := min(len(jobs), AcctChunk)
+		if err := fn(jobs[:n]); err != nil {
+			return err
+		}
+		jobs = jobs[n:]
+	}
+	return nil
+}
