@@ -4,9 +4,11 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/acctmgr"
 	"io"
 	"net"
 	"os"
@@ -415,4 +417,34 @@ func acctError(err error) error {
 		return cli.ErrAcctDisabled
 	}
 	return fromStatus(err)
+}
+
+// AcctDB returns the accounting configuration (sacctmgr list/show).
+func (c *Client) AcctDB(ctx context.Context) (*model.AcctDB, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.GetAcctDB(ctx, &pb.GetAcctDBRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	db := &model.AcctDB{}
+	if err := json.Unmarshal(r.DbJson, db); err != nil {
+		return nil, fmt.Errorf("malformed accounting configuration: %w", err)
+	}
+	return db, nil
+}
+
+// AcctModify applies a sacctmgr change (or only describes it).
+func (c *Client) AcctModify(ctx context.Context, req *acctmgr.Request, commit bool) (string, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	b, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	r, err := c.api.ModifyAcctDB(ctx, &pb.ModifyAcctDBRequest{RequestJson: b, Commit: commit})
+	if err != nil {
+		return "", fromStatus(err)
+	}
+	return r.Text, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/acctmgr"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -49,6 +50,11 @@ type Client interface {
 	// AcctJobs reads job records from the accounting database (sacct);
 	// ErrAcctDisabled when the cluster keeps none.
 	AcctJobs(ctx context.Context, q acct.Query) ([]*acct.Job, error)
+	// AcctDB returns the accounting configuration (sacctmgr list/show).
+	AcctDB(ctx context.Context) (*model.AcctDB, error)
+	// AcctModify applies a sacctmgr change (only describes it unless
+	// commit) and returns the description sacctmgr prints.
+	AcctModify(ctx context.Context, req *acctmgr.Request, commit bool) (string, error)
 	Close() error
 }
 

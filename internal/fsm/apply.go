@@ -74,6 +74,11 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		applySetConfig(txn, c)
 	case *AcctAck:
 		txn.AckOutbox(c.Seq)
+	case *SetAcctDB:
+		if _, ver := txn.Snapshot().AcctDB(); ver != c.Base {
+			return ErrAcctDBChanged
+		}
+		txn.SetAcctDB(c.DB, c.Base+1)
 	case *CreateStep:
 		return applyCreateStep(txn, c)
 	case *StepEnded:

@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -28,6 +29,7 @@ const (
 	TypeRelease
 	TypeJoinToken
 	TypeAcctAck
+	TypeSetAcctDB
 )
 
 // Submit creates a job, or one record per task of an array.
@@ -172,6 +174,17 @@ type AcctAck struct {
 	Seq uint64 `json:"seq"`
 }
 
+// SetAcctDB replaces the accounting configuration (sacctmgr) if it is
+// still at version Base: the service computes the new one from a
+// snapshot, and a concurrent change makes it compute again.
+type SetAcctDB struct {
+	DB   *model.AcctDB `json:"db"`
+	Base uint64        `json:"base"`
+}
+
+// ErrAcctDBChanged is SetAcctDB's answer when another change came first.
+var ErrAcctDBChanged = errors.New("accounting configuration changed meanwhile")
+
 // SetConfig installs nodes and partitions from slurm.conf, keeping the
 // runtime state of nodes that already exist.
 type SetConfig struct {
@@ -198,6 +211,7 @@ var bodies = map[Type]func() any{
 	TypeRelease:      func() any { return new(Release) },
 	TypeJoinToken:    func() any { return new(JoinToken) },
 	TypeAcctAck:      func() any { return new(AcctAck) },
+	TypeSetAcctDB:    func() any { return new(SetAcctDB) },
 }
 
 // Encode serialises a command for the log: one type byte, then JSON.

@@ -24,6 +24,9 @@ type header struct {
 	// The accounting outbox (absent in snapshots of older versions).
 	AcctSeq uint64              `json:"acct_seq,omitempty"`
 	Outbox  []state.OutboxEntry `json:"outbox,omitempty"`
+	// The accounting configuration (sacctmgr) and its version.
+	AcctDB    *model.AcctDB `json:"acct_db,omitempty"`
+	AcctDBVer uint64        `json:"acct_db_version,omitempty"`
 }
 
 type record struct {
@@ -42,6 +45,7 @@ func WriteSnapshot(snap *state.Snapshot, w io.Writer) error {
 	h := &header{Version: snapshotVersion, NextJobID: snap.NextJobID,
 		Nodes: snap.Nodes(), Partitions: snap.Partitions(), Tokens: snap.Tokens(), AcctSeq: snap.OutboxSeq()}
 	snap.Outbox(0, func(e state.OutboxEntry) bool { h.Outbox = append(h.Outbox, e); return true })
+	h.AcctDB, h.AcctDBVer = snap.AcctDB()
 	if err := enc.Encode(h); err != nil {
 		return err
 	}
@@ -118,6 +122,7 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 		txn.PutToken(t)
 	}
 	txn.RestoreOutbox(h.AcctSeq, h.Outbox)
+	txn.SetAcctDB(h.AcctDB, h.AcctDBVer)
 	txn.Commit(index)
 	return nil
 }

@@ -2,8 +2,10 @@ package grpcapi
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/acctmgr"
 	"net"
 	"time"
 
@@ -311,4 +313,30 @@ func (s *Server) AcctJobs(r *pb.AcctJobsRequest, stream pb.Drover_AcctJobsServer
 		}
 		return stream.Send(out)
 	}))
+}
+
+// GetAcctDB answers sacctmgr list/show.
+func (s *Server) GetAcctDB(ctx context.Context, _ *pb.GetAcctDBRequest) (*pb.GetAcctDBResponse, error) {
+	db, err := s.svc.AcctDB(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	b, err := json.Marshal(db)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.GetAcctDBResponse{DbJson: b}, nil
+}
+
+// ModifyAcctDB answers sacctmgr add/modify/delete.
+func (s *Server) ModifyAcctDB(ctx context.Context, r *pb.ModifyAcctDBRequest) (*pb.ModifyAcctDBResponse, error) {
+	var req acctmgr.Request
+	if err := json.Unmarshal(r.RequestJson, &req); err != nil {
+		return nil, status.Error(codes.InvalidArgument, "malformed request: "+err.Error())
+	}
+	text, err := s.svc.AcctModify(ctx, &req, r.Commit)
+	if err != nil {
+		return &pb.ModifyAcctDBResponse{Text: text}, toStatus(err)
+	}
+	return &pb.ModifyAcctDBResponse{Text: text}, nil
 }

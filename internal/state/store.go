@@ -20,6 +20,8 @@ type Snapshot struct {
 	partitions []*model.Partition
 	tokens     map[string]*model.JoinToken // join tokens by id; replaced, never changed
 	acct       outbox                      // jobs awaiting their accounting write
+	acctDB     *model.AcctDB               // sacctmgr's configuration; nil until first set
+	acctDBVer  uint64                      // bumped on each change of acctDB
 }
 
 // Store holds the current snapshot and wakes watchers on each change.
@@ -144,6 +146,14 @@ func (s *Snapshot) Tokens() []*model.JoinToken {
 		out = append(out, t)
 	}
 	return out
+}
+
+// AcctDB is the accounting configuration (nil: never set) and its version.
+func (s *Snapshot) AcctDB() (*model.AcctDB, uint64) { return s.acctDB, s.acctDBVer }
+
+// SetAcctDB replaces the accounting configuration.
+func (t *Txn) SetAcctDB(db *model.AcctDB, version uint64) {
+	t.snap.acctDB, t.snap.acctDBVer = db, version
 }
 
 // SetNextJobID records the next id to hand out.

@@ -6701,6 +6701,185 @@ func (x *AcctJobsResponse) GetJobs() []*AcctJob {
 	return nil
 }
 
+// The accounting configuration travels as JSON (model.AcctDB and
+// acctmgr.Request): it is small, rarely read, and its shape follows
+// sacctmgr's entities closely.
+type GetAcctDBRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAcctDBRequest) Reset() {
+	*x = GetAcctDBRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAcctDBRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAcctDBRequest) ProtoMessage() {}
+
+func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAcctDBRequest.ProtoReflect.Descriptor instead.
+func (*GetAcctDBRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
+}
+
+type GetAcctDBResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	DbJson        []byte                 `protobuf:"bytes,1,opt,name=db_json,json=dbJson,proto3" json:"db_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetAcctDBResponse) Reset() {
+	*x = GetAcctDBResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetAcctDBResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetAcctDBResponse) ProtoMessage() {}
+
+func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetAcctDBResponse.ProtoReflect.Descriptor instead.
+func (*GetAcctDBResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
+}
+
+func (x *GetAcctDBResponse) GetDbJson() []byte {
+	if x != nil {
+		return x.DbJson
+	}
+	return nil
+}
+
+type ModifyAcctDBRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestJson   []byte                 `protobuf:"bytes,1,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
+	Commit        bool                   `protobuf:"varint,2,opt,name=commit,proto3" json:"commit,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAcctDBRequest) Reset() {
+	*x = ModifyAcctDBRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAcctDBRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAcctDBRequest) ProtoMessage() {}
+
+func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAcctDBRequest.ProtoReflect.Descriptor instead.
+func (*ModifyAcctDBRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
+}
+
+func (x *ModifyAcctDBRequest) GetRequestJson() []byte {
+	if x != nil {
+		return x.RequestJson
+	}
+	return nil
+}
+
+func (x *ModifyAcctDBRequest) GetCommit() bool {
+	if x != nil {
+		return x.Commit
+	}
+	return false
+}
+
+type ModifyAcctDBResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ModifyAcctDBResponse) Reset() {
+	*x = ModifyAcctDBResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ModifyAcctDBResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ModifyAcctDBResponse) ProtoMessage() {}
+
+func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ModifyAcctDBResponse.ProtoReflect.Descriptor instead.
+func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
+}
+
+func (x *ModifyAcctDBResponse) GetText() string {
+	if x != nil {
+		return x.Text
+	}
+	return ""
+}
+
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
 
 const file_api_drover_v1_drover_proto_rawDesc = "" +
@@ -7329,7 +7508,15 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vconstraints\x18+ \x01(\tR\vconstraints\x12)\n" +
 	"\x05steps\x18, \x03(\v2\x13.drover.v1.AcctStepR\x05steps\":\n" +
 	"\x10AcctJobsResponse\x12&\n" +
-	"\x04jobs\x18\x01 \x03(\v2\x12.drover.v1.AcctJobR\x04jobs2\x90\v\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x12.drover.v1.AcctJobR\x04jobs\"\x12\n" +
+	"\x10GetAcctDBRequest\",\n" +
+	"\x11GetAcctDBResponse\x12\x17\n" +
+	"\adb_json\x18\x01 \x01(\fR\x06dbJson\"P\n" +
+	"\x13ModifyAcctDBRequest\x12!\n" +
+	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12\x16\n" +
+	"\x06commit\x18\x02 \x01(\bR\x06commit\"*\n" +
+	"\x14ModifyAcctDBResponse\x12\x12\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text2\xa9\f\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -7352,7 +7539,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tBroadcast\x12\x1b.drover.v1.BroadcastRequest\x1a\x1c.drover.v1.BroadcastResponse\x12X\n" +
 	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse\x12F\n" +
 	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse\x12E\n" +
-	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x012\x8d\x01\n" +
+	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12F\n" +
+	"\tGetAcctDB\x12\x1b.drover.v1.GetAcctDBRequest\x1a\x1c.drover.v1.GetAcctDBResponse\x12O\n" +
+	"\fModifyAcctDB\x12\x1e.drover.v1.ModifyAcctDBRequest\x1a\x1f.drover.v1.ModifyAcctDBResponse2\x8d\x01\n" +
 	"\fAgentService\x12D\n" +
 	"\aConnect\x12\x17.drover.v1.AgentMessage\x1a\x1c.drover.v1.ControllerMessage(\x010\x01\x127\n" +
 	"\x04Join\x12\x16.drover.v1.JoinRequest\x1a\x17.drover.v1.JoinResponseB5Z3github.com/drover-hpc/drover/api/drover/v1;droverv1b\x06proto3"
@@ -7369,7 +7558,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 81)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -7450,8 +7639,12 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*AcctStep)(nil),                // 76: drover.v1.AcctStep
 	(*AcctJob)(nil),                 // 77: drover.v1.AcctJob
 	(*AcctJobsResponse)(nil),        // 78: drover.v1.AcctJobsResponse
-	nil,                             // 79: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 80: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*GetAcctDBRequest)(nil),        // 79: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),       // 80: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),     // 81: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),    // 82: drover.v1.ModifyAcctDBResponse
+	nil,                             // 83: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 84: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
@@ -7477,9 +7670,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	79, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	83, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	80, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	84, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -7534,31 +7727,35 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	2,  // 77: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
 	57, // 78: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
 	75, // 79: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	53, // 80: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 81: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 82: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 83: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 84: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 85: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 86: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 87: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 88: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 89: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 90: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 91: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 92: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 93: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 94: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 95: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 96: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 97: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 98: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 99: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	78, // 100: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	65, // 101: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 102: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	82, // [82:103] is the sub-list for method output_type
-	61, // [61:82] is the sub-list for method input_type
+	79, // 80: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	81, // 81: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	53, // 82: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 83: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 84: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 85: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 86: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 87: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 88: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 89: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 90: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 91: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 92: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 93: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 94: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 95: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 96: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 97: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 98: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 99: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 100: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 101: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	78, // 102: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	80, // 103: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	82, // 104: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	65, // 105: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 106: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	84, // [84:107] is the sub-list for method output_type
+	61, // [61:84] is the sub-list for method input_type
 	61, // [61:61] is the sub-list for extension type_name
 	61, // [61:61] is the sub-list for extension extendee
 	0,  // [0:61] is the sub-list for field type_name
@@ -7595,7 +7792,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   81,
+			NumMessages:   85,
 			NumExtensions: 0,
 			NumServices:   2,
 		},

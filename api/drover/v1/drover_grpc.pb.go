@@ -43,6 +43,8 @@ const (
 	Drover_CreateJoinToken_FullMethodName = "/drover.v1.Drover/CreateJoinToken"
 	Drover_StepStats_FullMethodName       = "/drover.v1.Drover/StepStats"
 	Drover_AcctJobs_FullMethodName        = "/drover.v1.Drover/AcctJobs"
+	Drover_GetAcctDB_FullMethodName       = "/drover.v1.Drover/GetAcctDB"
+	Drover_ModifyAcctDB_FullMethodName    = "/drover.v1.Drover/ModifyAcctDB"
 )
 
 // DroverClient is the client API for Drover service.
@@ -82,6 +84,11 @@ type DroverClient interface {
 	// chunks. FailedPrecondition "Slurm accounting storage is disabled" when
 	// the cluster keeps none; Unavailable while the database is down.
 	AcctJobs(ctx context.Context, in *AcctJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AcctJobsResponse], error)
+	// GetAcctDB returns the accounting configuration (sacctmgr list/show).
+	GetAcctDB(ctx context.Context, in *GetAcctDBRequest, opts ...grpc.CallOption) (*GetAcctDBResponse, error)
+	// ModifyAcctDB applies a sacctmgr add/modify/delete; without commit it
+	// only describes the change.
+	ModifyAcctDB(ctx context.Context, in *ModifyAcctDBRequest, opts ...grpc.CallOption) (*ModifyAcctDBResponse, error)
 }
 
 type droverClient struct {
@@ -300,6 +307,26 @@ func (c *droverClient) AcctJobs(ctx context.Context, in *AcctJobsRequest, opts .
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Drover_AcctJobsClient = grpc.ServerStreamingClient[AcctJobsResponse]
 
+func (c *droverClient) GetAcctDB(ctx context.Context, in *GetAcctDBRequest, opts ...grpc.CallOption) (*GetAcctDBResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetAcctDBResponse)
+	err := c.cc.Invoke(ctx, Drover_GetAcctDB_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *droverClient) ModifyAcctDB(ctx context.Context, in *ModifyAcctDBRequest, opts ...grpc.CallOption) (*ModifyAcctDBResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ModifyAcctDBResponse)
+	err := c.cc.Invoke(ctx, Drover_ModifyAcctDB_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DroverServer is the server API for Drover service.
 // All implementations must embed UnimplementedDroverServer
 // for forward compatibility.
@@ -337,6 +364,11 @@ type DroverServer interface {
 	// chunks. FailedPrecondition "Slurm accounting storage is disabled" when
 	// the cluster keeps none; Unavailable while the database is down.
 	AcctJobs(*AcctJobsRequest, grpc.ServerStreamingServer[AcctJobsResponse]) error
+	// GetAcctDB returns the accounting configuration (sacctmgr list/show).
+	GetAcctDB(context.Context, *GetAcctDBRequest) (*GetAcctDBResponse, error)
+	// ModifyAcctDB applies a sacctmgr add/modify/delete; without commit it
+	// only describes the change.
+	ModifyAcctDB(context.Context, *ModifyAcctDBRequest) (*ModifyAcctDBResponse, error)
 	mustEmbedUnimplementedDroverServer()
 }
 
@@ -403,6 +435,12 @@ func (UnimplementedDroverServer) StepStats(context.Context, *StepStatsRequest) (
 }
 func (UnimplementedDroverServer) AcctJobs(*AcctJobsRequest, grpc.ServerStreamingServer[AcctJobsResponse]) error {
 	return status.Errorf(codes.Unimplemented, "method AcctJobs not implemented")
+}
+func (UnimplementedDroverServer) GetAcctDB(context.Context, *GetAcctDBRequest) (*GetAcctDBResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method GetAcctDB not implemented")
+}
+func (UnimplementedDroverServer) ModifyAcctDB(context.Context, *ModifyAcctDBRequest) (*ModifyAcctDBResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ModifyAcctDB not implemented")
 }
 func (UnimplementedDroverServer) mustEmbedUnimplementedDroverServer() {}
 func (UnimplementedDroverServer) testEmbeddedByValue()                {}
@@ -753,6 +791,42 @@ func _Drover_AcctJobs_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Drover_AcctJobsServer = grpc.ServerStreamingServer[AcctJobsResponse]
 
+func _Drover_GetAcctDB_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetAcctDBRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).GetAcctDB(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_GetAcctDB_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).GetAcctDB(ctx, req.(*GetAcctDBRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Drover_ModifyAcctDB_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ModifyAcctDBRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).ModifyAcctDB(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_ModifyAcctDB_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).ModifyAcctDB(ctx, req.(*ModifyAcctDBRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Drover_ServiceDesc is the grpc.ServiceDesc for Drover service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -827,6 +901,14 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "StepStats",
 			Handler:    _Drover_StepStats_Handler,
+		},
+		{
+			MethodName: "GetAcctDB",
+			Handler:    _Drover_GetAcctDB_Handler,
+		},
+		{
+			MethodName: "ModifyAcctDB",
+			Handler:    _Drover_ModifyAcctDB_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

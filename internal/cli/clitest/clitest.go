@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/acctmgr"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/model"
@@ -51,7 +52,11 @@ func (Unimplemented) Reconfigure(context.Context) error             { return Err
 func (Unimplemented) StepStats(context.Context, model.JobID, model.StepID, bool) ([]cli.StepStat, []string, error) {
 	return nil, nil, ErrUnimplemented
 }
-func (Unimplemented) Close() error { return nil }
+func (Unimplemented) Close() error                                  { return nil }
+func (Unimplemented) AcctDB(context.Context) (*model.AcctDB, error) { return nil, ErrUnimplemented }
+func (Unimplemented) AcctModify(context.Context, *acctmgr.Request, bool) (string, error) {
+	return "", ErrUnimplemented
+}
 func (Unimplemented) AcctJobs(context.Context, acct.Query) ([]*acct.Job, error) {
 	return nil, ErrUnimplemented
 }

@@ -1,0 +1,69 @@
+package service
+
+import (
+	"context"
+	"errors"
+
+	"github.com/drover-hpc/drover/internal/acctmgr"
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// AcctDB returns the accounting configuration sacctmgr shows: the
+// replicated one, or a new cluster's when none was ever set.
+func (s *Service) AcctDB(ctx context.Context) (*model.AcctDB, error) {
+	if _, err := s.Identify(ctx); err != nil {
+		return nil, err
+	}
+	db, _ := s.acctDB()
+	return db, nil
+}
+
+func (s *Service) acctDB() (*model.AcctDB, uint64) {
+	db, ver := s.store.Snapshot().AcctDB()
+	if db == nil {
+		db = acctmgr.Init(s.Settings().ClusterName)
+	}
+	return db, ver
+}
+
+// AcctModify applies a sacctmgr change. Without commit it only returns
+// the description of what would change (sacctmgr asks before committing).
+// Root, SlurmUser and users whose AdminLevel is Administrator may.
+func (s *Service) AcctModify(ctx context.Context, req *acctmgr.Request, commit bool) (string, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return "", err
+	}
+	for attempt := 0; ; attempt++ {
+		db, ver := s.acctDB()
+		if !s.acctAdmin(id, db) {
+			return "", &Error{CodeDenied, "Access/permission denied"}
+		}
+		next, text, err := acctmgr.Apply(db, req, s.Settings().ClusterName)
+		if err != nil || !commit || next == nil {
+			return text, invalidErr(err)
+		}
+		_, err = s.raft.Apply(fsm.TypeSetAcctDB, &fsm.SetAcctDB{DB: next, Base: ver})
+		if errors.Is(err, fsm.ErrAcctDBChanged) && attempt < 10 {
+			continue
+		}
+		return text, err
+	}
+}
+
+func (s *Service) acctAdmin(id *auth.Identity, db *model.AcctDB) bool {
+	if s.privileged(id) {
+		return true
+	}
+	u := db.Users[id.User]
+	return u != nil && u.AdminLevel == model.AdminAdmin
+}
+
+func invalidErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	return invalid(err.Error())
+}
