@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"github.com/drover-hpc/drover/internal/acctmgr"
 	"log/slog"
 	"slices"
 	"sync"
@@ -97,9 +98,20 @@ func (c *Controller) cycle() {
 	for _, p := range snap.Partitions() {
 		in.Partitions[p.Name] = p
 	}
+	st := c.svc.Settings()
+	if st.EnforceLimits {
+		db, _ := snap.AcctDB()
+		if db == nil {
+			db = acctmgr.Init(st.ClusterName)
+		}
+		in.Limits = &sched.Limits{DB: db, Cluster: st.ClusterName}
+	}
 	snap.EachActive(func(j *model.Job) bool {
-		if j.State == model.JobPending && !j.DepFailed {
+		switch {
+		case j.State == model.JobPending && !j.DepFailed:
 			in.Pending = append(in.Pending, j)
+		case in.Limits != nil && j.State == model.JobRunning:
+			in.Limits.Running = append(in.Limits.Running, j)
 		}
 		return true
 	})

@@ -81,6 +81,9 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		DefMemPerNode: cfg.DefMemPerNode,
 		Nodes:         cfg.ModelNodes(),
 		Partitions:    cfg.ModelPartitions(),
+		EnforceAssoc:  cfg.Accounting.Enforces("associations"),
+		EnforceQOS:    cfg.Accounting.Enforces("qos"),
+		EnforceLimits: cfg.Accounting.Enforces("limits"),
 	}
 	if len(cfg.ControllerHosts) > 0 {
 		st.ControllerHost = cfg.ControllerHosts[0].Name

@@ -32,6 +32,8 @@ type Input struct {
 	// included, for dependencies and array throttles. When nil, every
 	// dependency but singleton waits and throttles count no running task.
 	Jobs JobIndex
+	// Limits, when set, are the accounting limits to enforce.
+	Limits *Limits
 }
 
 // JobIndex is the read access to jobs the scheduler needs beyond Pending.
@@ -86,6 +88,7 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		running: make(map[model.JobID]int),
 		started: make(map[nameUser]bool),
 	}
+	s.lim = newLimiter(in.Limits, cfg)
 	for _, j := range s.order() {
 		s.consider(j)
 	}
@@ -103,6 +106,7 @@ type scheduler struct {
 	deps    map[model.DepTerm]depResult // per dependee condition
 	running map[model.JobID]int         // running tasks per array (throttle)
 	started map[nameUser]bool           // started this cycle (singleton)
+	lim     *limiter                    // nil: no accounting limits
 }
 
 type nameUser struct {
@@ -154,6 +158,12 @@ func (s *scheduler) consider(j *model.Job) {
 	if reason := s.eligible(j); reason != "" {
 		s.wait(j, reason)
 		return
+	}
+	if s.lim != nil {
+		if reason := s.lim.check(j); reason != "" {
+			s.wait(j, reason)
+			return
+		}
 	}
 	ps := s.c.parts[j.Partition] // eligible checked it exists
 	req, exc, valid := s.c.resolve(j.Spec.ReqNodes, j.Spec.ExcNodes)
@@ -211,6 +221,11 @@ func (s *scheduler) start(j *model.Job, picks []pick) {
 		alloc[i] = model.NodeAlloc{Node: s.c.nodes[p.node].Name, CPUs: p.cpus, Mem: p.mem, CPUIDs: p.cpuIDs, GPUs: p.gpuIDs}
 	}
 	s.plan.Starts = append(s.plan.Starts, Start{Job: j.ID, Alloc: alloc})
+	if s.lim != nil {
+		started := *j
+		started.Alloc = alloc
+		s.lim.charge(j, allocUsage(&started))
+	}
 	if j.IsArrayTask() {
 		s.running[j.ArrayJobID] = s.arrayRunning(j.ArrayJobID) + 1
 	}

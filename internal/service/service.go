@@ -160,6 +160,9 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err := checkDependency(snap, spec.Dependency); err != nil {
 		return 0, err
 	}
+	if err := s.admitAccounting(snap, spec, id, part); err != nil {
+		return 0, err
+	}
 	nodes := partitionNodes(snap, part)
 	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil {
 		return 0, invalid(err.Error())

@@ -18,6 +18,10 @@ type Settings struct {
 	DefMemPerNode  int64
 	Nodes          []*model.Node
 	Partitions     []*model.Partition
+	// AccountingStorageEnforce: jobs need an association (EnforceAssoc),
+	// a QOS their association allows (EnforceQOS), and wait on or are
+	// refused by the limits (EnforceLimits).
+	EnforceAssoc, EnforceQOS, EnforceLimits bool
 	// Config is every key for scontrol show config, in order.
 	Config [][2]string
 }

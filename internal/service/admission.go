@@ -1,0 +1,153 @@
+package service
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+// Slurm's words for jobs refused by accounting.
+const (
+	msgInvalidAccount = "Invalid account or account/partition combination specified"
+	msgInvalidQOS     = "Invalid qos specification"
+	msgPolicy         = "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)"
+)
+
+// admitAccounting fills in the job's account (the user's default when
+// -A is not given) and QOS (the association's default, else normal), and
+// applies AccountingStorageEnforce: an association is required, the QOS
+// must be one the association allows, and the submit limits (MaxSubmit*,
+// GrpSubmit*) refuse jobs at once. The running limits are the
+// scheduler's: over them a job waits with a reason.
+func (s *Service) admitAccounting(snap *state.Snapshot, spec *model.JobSpec, id *auth.Identity, part *model.Partition) error {
+	st := s.Settings()
+	db, _ := s.acctDB()
+	cluster := st.ClusterName
+	user := db.Users[strings.ToLower(id.User)]
+	spec.Account = strings.ToLower(spec.Account)
+	if spec.Account == "" && user != nil {
+		spec.Account = user.DefaultAccount
+	}
+	var assoc *model.Assoc
+	if user != nil && spec.Account != "" {
+		assoc = db.UserAssoc(cluster, spec.Account, user.Name, part.Name)
+	}
+	if st.EnforceAssoc && assoc == nil {
+		return invalid(msgInvalidAccount)
+	}
+	spec.QOS = strings.ToLower(spec.QOS)
+	allowed := effectiveQOS(db, cluster, assoc)
+	if spec.QOS == "" {
+		spec.QOS = "normal"
+		if assoc != nil && assoc.DefaultQOS != "" {
+			spec.QOS = assoc.DefaultQOS
+		} else if len(allowed) > 0 && !slices.Contains(allowed, "normal") {
+			spec.QOS = allowed[0]
+		}
+	}
+	if st.EnforceQOS {
+		if db.QOS[spec.QOS] == nil || (assoc != nil && !slices.Contains(allowed, spec.QOS)) {
+			return invalid(msgInvalidQOS)
+		}
+	}
+	if st.EnforceLimits {
+		return submitLimits(snap, db, cluster, spec, id, assoc)
+	}
+	return nil
+}
+
+// effectiveQOS is the QOS list an association allows: its own, else the
+// nearest parent account's.
+func effectiveQOS(db *model.AcctDB, cluster string, a *model.Assoc) []string {
+	if a == nil {
+		return nil
+	}
+	if len(a.QOS) > 0 {
+		return a.QOS
+	}
+	for _, p := range db.Lineage(cluster, a.Account) {
+		if len(p.QOS) > 0 {
+			return p.QOS
+		}
+	}
+	return nil
+}
+
+// submitLimits refuses a job that would take its user or account past a
+// limit on jobs pending and running at once.
+func submitLimits(snap *state.Snapshot, db *model.AcctDB, cluster string, spec *model.JobSpec, id *auth.Identity, assoc *model.Assoc) error {
+	type limit struct {
+		max   int
+		count func(j *model.Job) bool
+	}
+	var limits []limit
+	add := func(max int, count func(j *model.Job) bool) {
+		if max >= 0 {
+			limits = append(limits, limit{max, count})
+		}
+	}
+	if q := db.QOS[spec.QOS]; q != nil {
+		add(q.MaxSubmitJobsPerUser, func(j *model.Job) bool { return j.UserID == id.UID && jobQOS(j) == q.Name })
+		add(q.GrpSubmitJobs, func(j *model.Job) bool { return jobQOS(j) == q.Name })
+	}
+	if assoc != nil {
+		maxSubmit := assoc.MaxSubmitJobs
+		for _, p := range db.Lineage(cluster, assoc.Account) {
+			if maxSubmit < 0 {
+				maxSubmit = p.MaxSubmitJobs
+			}
+			acct := p.Account
+			under := accountsUnder(db, cluster, acct)
+			add(p.GrpSubmitJobs, func(j *model.Job) bool { return j.Spec != nil && under[j.Spec.Account] })
+		}
+		acct := assoc.Account
+		add(maxSubmit, func(j *model.Job) bool { return j.UserID == id.UID && j.Spec != nil && j.Spec.Account == acct })
+		add(assoc.GrpSubmitJobs, func(j *model.Job) bool { return j.UserID == id.UID && j.Spec != nil && j.Spec.Account == acct })
+	}
+	if len(limits) == 0 {
+		return nil
+	}
+	n := 1
+	if spec.Array != nil {
+		n = len(spec.Array.TaskIDs)
+	}
+	counts := make([]int, len(limits))
+	snap.EachActive(func(j *model.Job) bool {
+		for i, l := range limits {
+			if l.count(j) {
+				counts[i]++
+			}
+		}
+		return true
+	})
+	for i, l := range limits {
+		if counts[i]+n > l.max {
+			return invalid(msgPolicy)
+		}
+	}
+	return nil
+}
+
+func jobQOS(j *model.Job) string {
+	if j.Spec == nil || j.Spec.QOS == "" {
+		return "normal"
+	}
+	return j.Spec.QOS
+}
+
+// accountsUnder is the set of account and its descendants.
+func accountsUnder(db *model.AcctDB, cluster, account string) map[string]bool {
+	under := map[string]bool{account: true}
+	for changed := true; changed; {
+		changed = false
+		for _, a := range db.Assocs {
+			if a.Cluster == cluster && a.User == "" && under[a.Parent] && !under[a.Account] {
+				under[a.Account], changed = true, true
+			}
+		}
+	}
+	return under
+}
