@@ -6880,6 +6880,166 @@ func (x *ModifyAcctDBResponse) GetText() string {
 	return ""
 }
 
+type PutAcctJobsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Jobs          []*AcctJob             `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutAcctJobsRequest) Reset() {
+	*x = PutAcctJobsRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutAcctJobsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutAcctJobsRequest) ProtoMessage() {}
+
+func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutAcctJobsRequest.ProtoReflect.Descriptor instead.
+func (*PutAcctJobsRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
+}
+
+func (x *PutAcctJobsRequest) GetJobs() []*AcctJob {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+type PutAcctJobsResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PutAcctJobsResponse) Reset() {
+	*x = PutAcctJobsResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PutAcctJobsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PutAcctJobsResponse) ProtoMessage() {}
+
+func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PutAcctJobsResponse.ProtoReflect.Descriptor instead.
+func (*PutAcctJobsResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
+}
+
+type AcctPingRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctPingRequest) Reset() {
+	*x = AcctPingRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctPingRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctPingRequest) ProtoMessage() {}
+
+func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctPingRequest.ProtoReflect.Descriptor instead.
+func (*AcctPingRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
+}
+
+type AcctPingResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Version       string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctPingResponse) Reset() {
+	*x = AcctPingResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctPingResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctPingResponse) ProtoMessage() {}
+
+func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctPingResponse.ProtoReflect.Descriptor instead.
+func (*AcctPingResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
+}
+
+func (x *AcctPingResponse) GetVersion() string {
+	if x != nil {
+		return x.Version
+	}
+	return ""
+}
+
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
 
 const file_api_drover_v1_drover_proto_rawDesc = "" +
@@ -7516,7 +7676,13 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12\x16\n" +
 	"\x06commit\x18\x02 \x01(\bR\x06commit\"*\n" +
 	"\x14ModifyAcctDBResponse\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text2\xa9\f\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\"<\n" +
+	"\x12PutAcctJobsRequest\x12&\n" +
+	"\x04jobs\x18\x01 \x03(\v2\x12.drover.v1.AcctJobR\x04jobs\"\x15\n" +
+	"\x13PutAcctJobsResponse\"\x11\n" +
+	"\x0fAcctPingRequest\",\n" +
+	"\x10AcctPingResponse\x12\x18\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion2\xa9\f\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -7541,7 +7707,11 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse\x12E\n" +
 	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12F\n" +
 	"\tGetAcctDB\x12\x1b.drover.v1.GetAcctDBRequest\x1a\x1c.drover.v1.GetAcctDBResponse\x12O\n" +
-	"\fModifyAcctDB\x12\x1e.drover.v1.ModifyAcctDBRequest\x1a\x1f.drover.v1.ModifyAcctDBResponse2\x8d\x01\n" +
+	"\fModifyAcctDB\x12\x1e.drover.v1.ModifyAcctDBRequest\x1a\x1f.drover.v1.ModifyAcctDBResponse2\xd9\x01\n" +
+	"\tAcctStore\x12H\n" +
+	"\aPutJobs\x12\x1d.drover.v1.PutAcctJobsRequest\x1a\x1e.drover.v1.PutAcctJobsResponse\x12A\n" +
+	"\x04Jobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12?\n" +
+	"\x04Ping\x12\x1a.drover.v1.AcctPingRequest\x1a\x1b.drover.v1.AcctPingResponse2\x8d\x01\n" +
 	"\fAgentService\x12D\n" +
 	"\aConnect\x12\x17.drover.v1.AgentMessage\x1a\x1c.drover.v1.ControllerMessage(\x010\x01\x127\n" +
 	"\x04Join\x12\x16.drover.v1.JoinRequest\x1a\x17.drover.v1.JoinResponseB5Z3github.com/drover-hpc/drover/api/drover/v1;droverv1b\x06proto3"
@@ -7558,7 +7728,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 85)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -7643,8 +7813,12 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*GetAcctDBResponse)(nil),       // 80: drover.v1.GetAcctDBResponse
 	(*ModifyAcctDBRequest)(nil),     // 81: drover.v1.ModifyAcctDBRequest
 	(*ModifyAcctDBResponse)(nil),    // 82: drover.v1.ModifyAcctDBResponse
-	nil,                             // 83: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 84: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*PutAcctJobsRequest)(nil),      // 83: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),     // 84: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),         // 85: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),        // 86: drover.v1.AcctPingResponse
+	nil,                             // 87: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 88: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
@@ -7670,9 +7844,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	83, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	87, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	84, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	88, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -7708,57 +7882,64 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	74, // 58: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
 	76, // 59: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
 	77, // 60: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
-	19, // 61: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 62: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 63: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 64: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 65: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 66: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 67: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 68: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 69: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 70: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 71: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 72: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 73: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 74: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 75: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 76: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 77: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 78: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	75, // 79: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	79, // 80: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	81, // 81: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	53, // 82: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 83: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 84: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 85: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 86: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 87: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 88: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 89: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 90: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 91: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 92: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 93: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 94: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 95: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 96: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 97: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 98: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 99: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 100: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 101: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	78, // 102: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	80, // 103: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	82, // 104: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	65, // 105: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 106: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	84, // [84:107] is the sub-list for method output_type
-	61, // [61:84] is the sub-list for method input_type
-	61, // [61:61] is the sub-list for extension type_name
-	61, // [61:61] is the sub-list for extension extendee
-	0,  // [0:61] is the sub-list for field type_name
+	77, // 61: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
+	19, // 62: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	21, // 63: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	23, // 64: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	24, // 65: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	26, // 66: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	30, // 67: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	31, // 68: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	32, // 69: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	35, // 70: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	37, // 71: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	41, // 72: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	43, // 73: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	45, // 74: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	47, // 75: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	49, // 76: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	51, // 77: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 78: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	57, // 79: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	75, // 80: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	79, // 81: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	81, // 82: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	83, // 83: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	75, // 84: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	85, // 85: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	53, // 86: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 87: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 88: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 89: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 90: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 91: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 92: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 93: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 94: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 95: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 96: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 97: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 98: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 99: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 100: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 101: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 102: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 103: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 104: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 105: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	78, // 106: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	80, // 107: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	82, // 108: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	84, // 109: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	78, // 110: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	86, // 111: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	65, // 112: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 113: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	88, // [88:114] is the sub-list for method output_type
+	62, // [62:88] is the sub-list for method input_type
+	62, // [62:62] is the sub-list for extension type_name
+	62, // [62:62] is the sub-list for extension extendee
+	0,  // [0:62] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -7792,9 +7973,9 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   85,
+			NumMessages:   89,
 			NumExtensions: 0,
-			NumServices:   2,
+			NumServices:   3,
 		},
 		GoTypes:           file_api_drover_v1_drover_proto_goTypes,
 		DependencyIndexes: file_api_drover_v1_drover_proto_depIdxs,

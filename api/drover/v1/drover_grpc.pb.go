@@ -927,6 +927,196 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 }
 
 const (
+	AcctStore_PutJobs_FullMethodName = "/drover.v1.AcctStore/PutJobs"
+	AcctStore_Jobs_FullMethodName    = "/drover.v1.AcctStore/Jobs"
+	AcctStore_Ping_FullMethodName    = "/drover.v1.AcctStore/Ping"
+)
+
+// AcctStoreClient is the client API for AcctStore service.
+//
+// For semantics around ctx use and closing/ending streaming RPCs, please refer to https://pkg.go.dev/google.golang.org/grpc/?tab=doc#ClientConn.NewStream.
+//
+// AcctStore is the accounting service of `drover dbd`, which the
+// controllers of several clusters share (AccountingStorageType=
+// accounting_storage/slurmdbd). Callers present the dbd's key.
+type AcctStoreClient interface {
+	PutJobs(ctx context.Context, in *PutAcctJobsRequest, opts ...grpc.CallOption) (*PutAcctJobsResponse, error)
+	Jobs(ctx context.Context, in *AcctJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AcctJobsResponse], error)
+	Ping(ctx context.Context, in *AcctPingRequest, opts ...grpc.CallOption) (*AcctPingResponse, error)
+}
+
+type acctStoreClient struct {
+	cc grpc.ClientConnInterface
+}
+
+func NewAcctStoreClient(cc grpc.ClientConnInterface) AcctStoreClient {
+	return &acctStoreClient{cc}
+}
+
+func (c *acctStoreClient) PutJobs(ctx context.Context, in *PutAcctJobsRequest, opts ...grpc.CallOption) (*PutAcctJobsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PutAcctJobsResponse)
+	err := c.cc.Invoke(ctx, AcctStore_PutJobs_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *acctStoreClient) Jobs(ctx context.Context, in *AcctJobsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[AcctJobsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &AcctStore_ServiceDesc.Streams[0], AcctStore_Jobs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[AcctJobsRequest, AcctJobsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AcctStore_JobsClient = grpc.ServerStreamingClient[AcctJobsResponse]
+
+func (c *acctStoreClient) Ping(ctx context.Context, in *AcctPingRequest, opts ...grpc.CallOption) (*AcctPingResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(AcctPingResponse)
+	err := c.cc.Invoke(ctx, AcctStore_Ping_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// AcctStoreServer is the server API for AcctStore service.
+// All implementations must embed UnimplementedAcctStoreServer
+// for forward compatibility.
+//
+// AcctStore is the accounting service of `drover dbd`, which the
+// controllers of several clusters share (AccountingStorageType=
+// accounting_storage/slurmdbd). Callers present the dbd's key.
+type AcctStoreServer interface {
+	PutJobs(context.Context, *PutAcctJobsRequest) (*PutAcctJobsResponse, error)
+	Jobs(*AcctJobsRequest, grpc.ServerStreamingServer[AcctJobsResponse]) error
+	Ping(context.Context, *AcctPingRequest) (*AcctPingResponse, error)
+	mustEmbedUnimplementedAcctStoreServer()
+}
+
+// UnimplementedAcctStoreServer must be embedded to have
+// forward compatible implementations.
+//
+// NOTE: this should be embedded by value instead of pointer to avoid a nil
+// pointer dereference when methods are called.
+type UnimplementedAcctStoreServer struct{}
+
+func (UnimplementedAcctStoreServer) PutJobs(context.Context, *PutAcctJobsRequest) (*PutAcctJobsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method PutJobs not implemented")
+}
+func (UnimplementedAcctStoreServer) Jobs(*AcctJobsRequest, grpc.ServerStreamingServer[AcctJobsResponse]) error {
+	return status.Errorf(codes.Unimplemented, "method Jobs not implemented")
+}
+func (UnimplementedAcctStoreServer) Ping(context.Context, *AcctPingRequest) (*AcctPingResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Ping not implemented")
+}
+func (UnimplementedAcctStoreServer) mustEmbedUnimplementedAcctStoreServer() {}
+func (UnimplementedAcctStoreServer) testEmbeddedByValue()                   {}
+
+// UnsafeAcctStoreServer may be embedded to opt out of forward compatibility for this service.
+// Use of this interface is not recommended, as added methods to AcctStoreServer will
+// result in compilation errors.
+type UnsafeAcctStoreServer interface {
+	mustEmbedUnimplementedAcctStoreServer()
+}
+
+func RegisterAcctStoreServer(s grpc.ServiceRegistrar, srv AcctStoreServer) {
+	// If the following call pancis, it indicates UnimplementedAcctStoreServer was
+	// embedded by pointer and is nil.  This will cause panics if an
+	// unimplemented method is ever invoked, so we test this at initialization
+	// time to prevent it from happening at runtime later due to I/O.
+	if t, ok := srv.(interface{ testEmbeddedByValue() }); ok {
+		t.testEmbeddedByValue()
+	}
+	s.RegisterService(&AcctStore_ServiceDesc, srv)
+}
+
+func _AcctStore_PutJobs_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PutAcctJobsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AcctStoreServer).PutJobs(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AcctStore_PutJobs_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AcctStoreServer).PutJobs(ctx, req.(*PutAcctJobsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _AcctStore_Jobs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(AcctJobsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(AcctStoreServer).Jobs(m, &grpc.GenericServerStream[AcctJobsRequest, AcctJobsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type AcctStore_JobsServer = grpc.ServerStreamingServer[AcctJobsResponse]
+
+func _AcctStore_Ping_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(AcctPingRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(AcctStoreServer).Ping(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: AcctStore_Ping_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(AcctStoreServer).Ping(ctx, req.(*AcctPingRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+// AcctStore_ServiceDesc is the grpc.ServiceDesc for AcctStore service.
+// It's only intended for direct use with grpc.RegisterService,
+// and not to be introspected or modified (even as a copy)
+var AcctStore_ServiceDesc = grpc.ServiceDesc{
+	ServiceName: "drover.v1.AcctStore",
+	HandlerType: (*AcctStoreServer)(nil),
+	Methods: []grpc.MethodDesc{
+		{
+			MethodName: "PutJobs",
+			Handler:    _AcctStore_PutJobs_Handler,
+		},
+		{
+			MethodName: "Ping",
+			Handler:    _AcctStore_Ping_Handler,
+		},
+	},
+	Streams: []grpc.StreamDesc{
+		{
+			StreamName:    "Jobs",
+			Handler:       _AcctStore_Jobs_Handler,
+			ServerStreams: true,
+		},
+	},
+	Metadata: "api/drover/v1/drover.proto",
+}
+
+const (
 	AgentService_Connect_FullMethodName = "/drover.v1.AgentService/Connect"
 	AgentService_Join_FullMethodName    = "/drover.v1.AgentService/Join"
 )
