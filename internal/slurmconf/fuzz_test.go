@@ -201,3 +201,19 @@ func FuzzParseCgroup(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseDbd(f *testing.F) {
+	f.Add("DbdHost=a DbdPort=6819\nStorageType=accounting_storage/mysql StorageLoc=db\n")
+	f.Add("StorageType=accounting_storage/pgsql\nStoragePort=5432\nDroverStateDir=/x\n")
+	f.Add("DbdPort=70000\n")
+	f.Fuzz(func(t *testing.T, text string) {
+		c, err := ParseDbd(strings.NewReader(text), "/etc/slurm/slurmdbd.conf")
+		if err != nil {
+			checkParseError(t, err)
+			return
+		}
+		if c.DbdPort < 1 || c.DbdPort > 65535 || c.Storage.Type == "" || c.Storage.Type == "none" {
+			t.Fatalf("accepted %+v", c)
+		}
+	})
+}
