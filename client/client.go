@@ -448,3 +448,32 @@ func (c *Client) AcctModify(ctx context.Context, req *acctmgr.Request, commit bo
 	}
 	return r.Text, nil
 }
+
+// Diag returns the controller's statistics (sdiag).
+func (c *Client) Diag(ctx context.Context, reset bool) (*cli.DiagInfo, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.Diag(ctx, &pb.DiagRequest{ResetStats: reset})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	d := &cli.DiagInfo{
+		Now: r.Now, Since: r.Since, ServerThreads: int(r.ServerThreads), AcctBacklog: int(r.AcctBacklog),
+		AcctError: r.AcctError, AcctDisabled: r.AcctDisabled,
+		JobsSubmitted: r.JobsSubmitted, JobsStarted: r.JobsStarted, JobsCompleted: r.JobsCompleted,
+		JobsCanceled: r.JobsCanceled, JobsFailed: r.JobsFailed,
+		JobsPending: int(r.JobsPending), JobsRunning: int(r.JobsRunning),
+		SchedLast: r.SchedLastUs, SchedMax: r.SchedMaxUs, SchedTotal: r.SchedTotalUs,
+		SchedCycles: r.SchedCycles, SchedDepthSum: r.SchedDepthSum, SchedLastQueue: int(r.SchedLastQueue),
+		SchedSince: r.SchedSince,
+	}
+	conv := func(in []*pb.RPCStat) []cli.RPCStat {
+		out := make([]cli.RPCStat, len(in))
+		for i, s := range in {
+			out[i] = cli.RPCStat{Name: s.Name, UID: s.Uid, Count: s.Count, TotalUs: s.TotalUs}
+		}
+		return out
+	}
+	d.RPCByType, d.RPCByUser = conv(r.RpcByType), conv(r.RpcByUser)
+	return d, nil
+}

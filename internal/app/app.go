@@ -26,6 +26,7 @@ import (
 	"github.com/drover-hpc/drover/internal/cli/sbcast"
 	"github.com/drover-hpc/drover/internal/cli/scancel"
 	"github.com/drover-hpc/drover/internal/cli/scontrol"
+	"github.com/drover-hpc/drover/internal/cli/sdiag"
 	"github.com/drover-hpc/drover/internal/cli/sinfo"
 	"github.com/drover-hpc/drover/internal/cli/squeue"
 	"github.com/drover-hpc/drover/internal/cli/srun"
@@ -50,6 +51,7 @@ var Commands = map[string]cli.Command{
 	"scancel":  scancel.Run,
 	"scontrol": scontrol.Run,
 	"sstat":    sstat.Run,
+	"sdiag":    sdiag.Run,
 }
 
 // Main runs the invocation and returns the exit status.

@@ -55,7 +55,36 @@ type Client interface {
 	// AcctModify applies a sacctmgr change (only describes it unless
 	// commit) and returns the description sacctmgr prints.
 	AcctModify(ctx context.Context, req *acctmgr.Request, commit bool) (string, error)
+	// Diag returns the controller's statistics (sdiag), reset after
+	// reading when reset.
+	Diag(ctx context.Context, reset bool) (*DiagInfo, error)
 	Close() error
+}
+
+// DiagInfo is what sdiag shows. Times are unix seconds, durations
+// microseconds.
+type DiagInfo struct {
+	Now, Since                                              int64
+	ServerThreads                                           int
+	AcctBacklog                                             int
+	AcctError                                               string
+	AcctDisabled                                            bool
+	JobsSubmitted, JobsStarted, JobsCompleted, JobsCanceled uint64
+	JobsFailed                                              uint64
+	JobsPending, JobsRunning                                int
+	SchedLast, SchedMax, SchedTotal                         int64
+	SchedCycles, SchedDepthSum                              uint64
+	SchedLastQueue                                          int
+	SchedSince                                              int64
+	RPCByType, RPCByUser                                    []RPCStat
+}
+
+// RPCStat is one line of sdiag's RPC tables.
+type RPCStat struct {
+	Name    string
+	UID     uint32
+	Count   uint64
+	TotalUs int64
 }
 
 // StepStat is one node's share of a running step (sstat).

@@ -34,11 +34,12 @@ type Controller struct {
 	acked    map[model.JobID]bool // launches an agent confirmed
 	stats    statCalls            // sstat requests awaiting the nodes
 	acct     *acctLoop
+	sstats   schedStats
 }
 
 // New builds a controller; call SetService before Run.
 func New(log *slog.Logger, store *state.Store, raft service.Committer, clk clock.Clock) *Controller {
-	return &Controller{
+	c := &Controller{
 		log: log, store: store, raft: raft, clock: clk,
 		kick:     make(chan struct{}, 1),
 		agents:   map[string]*agentConn{},
@@ -46,6 +47,8 @@ func New(log *slog.Logger, store *state.Store, raft service.Committer, clk clock
 		acked:    map[model.JobID]bool{},
 		acct:     &acctLoop{groups: map[uint32]string{}},
 	}
+	c.sstats.s.Started = clk.Now()
+	return c
 }
 
 // SetService links the API layer (settings, scheduler configuration).
@@ -119,7 +122,9 @@ func (c *Controller) cycle() {
 		return
 	}
 	now := c.clock.Now().Unix()
+	t0 := time.Now()
 	plan := sched.Schedule(in, now, c.svc.SchedConfig())
+	c.sstats.record(time.Since(t0), len(in.Pending))
 	cmd := &fsm.Schedule{Now: now, DepFailed: plan.DepFailed}
 	for _, st := range plan.Starts {
 		cmd.Starts = append(cmd.Starts, fsm.StartEntry{Job: st.Job, Alloc: st.Alloc})

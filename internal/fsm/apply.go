@@ -72,6 +72,8 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		}
 	case *SetConfig:
 		applySetConfig(txn, c)
+	case *ResetStats:
+		txn.SetStats(state.JobStats{Since: c.Now})
 	case *AcctAck:
 		txn.AckOutbox(c.Seq)
 	case *SetAcctDB:

@@ -30,6 +30,7 @@ const (
 	TypeJoinToken
 	TypeAcctAck
 	TypeSetAcctDB
+	TypeResetStats
 )
 
 // Submit creates a job, or one record per task of an array.
@@ -185,6 +186,11 @@ type SetAcctDB struct {
 // ErrAcctDBChanged is SetAcctDB's answer when another change came first.
 var ErrAcctDBChanged = errors.New("accounting configuration changed meanwhile")
 
+// ResetStats zeroes the job counters (sdiag -r).
+type ResetStats struct {
+	Now int64 `json:"now"`
+}
+
 // SetConfig installs nodes and partitions from slurm.conf, keeping the
 // runtime state of nodes that already exist.
 type SetConfig struct {
@@ -212,6 +218,7 @@ var bodies = map[Type]func() any{
 	TypeJoinToken:    func() any { return new(JoinToken) },
 	TypeAcctAck:      func() any { return new(AcctAck) },
 	TypeSetAcctDB:    func() any { return new(SetAcctDB) },
+	TypeResetStats:   func() any { return new(ResetStats) },
 }
 
 // Encode serialises a command for the log: one type byte, then JSON.

@@ -31,14 +31,16 @@ type Server struct {
 	ctl      *controller.Controller
 	verifier *auth.Verifier
 	host     string
+	rpc      *rpcStats
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
 // authentication on Unix sockets.
 func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string, tcpTLS credentials.TransportCredentials) *grpc.Server {
+	s := &Server{svc: svc, ctl: ctl, verifier: v, host: host, rpc: newRPCStats()}
 	g := grpc.NewServer(grpc.Creds(auth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(256<<20),
-		grpc.InitialWindowSize(8<<20), grpc.InitialConnWindowSize(16<<20), grpc.WriteBufferSize(256<<10))
-	s := &Server{svc: svc, ctl: ctl, verifier: v, host: host}
+		grpc.InitialWindowSize(8<<20), grpc.InitialConnWindowSize(16<<20), grpc.WriteBufferSize(256<<10),
+		grpc.UnaryInterceptor(s.unary))
 	pb.RegisterDroverServer(g, s)
 	pb.RegisterAgentServiceServer(g, s)
 	return g

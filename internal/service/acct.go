@@ -3,6 +3,8 @@ package service
 import (
 	"context"
 	"errors"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/state"
 
 	"github.com/drover-hpc/drover/internal/acct"
 )
@@ -43,4 +45,23 @@ func (s *Service) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Jo
 		jobs = jobs[n:]
 	}
 	return nil
+}
+
+// AccountingEnabled reports whether the cluster keeps accounting records.
+func (s *Service) AccountingEnabled() bool { return s.acct != nil }
+
+// Snapshot is the current state, for read-only reports.
+func (s *Service) Snapshot() *state.Snapshot { return s.store.Snapshot() }
+
+// ResetStats zeroes the job counters (sdiag -r); administrators only.
+func (s *Service) ResetStats(ctx context.Context) error {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.privileged(id) {
+		return &Error{CodeDenied, "Access/permission denied"}
+	}
+	_, err = s.raft.Apply(fsm.TypeResetStats, &fsm.ResetStats{Now: s.clock.Now().Unix()})
+	return err
 }

@@ -22,6 +22,7 @@ type Snapshot struct {
 	acct       outbox                      // jobs awaiting their accounting write
 	acctDB     *model.AcctDB               // sacctmgr's configuration; nil until first set
 	acctDBVer  uint64                      // bumped on each change of acctDB
+	stats      JobStats
 }
 
 // Store holds the current snapshot and wakes watchers on each change.
@@ -88,6 +89,8 @@ func (t *Txn) Snapshot() *Snapshot { return &t.snap }
 // PutJob inserts or replaces a job record, keeping the active index right,
 // and queues its accounting record.
 func (t *Txn) PutJob(j *model.Job) {
+	old, _ := t.snap.jobs.Get(j.ID)
+	t.snap.stats.count(old, j)
 	t.snap.jobs = t.snap.jobs.Set(j.ID, j)
 	t.snap.acct.mark(j.ID)
 	if j.Finished() {

@@ -7040,6 +7040,330 @@ func (x *AcctPingResponse) GetVersion() string {
 	return ""
 }
 
+type DiagRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	ResetStats    bool                   `protobuf:"varint,1,opt,name=reset_stats,json=resetStats,proto3" json:"reset_stats,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DiagRequest) Reset() {
+	*x = DiagRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiagRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiagRequest) ProtoMessage() {}
+
+func (x *DiagRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiagRequest.ProtoReflect.Descriptor instead.
+func (*DiagRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
+}
+
+func (x *DiagRequest) GetResetStats() bool {
+	if x != nil {
+		return x.ResetStats
+	}
+	return false
+}
+
+type RPCStat struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"` // method, or user name
+	Uid           uint32                 `protobuf:"varint,2,opt,name=uid,proto3" json:"uid,omitempty"`
+	Count         uint64                 `protobuf:"varint,3,opt,name=count,proto3" json:"count,omitempty"`
+	TotalUs       int64                  `protobuf:"varint,4,opt,name=total_us,json=totalUs,proto3" json:"total_us,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *RPCStat) Reset() {
+	*x = RPCStat{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *RPCStat) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*RPCStat) ProtoMessage() {}
+
+func (x *RPCStat) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use RPCStat.ProtoReflect.Descriptor instead.
+func (*RPCStat) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
+}
+
+func (x *RPCStat) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *RPCStat) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+func (x *RPCStat) GetCount() uint64 {
+	if x != nil {
+		return x.Count
+	}
+	return 0
+}
+
+func (x *RPCStat) GetTotalUs() int64 {
+	if x != nil {
+		return x.TotalUs
+	}
+	return 0
+}
+
+type DiagResponse struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Now            int64                  `protobuf:"varint,1,opt,name=now,proto3" json:"now,omitempty"`
+	Since          int64                  `protobuf:"varint,2,opt,name=since,proto3" json:"since,omitempty"`
+	ServerThreads  int32                  `protobuf:"varint,3,opt,name=server_threads,json=serverThreads,proto3" json:"server_threads,omitempty"`
+	AcctBacklog    int32                  `protobuf:"varint,4,opt,name=acct_backlog,json=acctBacklog,proto3" json:"acct_backlog,omitempty"` // jobs whose record awaits the database
+	AcctError      string                 `protobuf:"bytes,5,opt,name=acct_error,json=acctError,proto3" json:"acct_error,omitempty"`        // why the last write failed ("" = fine)
+	JobsSubmitted  uint64                 `protobuf:"varint,6,opt,name=jobs_submitted,json=jobsSubmitted,proto3" json:"jobs_submitted,omitempty"`
+	JobsStarted    uint64                 `protobuf:"varint,7,opt,name=jobs_started,json=jobsStarted,proto3" json:"jobs_started,omitempty"`
+	JobsCompleted  uint64                 `protobuf:"varint,8,opt,name=jobs_completed,json=jobsCompleted,proto3" json:"jobs_completed,omitempty"`
+	JobsCanceled   uint64                 `protobuf:"varint,9,opt,name=jobs_canceled,json=jobsCanceled,proto3" json:"jobs_canceled,omitempty"`
+	JobsFailed     uint64                 `protobuf:"varint,10,opt,name=jobs_failed,json=jobsFailed,proto3" json:"jobs_failed,omitempty"`
+	JobsPending    int32                  `protobuf:"varint,11,opt,name=jobs_pending,json=jobsPending,proto3" json:"jobs_pending,omitempty"`
+	JobsRunning    int32                  `protobuf:"varint,12,opt,name=jobs_running,json=jobsRunning,proto3" json:"jobs_running,omitempty"`
+	SchedLastUs    int64                  `protobuf:"varint,13,opt,name=sched_last_us,json=schedLastUs,proto3" json:"sched_last_us,omitempty"`
+	SchedMaxUs     int64                  `protobuf:"varint,14,opt,name=sched_max_us,json=schedMaxUs,proto3" json:"sched_max_us,omitempty"`
+	SchedCycles    uint64                 `protobuf:"varint,15,opt,name=sched_cycles,json=schedCycles,proto3" json:"sched_cycles,omitempty"`
+	SchedTotalUs   int64                  `protobuf:"varint,16,opt,name=sched_total_us,json=schedTotalUs,proto3" json:"sched_total_us,omitempty"`
+	SchedDepthSum  uint64                 `protobuf:"varint,17,opt,name=sched_depth_sum,json=schedDepthSum,proto3" json:"sched_depth_sum,omitempty"`
+	SchedLastQueue int32                  `protobuf:"varint,18,opt,name=sched_last_queue,json=schedLastQueue,proto3" json:"sched_last_queue,omitempty"`
+	SchedSince     int64                  `protobuf:"varint,19,opt,name=sched_since,json=schedSince,proto3" json:"sched_since,omitempty"`
+	RpcByType      []*RPCStat             `protobuf:"bytes,20,rep,name=rpc_by_type,json=rpcByType,proto3" json:"rpc_by_type,omitempty"`
+	RpcByUser      []*RPCStat             `protobuf:"bytes,21,rep,name=rpc_by_user,json=rpcByUser,proto3" json:"rpc_by_user,omitempty"`
+	AcctDisabled   bool                   `protobuf:"varint,22,opt,name=acct_disabled,json=acctDisabled,proto3" json:"acct_disabled,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *DiagResponse) Reset() {
+	*x = DiagResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DiagResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DiagResponse) ProtoMessage() {}
+
+func (x *DiagResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DiagResponse.ProtoReflect.Descriptor instead.
+func (*DiagResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
+}
+
+func (x *DiagResponse) GetNow() int64 {
+	if x != nil {
+		return x.Now
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSince() int64 {
+	if x != nil {
+		return x.Since
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetServerThreads() int32 {
+	if x != nil {
+		return x.ServerThreads
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetAcctBacklog() int32 {
+	if x != nil {
+		return x.AcctBacklog
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetAcctError() string {
+	if x != nil {
+		return x.AcctError
+	}
+	return ""
+}
+
+func (x *DiagResponse) GetJobsSubmitted() uint64 {
+	if x != nil {
+		return x.JobsSubmitted
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetJobsStarted() uint64 {
+	if x != nil {
+		return x.JobsStarted
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetJobsCompleted() uint64 {
+	if x != nil {
+		return x.JobsCompleted
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetJobsCanceled() uint64 {
+	if x != nil {
+		return x.JobsCanceled
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetJobsFailed() uint64 {
+	if x != nil {
+		return x.JobsFailed
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetJobsPending() int32 {
+	if x != nil {
+		return x.JobsPending
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetJobsRunning() int32 {
+	if x != nil {
+		return x.JobsRunning
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSchedLastUs() int64 {
+	if x != nil {
+		return x.SchedLastUs
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSchedMaxUs() int64 {
+	if x != nil {
+		return x.SchedMaxUs
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSchedCycles() uint64 {
+	if x != nil {
+		return x.SchedCycles
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSchedTotalUs() int64 {
+	if x != nil {
+		return x.SchedTotalUs
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSchedDepthSum() uint64 {
+	if x != nil {
+		return x.SchedDepthSum
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSchedLastQueue() int32 {
+	if x != nil {
+		return x.SchedLastQueue
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetSchedSince() int64 {
+	if x != nil {
+		return x.SchedSince
+	}
+	return 0
+}
+
+func (x *DiagResponse) GetRpcByType() []*RPCStat {
+	if x != nil {
+		return x.RpcByType
+	}
+	return nil
+}
+
+func (x *DiagResponse) GetRpcByUser() []*RPCStat {
+	if x != nil {
+		return x.RpcByUser
+	}
+	return nil
+}
+
+func (x *DiagResponse) GetAcctDisabled() bool {
+	if x != nil {
+		return x.AcctDisabled
+	}
+	return false
+}
+
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
 
 const file_api_drover_v1_drover_proto_rawDesc = "" +
@@ -7682,7 +8006,43 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x13PutAcctJobsResponse\"\x11\n" +
 	"\x0fAcctPingRequest\",\n" +
 	"\x10AcctPingResponse\x12\x18\n" +
-	"\aversion\x18\x01 \x01(\tR\aversion2\xa9\f\n" +
+	"\aversion\x18\x01 \x01(\tR\aversion\".\n" +
+	"\vDiagRequest\x12\x1f\n" +
+	"\vreset_stats\x18\x01 \x01(\bR\n" +
+	"resetStats\"`\n" +
+	"\aRPCStat\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x10\n" +
+	"\x03uid\x18\x02 \x01(\rR\x03uid\x12\x14\n" +
+	"\x05count\x18\x03 \x01(\x04R\x05count\x12\x19\n" +
+	"\btotal_us\x18\x04 \x01(\x03R\atotalUs\"\xab\x06\n" +
+	"\fDiagResponse\x12\x10\n" +
+	"\x03now\x18\x01 \x01(\x03R\x03now\x12\x14\n" +
+	"\x05since\x18\x02 \x01(\x03R\x05since\x12%\n" +
+	"\x0eserver_threads\x18\x03 \x01(\x05R\rserverThreads\x12!\n" +
+	"\facct_backlog\x18\x04 \x01(\x05R\vacctBacklog\x12\x1d\n" +
+	"\n" +
+	"acct_error\x18\x05 \x01(\tR\tacctError\x12%\n" +
+	"\x0ejobs_submitted\x18\x06 \x01(\x04R\rjobsSubmitted\x12!\n" +
+	"\fjobs_started\x18\a \x01(\x04R\vjobsStarted\x12%\n" +
+	"\x0ejobs_completed\x18\b \x01(\x04R\rjobsCompleted\x12#\n" +
+	"\rjobs_canceled\x18\t \x01(\x04R\fjobsCanceled\x12\x1f\n" +
+	"\vjobs_failed\x18\n" +
+	" \x01(\x04R\n" +
+	"jobsFailed\x12!\n" +
+	"\fjobs_pending\x18\v \x01(\x05R\vjobsPending\x12!\n" +
+	"\fjobs_running\x18\f \x01(\x05R\vjobsRunning\x12\"\n" +
+	"\rsched_last_us\x18\r \x01(\x03R\vschedLastUs\x12 \n" +
+	"\fsched_max_us\x18\x0e \x01(\x03R\n" +
+	"schedMaxUs\x12!\n" +
+	"\fsched_cycles\x18\x0f \x01(\x04R\vschedCycles\x12$\n" +
+	"\x0esched_total_us\x18\x10 \x01(\x03R\fschedTotalUs\x12&\n" +
+	"\x0fsched_depth_sum\x18\x11 \x01(\x04R\rschedDepthSum\x12(\n" +
+	"\x10sched_last_queue\x18\x12 \x01(\x05R\x0eschedLastQueue\x12\x1f\n" +
+	"\vsched_since\x18\x13 \x01(\x03R\n" +
+	"schedSince\x122\n" +
+	"\vrpc_by_type\x18\x14 \x03(\v2\x12.drover.v1.RPCStatR\trpcByType\x122\n" +
+	"\vrpc_by_user\x18\x15 \x03(\v2\x12.drover.v1.RPCStatR\trpcByUser\x12#\n" +
+	"\racct_disabled\x18\x16 \x01(\bR\facctDisabled2\xe2\f\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -7707,7 +8067,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse\x12E\n" +
 	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12F\n" +
 	"\tGetAcctDB\x12\x1b.drover.v1.GetAcctDBRequest\x1a\x1c.drover.v1.GetAcctDBResponse\x12O\n" +
-	"\fModifyAcctDB\x12\x1e.drover.v1.ModifyAcctDBRequest\x1a\x1f.drover.v1.ModifyAcctDBResponse2\xd9\x01\n" +
+	"\fModifyAcctDB\x12\x1e.drover.v1.ModifyAcctDBRequest\x1a\x1f.drover.v1.ModifyAcctDBResponse\x127\n" +
+	"\x04Diag\x12\x16.drover.v1.DiagRequest\x1a\x17.drover.v1.DiagResponse2\xd9\x01\n" +
 	"\tAcctStore\x12H\n" +
 	"\aPutJobs\x12\x1d.drover.v1.PutAcctJobsRequest\x1a\x1e.drover.v1.PutAcctJobsResponse\x12A\n" +
 	"\x04Jobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12?\n" +
@@ -7728,7 +8089,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 89)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 92)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -7817,8 +8178,11 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*PutAcctJobsResponse)(nil),     // 84: drover.v1.PutAcctJobsResponse
 	(*AcctPingRequest)(nil),         // 85: drover.v1.AcctPingRequest
 	(*AcctPingResponse)(nil),        // 86: drover.v1.AcctPingResponse
-	nil,                             // 87: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 88: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*DiagRequest)(nil),             // 87: drover.v1.DiagRequest
+	(*RPCStat)(nil),                 // 88: drover.v1.RPCStat
+	(*DiagResponse)(nil),            // 89: drover.v1.DiagResponse
+	nil,                             // 90: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 91: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
@@ -7844,9 +8208,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	87, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	90, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	88, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	91, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -7883,63 +8247,67 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	76, // 59: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
 	77, // 60: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
 	77, // 61: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
-	19, // 62: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 63: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 64: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 65: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 66: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 67: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 68: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 69: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 70: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 71: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 72: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 73: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 74: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 75: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 76: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 77: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 78: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 79: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	75, // 80: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	79, // 81: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	81, // 82: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	83, // 83: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	75, // 84: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	85, // 85: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	53, // 86: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 87: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 88: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 89: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 90: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 91: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 92: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 93: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 94: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 95: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 96: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 97: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 98: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 99: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 100: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 101: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 102: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 103: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 104: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 105: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	78, // 106: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	80, // 107: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	82, // 108: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	84, // 109: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	78, // 110: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	86, // 111: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	65, // 112: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 113: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	88, // [88:114] is the sub-list for method output_type
-	62, // [62:88] is the sub-list for method input_type
-	62, // [62:62] is the sub-list for extension type_name
-	62, // [62:62] is the sub-list for extension extendee
-	0,  // [0:62] is the sub-list for field type_name
+	88, // 62: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
+	88, // 63: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
+	19, // 64: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	21, // 65: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	23, // 66: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	24, // 67: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	26, // 68: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	30, // 69: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	31, // 70: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	32, // 71: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	35, // 72: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	37, // 73: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	41, // 74: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	43, // 75: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	45, // 76: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	47, // 77: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	49, // 78: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	51, // 79: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 80: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	57, // 81: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	75, // 82: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	79, // 83: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	81, // 84: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	87, // 85: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	83, // 86: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	75, // 87: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	85, // 88: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	53, // 89: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 90: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 91: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 92: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 93: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 94: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 95: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 96: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 97: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 98: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 99: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 100: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 101: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 102: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 103: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 104: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 105: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 106: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 107: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 108: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	78, // 109: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	80, // 110: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	82, // 111: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	89, // 112: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	84, // 113: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	78, // 114: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	86, // 115: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	65, // 116: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 117: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	91, // [91:118] is the sub-list for method output_type
+	64, // [64:91] is the sub-list for method input_type
+	64, // [64:64] is the sub-list for extension type_name
+	64, // [64:64] is the sub-list for extension extendee
+	0,  // [0:64] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -7973,7 +8341,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   89,
+			NumMessages:   92,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -45,6 +45,7 @@ const (
 	Drover_AcctJobs_FullMethodName        = "/drover.v1.Drover/AcctJobs"
 	Drover_GetAcctDB_FullMethodName       = "/drover.v1.Drover/GetAcctDB"
 	Drover_ModifyAcctDB_FullMethodName    = "/drover.v1.Drover/ModifyAcctDB"
+	Drover_Diag_FullMethodName            = "/drover.v1.Drover/Diag"
 )
 
 // DroverClient is the client API for Drover service.
@@ -89,6 +90,9 @@ type DroverClient interface {
 	// ModifyAcctDB applies a sacctmgr add/modify/delete; without commit it
 	// only describes the change.
 	ModifyAcctDB(ctx context.Context, in *ModifyAcctDBRequest, opts ...grpc.CallOption) (*ModifyAcctDBResponse, error)
+	// Diag reports the controller's statistics (sdiag); reset (admins only)
+	// starts them afresh.
+	Diag(ctx context.Context, in *DiagRequest, opts ...grpc.CallOption) (*DiagResponse, error)
 }
 
 type droverClient struct {
@@ -327,6 +331,16 @@ func (c *droverClient) ModifyAcctDB(ctx context.Context, in *ModifyAcctDBRequest
 	return out, nil
 }
 
+func (c *droverClient) Diag(ctx context.Context, in *DiagRequest, opts ...grpc.CallOption) (*DiagResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DiagResponse)
+	err := c.cc.Invoke(ctx, Drover_Diag_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DroverServer is the server API for Drover service.
 // All implementations must embed UnimplementedDroverServer
 // for forward compatibility.
@@ -369,6 +383,9 @@ type DroverServer interface {
 	// ModifyAcctDB applies a sacctmgr add/modify/delete; without commit it
 	// only describes the change.
 	ModifyAcctDB(context.Context, *ModifyAcctDBRequest) (*ModifyAcctDBResponse, error)
+	// Diag reports the controller's statistics (sdiag); reset (admins only)
+	// starts them afresh.
+	Diag(context.Context, *DiagRequest) (*DiagResponse, error)
 	mustEmbedUnimplementedDroverServer()
 }
 
@@ -441,6 +458,9 @@ func (UnimplementedDroverServer) GetAcctDB(context.Context, *GetAcctDBRequest) (
 }
 func (UnimplementedDroverServer) ModifyAcctDB(context.Context, *ModifyAcctDBRequest) (*ModifyAcctDBResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method ModifyAcctDB not implemented")
+}
+func (UnimplementedDroverServer) Diag(context.Context, *DiagRequest) (*DiagResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Diag not implemented")
 }
 func (UnimplementedDroverServer) mustEmbedUnimplementedDroverServer() {}
 func (UnimplementedDroverServer) testEmbeddedByValue()                {}
@@ -827,6 +847,24 @@ func _Drover_ModifyAcctDB_Handler(srv interface{}, ctx context.Context, dec func
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Drover_Diag_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DiagRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).Diag(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_Diag_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).Diag(ctx, req.(*DiagRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Drover_ServiceDesc is the grpc.ServiceDesc for Drover service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -909,6 +947,10 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ModifyAcctDB",
 			Handler:    _Drover_ModifyAcctDB_Handler,
+		},
+		{
+			MethodName: "Diag",
+			Handler:    _Drover_Diag_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -52,8 +52,9 @@ func (Unimplemented) Reconfigure(context.Context) error             { return Err
 func (Unimplemented) StepStats(context.Context, model.JobID, model.StepID, bool) ([]cli.StepStat, []string, error) {
 	return nil, nil, ErrUnimplemented
 }
-func (Unimplemented) Close() error                                  { return nil }
-func (Unimplemented) AcctDB(context.Context) (*model.AcctDB, error) { return nil, ErrUnimplemented }
+func (Unimplemented) Close() error                                      { return nil }
+func (Unimplemented) Diag(context.Context, bool) (*cli.DiagInfo, error) { return nil, ErrUnimplemented }
+func (Unimplemented) AcctDB(context.Context) (*model.AcctDB, error)     { return nil, ErrUnimplemented }
 func (Unimplemented) AcctModify(context.Context, *acctmgr.Request, bool) (string, error) {
 	return "", ErrUnimplemented
 }
