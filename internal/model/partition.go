@@ -37,6 +37,10 @@ type Partition struct {
 	MinNodes          int            `json:"min_nodes"`
 	AllowAccounts     []string       `json:"allow_accounts,omitempty"` // nil = ALL
 	AllowGroups       []string       `json:"allow_groups,omitempty"`   // nil = ALL
+	DenyAccounts      []string       `json:"deny_accounts,omitempty"`
+	AllowQOS          []string       `json:"allow_qos,omitempty"` // nil = ALL
+	DenyQOS           []string       `json:"deny_qos,omitempty"`
+	QOS               string         `json:"qos,omitempty"` // the partition's QOS: its limits apply too
 	OverSubscribe     string         `json:"oversubscribe,omitempty"`
 }
 

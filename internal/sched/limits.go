@@ -62,25 +62,37 @@ type limiter struct {
 	qos     map[string]*usage
 	assoc   map[int]*usage // by association id; account associations sum their users'
 	cfg     Config
+	parts   map[string]*model.Partition
 }
 
-func newLimiter(l *Limits, cfg Config) *limiter {
+func newLimiter(l *Limits, cfg Config, parts map[string]*model.Partition) *limiter {
 	if l == nil || l.DB == nil {
 		return nil
 	}
-	m := &limiter{l: l, cfg: cfg, qosUser: map[qosUser]*usage{}, qos: map[string]*usage{}, assoc: map[int]*usage{}}
+	m := &limiter{l: l, cfg: cfg, parts: parts, qosUser: map[qosUser]*usage{}, qos: map[string]*usage{}, assoc: map[int]*usage{}}
 	for _, j := range l.Running {
 		m.charge(j, allocUsage(j))
 	}
 	return m
 }
 
-func (m *limiter) qosOf(j *model.Job) *model.QOS {
+// qosOf lists the QOS whose limits a job meets: its own, and its
+// partition's QOS when that is another.
+func (m *limiter) qosOf(j *model.Job) []*model.QOS {
 	name := j.Spec.QOS
 	if name == "" {
 		name = "normal"
 	}
-	return m.l.DB.QOS[name]
+	var out []*model.QOS
+	if q := m.l.DB.QOS[name]; q != nil {
+		out = append(out, q)
+	}
+	if p := m.parts[j.Partition]; p != nil && p.QOS != "" && p.QOS != name {
+		if q := m.l.DB.QOS[p.QOS]; q != nil {
+			out = append(out, q)
+		}
+	}
+	return out
 }
 
 // assocs lists the job's association and its parent accounts' (nearest
@@ -107,7 +119,7 @@ func (m *limiter) charge(j *model.Job, u usage) {
 	if j.Spec == nil {
 		return
 	}
-	if q := m.qosOf(j); q != nil {
+	for _, q := range m.qosOf(j) {
 		get(m.qosUser, qosUser{q.Name, j.UserID}).add(u)
 		get(m.qos, q.Name).add(u)
 	}
@@ -184,31 +196,42 @@ func perNode(limit model.TRES, want usage) (int, bool) {
 // check returns the reason the job must wait for, or "".
 func (m *limiter) check(j *model.Job) string {
 	want := m.requestUsage(j)
-	if q := m.qosOf(j); q != nil {
-		if q.MaxWall >= 0 && j.TimeLimit != model.Unlimited && j.TimeLimit > q.MaxWall {
-			return "QOSMaxWallDurationPerJobLimit"
-		}
-		if i, bad := over(q.MaxTRESPerJob, usage{}, want); bad {
-			return reasonQOSPerJob[i]
-		}
-		if i, bad := perNode(q.MaxTRESPerNode, want); bad {
-			return reasonQOSPerNode[i]
-		}
-		held := get(m.qosUser, qosUser{q.Name, j.UserID})
-		if q.MaxJobsPerUser >= 0 && held.jobs >= int64(q.MaxJobsPerUser) {
-			return "QOSMaxJobsPerUserLimit"
-		}
-		if i, bad := over(q.MaxTRESPerUser, *held, want); bad {
-			return reasonQOSPerUser[i]
-		}
-		total := get(m.qos, q.Name)
-		if q.GrpJobs >= 0 && total.jobs >= int64(q.GrpJobs) {
-			return "QOSGrpJobsLimit"
-		}
-		if i, bad := over(q.GrpTRES, *total, want); bad {
-			return reasonQOSGrp[i]
+	for _, q := range m.qosOf(j) {
+		if reason := m.checkQOS(q, j, want); reason != "" {
+			return reason
 		}
 	}
+	return m.checkAssoc(j, want)
+}
+
+func (m *limiter) checkQOS(q *model.QOS, j *model.Job, want usage) string {
+	if q.MaxWall >= 0 && j.TimeLimit != model.Unlimited && j.TimeLimit > q.MaxWall {
+		return "QOSMaxWallDurationPerJobLimit"
+	}
+	if i, bad := over(q.MaxTRESPerJob, usage{}, want); bad {
+		return reasonQOSPerJob[i]
+	}
+	if i, bad := perNode(q.MaxTRESPerNode, want); bad {
+		return reasonQOSPerNode[i]
+	}
+	held := get(m.qosUser, qosUser{q.Name, j.UserID})
+	if q.MaxJobsPerUser >= 0 && held.jobs >= int64(q.MaxJobsPerUser) {
+		return "QOSMaxJobsPerUserLimit"
+	}
+	if i, bad := over(q.MaxTRESPerUser, *held, want); bad {
+		return reasonQOSPerUser[i]
+	}
+	total := get(m.qos, q.Name)
+	if q.GrpJobs >= 0 && total.jobs >= int64(q.GrpJobs) {
+		return "QOSGrpJobsLimit"
+	}
+	if i, bad := over(q.GrpTRES, *total, want); bad {
+		return reasonQOSGrp[i]
+	}
+	return ""
+}
+
+func (m *limiter) checkAssoc(j *model.Job, want usage) string {
 	chain := m.assocs(j)
 	if len(chain) == 0 {
 		return ""

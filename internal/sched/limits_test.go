@@ -112,6 +112,20 @@ func TestLimits(t *testing.T) {
 			}
 		})
 	}
+	t.Run("the partition's QOS limits apply too", func(t *testing.T) {
+		c := schedtest.New()
+		oneNode(c, 4, 4000)
+		c.Partitions["p"].QOS = "part"
+		submit(c, 2, func(s *model.JobSpec) { s.Account = "lab" })
+		db := acctDB(nil, nil)
+		pq := model.NewQOS("part")
+		pq.MaxJobsPerUser = 1
+		db.QOS["part"] = pq
+		got := outcomes(sched.Schedule(limitsInput(c, db), 0, sched.Config{}))
+		if got[2] != "QOSMaxJobsPerUserLimit" {
+			t.Fatalf("partition QOS ignored:%s", show(got))
+		}
+	})
 	t.Run("no association: no association limits", func(t *testing.T) {
 		c := schedtest.New()
 		oneNode(c, 4, 4000)

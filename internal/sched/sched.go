@@ -88,7 +88,7 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		running: make(map[model.JobID]int),
 		started: make(map[nameUser]bool),
 	}
-	s.lim = newLimiter(in.Limits, cfg)
+	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
 	for _, j := range s.order() {
 		s.consider(j)
 	}

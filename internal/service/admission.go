@@ -27,10 +27,6 @@ func (s *Service) admitAccounting(snap *state.Snapshot, spec *model.JobSpec, id 
 	db, _ := s.acctDB()
 	cluster := st.ClusterName
 	user := db.Users[strings.ToLower(id.User)]
-	spec.Account = strings.ToLower(spec.Account)
-	if spec.Account == "" && user != nil {
-		spec.Account = user.DefaultAccount
-	}
 	var assoc *model.Assoc
 	if user != nil && spec.Account != "" {
 		assoc = db.UserAssoc(cluster, spec.Account, user.Name, part.Name)
@@ -47,6 +43,9 @@ func (s *Service) admitAccounting(snap *state.Snapshot, spec *model.JobSpec, id 
 		} else if len(allowed) > 0 && !slices.Contains(allowed, "normal") {
 			spec.QOS = allowed[0]
 		}
+	}
+	if (len(part.AllowQOS) > 0 && !slices.Contains(part.AllowQOS, spec.QOS)) || slices.Contains(part.DenyQOS, spec.QOS) {
+		return invalid(msgInvalidQOS)
 	}
 	if st.EnforceQOS {
 		if db.QOS[spec.QOS] == nil || (assoc != nil && !slices.Contains(allowed, spec.QOS)) {
@@ -150,4 +149,17 @@ func accountsUnder(db *model.AcctDB, cluster, account string) map[string]bool {
 		}
 	}
 	return under
+}
+
+// defaultAccount lower-cases the job's account, as accounting stores
+// names, and gives a job without -A its user's default account.
+func (s *Service) defaultAccount(spec *model.JobSpec, id *auth.Identity) {
+	spec.Account = strings.ToLower(spec.Account)
+	if spec.Account != "" {
+		return
+	}
+	db, _ := s.acctDB()
+	if u := db.Users[strings.ToLower(id.User)]; u != nil {
+		spec.Account = u.DefaultAccount
+	}
 }

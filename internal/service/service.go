@@ -144,6 +144,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if spec.ExcNodes, err = expandNodes(snap, spec.ExcNodes); err != nil {
 		return 0, err
 	}
+	s.defaultAccount(spec, id)
 	part, err := s.pickPartition(snap, spec, id)
 	if err != nil {
 		return 0, err
@@ -249,8 +250,11 @@ func (s *Service) admits(p *model.Partition, spec *model.JobSpec, id *auth.Ident
 	if p.State == model.PartInactive {
 		return invalid("Partition in inactive state")
 	}
-	if len(p.AllowAccounts) > 0 && !slices.Contains(p.AllowAccounts, spec.Account) {
-		return invalid("Invalid account or account/partition combination specified")
+	if len(p.AllowAccounts) > 0 && !slices.ContainsFunc(p.AllowAccounts, func(a string) bool { return strings.EqualFold(a, spec.Account) }) {
+		return invalid(msgInvalidAccount)
+	}
+	if slices.ContainsFunc(p.DenyAccounts, func(a string) bool { return strings.EqualFold(a, spec.Account) }) {
+		return invalid(msgInvalidAccount)
 	}
 	if len(p.AllowGroups) > 0 && !s.privileged(id) && !inGroups(p.AllowGroups, id) {
 		return invalid("User's group not permitted to use this partition")

@@ -149,7 +149,11 @@ type PartitionConf struct {
 	MinNodes          int
 	AllowAccounts     []string // nil: ALL
 	AllowGroups       []string // nil: ALL
-	OverSubscribe     string   // NO, YES[:n], FORCE[:n] or EXCLUSIVE
+	DenyAccounts      []string
+	AllowQOS          []string // nil: ALL
+	DenyQOS           []string
+	QOS               string // the partition's QOS, whose limits its jobs also meet
+	OverSubscribe     string // NO, YES[:n], FORCE[:n] or EXCLUSIVE
 
 	Pos Pos // the PartitionName line
 }

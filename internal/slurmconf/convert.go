@@ -78,6 +78,10 @@ func (c *Config) ModelPartitions() []*model.Partition {
 			MinNodes:          p.MinNodes,
 			AllowAccounts:     append([]string(nil), p.AllowAccounts...),
 			AllowGroups:       append([]string(nil), p.AllowGroups...),
+			DenyAccounts:      append([]string(nil), p.DenyAccounts...),
+			AllowQOS:          append([]string(nil), p.AllowQOS...),
+			DenyQOS:           append([]string(nil), p.DenyQOS...),
+			QOS:               p.QOS,
 			OverSubscribe:     p.OverSubscribe,
 		}
 	}

@@ -19,6 +19,8 @@ type partSpec struct {
 	priorityTier, priorityJobFactor int
 	maxNodes, minNodes              int
 	allowAccounts, allowGroups      []string
+	denyAccounts, allowQOS, denyQOS []string
+	qos                             string
 	overSubscribe                   string
 }
 
@@ -73,6 +75,10 @@ func (p *parser) partitionLine(pos Pos, pairs []pair) error {
 		MinNodes:          spec.minNodes,
 		AllowAccounts:     spec.allowAccounts,
 		AllowGroups:       spec.allowGroups,
+		DenyAccounts:      spec.denyAccounts,
+		AllowQOS:          spec.allowQOS,
+		DenyQOS:           spec.denyQOS,
+		QOS:               spec.qos,
 		OverSubscribe:     spec.overSubscribe,
 		Pos:               pos,
 	})
@@ -148,6 +154,14 @@ func (p *parser) partKey(pos Pos, s *partSpec, kv pair) error {
 		s.allowAccounts = parseAllowList(v)
 	case "allowgroups":
 		s.allowGroups = parseAllowList(v)
+	case "denyaccounts":
+		s.denyAccounts = lowerList(splitList(v))
+	case "allowqos":
+		s.allowQOS = lowerList(parseAllowList(v))
+	case "denyqos":
+		s.denyQOS = lowerList(splitList(v))
+	case "qos":
+		s.qos = strings.ToLower(v)
 	case "oversubscribe", "shared":
 		o, ok := parseOverSubscribe(v)
 		if !ok {
@@ -213,4 +227,13 @@ func (p *parser) resolvePartitions() error {
 		part.Nodes = nodes
 	}
 	return nil
+}
+
+// lowerList lower-cases account and QOS names, which accounting stores in
+// lower case.
+func lowerList(l []string) []string {
+	for i, v := range l {
+		l[i] = strings.ToLower(v)
+	}
+	return l
 }
