@@ -261,8 +261,22 @@ func (r *runner) partitionRecord(p *model.Partition, nodes map[string]*model.Nod
 		return strings.Join(list, ",")
 	}
 	fmt.Fprintf(&b, "PartitionName=%s%s", p.Name, le)
-	fmt.Fprintf(&b, "AllowGroups=%s AllowAccounts=%s AllowQos=ALL%s", all(p.AllowGroups), all(p.AllowAccounts), le)
-	fmt.Fprintf(&b, "AllocNodes=ALL Default=%s QoS=N/A%s", yesNo(p.Default), le)
+	// Slurm prints DenyAccounts/DenyQos in place of the Allow lists
+	// when those are not set.
+	accts := "AllowAccounts=" + all(p.AllowAccounts)
+	if len(p.AllowAccounts) == 0 && len(p.DenyAccounts) > 0 {
+		accts = "DenyAccounts=" + strings.Join(p.DenyAccounts, ",")
+	}
+	qos := "AllowQos=" + all(p.AllowQOS)
+	if len(p.AllowQOS) == 0 && len(p.DenyQOS) > 0 {
+		qos = "DenyQos=" + strings.Join(p.DenyQOS, ",")
+	}
+	partQOS := p.QOS
+	if partQOS == "" {
+		partQOS = "N/A"
+	}
+	fmt.Fprintf(&b, "AllowGroups=%s %s %s%s", all(p.AllowGroups), accts, qos, le)
+	fmt.Fprintf(&b, "AllocNodes=ALL Default=%s QoS=%s%s", yesNo(p.Default), partQOS, le)
 	def := "NONE"
 	switch {
 	case p.DefaultTime == model.Unlimited:
