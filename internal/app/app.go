@@ -21,6 +21,7 @@ import (
 	"github.com/drover-hpc/drover/client"
 	"github.com/drover-hpc/drover/internal/agent"
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/sacctmgr"
 	"github.com/drover-hpc/drover/internal/cli/salloc"
 	"github.com/drover-hpc/drover/internal/cli/sbatch"
 	"github.com/drover-hpc/drover/internal/cli/sbcast"
@@ -52,6 +53,7 @@ var Commands = map[string]cli.Command{
 	"scontrol": scontrol.Run,
 	"sstat":    sstat.Run,
 	"sdiag":    sdiag.Run,
+	"sacctmgr": sacctmgr.Run,
 }
 
 // Main runs the invocation and returns the exit status.

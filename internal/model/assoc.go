@@ -212,8 +212,8 @@ type Assoc struct {
 	// Parent is the parent account of an account association.
 	Parent string `json:"parent,omitempty"`
 
-	Shares         int      `json:"shares"` // Fairshare
-	Priority       int      `json:"priority"`
+	Shares         int      `json:"shares"`   // Fairshare; SharesParent
+	Priority       int      `json:"priority"` // NoLimit: unset
 	GrpTRES        TRES     `json:"grp_tres,omitempty"`
 	GrpJobs        int      `json:"grp_jobs"`
 	GrpSubmitJobs  int      `json:"grp_submit_jobs"`
@@ -227,10 +227,14 @@ type Assoc struct {
 	DefaultQOS     string   `json:"default_qos,omitempty"`
 }
 
+// SharesParent is the Shares of an association that competes with its
+// parent account's share (sacctmgr's Fairshare=parent).
+const SharesParent = 0x7fffffff
+
 // NewAssoc is an association without limits.
 func NewAssoc(cluster, account, user, partition string) *Assoc {
 	return &Assoc{Cluster: cluster, Account: account, User: user, Partition: partition, Shares: 1,
-		GrpJobs: NoLimit, GrpSubmitJobs: NoLimit, GrpWall: NoLimit, MaxJobs: NoLimit,
+		Priority: NoLimit, GrpJobs: NoLimit, GrpSubmitJobs: NoLimit, GrpWall: NoLimit, MaxJobs: NoLimit,
 		MaxSubmitJobs: NoLimit, MaxWall: NoLimit}
 }
 
@@ -290,4 +294,52 @@ func (d *AcctDB) Lineage(cluster, account string) []*Assoc {
 		account = a.Parent
 	}
 	return out
+}
+
+// Effective returns a copy of a with the limits it leaves unset taken
+// from its parent accounts, as Slurm applies and lists them: DefaultQOS,
+// MaxJobs, MaxSubmitJobs, MaxWall, Priority and the QOS list come from
+// the nearest association that sets them; MaxTRES and MaxTRESPerNode
+// merge name by name, the nearest count winning. Grp limits and Shares
+// are the association's own (Grp limits hold at every level instead).
+func (d *AcctDB) Effective(a *Assoc) *Assoc {
+	e := *a
+	parent := a.Parent
+	if a.User != "" {
+		parent = a.Account
+	}
+	for _, p := range d.Lineage(a.Cluster, parent) {
+		e.Inherit(p)
+	}
+	return &e
+}
+
+// Inherit fills the limits a leaves unset from p, an association above
+// it (see Effective): applied from the nearest parent up, or once with a
+// parent that already carries its own inherited values.
+func (a *Assoc) Inherit(p *Assoc) {
+	if a.DefaultQOS == "" {
+		a.DefaultQOS = p.DefaultQOS
+	}
+	if a.MaxJobs == NoLimit {
+		a.MaxJobs = p.MaxJobs
+	}
+	if a.MaxSubmitJobs == NoLimit {
+		a.MaxSubmitJobs = p.MaxSubmitJobs
+	}
+	if a.MaxWall == NoLimit {
+		a.MaxWall = p.MaxWall
+	}
+	if a.Priority == NoLimit {
+		a.Priority = p.Priority
+	}
+	if len(a.QOS) == 0 {
+		a.QOS = p.QOS
+	}
+	if len(p.MaxTRES) > 0 {
+		a.MaxTRES = p.MaxTRES.Merge(a.MaxTRES)
+	}
+	if len(p.MaxTRESPerNode) > 0 {
+		a.MaxTRESPerNode = p.MaxTRESPerNode.Merge(a.MaxTRESPerNode)
+	}
 }

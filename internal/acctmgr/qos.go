@@ -1,0 +1,583 @@
+package acctmgr
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// qosFlags are the QOS flags in the order Slurm prints them.
+var qosFlags = []string{"DenyOnLimit", "EnforceUsageThreshold", "NoReserve", "PartitionMaxNodes",
+	"PartitionMinNodes", "OverPartQOS", "PartitionTimeLimit", "RequiresReservation", "NoDecay", "UsageFactorSafe"}
+
+// qosFlagOrder is the order Slurm recognizes flags in: a word naming
+// two takes the first.
+var qosFlagOrder = []string{"DenyOnLimit", "EnforceUsageThreshold", "PartitionMinNodes", "PartitionMaxNodes",
+	"PartitionTimeLimit", "RequiresReservation", "OverPartQOS", "NoReserve", "NoDecay", "UsageFactorSafe"}
+
+// qosSet is what a command sets on QOS; nil is left alone.
+type qosSet struct {
+	descr                                   *string
+	flagOp                                  byte // '=', '+', '-'; 0: untouched
+	flags                                   []string
+	grace                                   *int
+	grpJobs, grpSubmit, maxJobsPU, maxSubPU *int
+	prio                                    *int
+	maxWall                                 *int64
+	usage                                   *float64
+	grpTRES, perJob, perNode, perUser       model.TRES
+	preempt                                 []qosOp
+	preemptMode                             *string
+}
+
+func (q *qosSet) any() bool {
+	return q.descr != nil || q.flagOp != 0 || q.grace != nil || q.grpJobs != nil || q.grpSubmit != nil ||
+		q.maxJobsPU != nil || q.maxSubPU != nil || q.prio != nil || q.maxWall != nil || q.usage != nil ||
+		q.grpTRES != nil || q.perJob != nil || q.perNode != nil || q.perUser != nil || q.preempt != nil ||
+		q.preemptMode != nil
+}
+
+// preemptMode reads a preemption mode: one of off (cluster), cancel,
+// requeue, suspend (on), optionally with gang or within.
+func preemptMode(v string) (string, bool) {
+	var extra, mode string
+	modes := 0
+	for _, tok := range strings.Split(v, ",") {
+		switch strings.ToLower(tok) {
+		case "gang", "within":
+			if extra != "" && !strings.EqualFold(extra, tok) {
+				return "", false
+			}
+			extra = strings.ToUpper(tok)
+		case "off", "cluster":
+			modes++
+		case "cancel", "requeue":
+			mode = strings.ToUpper(tok)
+			modes++
+		case "on", "suspend":
+			mode = "SUSPEND"
+			modes++
+		default:
+			return "", false
+		}
+	}
+	switch {
+	case modes > 1:
+		return "", false
+	case extra != "" && mode != "":
+		return extra + "," + mode, true
+	case extra != "":
+		return extra, true
+	}
+	return mode, true
+}
+
+// setQOSOption reads kv as a QOS setting; false when it is not one.
+func setQOSOption(db *model.AcctDB, q *qosSet, kv KeyValue) (bool, error) {
+	k, tok := kv.Key, kv.String()
+	count := func(dst **int, what string) (bool, error) {
+		n, err := parseCount(kv.Value, what)
+		if err != nil {
+			return false, &Error{err.Error() + unknownOption(tok)}
+		}
+		*dst = &n
+		return true, nil
+	}
+	tres := func(dst *model.TRES) (bool, error) {
+		t, err := parseTRES(kv.Key, kv.Value)
+		if err != nil {
+			return false, err
+		}
+		if *dst == nil {
+			*dst = model.TRES{}
+		}
+		for name, n := range t {
+			(*dst)[name] = n
+		}
+		return true, nil
+	}
+	one := func(dst *model.TRES, name, what string) (bool, error) {
+		n, err := parseCount(kv.Value, what)
+		if err != nil {
+			return false, &Error{err.Error() + unknownOption(tok)}
+		}
+		if *dst == nil {
+			*dst = model.TRES{}
+		}
+		(*dst)[name] = int64(n)
+		return true, nil
+	}
+	unsupported := func() (bool, error) { return false, &Error{unsupportedOption(k)} }
+	switch {
+	case abbrev(k, "Description", 1):
+		if q.descr == nil {
+			s := stripQuotes(kv.Value, true)
+			q.descr = &s
+		}
+		return true, nil
+	case abbrev(k, "Flags", 2):
+		return true, q.setFlags(kv)
+	case abbrev(k, "GraceTime", 3):
+		return count(&q.grace, "GraceTime")
+	case abbrev(k, "GrpCPUMins", 7), abbrev(k, "GrpCPURunMins", 7):
+		return unsupported()
+	case abbrev(k, "GrpCPUs", 7):
+		return one(&q.grpTRES, "cpu", "GrpCPUs")
+	case abbrev(k, "GrpJobs", 4):
+		return count(&q.grpJobs, "GrpJobs")
+	case abbrev(k, "GrpJobsAccrue", 8):
+		return unsupported()
+	case abbrev(k, "GrpMemory", 4):
+		return one(&q.grpTRES, "mem", "GrpMemory")
+	case abbrev(k, "GrpNodes", 4):
+		return one(&q.grpTRES, "node", "GrpNodes")
+	case abbrev(k, "GrpSubmitJobs", 4):
+		return count(&q.grpSubmit, "GrpSubmitJobs")
+	case abbrev(k, "GrpTRES", 7):
+		return tres(&q.grpTRES)
+	case abbrev(k, "GrpTRESMins", 8), abbrev(k, "GrpTRESRunMins", 8), abbrev(k, "GrpWall", 4),
+		abbrev(k, "LimitFactor", 6), abbrev(k, "MaxCPUMinsPerJob", 7):
+		return unsupported()
+	case abbrev(k, "MaxCPUsPerJob", 7):
+		return one(&q.perJob, "cpu", "MaxCPUs")
+	case abbrev(k, "MaxCPUsPerUser", 11), abbrev(k, "MaxCPUsPU", 9):
+		return one(&q.perUser, "cpu", "MaxCPUsPerUser")
+	case abbrev(k, "MaxJobsAccruePerAccount", 17), abbrev(k, "MaxJobsAccruePA", 15),
+		abbrev(k, "MaxJobsAccruePerUser", 17), abbrev(k, "MaxJobsAccruePU", 15),
+		abbrev(k, "MaxJobsPerAccount", 11), abbrev(k, "MaxJobsPA", 9):
+		return unsupported()
+	case abbrev(k, "MaxJobsPerUser", 4), abbrev(k, "MaxJobsPU", 4):
+		return count(&q.maxJobsPU, "MaxJobsPU")
+	case abbrev(k, "MaxNodesPerJob", 4):
+		return one(&q.perJob, "node", "MaxNodesPerJob")
+	case abbrev(k, "MaxNodesPerUser", 8), abbrev(k, "MaxNodesPU", 8):
+		return one(&q.perUser, "node", "MaxNodesPerUser")
+	case abbrev(k, "MaxSubmitJobsPerAccount", 17), abbrev(k, "MaxSubmitJobsPA", 15):
+		return unsupported()
+	case abbrev(k, "MaxSubmitJobsPerUser", 4), abbrev(k, "MaxSubmitJobsPU", 4), abbrev(k, "MaxSubmitPU", 11):
+		return count(&q.maxSubPU, "MaxSubmitJobsPU")
+	case abbrev(k, "MaxTRESPerAccount", 11), abbrev(k, "MaxTRESPA", 9):
+		return unsupported()
+	case abbrev(k, "MaxTRESPerJob", 7):
+		return tres(&q.perJob)
+	case abbrev(k, "MaxTRESPerNode", 11):
+		return tres(&q.perNode)
+	case abbrev(k, "MaxTRESPerUser", 11), abbrev(k, "MaxTRESPU", 9):
+		return tres(&q.perUser)
+	case abbrev(k, "MaxTRESMinsPerJob", 8), abbrev(k, "MaxTRESRunMinsPA", 16), abbrev(k, "MaxTRESRunMinsPU", 8):
+		return unsupported()
+	case abbrev(k, "MaxWallDurationPerJob", 4):
+		secs, ok := parseDuration(kv.Value)
+		if !ok {
+			return false, &Error{" Bad MaxWall time format: " + tok + "\n" + unknownOption(tok)}
+		}
+		q.maxWall = &secs
+		return true, nil
+	case abbrev(k, "MinCPUsPerJob", 7), abbrev(k, "MinPrioThresh", 4), abbrev(k, "MinTRESPerJob", 7):
+		return unsupported()
+	case abbrev(k, "PreemptMode", 8):
+		m, ok := preemptMode(stripQuotes(kv.Value, true))
+		if !ok {
+			return false, errorf(" Bad Preempt Mode given: %s\n", tok)
+		}
+		q.preemptMode = &m
+		return true, nil
+	case abbrev(k, "Preempt", 7):
+		ops, err := parseQOSList(db, kv)
+		if err != nil {
+			return false, err
+		}
+		q.preempt = ops
+		return true, nil
+	case abbrev(k, "PreemptExemptTime", 8), abbrev(k, "RawUsage", 7):
+		return unsupported()
+	case abbrev(k, "Priority", 3):
+		return count(&q.prio, "Priority")
+	case abbrev(k, "UsageFactor", 6):
+		f, err := parseFloat(kv.Value, "UsageFactor")
+		if err != nil {
+			return false, &Error{err.Error() + unknownOption(tok)}
+		}
+		q.usage = &f
+		return true, nil
+	case abbrev(k, "UsageThreshold", 6):
+		return unsupported()
+	}
+	return false, nil
+}
+
+// setFlags reads a Flags value; -1 clears them all.
+func (q *qosSet) setFlags(kv KeyValue) error {
+	v := stripQuotes(kv.Value, false)
+	if n := leadingInts(strings.TrimPrefix(v, "-"), 0, 1); strings.HasPrefix(v, "-") && len(n) == 1 && n[0] == 1 {
+		q.flagOp, q.flags = '-', slices.Clone(qosFlags)
+		return nil
+	}
+	var got []string
+	for _, tok := range strings.Split(v, ",") {
+		for _, f := range qosFlagOrder {
+			if strings.Contains(strings.ToLower(tok), strings.ToLower(f)) {
+				if !slices.Contains(got, f) {
+					got = append(got, f)
+				}
+				break
+			}
+		}
+	}
+	if len(got) == 0 {
+		return errorf(" Unknown QOS flag used in:\n  '%s'\n Valid QOS flags are\n  '%s'\n", kv.Value, strings.Join(qosFlags, ","))
+	}
+	q.flagOp, q.flags = '=', got
+	if kv.Op != "=" {
+		q.flagOp = kv.Op[0]
+	}
+	return nil
+}
+
+// sortFlags puts flags in Slurm's printing order.
+func sortFlags(f []string) []string {
+	out := slices.Clone(f)
+	sort.Slice(out, func(i, j int) bool { return slices.Index(qosFlags, out[i]) < slices.Index(qosFlags, out[j]) })
+	return out
+}
+
+// apply sets q on the QOS.
+func (q *qosSet) apply(dst *model.QOS) {
+	if q.descr != nil {
+		dst.Description = *q.descr
+	}
+	switch q.flagOp {
+	case '=':
+		dst.Flags = sortFlags(q.flags)
+	case '+':
+		dst.Flags = sortFlags(uniq(append(slices.Clone(dst.Flags), q.flags...)))
+	case '-':
+		dst.Flags = slices.DeleteFunc(slices.Clone(dst.Flags), func(f string) bool { return slices.Contains(q.flags, f) })
+	}
+	if len(dst.Flags) == 0 {
+		dst.Flags = nil
+	}
+	set := func(p *int, v *int, cleared int) {
+		if v != nil {
+			if *p = *v; *v == model.NoLimit {
+				*p = cleared
+			}
+		}
+	}
+	if q.grace != nil {
+		dst.GraceTime = int64(max(*q.grace, 0))
+	}
+	set(&dst.GrpJobs, q.grpJobs, model.NoLimit)
+	set(&dst.GrpSubmitJobs, q.grpSubmit, model.NoLimit)
+	set(&dst.MaxJobsPerUser, q.maxJobsPU, model.NoLimit)
+	set(&dst.MaxSubmitJobsPerUser, q.maxSubPU, model.NoLimit)
+	set(&dst.Priority, q.prio, 0)
+	if q.maxWall != nil {
+		dst.MaxWall = *q.maxWall
+	}
+	if q.usage != nil {
+		if dst.UsageFactor = *q.usage; *q.usage < 0 {
+			dst.UsageFactor = 1
+		}
+	}
+	merge := func(dst *model.TRES, t model.TRES) {
+		if t != nil {
+			if *dst = (*dst).Merge(t); len(*dst) == 0 {
+				*dst = nil
+			}
+		}
+	}
+	merge(&dst.GrpTRES, q.grpTRES)
+	merge(&dst.MaxTRESPerJob, q.perJob)
+	merge(&dst.MaxTRESPerNode, q.perNode)
+	merge(&dst.MaxTRESPerUser, q.perUser)
+	if q.preempt != nil {
+		if dst.Preempt = applyQOS(dst.Preempt, q.preempt); len(dst.Preempt) == 0 {
+			dst.Preempt = nil
+		}
+		sort.Strings(dst.Preempt)
+	}
+	if q.preemptMode != nil {
+		dst.PreemptMode = *q.preemptMode
+	}
+}
+
+// describe prints the settings of an added QOS as sacctmgr does.
+func (q *qosSet) describe(b *strings.Builder) {
+	line := func(label, v string) { fmt.Fprintf(b, "  %-25s= %s\n", label, v) }
+	num := func(label string, v *int) {
+		switch {
+		case v == nil:
+		case *v == model.NoLimit:
+			line(label, "NONE")
+		default:
+			line(label, fmt.Sprint(*v))
+		}
+	}
+	if q.flagOp != 0 {
+		flags := sortFlags(q.flags)
+		switch q.flagOp {
+		case '+':
+			flags = append([]string{"Add"}, flags...)
+		case '-':
+			flags = append([]string{"Remove"}, flags...)
+		}
+		line("Flags", strings.Join(flags, ","))
+	}
+	num("GraceTime", q.grace)
+	num("GrpJobs", q.grpJobs)
+	num("GrpSubmitJobs", q.grpSubmit)
+	if q.grpTRES != nil {
+		line("GrpTRES", tresString(q.grpTRES))
+	}
+	switch {
+	case q.maxJobsPU == nil:
+	case *q.maxJobsPU == model.NoLimit:
+		b.WriteString("  MaxJobsPerUser = NONE\n")
+	default:
+		fmt.Fprintf(b, "  MaxJobsPerUser = %d\n", *q.maxJobsPU)
+	}
+	num("MaxSubmitJobsPerUser", q.maxSubPU)
+	for _, t := range []struct {
+		label string
+		v     model.TRES
+	}{{"MaxTRESPerJob", q.perJob}, {"MaxTRESPerNode", q.perNode}, {"MaxTRESPerUser", q.perUser}} {
+		if t.v != nil {
+			line(t.label, tresString(t.v))
+		}
+	}
+	if q.maxWall != nil {
+		line("MaxWall", durationString(*q.maxWall))
+	}
+	if q.preempt != nil {
+		line("Preempt", qosOpsString(q.preempt))
+	}
+	if q.preemptMode != nil && *q.preemptMode != "" {
+		line("PreemptMode", *q.preemptMode)
+	}
+	num("Priority", q.prio)
+	if q.usage != nil {
+		if *q.usage < 0 {
+			line("UsageFactor", "NONE")
+		} else {
+			line("UsageFactor", fmt.Sprintf("%.4f", *q.usage))
+		}
+	}
+}
+
+func (t *txn) addQOS(opts []KeyValue) error {
+	var names []string
+	q := &qosSet{}
+	for _, kv := range opts {
+		switch {
+		case skipKeyword(kv):
+		case kv.Op == "" || abbrev(kv.Key, "Name", 1):
+			v := kv.Value
+			if kv.Op == "" {
+				v = kv.Key
+			}
+			names = append(names, nameList(v, true)...)
+		default:
+			ok, err := setQOSOption(t.db, q, kv)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &Error{unknownOption(kv.String())}
+			}
+		}
+	}
+	if len(names) == 0 {
+		return errorf(" Need name of qos to add.\n")
+	}
+	var added strings.Builder
+	descr := ""
+	for _, n := range names {
+		if t.db.QOS[n] != nil {
+			continue
+		}
+		nq := model.NewQOS(n)
+		nq.ID = t.db.NextQOS
+		t.db.NextQOS++
+		nq.Description = n
+		q.apply(nq)
+		descr = nq.Description
+		t.db.QOS[n] = nq
+		t.fresh[nq] = true
+		t.changed = true
+		fmt.Fprintf(&added, "  %s\n", n)
+	}
+	if added.Len() == 0 {
+		t.out.WriteString(msgNothingAdded)
+		return nil
+	}
+	fmt.Fprintf(&t.out, " Adding QOS(s)\n%s Settings\n  Description    = %s\n", added.String(), descr)
+	q.describe(&t.out)
+	return nil
+}
+
+// qosCond picks QOS.
+type qosCond struct {
+	names, descrs []string
+	ids           []int
+	modes         []string
+	set           bool
+}
+
+func parseQOSCond(opts []KeyValue) (*qosCond, error) {
+	c := &qosCond{}
+	for _, kv := range opts {
+		k := kv.Key
+		switch {
+		case skipKeyword(kv), listKeyword(kv):
+		case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "QOSLevel", 1):
+			v := kv.Value
+			if kv.Op == "" {
+				v = kv.Key
+			}
+			l := nameList(v, true)
+			c.names = append(c.names, l...)
+			c.set = c.set || len(l) > 0
+		case abbrev(k, "Clusters", 1):
+		case abbrev(k, "Descriptions", 1):
+			l := nameList(kv.Value, true)
+			c.descrs = append(c.descrs, l...)
+			c.set = c.set || len(l) > 0
+		case abbrev(k, "Format", 1):
+		case abbrev(k, "Ids", 1):
+			var a assocCond
+			if err := a.addIDs(kv.Value); err != nil {
+				return nil, err
+			}
+			c.ids = append(c.ids, a.ids...)
+			c.set = c.set || len(a.ids) > 0
+		case abbrev(k, "PreemptMode", 8):
+			for _, m := range strings.Split(kv.Value, ",") {
+				pm, ok := preemptMode(stripQuotes(m, true))
+				if !ok {
+					return nil, errorf(" Bad Preempt Mode given: %s\n", kv.String())
+				}
+				c.modes = append(c.modes, pm)
+			}
+			c.set = true
+		default:
+			return nil, &Error{unknownCondition(kv.String())}
+		}
+	}
+	return c, nil
+}
+
+// match lists the QOS the condition picks, by id.
+func (c *qosCond) match(db *model.AcctDB) []*model.QOS {
+	var out []*model.QOS
+	for _, n := range qosNames(db) {
+		q := db.QOS[n]
+		if (len(c.names) == 0 || slices.Contains(c.names, q.Name)) &&
+			(len(c.descrs) == 0 || slices.Contains(c.descrs, strings.ToLower(q.Description))) &&
+			(len(c.ids) == 0 || slices.Contains(c.ids, q.ID)) &&
+			(len(c.modes) == 0 || slices.Contains(c.modes, q.PreemptMode)) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+func (t *txn) modifyQOS(condOpts, set []KeyValue) error {
+	c, err := parseQOSCond(condOpts)
+	if err != nil {
+		return err
+	}
+	q := &qosSet{}
+	for _, kv := range set {
+		switch {
+		case skipKeyword(kv):
+		case kv.Op == "" || abbrev(kv.Key, "Name", 1):
+		default:
+			ok, err := setQOSOption(t.db, q, kv)
+			if err != nil {
+				return err
+			}
+			if !ok {
+				return &Error{unknownOption(kv.String())}
+			}
+		}
+	}
+	if !q.any() {
+		return errorf(" You didn't give me anything to set\n")
+	}
+	hit := c.match(t.db)
+	if len(hit) == 0 {
+		t.out.WriteString(msgNothingModified)
+		return nil
+	}
+	t.out.WriteString(" Modified qos...\n")
+	for _, old := range hit {
+		q.apply(t.editQOS(old.Name))
+		fmt.Fprintf(&t.out, "  %s\n", old.Name)
+	}
+	return nil
+}
+
+func (t *txn) deleteQOS(opts []KeyValue) error {
+	c, err := parseQOSCond(opts)
+	if err != nil {
+		return err
+	}
+	if !c.set {
+		return errorf(" No conditions given to remove, not executing.\n")
+	}
+	hit := c.match(t.db)
+	if len(hit) == 0 {
+		t.out.WriteString(msgNothingDeleted)
+		return nil
+	}
+	var names []string
+	for _, q := range hit {
+		names = append(names, q.Name)
+	}
+	var users strings.Builder
+	for _, a := range buildTree(t.live()).ordered() {
+		if !slices.Contains(names, a.DefaultQOS) {
+			continue
+		}
+		switch {
+		case a.User == "":
+			fmt.Fprintf(&users, "  DefQOS = %-10s C = %-10s A = %-20s\n", a.DefaultQOS, a.Cluster, a.Account)
+		case a.Partition != "":
+			fmt.Fprintf(&users, "  DefQOS = %-10s C = %-10s A = %-20s U = %-9s P = %s\n", a.DefaultQOS, a.Cluster, a.Account, a.User, a.Partition)
+		default:
+			fmt.Fprintf(&users, "  DefQOS = %-10s C = %-10s A = %-20s U = %-9s\n", a.DefaultQOS, a.Cluster, a.Account, a.User)
+		}
+	}
+	if users.Len() > 0 {
+		return errorf(" Associations listed below have these as their Default QOS.\n%s"+
+			" Please either remove the qos' listed above from list and resubmit,\n"+
+			" or change the default qos to remove the qos.\n Changes Discarded\n", users.String())
+	}
+	t.out.WriteString(" Deleting QOS(s)...\n")
+	for _, n := range names {
+		delete(t.db.QOS, n)
+		fmt.Fprintf(&t.out, "  %s\n", n)
+	}
+	t.changed = true
+	for _, a := range t.live() {
+		if slices.ContainsFunc(a.QOS, func(q string) bool { return slices.Contains(names, q) }) {
+			e := t.editAssoc(a)
+			if e.QOS = slices.DeleteFunc(e.QOS, func(q string) bool { return slices.Contains(names, q) }); len(e.QOS) == 0 {
+				e.QOS = nil
+			}
+		}
+	}
+	for n, q := range t.db.QOS {
+		if slices.ContainsFunc(q.Preempt, func(p string) bool { return slices.Contains(names, p) }) {
+			e := t.editQOS(n)
+			if e.Preempt = slices.DeleteFunc(e.Preempt, func(p string) bool { return slices.Contains(names, p) }); len(e.Preempt) == 0 {
+				e.Preempt = nil
+			}
+		}
+	}
+	return nil
+}
