@@ -47,6 +47,7 @@ fuzz: ## run each fuzz target for 20 s
 bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
 	bash bench/steps.sh
+	bash bench/acct.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

@@ -124,6 +124,12 @@ type Query struct {
 	Start, End int64
 	// NoSteps leaves Job.Steps empty (sacct -X), which is much cheaper.
 	NoSteps bool
+	// Fields names the Job fields the caller reads, by their JSON names
+	// ("state", "exit_status"); a store may leave the others zero, which
+	// makes reading many records several times cheaper. Empty: all. The
+	// key fields (cluster, job_id, array_job_id, array_task_id) always
+	// come.
+	Fields []string
 }
 
 // Store is an accounting database.

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -19,6 +20,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/drover-hpc/drover/client"
+	"github.com/drover-hpc/drover/internal/acct/storage"
 	"github.com/drover-hpc/drover/internal/agent"
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/cli/sacctmgr"
@@ -33,6 +35,7 @@ import (
 	"github.com/drover-hpc/drover/internal/cli/srun"
 	"github.com/drover-hpc/drover/internal/cli/sstat"
 	"github.com/drover-hpc/drover/internal/ctld"
+	"github.com/drover-hpc/drover/internal/dbd"
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/up"
@@ -96,6 +99,31 @@ func Main(argv []string) int {
 			fs.StringVar(&ctl, "controller", "", "controller HOST:PORT (default: from slurm.conf, or the join)")
 			fs.StringVar(&stateDir, "state-dir", "", "where a joined node keeps its certificate and slurm.conf (default "+agent.DefaultStateDir+")")
 		})
+	case "dbd":
+		var listen string
+		return daemon(name, args, func(ctx context.Context, conf string, log *slog.Logger, fs *pflag.FlagSet) error {
+			if !fs.Changed("conf") {
+				conf = filepath.Join(filepath.Dir(confPath()), "slurmdbd.conf")
+			}
+			c, err := slurmconf.LoadDbd(conf)
+			if err != nil {
+				return err
+			}
+			for _, w := range c.Warnings {
+				log.Warn("slurmdbd.conf: " + w)
+			}
+			st, err := storage.Open(ctx, c.Storage, c.StateDir, log)
+			if err != nil {
+				return err
+			}
+			if st == nil {
+				return errors.New("slurmdbd.conf: StorageType=none leaves the dbd nothing to serve")
+			}
+			defer st.Close()
+			return dbd.Run(ctx, dbd.Options{Conf: c, Store: st, Log: log, Listen: listen})
+		}, func(fs *pflag.FlagSet) {
+			fs.StringVar(&listen, "listen", "", "listen address (default DbdAddr:DbdPort of slurmdbd.conf)")
+		})
 	case "token":
 		return tokenCmd(args)
 	case "gres":
@@ -148,6 +176,7 @@ Cluster:
   agent -f slurm.conf          run a node agent
   agent --join TOKEN --controller HOST:PORT [--name NODE]
                                join a new machine to the cluster
+  dbd [-f slurmdbd.conf]       run an accounting daemon shared by several clusters
   token create [--ttl 24h]     make a join token (admins)
   gres [-f slurm.conf] [--autodetect]  list the GPUs this node finds (gres.conf lines)
   version                      print the version

@@ -16,6 +16,7 @@ import (
 
 	"google.golang.org/grpc/credentials"
 
+	"github.com/drover-hpc/drover/internal/acct/storage"
 	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/controller"
@@ -146,6 +147,15 @@ func Run(ctx context.Context, o Options) error {
 		return Settings(c), nil
 	}
 	ctl.SetService(svc)
+	accounting, err := storage.Open(ctx, cfg.Accounting, cfg.StateSaveLocation, log)
+	if err != nil {
+		return err
+	}
+	if accounting != nil {
+		defer accounting.Close()
+		ctl.SetAccounting(accounting, cfg.ClusterName)
+		svc.SetAccounting(accounting)
+	}
 	if err := svc.InstallConfig(settings); err != nil {
 		return fmt.Errorf("install configuration: %w", err)
 	}

@@ -9,7 +9,7 @@ import (
 func AcctQueryToPB(q acct.Query) *pb.AcctJobsRequest {
 	r := &pb.AcctJobsRequest{Clusters: q.Clusters, Uids: q.UIDs, Accounts: q.Accounts,
 		Partitions: q.Partitions, Qos: q.QOS, Names: q.Names, States: q.States,
-		Start: q.Start, End: q.End, NoSteps: q.NoSteps}
+		Start: q.Start, End: q.End, NoSteps: q.NoSteps, Fields: q.Fields}
 	for _, j := range q.Jobs {
 		r.Jobs = append(r.Jobs, &pb.AcctJobSel{JobId: j.JobID, ArrayTask: j.ArrayTask})
 	}
@@ -20,7 +20,7 @@ func AcctQueryToPB(q acct.Query) *pb.AcctJobsRequest {
 func AcctQueryFromPB(r *pb.AcctJobsRequest) acct.Query {
 	q := acct.Query{Clusters: r.Clusters, UIDs: r.Uids, Accounts: r.Accounts,
 		Partitions: r.Partitions, QOS: r.Qos, Names: r.Names, States: r.States,
-		Start: r.Start, End: r.End, NoSteps: r.NoSteps}
+		Start: r.Start, End: r.End, NoSteps: r.NoSteps, Fields: r.Fields}
 	for _, j := range r.Jobs {
 		q.Jobs = append(q.Jobs, acct.JobSel{JobID: j.JobId, ArrayTask: j.ArrayTask})
 	}

@@ -5970,6 +5970,7 @@ type AcctJobsRequest struct {
 	Start         int64                  `protobuf:"varint,9,opt,name=start,proto3" json:"start,omitempty"`
 	End           int64                  `protobuf:"varint,10,opt,name=end,proto3" json:"end,omitempty"`
 	NoSteps       bool                   `protobuf:"varint,11,opt,name=no_steps,json=noSteps,proto3" json:"no_steps,omitempty"`
+	Fields        []string               `protobuf:"bytes,12,rep,name=fields,proto3" json:"fields,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6079,6 +6080,13 @@ func (x *AcctJobsRequest) GetNoSteps() bool {
 		return x.NoSteps
 	}
 	return false
+}
+
+func (x *AcctJobsRequest) GetFields() []string {
+	if x != nil {
+		return x.Fields
+	}
+	return nil
 }
 
 type AcctStep struct {
@@ -7896,7 +7904,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"AcctJobSel\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1d\n" +
 	"\n" +
-	"array_task\x18\x02 \x01(\x05R\tarrayTask\"\xab\x02\n" +
+	"array_task\x18\x02 \x01(\x05R\tarrayTask\"\xc3\x02\n" +
 	"\x0fAcctJobsRequest\x12\x1a\n" +
 	"\bclusters\x18\x01 \x03(\tR\bclusters\x12)\n" +
 	"\x04jobs\x18\x02 \x03(\v2\x15.drover.v1.AcctJobSelR\x04jobs\x12\x12\n" +
@@ -7911,7 +7919,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x05start\x18\t \x01(\x03R\x05start\x12\x10\n" +
 	"\x03end\x18\n" +
 	" \x01(\x03R\x03end\x12\x19\n" +
-	"\bno_steps\x18\v \x01(\bR\anoSteps\"\x8c\x04\n" +
+	"\bno_steps\x18\v \x01(\bR\anoSteps\x12\x16\n" +
+	"\x06fields\x18\f \x03(\tR\x06fields\"\x8c\x04\n" +
 	"\bAcctStep\x12\x17\n" +
 	"\astep_id\x18\x01 \x01(\x05R\x06stepId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +

@@ -1,0 +1,466 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5/pgconn"
+	_ "github.com/jackc/pgx/v5/stdlib" // driver "pgx"
+	_ "modernc.org/sqlite"             // driver "sqlite"
+
+	"github.com/drover-hpc/drover/internal/acct"
+)
+
+// Config names a database: Driver is sqlite, mysql or postgres (or an
+// alias: mariadb, postgresql, pgsql); DSN is the driver's: a file for
+// SQLite, "user:pass@tcp(host:port)/db" for MySQL, a postgres:// URL.
+type Config struct {
+	Driver, DSN string
+}
+
+// Store is an accounting database; it implements acct.Store.
+type Store struct {
+	db *sql.DB
+	d  *dialect
+}
+
+var _ acct.Store = (*Store)(nil)
+
+// Open connects, and creates or upgrades the schema.
+func Open(ctx context.Context, c Config) (*Store, error) {
+	d, err := lookupDialect(c.Driver)
+	if err != nil {
+		return nil, err
+	}
+	dsn := c.DSN
+	switch d.name {
+	case "sqlite":
+		dsn = sqliteDSN(dsn)
+	case "mysql":
+		dsn, err = mysqlDSN(dsn)
+		if err != nil {
+			return nil, err
+		}
+	}
+	db, err := sql.Open(d.driver, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if d.name == "sqlite" {
+		// One connection: SQLite has one writer anyway, and a single
+		// connection keeps the pragmas and avoids lock contention
+		// between our own connections.
+		db.SetMaxOpenConns(1)
+	} else {
+		db.SetMaxOpenConns(8)
+		db.SetMaxIdleConns(4)
+		db.SetConnMaxLifetime(30 * time.Minute)
+	}
+	s := &Store{db: db, d: d}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, s.wrap(err)
+	}
+	if err := migrate(ctx, db, d); err != nil {
+		db.Close()
+		return nil, s.wrap(err)
+	}
+	return s, nil
+}
+
+// sqliteDSN turns a file name into modernc's DSN with the pragmas the
+// store needs: WAL (readers do not block the writer), a busy timeout, and
+// immediate transactions (two processes never deadlock upgrading a read
+// lock).
+func sqliteDSN(file string) string {
+	if strings.HasPrefix(file, "file:") {
+		return file
+	}
+	q := url.Values{}
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "busy_timeout(10000)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Set("_txlock", "immediate")
+	return "file:" + file + "?" + q.Encode()
+}
+
+// mysqlDSN adds the settings the store relies on to a user's DSN.
+func mysqlDSN(dsn string) (string, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return "", fmt.Errorf("mysql DSN: %w", err)
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	cfg.Params["charset"] = "utf8mb4"
+	cfg.Collation = "utf8mb4_bin"
+	if cfg.Timeout == 0 {
+		cfg.Timeout = 5 * time.Second
+	}
+	if cfg.ReadTimeout == 0 {
+		cfg.ReadTimeout = 60 * time.Second
+	}
+	if cfg.WriteTimeout == 0 {
+		cfg.WriteTimeout = 60 * time.Second
+	}
+	return cfg.FormatDSN(), nil
+}
+
+// DSN builds a DSN from slurm.conf's AccountingStorageHost, Port, User,
+// Pass and Loc (the database name; a file for SQLite). Empty parts take
+// the defaults: localhost, the server's usual port, database
+// drover_acct_db.
+func DSN(driver, host string, port int, user, pass, loc string) string {
+	d, err := lookupDialect(driver)
+	if err != nil {
+		return ""
+	}
+	if d.name == "sqlite" {
+		return loc
+	}
+	if host == "" {
+		host = "localhost"
+	}
+	if loc == "" {
+		loc = "drover_acct_db"
+	}
+	switch d.name {
+	case "mysql":
+		if port == 0 {
+			port = 3306
+		}
+		cfg := mysql.NewConfig()
+		cfg.User, cfg.Passwd, cfg.Net, cfg.DBName = user, pass, "tcp", loc
+		cfg.Addr = net.JoinHostPort(host, strconv.Itoa(port))
+		return cfg.FormatDSN()
+	default:
+		if port == 0 {
+			port = 5432
+		}
+		u := url.URL{Scheme: "postgres", Host: net.JoinHostPort(host, strconv.Itoa(port)), Path: "/" + loc}
+		if user != "" {
+			if pass != "" {
+				u.User = url.UserPassword(user, pass)
+			} else {
+				u.User = url.User(user)
+			}
+		}
+		u.RawQuery = "sslmode=prefer&connect_timeout=5"
+		return u.String()
+	}
+}
+
+// Close closes the connections.
+func (s *Store) Close() error { return s.db.Close() }
+
+// Ping reports whether the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.wrap(s.db.PingContext(ctx)) }
+
+// PutJobs writes the records in one transaction.
+func (s *Store) PutJobs(ctx context.Context, jobs []*acct.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return s.wrap(err)
+	}
+	defer tx.Rollback()
+	if err := s.putJobs(ctx, tx, jobs); err != nil {
+		return s.wrap(err)
+	}
+	return s.wrap(tx.Commit())
+}
+
+func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error {
+	// A record may come twice in one batch: the last one wins, as it
+	// would in separate transactions (one statement cannot upsert a key
+	// twice on PostgreSQL).
+	last := make(map[jobKey]int, len(jobs))
+	for i, j := range jobs {
+		last[jobKey{j.Cluster, j.JobID}] = i
+	}
+	uniq := jobs[:0:0]
+	for i, j := range jobs {
+		if last[jobKey{j.Cluster, j.JobID}] == i {
+			uniq = append(uniq, j)
+		}
+	}
+	jobKeys := []string{"cluster", "job_id"}
+	per := min(500, s.d.maxParams/len(jobCols))
+	vals := make([]any, 0, per*len(jobCols))
+	for start := 0; start < len(uniq); start += per {
+		chunk := uniq[start:min(start+per, len(uniq))]
+		vals = vals[:0]
+		for _, j := range chunk {
+			vals = values(jobCols, j, vals)
+		}
+		if _, err := tx.ExecContext(ctx, upsert(s.d, "jobs", jobCols, jobKeys, len(chunk)), vals...); err != nil {
+			return err
+		}
+	}
+	var steps []stepRow
+	for _, j := range uniq {
+		for _, st := range j.Steps {
+			steps = append(steps, stepRow{cluster: j.Cluster, jobID: j.JobID, Step: *st})
+		}
+	}
+	stepKeys := []string{"cluster", "job_id", "step_id"}
+	per = min(500, s.d.maxParams/len(stepCols))
+	for start := 0; start < len(steps); start += per {
+		chunk := steps[start:min(start+per, len(steps))]
+		vals = vals[:0]
+		for i := range chunk {
+			vals = values(stepCols, &chunk[i], vals)
+		}
+		if _, err := tx.ExecContext(ctx, upsert(s.d, "steps", stepCols, stepKeys, len(chunk)), vals...); err != nil {
+			return err
+		}
+	}
+	return s.dropEarlierRuns(ctx, tx, uniq)
+}
+
+// dropEarlierRuns deletes the steps of earlier runs of requeued jobs:
+// those that started before the job's current start. Only jobs that were
+// restarted can have any.
+func (s *Store) dropEarlierRuns(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error {
+	for _, j := range jobs {
+		if j.Start == 0 || j.Restarts == 0 {
+			continue
+		}
+		a := &args{d: s.d}
+		q := "DELETE FROM steps WHERE cluster = " + a.add(j.Cluster) + " AND job_id = " + a.add(int64(j.JobID)) +
+			" AND start_time < " + a.add(j.Start)
+		if _, err := tx.ExecContext(ctx, q, a.vals...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+type jobKey struct {
+	cluster string
+	id      uint32
+}
+
+// Jobs returns the records q selects, ordered by cluster and job id.
+func (s *Store) Jobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
+	a := &args{d: s.d}
+	where := s.where(q, a, "")
+	cols := project(q.Fields)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+colNames(cols, "")+" FROM jobs"+where+" ORDER BY cluster, job_id", a.vals...)
+	if err != nil {
+		return nil, s.wrap(err)
+	}
+	var jobs []*acct.Job
+	sc := newScanner(cols)
+	for rows.Next() {
+		j := &acct.Job{}
+		if err := sc.scan(rows, j); err != nil {
+			rows.Close()
+			return nil, s.wrap(err)
+		}
+		jobs = append(jobs, j)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, s.wrap(err)
+	}
+	if q.NoSteps || len(jobs) == 0 {
+		return jobs, nil
+	}
+	if err := s.attachSteps(ctx, q, jobs); err != nil {
+		return nil, s.wrap(err)
+	}
+	return jobs, nil
+}
+
+// attachSteps loads the steps of the selected jobs with one join on the
+// same conditions, and hangs them on their jobs in Slurm's order.
+func (s *Store) attachSteps(ctx context.Context, q acct.Query, jobs []*acct.Job) error {
+	byKey := make(map[jobKey]*acct.Job, len(jobs))
+	for _, j := range jobs {
+		byKey[jobKey{j.Cluster, j.JobID}] = j
+	}
+	a := &args{d: s.d}
+	where := s.where(q, a, "j.")
+	rows, err := s.db.QueryContext(ctx, "SELECT "+colNames(stepCols, "s.")+
+		" FROM steps s JOIN jobs j ON s.cluster = j.cluster AND s.job_id = j.job_id"+where, a.vals...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	sc := newScanner(stepCols)
+	for rows.Next() {
+		var r stepRow
+		if err := sc.scan(rows, &r); err != nil {
+			return err
+		}
+		if j := byKey[jobKey{r.cluster, r.jobID}]; j != nil {
+			st := r.Step
+			j.Steps = append(j.Steps, &st)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		sort.Slice(j.Steps, func(x, y int) bool { return stepOrder(j.Steps[x].StepID) < stepOrder(j.Steps[y].StepID) })
+	}
+	return nil
+}
+
+// stepOrder sorts batch, extern and interactive steps before numbered
+// ones, as sacct lists them.
+func stepOrder(id int32) int64 {
+	switch id {
+	case acct.StepBatch:
+		return -3
+	case acct.StepExtern:
+		return -2
+	case acct.StepInteractive:
+		return -1
+	}
+	return int64(id)
+}
+
+// where is the WHERE clause of q over the jobs table (columns prefixed
+// with p), "" when q selects everything.
+func (s *Store) where(q acct.Query, a *args, p string) string {
+	var conds []string
+	in := func(col string, n int, val func(i int) any) {
+		if n == 0 {
+			return
+		}
+		ph := make([]string, n)
+		for i := range n {
+			ph[i] = a.add(val(i))
+		}
+		conds = append(conds, p+col+" IN ("+strings.Join(ph, ", ")+")")
+	}
+	in("cluster", len(q.Clusters), func(i int) any { return q.Clusters[i] })
+	in("uid", len(q.UIDs), func(i int) any { return int64(q.UIDs[i]) })
+	in("account", len(q.Accounts), func(i int) any { return q.Accounts[i] })
+	in("partition_name", len(q.Partitions), func(i int) any { return q.Partitions[i] })
+	in("qos", len(q.QOS), func(i int) any { return q.QOS[i] })
+	in("name", len(q.Names), func(i int) any { return q.Names[i] })
+	in("state", len(q.States), func(i int) any { return q.States[i] })
+	if len(q.Jobs) > 0 {
+		var plain []any
+		var ors []string
+		for _, sel := range q.Jobs {
+			if sel.ArrayTask >= 0 {
+				ors = append(ors, "("+p+"array_job_id = "+a.add(int64(sel.JobID))+" AND "+p+"array_task_id = "+a.add(int64(sel.ArrayTask))+")")
+			} else {
+				plain = append(plain, int64(sel.JobID))
+			}
+		}
+		if len(plain) > 0 {
+			ph := make([]string, len(plain))
+			for i, v := range plain {
+				ph[i] = a.add(v)
+			}
+			list := strings.Join(ph, ", ")
+			ph2 := make([]string, len(plain))
+			for i, v := range plain {
+				ph2[i] = a.add(v)
+			}
+			ors = append(ors, p+"job_id IN ("+list+")", p+"array_job_id IN ("+strings.Join(ph2, ", ")+")")
+		}
+		conds = append(conds, "("+strings.Join(ors, " OR ")+")")
+	}
+	if q.End > 0 {
+		conds = append(conds, p+"submit <= "+a.add(q.End))
+	}
+	if q.Start > 0 {
+		conds = append(conds, "("+p+"end_time = 0 OR "+p+"end_time >= "+a.add(q.Start)+")")
+	}
+	if len(conds) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(conds, " AND ")
+}
+
+// wrap marks errors that mean the database cannot be reached now with
+// acct.ErrUnavailable.
+func (s *Store) wrap(err error) error {
+	if err == nil || errors.Is(err, acct.ErrUnavailable) {
+		return err
+	}
+	if unreachable(err) {
+		return fmt.Errorf("%w: %s: %v", acct.ErrUnavailable, s.d.name, err)
+	}
+	return err
+}
+
+func unreachable(err error) bool {
+	var op *net.OpError
+	var pgErr *pgconn.PgError
+	var mysqlErr *mysql.MySQLError
+	switch {
+	case errors.Is(err, driver.ErrBadConn), errors.Is(err, mysql.ErrInvalidConn),
+		errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.EPIPE),
+		errors.Is(err, context.DeadlineExceeded), errors.As(err, &op):
+		return true
+	case errors.As(err, &pgErr):
+		// Class 08: connection exception; 57P0x: the server is shutting
+		// down or starting.
+		return strings.HasPrefix(pgErr.Code, "08") || strings.HasPrefix(pgErr.Code, "57P")
+	case errors.As(err, &mysqlErr):
+		// Server shutdown in progress, too many connections.
+		return mysqlErr.Number == 1053 || mysqlErr.Number == 1040 || mysqlErr.Number == 2006 || mysqlErr.Number == 2013
+	}
+	msg := err.Error()
+	for _, s := range []string{"connection refused", "bad connection", "broken pipe", "server has gone away",
+		"failed to connect", "connection reset", "no such host", "i/o timeout", "is shutting down"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// fieldColumn maps the JSON names of acct.Job's fields to the columns
+// that differ from them.
+var fieldColumn = map[string]string{
+	"user": "user_name", "group": "group_name", "partition": "partition_name", "start": "start_time",
+	"end": "end_time", "stdout": "std_out", "stderr": "std_err", "stdin": "std_in",
+}
+
+// project is the columns a query reads: the key columns and those of the
+// fields asked for, or all of them. Each column costs the SQLite driver
+// several locked calls per row: sacct's default seven fields read four
+// times faster than all forty-odd.
+func project(fields []string) []column[acct.Job] {
+	if len(fields) == 0 {
+		return jobCols
+	}
+	want := map[string]bool{"cluster": true, "job_id": true, "array_job_id": true, "array_task_id": true}
+	for _, f := range fields {
+		if c, ok := fieldColumn[f]; ok {
+			f = c
+		}
+		want[f] = true
+	}
+	var cols []column[acct.Job]
+	for _, c := range jobCols {
+		if want[c.name] {
+			cols = append(cols, c)
+		}
+	}
+	return cols
+}
