@@ -110,7 +110,9 @@ type JobSel struct {
 // Query selects records. Empty lists match everything; a job matches when
 // it matches every non-empty criterion.
 type Query struct {
-	Clusters   []string // empty: every cluster
+	// Clusters: empty is every cluster (the controller's query service
+	// reads it as its own cluster, and "all" as every one, as sacct -M).
+	Clusters   []string
 	Jobs       []JobSel
 	UIDs       []uint32
 	Accounts   []string

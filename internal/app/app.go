@@ -23,6 +23,7 @@ import (
 	"github.com/drover-hpc/drover/internal/acct/storage"
 	"github.com/drover-hpc/drover/internal/agent"
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/sacct"
 	"github.com/drover-hpc/drover/internal/cli/sacctmgr"
 	"github.com/drover-hpc/drover/internal/cli/salloc"
 	"github.com/drover-hpc/drover/internal/cli/sbatch"
@@ -57,6 +58,7 @@ var Commands = map[string]cli.Command{
 	"sstat":    sstat.Run,
 	"sdiag":    sdiag.Run,
 	"sacctmgr": sacctmgr.Run,
+	"sacct":    sacct.Run,
 }
 
 // Main runs the invocation and returns the exit status.

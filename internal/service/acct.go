@@ -3,10 +3,11 @@ package service
 import (
 	"context"
 	"errors"
-	"github.com/drover-hpc/drover/internal/fsm"
-	"github.com/drover-hpc/drover/internal/state"
+	"strings"
 
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/state"
 )
 
 // ErrAcctDisabled answers accounting queries on a cluster that keeps no
@@ -30,6 +31,7 @@ func (s *Service) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Jo
 	if s.acct == nil {
 		return ErrAcctDisabled
 	}
+	q.Clusters = s.acctClusters(q.Clusters)
 	jobs, err := s.acct.Jobs(ctx, q)
 	if err != nil {
 		if errors.Is(err, acct.ErrUnavailable) {
@@ -45,6 +47,20 @@ func (s *Service) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Jo
 		jobs = jobs[n:]
 	}
 	return nil
+}
+
+// acctClusters resolves sacct's -M: no list is the local cluster,
+// "all" (or the old "-1") every cluster the database holds.
+func (s *Service) acctClusters(list []string) []string {
+	if len(list) == 0 {
+		return []string{s.Settings().ClusterName}
+	}
+	for _, c := range list {
+		if strings.EqualFold(c, "all") || c == "-1" {
+			return nil
+		}
+	}
+	return list
 }
 
 // AccountingEnabled reports whether the cluster keeps accounting records.
