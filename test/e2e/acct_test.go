@@ -77,7 +77,8 @@ func TestAccounting(t *testing.T) {
 			array + "_3|acct_array|COMPLETED|0:0",
 			array + "_3.batch|batch|COMPLETED|0:0",
 			srun + "|acct_srun|COMPLETED|0:0",
-			srun + ".0|true|COMPLETED|0:0",
+			// srun -J names the step too.
+			srun + ".0|acct_srun|COMPLETED|0:0",
 		}, "\n") + "\n"
 		if got != want {
 			t.Errorf("sacct -P:\n%s\nwant:\n%s", got, want)
@@ -96,10 +97,11 @@ func TestAccounting(t *testing.T) {
 	})
 
 	t.Run("fields of a finished job", func(t *testing.T) {
+		node := strings.TrimSpace(c.must("sinfo", "-h", "-N", "-o", "%N"))
 		row := c.acctRow(ok, "JobIDRaw,User,UID,Group,Account,Partition,QOS,NNodes,AllocCPUS,ReqTRES,NodeList,WorkDir,Reason")
 		want := ok + "|root|0|root|root|debug|normal|1|1|"
-		if !strings.HasPrefix(row, want) || !strings.Contains(row, "|node1|"+c.dir+"|None") {
-			t.Errorf("row %q, want %q...node1|%s|None", row, want, c.dir)
+		if !strings.HasPrefix(row, want) || !strings.Contains(row, "|"+node+"|"+c.dir+"|None") {
+			t.Errorf("row %q, want %q...%s|%s|None", row, want, node, c.dir)
 		}
 		if row := c.acctRow(held, "JobID,Start,NodeList"); row != held+"|None|None assigned" {
 			t.Errorf("cancelled pending job: %q", row)

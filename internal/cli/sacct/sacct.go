@@ -68,12 +68,12 @@ const helpText = `sacct [<OPTION>]
 `
 
 type options struct {
-	all, brief, completion, long, allClusters, noHeader, parsable, parsable2 bool
-	allocations, me, noconvert, json, helpFormat, help, usage, version, dups bool
+	all, brief, completion, long, allClusters, noHeader, parsable, parsable2   bool
+	allocations, me, noconvert, json, helpFormat, help, usage, version, dups   bool
 	delimiter, format, accounts, clusters, nodes, names, jobs, qos, partitions string
-	states, users, units, start, end                                          string
-	verbose                                                                   int
-	set                                                                       func(string) bool
+	states, users, units, start, end                                           string
+	verbose                                                                    int
+	set                                                                        func(string) bool
 }
 
 func flags(o *options) *pflag.FlagSet {
