@@ -33,6 +33,7 @@ import (
 	"github.com/drover-hpc/drover/internal/cli/sdiag"
 	"github.com/drover-hpc/drover/internal/cli/sinfo"
 	"github.com/drover-hpc/drover/internal/cli/squeue"
+	"github.com/drover-hpc/drover/internal/cli/sreport"
 	"github.com/drover-hpc/drover/internal/cli/srun"
 	"github.com/drover-hpc/drover/internal/cli/sstat"
 	"github.com/drover-hpc/drover/internal/ctld"
@@ -59,6 +60,7 @@ var Commands = map[string]cli.Command{
 	"sdiag":    sdiag.Run,
 	"sacctmgr": sacctmgr.Run,
 	"sacct":    sacct.Run,
+	"sreport":  sreport.Run,
 }
 
 // Main runs the invocation and returns the exit status.
