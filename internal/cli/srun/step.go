@@ -107,8 +107,13 @@ func (s *session) stepSpec(args []string) (*model.StepSpec, error) {
 
 // create asks for the step, waiting while the job's other steps hold the
 // CPUs it needs.
+//
+// The first refusal is retried quietly once the job changes: a step that
+// just ended on its nodes may not be recorded yet when its srun returns
+// and the script's next srun asks (the nodes report a step's end on
+// their own stream), and that is no wait worth telling the user about.
 func (s *session) create(ctx context.Context, spec *model.StepSpec) error {
-	waited := false
+	waited, tries := false, 0
 	for {
 		job, st, err := s.c.CreateStep(ctx, s.jobID, spec)
 		if err == nil {
@@ -121,7 +126,8 @@ func (s *session) create(ctx context.Context, spec *model.StepSpec) error {
 		if !errors.Is(err, cli.ErrStepBusy) {
 			return err
 		}
-		if !waited {
+		tries++
+		if !waited && tries > 1 {
 			waited = true
 			s.env.Infof("Job %d step creation temporarily disabled, retrying (%s)", s.jobID, err)
 		}
