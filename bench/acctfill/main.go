@@ -39,7 +39,7 @@ func main() {
 	for i := 0; i < *n; i += batch {
 		var jobs []*acct.Job
 		for k := i; k < i+batch && k < *n; k++ {
-			sub := start.Add(span * time.Duration(k) / time.Duration(*n)).Unix()
+			sub := start.Add(time.Duration(float64(span) * float64(k) / float64(*n))).Unix()
 			st := states[k%len(states)]
 			exit := int32(0)
 			if st == "FAILED" {

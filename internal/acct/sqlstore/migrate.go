@@ -17,7 +17,8 @@ var migrations = []func(d *dialect) []string{
 			{"jobs_submit", "cluster, submit"},
 			{"jobs_end", "cluster, end_time"},
 			{"jobs_uid", "uid"},
-			{"jobs_array", "array_job_id"},
+			{"jobs_array", "array_job_id, cluster"},
+			{"jobs_id", "job_id"},
 		}
 		if d.name == "mysql" {
 			// MySQL has no CREATE INDEX IF NOT EXISTS (MariaDB does):

@@ -258,8 +258,18 @@ type jobKey struct {
 
 // Jobs returns the records q selects, ordered by cluster and job id.
 func (s *Store) Jobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
+	var ids []int64
+	if len(q.Jobs) > 0 {
+		var err error
+		if ids, err = s.resolveJobs(ctx, q); err != nil {
+			return nil, s.wrap(err)
+		}
+		if len(ids) == 0 {
+			return nil, nil
+		}
+	}
 	a := &args{d: s.d}
-	where := s.where(q, a, "")
+	where := s.where(q, ids, a, "")
 	cols := project(q.Fields)
 	rows, err := s.db.QueryContext(ctx, "SELECT "+colNames(cols, "")+" FROM jobs"+where+" ORDER BY cluster, job_id", a.vals...)
 	if err != nil {
@@ -282,7 +292,7 @@ func (s *Store) Jobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
 	if q.NoSteps || len(jobs) == 0 {
 		return jobs, nil
 	}
-	if err := s.attachSteps(ctx, q, jobs); err != nil {
+	if err := s.attachSteps(ctx, q, ids, jobs); err != nil {
 		return nil, s.wrap(err)
 	}
 	return jobs, nil
@@ -290,13 +300,13 @@ func (s *Store) Jobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
 
 // attachSteps loads the steps of the selected jobs with one join on the
 // same conditions, and hangs them on their jobs in Slurm's order.
-func (s *Store) attachSteps(ctx context.Context, q acct.Query, jobs []*acct.Job) error {
+func (s *Store) attachSteps(ctx context.Context, q acct.Query, ids []int64, jobs []*acct.Job) error {
 	byKey := make(map[jobKey]*acct.Job, len(jobs))
 	for _, j := range jobs {
 		byKey[jobKey{j.Cluster, j.JobID}] = j
 	}
 	a := &args{d: s.d}
-	where := s.where(q, a, "j.")
+	where := s.where(q, ids, a, "j.")
 	rows, err := s.db.QueryContext(ctx, "SELECT "+colNames(stepCols, "s.")+
 		" FROM steps s JOIN jobs j ON s.cluster = j.cluster AND s.job_id = j.job_id"+where, a.vals...)
 	if err != nil {
@@ -338,8 +348,9 @@ func stepOrder(id int32) int64 {
 }
 
 // where is the WHERE clause of q over the jobs table (columns prefixed
-// with p), "" when q selects everything.
-func (s *Store) where(q acct.Query, a *args, p string) string {
+// with p), "" when q selects everything. ids, when not nil, are the job
+// ids q.Jobs resolved to (see resolveJobs).
+func (s *Store) where(q acct.Query, ids []int64, a *args, p string) string {
 	var conds []string
 	in := func(col string, n int, val func(i int) any) {
 		if n == 0 {
@@ -358,29 +369,12 @@ func (s *Store) where(q acct.Query, a *args, p string) string {
 	in("qos", len(q.QOS), func(i int) any { return q.QOS[i] })
 	in("name", len(q.Names), func(i int) any { return q.Names[i] })
 	in("state", len(q.States), func(i int) any { return q.States[i] })
-	if len(q.Jobs) > 0 {
-		var plain []any
-		var ors []string
-		for _, sel := range q.Jobs {
-			if sel.ArrayTask >= 0 {
-				ors = append(ors, "("+p+"array_job_id = "+a.add(int64(sel.JobID))+" AND "+p+"array_task_id = "+a.add(int64(sel.ArrayTask))+")")
-			} else {
-				plain = append(plain, int64(sel.JobID))
-			}
+	if ids != nil {
+		ph := make([]string, len(ids))
+		for i, id := range ids {
+			ph[i] = a.add(id)
 		}
-		if len(plain) > 0 {
-			ph := make([]string, len(plain))
-			for i, v := range plain {
-				ph[i] = a.add(v)
-			}
-			list := strings.Join(ph, ", ")
-			ph2 := make([]string, len(plain))
-			for i, v := range plain {
-				ph2[i] = a.add(v)
-			}
-			ors = append(ors, p+"job_id IN ("+list+")", p+"array_job_id IN ("+strings.Join(ph2, ", ")+")")
-		}
-		conds = append(conds, "("+strings.Join(ors, " OR ")+")")
+		conds = append(conds, p+"job_id IN ("+strings.Join(ph, ", ")+")")
 	}
 	if q.End > 0 {
 		conds = append(conds, p+"submit <= "+a.add(q.End))
@@ -463,4 +457,68 @@ func project(fields []string) []column[acct.Job] {
 		}
 	}
 	return cols
+}
+
+// resolveJobs turns sacct's -j selection into job ids: the ids given,
+// and the tasks of arrays given by their array id (all of them, or the
+// one task asked for). Separate lookups keep each on an index; one
+// WHERE with OR-ed alternatives would scan the cluster's records.
+func (s *Store) resolveJobs(ctx context.Context, q acct.Query) ([]int64, error) {
+	seen := map[int64]bool{}
+	var ids []int64
+	add := func(id int64) {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	var arrays []any
+	for _, sel := range q.Jobs {
+		if sel.ArrayTask < 0 {
+			add(int64(sel.JobID))
+			arrays = append(arrays, int64(sel.JobID))
+		}
+	}
+	lookup := func(cond string, a *args) error {
+		if len(q.Clusters) > 0 {
+			ph := make([]string, len(q.Clusters))
+			for i, c := range q.Clusters {
+				ph[i] = a.add(c)
+			}
+			cond += " AND cluster IN (" + strings.Join(ph, ", ") + ")"
+		}
+		rows, err := s.db.QueryContext(ctx, "SELECT job_id FROM jobs WHERE "+cond, a.vals...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return err
+			}
+			add(id)
+		}
+		return rows.Err()
+	}
+	if len(arrays) > 0 {
+		a := &args{d: s.d}
+		ph := make([]string, len(arrays))
+		for i, v := range arrays {
+			ph[i] = a.add(v)
+		}
+		if err := lookup("array_job_id IN ("+strings.Join(ph, ", ")+")", a); err != nil {
+			return nil, err
+		}
+	}
+	for _, sel := range q.Jobs {
+		if sel.ArrayTask >= 0 {
+			a := &args{d: s.d}
+			cond := "array_job_id = " + a.add(int64(sel.JobID)) + " AND array_task_id = " + a.add(int64(sel.ArrayTask))
+			if err := lookup(cond, a); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return ids, nil
 }
