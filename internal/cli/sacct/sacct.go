@@ -131,7 +131,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	o := &options{}
 	fs := flags(o)
 	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, optionError(err))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, cli.GetoptMessage(err))
 		fmt.Fprintf(env.Stderr, "Try \"sacct --help\" for more information\n")
 		return 1
 	}
@@ -235,19 +235,6 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		}
 	}
 	return 0
-}
-
-// optionError words a pflag error as getopt does.
-func optionError(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.HasPrefix(msg, "unknown flag: "):
-		return "unrecognized option '" + strings.TrimPrefix(msg, "unknown flag: ") + "'"
-	case strings.HasPrefix(msg, "unknown shorthand flag: "):
-		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown shorthand flag: "), " in ")
-		return "invalid option -- '" + strings.Trim(name, "'") + "'"
-	}
-	return msg
 }
 
 func printFields(w io.Writer) {

@@ -79,7 +79,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		fmt.Fprintf(env.Stdout, "slurm %s\n", env.Version)
 		return 0
 	case err != nil:
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, getoptMessage(err))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, cli.GetoptMessage(err))
 		fmt.Fprintf(env.Stderr, "Try \"%s --help\" for more information\n", env.Prog)
 		return 1
 	}
@@ -92,21 +92,6 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		return 0
 	}
 	return s.interactive()
-}
-
-// getoptMessage words a pflag error as glibc's getopt does.
-func getoptMessage(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.HasPrefix(msg, "unknown flag: "):
-		return "unrecognized option '" + strings.TrimPrefix(msg, "unknown flag: ") + "'"
-	case strings.HasPrefix(msg, "unknown shorthand flag: "):
-		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown shorthand flag: "), " in ")
-		return "invalid option -- " + name
-	case strings.HasPrefix(msg, "bad flag syntax: "):
-		return "unrecognized option '" + strings.TrimPrefix(msg, "bad flag syntax: ") + "'"
-	}
-	return msg
 }
 
 // session runs commands: one from the command line, or many read from

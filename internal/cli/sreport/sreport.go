@@ -61,7 +61,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.BoolP("quiet", "Q", false, "")
 	fs.CountP("verbose", "v", "")
 	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, strings.Replace(err.Error(), "unknown flag: ", "unrecognized option ", 1))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, cli.GetoptMessage(err))
 		fmt.Fprintf(env.Stderr, "Try \"sreport --help\" for more information\n")
 		return 1
 	}

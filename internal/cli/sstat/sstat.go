@@ -88,7 +88,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: fatal: %s\n", env.Prog, o.fatal)
 		return 1
 	case err != nil:
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, getoptMessage(err))
+		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, cli.GetoptMessage(err))
 		return 1
 	}
 	switch o.help {
@@ -134,24 +134,6 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		s.stat(sel)
 	}
 	return 0
-}
-
-// getoptMessage words a pflag error as glibc's getopt does for sstat.
-func getoptMessage(err error) string {
-	msg := err.Error()
-	switch {
-	case strings.HasPrefix(msg, "unknown flag: "):
-		return "unrecognized option '" + strings.TrimPrefix(msg, "unknown flag: ") + "'"
-	case strings.HasPrefix(msg, "unknown shorthand flag: "):
-		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "unknown shorthand flag: "), " in ")
-		return "invalid option -- " + name
-	case strings.HasPrefix(msg, "flag needs an argument: --"):
-		return "option '" + strings.TrimPrefix(msg, "flag needs an argument: ") + "' requires an argument"
-	case strings.HasPrefix(msg, "flag needs an argument: "):
-		name, _, _ := strings.Cut(strings.TrimPrefix(msg, "flag needs an argument: "), " in ")
-		return "option requires an argument -- " + name
-	}
-	return msg
 }
 
 // selection is one job or step of the -j list.
