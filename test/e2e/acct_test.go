@@ -125,6 +125,18 @@ func TestAccounting(t *testing.T) {
 		}
 	})
 
+	t.Run("sreport counts the jobs' CPU time", func(t *testing.T) {
+		out := c.must("sreport", "-nP", "-t", "seconds", "cluster", "utilization", "start="+since, "end=now+1hour")
+		f := strings.Split(strings.TrimSpace(out), "|")
+		if len(f) != 7 || f[0] != "drover" || f[1] == "0" || f[6] == "0" {
+			t.Errorf("sreport cluster utilization: %q", out)
+		}
+		out = c.must("sreport", "-nP", "-t", "seconds", "user", "TopUsage", "start="+since, "end=now+1hour")
+		if !strings.HasPrefix(out, "drover|root|") {
+			t.Errorf("sreport user TopUsage: %q", out)
+		}
+	})
+
 	t.Run("filters", func(t *testing.T) {
 		out := c.must("sacct", "-X", "-n", "-P", "-o", "JobID", "-S", since, "-s", "F,TO")
 		ids := strings.Fields(out)
