@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -35,7 +36,26 @@ type Server struct {
 	start func() *exec.Cmd
 	cmd   *exec.Cmd
 	done  chan struct{}
-	log   *bytes.Buffer
+	log   *logBuf
+}
+
+// logBuf collects a server's output (written by exec's copying
+// goroutine, read when a test fails).
+type logBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *logBuf) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // missing skips the test when a server's binaries are not installed,
@@ -88,7 +108,7 @@ func StartMariaDB(tb testing.TB) *Server {
 	run(tb, exec.Command("/usr/bin/mariadb-install-db", "--no-defaults", "--datadir="+data, "--user=root",
 		"--auth-root-authentication-method=socket", "--skip-test-db"))
 	s := &Server{Driver: "mysql", Host: "127.0.0.1", Port: freePort(tb), User: "drover", Pass: "s3cret-pw", DB: "drover",
-		tb: tb, dir: dir, log: &bytes.Buffer{}}
+		tb: tb, dir: dir, log: &logBuf{}}
 	sock := filepath.Join(dir, "mysqld.sock")
 	s.start = func() *exec.Cmd {
 		return exec.Command(daemon, "--no-defaults", "--datadir="+data, "--port="+strconv.Itoa(s.Port),
@@ -139,7 +159,7 @@ func StartPostgres(tb testing.TB) *Server {
 	data := filepath.Join(dir, "data")
 	run(tb, asPG(exec.Command(bin+"/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")))
 	s := &Server{Driver: "postgres", Host: "127.0.0.1", Port: freePort(tb), User: "postgres", DB: "drover",
-		tb: tb, dir: dir, log: &bytes.Buffer{}}
+		tb: tb, dir: dir, log: &logBuf{}}
 	s.start = func() *exec.Cmd {
 		return asPG(exec.Command(bin+"/postgres", "-D", data, "-p", strconv.Itoa(s.Port), "-h", "127.0.0.1",
 			"-k", dir, "-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"))

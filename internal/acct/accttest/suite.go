@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/drover-hpc/drover/internal/acct"
@@ -32,6 +34,37 @@ func Job(cluster string, id uint32, submit int64) *acct.Job {
 				NNodes: 2, NTasks: 8, NCPUs: 8, NodeList: "node[1-2]", AllocTRES: "cpu=8,mem=4000M,node=2",
 				MaxRSS: 5 << 20, MaxRSSNode: "node2", MaxRSSTask: 7, AveRSS: 3 << 20, UserCPU: 99, SystemCPU: 1},
 		},
+	}
+}
+
+// Diff lists the fields in which got differs from want ("" when none):
+// field by field, steps included, so a failure names the column.
+func Diff(got, want *acct.Job) string {
+	var d []string
+	diffFields(&d, "", reflect.ValueOf(got).Elem(), reflect.ValueOf(want).Elem())
+	gs, ws := got.Steps, want.Steps
+	if (gs == nil) != (ws == nil) || len(gs) != len(ws) {
+		d = append(d, fmt.Sprintf("Steps: %d steps (nil %v), want %d (nil %v)", len(gs), gs == nil, len(ws), ws == nil))
+	}
+	for i := range min(len(gs), len(ws)) {
+		diffFields(&d, fmt.Sprintf("Steps[%d].", i), reflect.ValueOf(gs[i]).Elem(), reflect.ValueOf(ws[i]).Elem())
+	}
+	return strings.Join(d, "; ")
+}
+
+func diffFields(d *[]string, prefix string, got, want reflect.Value) {
+	for i := range got.NumField() {
+		f := got.Type().Field(i)
+		if f.Name == "Steps" {
+			continue
+		}
+		if g, w := got.Field(i).Interface(), want.Field(i).Interface(); !reflect.DeepEqual(g, w) {
+			gs, ws := fmt.Sprintf("%#v", g), fmt.Sprintf("%#v", w)
+			if len(gs) > 60 || len(ws) > 60 {
+				gs, ws = fmt.Sprintf("%d bytes %.40q", len(gs), gs), fmt.Sprintf("%d bytes %.40q", len(ws), ws)
+			}
+			*d = append(*d, fmt.Sprintf("%s%s: got %s, want %s", prefix, f.Name, gs, ws))
+		}
 	}
 }
 
@@ -69,12 +102,7 @@ func Run(t *testing.T, open func(t *testing.T) acct.Store) {
 			t.Fatalf("%d records", len(got))
 		}
 		if !reflect.DeepEqual(got[0], want) {
-			t.Errorf("got  %+v\nwant %+v", got[0], want)
-			for i := range min(len(got[0].Steps), len(want.Steps)) {
-				if !reflect.DeepEqual(got[0].Steps[i], want.Steps[i]) {
-					t.Errorf("step %d: got %+v\nwant %+v", i, got[0].Steps[i], want.Steps[i])
-				}
-			}
+			t.Errorf("round trip: %s", Diff(got[0], want))
 		}
 		if err := st.Ping(ctx); err != nil {
 			t.Errorf("Ping: %v", err)
@@ -124,6 +152,89 @@ func Run(t *testing.T, open func(t *testing.T) acct.Store) {
 		if len(got[0].Steps) != 1 || got[0].Steps[0].Start != 2000 {
 			t.Fatalf("after requeue: %+v", got[0].Steps)
 		}
+		// What counts is the start, not the restart count; and a
+		// record's own steps are stored whatever their times.
+		k := Job("c1", 4, 1000) // steps start at 1002 and 1003
+		put(t, st, k)
+		k2 := Job("c1", 4, 1000)
+		k2.Start, k2.Steps = 1003, k2.Steps[:0]
+		k2.Steps = append(k2.Steps, &acct.Step{StepID: 1, Name: "early", Start: 900, MaxRSSTask: -1})
+		put(t, st, k2)
+		got = get(t, st, acct.Query{Jobs: []acct.JobSel{{JobID: 4, ArrayTask: -1}}})
+		var kept []string
+		for _, s := range got[0].Steps {
+			kept = append(kept, fmt.Sprintf("%d@%d", s.StepID, s.Start))
+		}
+		if fmt.Sprint(kept) != "[0@1003 1@900]" {
+			t.Errorf("steps after the start moved to 1003: %v, want [0@1003 1@900]", kept)
+		}
+		// A record with no start (pending again) drops nothing.
+		k3 := Job("c1", 4, 1000)
+		k3.Start, k3.End, k3.Steps = 0, 0, nil
+		put(t, st, k3)
+		if got := get(t, st, acct.Query{Jobs: []acct.JobSel{{JobID: 4, ArrayTask: -1}}}); len(got[0].Steps) != 2 {
+			t.Errorf("a record without a start dropped steps: %d left", len(got[0].Steps))
+		}
+	})
+
+	t.Run("odd strings and extreme numbers come back as they went", func(t *testing.T) {
+		st := open(t)
+		odd := []string{"", " ", "it's", `say "hi"`, `back\slash\`, "'; DROP TABLE jobs; --", "%_*?", "a:1,b:2",
+			"line\nbreak\ttab", "ünïcødé", "日本語", "emoji 🚀 four bytes", "\u00a0nbsp", "trailing  "}
+		var jobs []*acct.Job
+		for i, s := range odd {
+			j := Job("odd", uint32(i+1), 100)
+			j.Name, j.User, j.Group, j.Account, j.Partition, j.QOS = s, s, s, s, s, s
+			j.Reason, j.ReqTRES, j.AllocTRES, j.NodeList, j.WorkDir, j.Comment = s, s, s, s, s, s
+			j.SubmitLine, j.StdOut, j.StdErr, j.StdIn, j.Constraints = s, s, s, s, s
+			j.Steps[1].Name, j.Steps[1].NodeList, j.Steps[1].AllocTRES, j.Steps[1].MaxRSSNode = s, s, s, s
+			jobs = append(jobs, j)
+		}
+		long := Job("odd", 100, 100)
+		long.Name = strings.Repeat("n", 1000)          // longer than any VARCHAR key
+		long.SubmitLine = strings.Repeat("x", 100_000) // longer than a 64 KiB TEXT
+		long.Comment = strings.Repeat("ß", 40_000)
+		ext := Job("odd", 4294967295, math.MaxInt32) // the largest ids and values
+		ext.ArrayJobID, ext.ArrayTaskID = 4294967295, math.MaxInt32
+		ext.UID, ext.GID, ext.CancelledBy, ext.Priority = 4294967294, 4294967295, 4294967295, 4294967295
+		ext.ExitStatus, ext.ExitSignal, ext.DerivedExitStatus, ext.DerivedExitSignal = 255, math.MinInt32, math.MaxInt32, -1
+		ext.Restarts, ext.NNodes, ext.NCPUs, ext.ReqCPUs, ext.ReqNodes = math.MaxInt32, math.MaxInt32, math.MinInt32, -1, 0
+		ext.Submit, ext.Eligible, ext.Start, ext.End = math.MaxInt32, math.MaxInt32, 1<<40, math.MaxInt64
+		ext.Suspended, ext.TimeLimit, ext.ReqMem, ext.ReqMemPerCPU = math.MaxInt64, -2, math.MaxInt64, false
+		ext.Steps[0].StepID, ext.Steps[1].StepID = acct.StepInteractive, math.MaxInt32
+		for _, s := range ext.Steps {
+			s.Start, s.End, s.MaxRSS, s.AveRSS = 1<<40, math.MaxInt64, math.MaxInt64, math.MinInt64
+			s.UserCPU, s.SystemCPU, s.MaxRSSTask, s.CancelledBy = math.MaxInt64, 0, math.MinInt32, 4294967295
+		}
+		zero := &acct.Job{Cluster: "odd", JobID: 200} // every other field zero, no steps
+		jobs = append(jobs, long, zero, ext)          // in id order
+		put(t, st, jobs...)
+		got := get(t, st, acct.Query{Clusters: []string{"odd"}})
+		if len(got) != len(jobs) {
+			t.Fatalf("%d records, want %d", len(got), len(jobs))
+		}
+		for i, want := range jobs {
+			if !reflect.DeepEqual(got[i], want) {
+				t.Errorf("record %d (%q): %s", want.JobID, want.Name[:min(len(want.Name), 20)], Diff(got[i], want))
+			}
+		}
+		for _, s := range odd[1:] {
+			if got := get(t, st, acct.Query{Names: []string{s}, NoSteps: true}); len(got) != 1 || got[0].Name != s {
+				t.Errorf("Names [%q]: %d records", s, len(got))
+			}
+		}
+	})
+
+	t.Run("text that is not UTF-8 is stored with U+FFFD", func(t *testing.T) {
+		st := open(t)
+		j := Job("c", 1, 10)
+		j.Name, j.WorkDir, j.Steps[0].NodeList = "bad\xff\xfename", "/home/\xe9t\xe9", "nul\x00byte"
+		put(t, st, j)
+		got := get(t, st, acct.Query{})
+		if len(got) != 1 || got[0].Name != "bad\ufffdname" || got[0].WorkDir != "/home/\ufffdt\ufffd" ||
+			got[0].Steps[0].NodeList != "nul\ufffdbyte" {
+			t.Errorf("got %q %q %q", got[0].Name, got[0].WorkDir, got[0].Steps[0].NodeList)
+		}
 	})
 
 	t.Run("order of records and steps", func(t *testing.T) {
@@ -133,13 +244,14 @@ func Run(t *testing.T, open func(t *testing.T) acct.Store) {
 		for _, id := range []int32{2, 0, acct.StepExtern, 10, acct.StepInteractive, acct.StepBatch, 1} {
 			j.Steps = append(j.Steps, &acct.Step{StepID: id, Name: fmt.Sprint(id), Start: 1500})
 		}
-		put(t, st, Job("b", 9, 10), j, Job("a", 100, 10), Job("b", 1, 10))
+		put(t, st, Job("b", 9, 10), j, Job("a", 100, 10), Job("b", 1, 10), Job("B", 7, 10), Job("b", 1<<31, 10))
 		got := get(t, st, acct.Query{})
-		if s := ids(got); s != "a/100 b/1 b/5 b/9 " {
+		// Bytewise, whatever the database's locale: "B" < "a" < "b".
+		if s := ids(got); s != "B/7 a/100 b/1 b/5 b/9 b/2147483648 " {
 			t.Errorf("records in order %s", s)
 		}
 		var order []int32
-		for _, s := range got[2].Steps {
+		for _, s := range got[3].Steps {
 			order = append(order, s.StepID)
 		}
 		if fmt.Sprint(order) != fmt.Sprint([]int32{acct.StepBatch, acct.StepExtern, acct.StepInteractive, 0, 1, 2, 10}) {
@@ -223,6 +335,16 @@ func Run(t *testing.T, open func(t *testing.T) acct.Store) {
 			{"start only", acct.Query{Start: 1000},
 				func(j *acct.Job) bool { return j.End == 0 || j.End >= 1000 }},
 			{"end only", acct.Query{End: 300}, func(j *acct.Job) bool { return j.Submit <= 300 }},
+			{"bounds are inclusive", acct.Query{Start: 500, End: 500}, // job 4 ends at 500, job 5 is submitted at 500
+				func(j *acct.Job) bool { return j.Submit <= 500 && (j.End == 0 || j.End >= 500) }},
+			{"array tasks and plain jobs", acct.Query{Jobs: []acct.JobSel{{JobID: 21, ArrayTask: -1}, {JobID: 20, ArrayTask: 0}, {JobID: 7, ArrayTask: 0}}},
+				func(j *acct.Job) bool { return j.JobID == 21 || j.JobID == 20 }},
+			{"ids and other criteria", acct.Query{Jobs: []acct.JobSel{{JobID: 20, ArrayTask: -1}, {JobID: 2, ArrayTask: -1}}, Clusters: []string{"c1"}},
+				func(j *acct.Job) bool { return j.ArrayJobID == 20 }},
+			{"several criteria lists", acct.Query{UIDs: []uint32{1000, 1002}, Partitions: []string{"debug"}, QOS: []string{"normal", "low"}},
+				func(j *acct.Job) bool {
+					return (j.UID == 1000 || j.UID == 1002) && j.Partition == "debug" && (j.QOS == "normal" || j.QOS == "low")
+				}},
 			{"criteria combine", acct.Query{Clusters: []string{"c1"}, States: []string{"COMPLETED"}, End: 1000},
 				func(j *acct.Job) bool { return j.Cluster == "c1" && j.State == "COMPLETED" && j.Submit <= 1000 }},
 			{"nothing", acct.Query{Names: []string{"none"}}, func(*acct.Job) bool { return false }},
@@ -278,6 +400,20 @@ func Run(t *testing.T, open func(t *testing.T) acct.Store) {
 		got = get(t, st, acct.Query{Jobs: []acct.JobSel{{JobID: 4321, ArrayTask: -1}}})
 		if len(got) != 1 || !reflect.DeepEqual(got[0], jobs[4320]) {
 			t.Errorf("job 4321 of the batch: %+v", got)
+		}
+	})
+
+	t.Run("close", func(t *testing.T) {
+		st := open(t)
+		put(t, st, Job("c", 1, 10))
+		if err := st.Close(); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+		if err := st.PutJobs(ctx, []*acct.Job{Job("c", 2, 10)}); err == nil {
+			t.Error("PutJobs after Close succeeded")
+		}
+		if _, err := st.Jobs(ctx, acct.Query{}); err == nil {
+			t.Error("Jobs after Close succeeded")
 		}
 	})
 

@@ -1,6 +1,12 @@
 package sqlstore
 
-import "github.com/drover-hpc/drover/internal/acct"
+import (
+	"database/sql"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/drover-hpc/drover/internal/acct"
+)
 
 // column maps one field of a record to a column. Every column is NOT
 // NULL with a zero default, so rows scan into plain strings and int64s
@@ -18,7 +24,7 @@ type kind int
 const (
 	kInt  kind = iota
 	kText      // free text
-	kKey       // short text that is indexed or compared (VARCHAR on MySQL)
+	kKey       // short text that is indexed or compared (VARCHAR(191) on MySQL)
 )
 
 func text[T any](name string, k kind, f func(*T) *string) column[T] {
@@ -35,7 +41,7 @@ var jobCols = []column[acct.Job]{
 	num("job_id", func(j *acct.Job) int64 { return int64(j.JobID) }, func(j *acct.Job, v int64) { j.JobID = uint32(v) }),
 	num("array_job_id", func(j *acct.Job) int64 { return int64(j.ArrayJobID) }, func(j *acct.Job, v int64) { j.ArrayJobID = uint32(v) }),
 	num("array_task_id", func(j *acct.Job) int64 { return int64(j.ArrayTaskID) }, func(j *acct.Job, v int64) { j.ArrayTaskID = int32(v) }),
-	text("name", kKey, func(j *acct.Job) *string { return &j.Name }),
+	text("name", kText, func(j *acct.Job) *string { return &j.Name }), // any length
 	text("user_name", kKey, func(j *acct.Job) *string { return &j.User }),
 	num("uid", func(j *acct.Job) int64 { return int64(j.UID) }, func(j *acct.Job, v int64) { j.UID = uint32(v) }),
 	text("group_name", kKey, func(j *acct.Job) *string { return &j.Group }),
@@ -120,23 +126,33 @@ func values[T any](cols []column[T], r *T, out []any) []any {
 		if c.kind == kInt {
 			out = append(out, c.num(r))
 		} else {
-			out = append(out, *c.str(r))
+			out = append(out, storable(*c.str(r)))
 		}
 	}
 	return out
 }
 
-// scanner reads rows of cols into records, reusing its buffers.
-type scanner[T any] struct {
-	cols []column[T]
-	nums []int64
-	dest []any
-	strs []*string // per column: where a text value lands (nil for ints)
+// storable is s as every database keeps it: PostgreSQL and MySQL refuse
+// text that is not UTF-8 and PostgreSQL any NUL byte, and a refused
+// record would stop the controller's outbox for good. Such bytes become
+// U+FFFD, on every dialect alike.
+func storable(s string) string {
+	if utf8.ValidString(s) && strings.IndexByte(s, 0) < 0 {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
-func newScanner[T any](cols []column[T]) *scanner[T] {
-	s := &scanner[T]{cols: cols, nums: make([]int64, len(cols)), dest: make([]any, len(cols)), strs: make([]*string, len(cols))}
-	return s
+// scanner reads rows of cols into records, reusing its buffers.
+type scanner[T any] struct {
+	cols   []column[T]
+	packed bool // rows come as one packed text (see packedExpr)
+	nums   []int64
+	dest   []any
+}
+
+func newScanner[T any](d *dialect, cols []column[T]) *scanner[T] {
+	return &scanner[T]{cols: cols, packed: d.packRows, nums: make([]int64, len(cols)), dest: make([]any, len(cols))}
 }
 
 type rowScanner interface{ Scan(...any) error }
@@ -159,4 +175,21 @@ func (s *scanner[T]) scan(rows rowScanner, r *T) error {
 		}
 	}
 	return nil
+}
+
+// readRows reads every row into a new record, hands it to each, and
+// closes rows.
+func readRows[T any](rows *sql.Rows, sc *scanner[T], each func(*T)) error {
+	if sc.packed {
+		return readPacked(rows, sc, each)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r := new(T)
+		if err := sc.scan(rows, r); err != nil {
+			return err
+		}
+		each(r)
+	}
+	return rows.Err()
 }

@@ -1,6 +1,10 @@
 package sqlstore
 
 import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,14 +18,19 @@ type dialect struct {
 	numbered bool
 	intType  string
 	keyType  string // short indexed text
-	textType string
+	textType string // text of any length (MySQL's TEXT stops at 64 KiB)
 	// maxParams bounds the placeholders of one statement.
 	maxParams int
+	// packRows: read rows as one packed text (see packedExpr).
+	packRows bool
+	// collation is MySQL's bytewise utf8mb4 collation that does not
+	// ignore trailing spaces, where the server has one (see noPad).
+	collation string
 }
 
 var dialects = map[string]*dialect{
-	"sqlite":   {name: "sqlite", driver: "sqlite", intType: "INTEGER", keyType: "TEXT", textType: "TEXT", maxParams: 30000},
-	"mysql":    {name: "mysql", driver: "mysql", intType: "BIGINT", keyType: "VARCHAR(191)", textType: "TEXT", maxParams: 60000},
+	"sqlite":   {name: "sqlite", driver: "sqlite", intType: "INTEGER", keyType: "TEXT", textType: "TEXT", maxParams: 30000, packRows: true},
+	"mysql":    {name: "mysql", driver: "mysql", intType: "BIGINT", keyType: "VARCHAR(191)", textType: "MEDIUMTEXT", maxParams: 60000},
 	"postgres": {name: "postgres", driver: "pgx", numbered: true, intType: "BIGINT", keyType: "TEXT", textType: "TEXT", maxParams: 60000},
 }
 
@@ -80,7 +89,7 @@ func createTable[T any](d *dialect, table string, cols []column[T], key ...strin
 	}
 	fmt.Fprintf(&b, "PRIMARY KEY (%s))", strings.Join(key, ", "))
 	if d.name == "mysql" {
-		b.WriteString(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin")
+		b.WriteString(" ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=" + cmp.Or(d.collation, "utf8mb4_bin"))
 	}
 	return b.String()
 }
@@ -137,4 +146,24 @@ func upsert[T any](d *dialect, table string, cols []column[T], key []string, row
 		fmt.Fprintf(&b, " ON CONFLICT (%s) DO UPDATE SET %s", strings.Join(key, ", "), strings.Join(sets, ", "))
 	}
 	return b.String()
+}
+
+// noPad returns d for a MySQL server with the collation its tables use:
+// utf8mb4_bin, MySQL's usual bytewise one, is PAD SPACE ("a" = "a  ",
+// so two clusters or job names differing in trailing spaces would be one
+// key, and -n "a" would select "a  "); MariaDB's utf8mb4_nopad_bin and
+// MySQL 8's utf8mb4_0900_bin are not.
+func noPad(ctx context.Context, db *sql.DB, d *dialect) (*dialect, error) {
+	var name string
+	err := db.QueryRowContext(ctx, "SELECT COLLATION_NAME FROM information_schema.COLLATIONS"+
+		" WHERE COLLATION_NAME IN ('utf8mb4_nopad_bin', 'utf8mb4_0900_bin') ORDER BY COLLATION_NAME DESC LIMIT 1").Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, nil // MySQL 5.7: PAD SPACE it is
+	}
+	if err != nil {
+		return nil, err
+	}
+	c := *d
+	c.collation = name
+	return &c, nil
 }

@@ -38,6 +38,41 @@ var migrations = []func(d *dialect) []string{
 		}
 		return out
 	},
+	// 2: on MySQL, job names of any length (VARCHAR(191) refused longer
+	// ones, which stopped the outbox), free text over 64 KiB (MEDIUMTEXT),
+	// and texts that differ only in trailing spaces differ (see noPad).
+	// On PostgreSQL, clusters sort bytewise whatever the database's
+	// locale ("B" before "a"), as on the other two.
+	func(d *dialect) []string {
+		switch d.name {
+		case "mysql":
+			var out []string
+			if d.collation != "" {
+				for _, t := range []string{"jobs", "steps"} {
+					out = append(out, "ALTER TABLE "+t+" CONVERT TO CHARACTER SET utf8mb4 COLLATE "+d.collation)
+				}
+			}
+			return append(out, widenText(d, "jobs", jobCols), widenText(d, "steps", stepCols))
+		case "postgres":
+			return []string{
+				`ALTER TABLE jobs ALTER COLUMN cluster TYPE TEXT COLLATE "C"`,
+				`ALTER TABLE steps ALTER COLUMN cluster TYPE TEXT COLLATE "C"`,
+			}
+		}
+		return nil
+	},
+}
+
+// widenText is the ALTER TABLE giving table's free-text columns their
+// current type (re-runnable: MODIFY to the same type changes nothing).
+func widenText[T any](d *dialect, table string, cols []column[T]) string {
+	var mods []string
+	for _, c := range cols {
+		if c.kind == kText {
+			mods = append(mods, "MODIFY "+c.name+" "+colType(d, c))
+		}
+	}
+	return "ALTER TABLE " + table + " " + strings.Join(mods, ", ")
 }
 
 // SchemaVersion is the version this build's migrations reach.

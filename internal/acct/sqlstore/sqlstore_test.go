@@ -2,8 +2,8 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -44,9 +44,7 @@ func TestMariaDB(t *testing.T) {
 		t.Skip("starts a server")
 	}
 	srv := accttest.StartMariaDB(t)
-	st := openT(t, Config{Driver: "mariadb", DSN: srv.DSN})
-	accttest.Run(t, func(t *testing.T) acct.Store { reset(t, st); return noClose{st} })
-	outage(t, srv, st)
+	serverSuite(t, srv, Config{Driver: "mariadb", DSN: srv.DSN})
 }
 
 func TestPostgres(t *testing.T) {
@@ -54,15 +52,130 @@ func TestPostgres(t *testing.T) {
 		t.Skip("starts a server")
 	}
 	srv := accttest.StartPostgres(t)
-	st := openT(t, Config{Driver: "postgresql", DSN: srv.DSN})
-	accttest.Run(t, func(t *testing.T) acct.Store { reset(t, st); return noClose{st} })
+	serverSuite(t, srv, Config{Driver: "postgresql", DSN: srv.DSN})
+}
+
+// serverSuite runs the conformance suite on a server, each subtest with
+// its own Store over emptied tables, then the tests that need a server.
+func serverSuite(t *testing.T, srv *accttest.Server, c Config) {
+	accttest.Run(t, func(t *testing.T) acct.Store {
+		st := openT(t, c)
+		reset(t, st)
+		return st
+	})
+	st := openT(t, c)
+	reopen(t, c, st)
+	upgradeFrom1(t, c, st)
 	outage(t, srv, st)
 }
 
-// noClose shares one connection pool among the suite's subtests.
-type noClose struct{ *Store }
+// upgradeFrom1 puts the schema back as migration 1 made it before
+// migration 2 existed, and checks that opening upgrades it in place.
+func upgradeFrom1(t *testing.T, c Config, st *Store) {
+	t.Run("upgrade from schema 1", func(t *testing.T) {
+		reset(t, st)
+		ctx := context.Background()
+		old := accttest.Job("c", 1, 10)
+		if err := st.PutJobs(ctx, []*acct.Job{old}); err != nil {
+			t.Fatal(err)
+		}
+		var setup []string
+		cols := "SELECT column_name, data_type, COALESCE(collation_name, '') FROM information_schema.columns" +
+			" WHERE table_name = 'jobs' AND column_name IN ('cluster', 'name', 'submit_line')"
+		want := map[string]string{}
+		if st.d.name == "mysql" {
+			for _, tb := range []string{"jobs", "steps"} {
+				setup = append(setup, "ALTER TABLE "+tb+" CONVERT TO CHARACTER SET utf8mb4 COLLATE utf8mb4_bin")
+			}
+			setup = append(setup, "ALTER TABLE jobs MODIFY name VARCHAR(191) NOT NULL DEFAULT '', MODIFY submit_line TEXT NOT NULL")
+			cols += " AND table_schema = DATABASE()"
+			want["cluster"] = "varchar " + st.d.collation
+			want["name"] = "mediumtext " + st.d.collation
+			want["submit_line"] = "mediumtext " + st.d.collation
+		} else {
+			for _, tb := range []string{"jobs", "steps"} {
+				setup = append(setup, "ALTER TABLE "+tb+` ALTER COLUMN cluster TYPE TEXT COLLATE "default"`)
+			}
+			cols += " AND table_schema = current_schema()"
+			want["cluster"], want["name"], want["submit_line"] = "text C", "text ", "text "
+		}
+		setup = append(setup, "DELETE FROM schema_version WHERE version > 1")
+		for _, q := range setup {
+			if _, err := st.db.Exec(q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		st2 := openT(t, c)
+		checkVersions(t, st2)
+		rows, err := st2.db.Query(cols)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for rows.Next() {
+			var name, typ, coll string
+			if err := rows.Scan(&name, &typ, &coll); err != nil {
+				t.Fatal(err)
+			}
+			got[strings.ToLower(name)] = strings.ToLower(typ) + " " + coll
+		}
+		rows.Close()
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("columns after the upgrade: %v, want %v", got, want)
+		}
+		long := accttest.Job("c", 2, 10)
+		long.Name = strings.Repeat("x", 500)
+		if err := st2.PutJobs(ctx, []*acct.Job{long}); err != nil {
+			t.Fatalf("a long name after the upgrade: %v", err)
+		}
+		if got, err := st2.Jobs(ctx, acct.Query{}); err != nil || len(got) != 2 || accttest.Diff(got[0], old) != "" {
+			t.Errorf("records after the upgrade: %v %d", err, len(got))
+		}
+	})
+}
 
-func (noClose) Close() error { return nil }
+// reopen: stores opened at once on a database migrate it once, and keep
+// what it holds.
+func reopen(t *testing.T, c Config, st *Store) {
+	t.Run("reopen", func(t *testing.T) {
+		reset(t, st)
+		ctx := context.Background()
+		if err := st.PutJobs(ctx, []*acct.Job{accttest.Job("c", 1, 10)}); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 3)
+		for range 3 {
+			go func() {
+				s, err := Open(ctx, c)
+				if err == nil {
+					err = s.Close()
+				}
+				done <- err
+			}()
+		}
+		for range 3 {
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		}
+		checkVersions(t, st)
+		if got, err := st.Jobs(ctx, acct.Query{}); err != nil || len(got) != 1 {
+			t.Errorf("records after reopening: %v %d", err, len(got))
+		}
+	})
+}
+
+// checkVersions: schema_version has one row per migration.
+func checkVersions(t *testing.T, st *Store) {
+	t.Helper()
+	var n, v int
+	if err := st.db.QueryRow("SELECT COUNT(*), MAX(version) FROM schema_version").Scan(&n, &v); err != nil {
+		t.Fatal(err)
+	}
+	if n != SchemaVersion || v != SchemaVersion {
+		t.Errorf("schema_version: %d rows, version %d; want %d", n, v, SchemaVersion)
+	}
+}
 
 // outage: with the server stopped every call fails with ErrUnavailable;
 // started again, the same Store works without being reopened.
@@ -126,13 +239,7 @@ func TestMigrations(t *testing.T) {
 		}
 	}
 	st = openT(t, Config{Driver: "sqlite", DSN: file})
-	var n, v int
-	if err := st.db.QueryRow("SELECT COUNT(*), MAX(version) FROM schema_version").Scan(&n, &v); err != nil {
-		t.Fatal(err)
-	}
-	if n != SchemaVersion || v != SchemaVersion {
-		t.Errorf("schema_version: %d rows, version %d; want %d", n, v, SchemaVersion)
-	}
+	checkVersions(t, st)
 	if got, err := st.Jobs(ctx, acct.Query{}); err != nil || len(got) != 1 {
 		t.Errorf("records after reopening: %v %d", err, len(got))
 	}
@@ -185,4 +292,16 @@ func TestUnreachableIsUnavailable(t *testing.T) {
 	}
 }
 
-var _ = sql.ErrNoRows
+func TestUnpack(t *testing.T) {
+	cols := []column[stepRow]{stepCols[0], stepCols[1], stepCols[3]} // cluster, job_id, name
+	sc := newScanner(dialects["sqlite"], cols)
+	var r stepRow
+	if err := sc.unpack("2:c1-9223372036854775808,5:a:b,c", &r); err != nil || r.cluster != "c1" || r.Name != "a:b,c" {
+		t.Errorf("unpack: %v %+v", err, r)
+	}
+	for _, bad := range []string{"", "2:c1", "2:c1x,1:n", "3:c1", "2:c1,1:nn", "2:c1-,1:n", "2:c199999999999999999999,1:n", "-1:c1,1:n"} {
+		if err := sc.unpack(bad, &r); err == nil {
+			t.Errorf("unpack(%q) accepted", bad)
+		}
+	}
+}

@@ -73,6 +73,13 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 		db.Close()
 		return nil, s.wrap(err)
 	}
+	if d.name == "mysql" {
+		if d, err = noPad(ctx, db, d); err != nil {
+			db.Close()
+			return nil, s.wrap(err)
+		}
+		s.d = d
+	}
 	if err := migrate(ctx, db, d); err != nil {
 		db.Close()
 		return nil, s.wrap(err)
@@ -81,9 +88,9 @@ func Open(ctx context.Context, c Config) (*Store, error) {
 }
 
 // sqliteDSN turns a file name into modernc's DSN with the pragmas the
-// store needs: WAL (readers do not block the writer), a busy timeout, and
-// immediate transactions (two processes never deadlock upgrading a read
-// lock).
+// store needs: WAL (readers do not block the writer), a busy timeout,
+// foreign keys enforced (for later schema versions), and immediate
+// transactions (two processes never deadlock upgrading a read lock).
 func sqliteDSN(file string) string {
 	if strings.HasPrefix(file, "file:") {
 		return file
@@ -92,6 +99,7 @@ func sqliteDSN(file string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "busy_timeout(10000)")
 	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
 	q.Set("_txlock", "immediate")
 	return "file:" + file + "?" + q.Encode()
 }
@@ -212,6 +220,9 @@ func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error
 			return err
 		}
 	}
+	if err := s.dropEarlierRuns(ctx, tx, uniq); err != nil {
+		return err
+	}
 	var steps []stepRow
 	for _, j := range uniq {
 		for _, st := range j.Steps {
@@ -230,25 +241,39 @@ func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error
 			return err
 		}
 	}
-	return s.dropEarlierRuns(ctx, tx, uniq)
+	return nil
 }
 
-// dropEarlierRuns deletes the steps of earlier runs of requeued jobs:
-// those that started before the job's current start. Only jobs that were
-// restarted can have any.
+// dropEarlierRuns deletes the stored steps that started before their
+// job's start: steps of earlier runs of a requeued job. It runs before
+// the records' own steps are written, so those are kept whatever their
+// times; steps missing from a record (the controller trims long step
+// lists) that started during the current run stay too.
 func (s *Store) dropEarlierRuns(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error {
+	const per = 200 // jobs a statement
+	a := &args{d: s.d}
+	var conds []string
+	flush := func() error {
+		if len(conds) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, "DELETE FROM steps WHERE "+strings.Join(conds, " OR "), a.vals...)
+		a, conds = &args{d: s.d}, conds[:0]
+		return err
+	}
 	for _, j := range jobs {
-		if j.Start == 0 || j.Restarts == 0 {
+		if j.Start <= 0 {
 			continue
 		}
-		a := &args{d: s.d}
-		q := "DELETE FROM steps WHERE cluster = " + a.add(j.Cluster) + " AND job_id = " + a.add(int64(j.JobID)) +
-			" AND start_time < " + a.add(j.Start)
-		if _, err := tx.ExecContext(ctx, q, a.vals...); err != nil {
-			return err
+		conds = append(conds, "(cluster = "+a.add(j.Cluster)+" AND job_id = "+a.add(int64(j.JobID))+
+			" AND start_time < "+a.add(j.Start)+")")
+		if len(conds) == per {
+			if err := flush(); err != nil {
+				return err
+			}
 		}
 	}
-	return nil
+	return flush()
 }
 
 type jobKey struct {
@@ -271,22 +296,12 @@ func (s *Store) Jobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
 	a := &args{d: s.d}
 	where := s.where(q, ids, a, "")
 	cols := project(q.Fields)
-	rows, err := s.db.QueryContext(ctx, "SELECT "+colNames(cols, "")+" FROM jobs"+where+" ORDER BY cluster, job_id", a.vals...)
+	rows, err := s.db.QueryContext(ctx, "SELECT "+selectList(s.d, cols, "")+" FROM jobs"+where+" ORDER BY cluster, job_id", a.vals...)
 	if err != nil {
 		return nil, s.wrap(err)
 	}
 	var jobs []*acct.Job
-	sc := newScanner(cols)
-	for rows.Next() {
-		j := &acct.Job{}
-		if err := sc.scan(rows, j); err != nil {
-			rows.Close()
-			return nil, s.wrap(err)
-		}
-		jobs = append(jobs, j)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err := readRows(rows, newScanner(s.d, cols), func(j *acct.Job) { jobs = append(jobs, j) }); err != nil {
 		return nil, s.wrap(err)
 	}
 	if q.NoSteps || len(jobs) == 0 {
@@ -307,24 +322,17 @@ func (s *Store) attachSteps(ctx context.Context, q acct.Query, ids []int64, jobs
 	}
 	a := &args{d: s.d}
 	where := s.where(q, ids, a, "j.")
-	rows, err := s.db.QueryContext(ctx, "SELECT "+colNames(stepCols, "s.")+
+	rows, err := s.db.QueryContext(ctx, "SELECT "+selectList(s.d, stepCols, "s.")+
 		" FROM steps s JOIN jobs j ON s.cluster = j.cluster AND s.job_id = j.job_id"+where, a.vals...)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	sc := newScanner(stepCols)
-	for rows.Next() {
-		var r stepRow
-		if err := sc.scan(rows, &r); err != nil {
-			return err
-		}
+	err = readRows(rows, newScanner(s.d, stepCols), func(r *stepRow) {
 		if j := byKey[jobKey{r.cluster, r.jobID}]; j != nil {
-			st := r.Step
-			j.Steps = append(j.Steps, &st)
+			j.Steps = append(j.Steps, &r.Step)
 		}
-	}
-	if err := rows.Err(); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	for _, j := range jobs {

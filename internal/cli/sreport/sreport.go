@@ -6,9 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/user"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,409 +14,475 @@ import (
 
 	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/cli"
-	"github.com/drover-hpc/drover/internal/jobspec"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
-const helpText = `sreport [<OPTION>] [<COMMAND>]
-    Valid <OPTION> values are:
-     -a, --all_clusters: every cluster
-     -M, --cluster:      comma separated clusters
-     -n, --noheader:     no header lines
-     -p, --parsable:     '|' after every field
-     -P, --parsable2:    '|' between fields
-     -t <unit>:          Minutes (default), Hours, Seconds, Percent
-                         (or MinPer, HourPer, SecPer: both)
-     -T, --tres:         comma separated TRES to report (default cpu)
-     -h, --help, -V, --version
+const helpText = `Usage: sreport [OPTIONS] [COMMAND]
+Reports of cluster, account and user usage from the accounting records.
+Without a command, sreport reads commands from its standard input.
 
-    Valid <COMMAND> values are:
-     cluster Utilization
-     cluster AccountUtilizationByUser
-     cluster UserUtilizationByAccount
-     user TopUsage [TopCount=N]
-     job SizesByAccount [Grouping=N,N,...]
-    with options Start=<time> End=<time> Accounts=<list> Users=<list>
+Options:
+  -a, --all_clusters   report on every cluster, not only the local one
+  -M, --cluster=LIST   report on these clusters
+  -n, --noheader       no banner and no column names
+  -p, --parsable       '|' after every field
+  -P, --parsable2      '|' between fields
+  -Q, --quiet          no warnings, only errors
+  -s, --sort=ORDER     order users by Time (usage, the default) or Name
+  -t FORMAT            usage unit: Minutes (default), Hours, Seconds,
+                       Percent, or SecPer, MinPer, HourPer for both
+  -T, --tres=LIST      TRES to report (cpu, mem, node, gres/gpu, ...,
+                       or ALL); one line per TRES
+  -v, --verbose        more messages
+  -h, --help, --usage  this text
+  -V, --version        the version
+
+Commands:
+  cluster Utilization [Start= End= Clusters= Format=]
+  cluster AccountUtilizationByUser [Accounts= Users= Tree Start= End= Format=]
+  cluster UserUtilizationByAccount [Accounts= Users= Start= End= Format=]
+  user TopUsage [TopCount=N Group Accounts= Users= Start= End= Format=]
+  job SizesByAccount [Grouping=N,N,...|individual FlatView AcctAsParent
+                      PrintJobCount Accounts= Users= Partitions= Start= End=]
+  time FORMAT, parsable, parsable2, nonparsable, quiet, verbose, sort ORDER,
+  help, version, exit, quit
+
+Start= defaults to 00:00 yesterday and End= to 00:00 today; times take
+Slurm's forms (YYYY-MM-DD[THH:MM[:SS]], MM/DD[/YY], HH:MM, now-1day, ...).
+Format= lists columns, each with an optional %WIDTH (negative: left-justified).
 `
+
+// session is one sreport run: its settings, which interactive commands
+// change, and the reports' output.
+type session struct {
+	ctx      context.Context
+	env      *cli.Env
+	out      *bufio.Writer
+	header   bool
+	mode     int
+	unit     unit
+	byName   bool
+	tresArg  string
+	all      bool
+	clusters []string
+	quiet    bool
+	verbose  bool
+	failed   bool
+	quit     bool
+}
 
 // Run is the sreport command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs := pflag.NewFlagSet("sreport", pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
-	var o opts
-	var help, version bool
-	fs.BoolVarP(&o.all, "all_clusters", "a", false, "")
-	fs.StringVarP(&o.clusters, "cluster", "M", "", "")
-	fs.BoolVarP(&o.noHeader, "noheader", "n", false, "")
-	fs.BoolVarP(&o.parsable, "parsable", "p", false, "")
-	fs.BoolVarP(&o.parsable2, "parsable2", "P", false, "")
-	fs.StringVarP(&o.unit, "time", "t", "minutes", "")
-	fs.StringVarP(&o.tres, "tres", "T", "cpu", "")
+	var all, noHeader, p1, p2, quiet, verbose, help, version, fed, local bool
+	var clusters, sortBy, timeFmt, tres string
+	fs.BoolVarP(&all, "all_clusters", "a", false, "")
+	fs.StringVarP(&clusters, "cluster", "M", "", "")
+	fs.BoolVar(&fed, "federation", false, "")
+	fs.BoolVar(&local, "local", false, "")
+	fs.BoolVarP(&noHeader, "noheader", "n", false, "")
+	fs.BoolVarP(&p1, "parsable", "p", false, "")
+	fs.BoolVarP(&p2, "parsable2", "P", false, "")
+	fs.BoolVarP(&quiet, "quiet", "Q", false, "")
+	fs.StringVarP(&sortBy, "sort", "s", "", "")
+	fs.StringVarP(&timeFmt, "time", "t", "", "")
+	fs.StringVarP(&tres, "tres", "T", "", "")
+	fs.BoolVarP(&verbose, "verbose", "v", false, "")
 	fs.BoolVarP(&help, "help", "h", false, "")
 	fs.BoolVar(&help, "usage", false, "")
 	fs.BoolVarP(&version, "version", "V", false, "")
-	fs.BoolP("quiet", "Q", false, "")
-	fs.CountP("verbose", "v", "")
+	fs.BoolP("immediate", "i", false, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, cli.GetoptMessage(err))
 		fmt.Fprintf(env.Stderr, "Try \"sreport --help\" for more information\n")
 		return 1
 	}
+	s := &session{ctx: ctx, env: env, out: bufio.NewWriter(env.Stdout), header: !noHeader,
+		quiet: quiet, verbose: verbose, all: all, tresArg: env.Getenv("SREPORT_TRES")}
+	defer s.out.Flush()
 	switch {
-	case version:
-		fmt.Fprintf(env.Stdout, "slurm %s\n", env.Version)
-		return 0
 	case help:
-		fmt.Fprint(env.Stdout, helpText)
+		fmt.Fprint(s.out, helpText)
+		return 0
+	case version:
+		fmt.Fprintf(s.out, "slurm %s\n", env.Version)
 		return 0
 	}
-	w := bufio.NewWriter(env.Stdout)
-	defer w.Flush()
-	if err := report(ctx, env, w, &o, fs.Args()); err != nil {
-		if errors.Is(err, cli.ErrAcctDisabled) {
-			fmt.Fprintln(env.Stderr, "Slurm accounting storage is disabled")
-		} else {
-			fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
-		}
+	switch {
+	case p2:
+		s.mode = parsable2
+	case p1:
+		s.mode = parsable
+	}
+	if fs.Changed("tres") {
+		s.tresArg = tres
+	}
+	if v := env.Getenv("SREPORT_CLUSTER"); v != "" && clusters == "" {
+		clusters = v
+	}
+	if n := btoi(all) + btoi(clusters != "") + btoi(local); n > 1 {
+		fmt.Fprintln(env.Stderr, "Only one cluster option can be used (--all_clusters OR --cluster OR --local)")
+		return 1
+	}
+	s.clusters = addList(nil, clusters, true)
+	if timeFmt != "" && !s.setUnit(timeFmt) {
+		return 1
+	}
+	if sortBy != "" && !s.setSort(sortBy) {
+		return 1
+	}
+	if fs.NArg() == 0 {
+		return s.interactive()
+	}
+	s.command(fs.Args())
+	if s.failed {
 		return 1
 	}
 	return 0
 }
 
-type opts struct {
-	all, noHeader, parsable, parsable2 bool
-	clusters, unit, tres               string
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
-// params are a report's Key=Value words.
-type params struct {
-	start, end time.Time
-	accounts   []string
-	users      []string
-	clusters   []string
-	top        int
-	grouping   []int
+func (s *session) setUnit(v string) bool {
+	u, ok := parseUnit(v)
+	if !ok {
+		s.out.Flush()
+		fmt.Fprintf(s.env.Stderr, "unknown time format %s\n", v)
+		s.failed = true
+		return false
+	}
+	s.unit = u
+	return true
 }
 
-func report(ctx context.Context, env *cli.Env, w io.Writer, o *opts, words []string) error {
-	if len(words) < 2 {
-		return errors.New("Not enough arguments for report: say e.g. \"sreport cluster utilization\"")
-	}
-	now := env.Now()
-	y, m, d := now.Date()
-	today := time.Date(y, m, d, 0, 0, 0, 0, now.Location())
-	p := &params{start: today.AddDate(0, 0, -1), end: today, top: 10, grouping: []int{50, 250, 500, 1000}}
-	for _, kv := range words[2:] {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fmt.Errorf("Unknown condition: %s", kv)
-		}
-		var err error
-		switch strings.ToLower(k) {
-		case "start":
-			p.start, err = jobspec.ParseBegin(v, now)
-		case "end":
-			p.end, err = jobspec.ParseBegin(v, now)
-		case "accounts", "account", "acct":
-			p.accounts = strings.Split(strings.ToLower(v), ",")
-		case "users", "user":
-			p.users = strings.Split(v, ",")
-		case "clusters", "cluster":
-			p.clusters = strings.Split(v, ",")
-		case "topcount":
-			p.top, err = strconv.Atoi(v)
-		case "grouping":
-			p.grouping = nil
-			for _, g := range strings.Split(v, ",") {
-				n, e := strconv.Atoi(g)
-				if e != nil || n <= 0 || (len(p.grouping) > 0 && n <= p.grouping[len(p.grouping)-1]) {
-					return fmt.Errorf("Invalid grouping: %s", v)
-				}
-				p.grouping = append(p.grouping, n)
-			}
-		default:
-			return fmt.Errorf("Unknown condition: %s", kv)
-		}
-		if err != nil {
-			return fmt.Errorf("Invalid %s: %s", k, v)
-		}
-	}
-	if !p.end.After(p.start) {
-		return fmt.Errorf("start time %s is not before end time %s", stamp(p.start), stamp(p.end))
-	}
-	u, err := parseUnit(o.unit)
-	if err != nil {
-		return err
-	}
-	tres := strings.Split(strings.ToLower(o.tres), ",")
-	kind, name := strings.ToLower(words[0]), strings.ToLower(words[1])
-	var run func(*data) [][]string
-	var title string
-	var head []column
+func (s *session) setSort(v string) bool {
 	switch {
-	case prefix(kind, "cluster", 2) && name == "utilization":
-		title, head, run = "Cluster Utilization", clusterUtilHead, clusterUtil
-	case prefix(kind, "cluster", 2) && name == "accountutilizationbyuser":
-		title, head, run = "Cluster/Account/User Utilization", acctByUserHead, acctByUser
-	case prefix(kind, "cluster", 2) && name == "userutilizationbyaccount":
-		title, head, run = "Cluster/User/Account Utilization", userByAcctHead, userByAcct
-	case prefix(kind, "user", 2) && name == "topusage":
-		title, head, run = fmt.Sprintf("Top %d Users", p.top), topHead, topUsage
-	case prefix(kind, "job", 2) && name == "sizesbyaccount":
-		title, head, run = "Job Sizes", sizesHead(p.grouping), sizes
+	case abbrev(v, "Name", 1):
+		s.byName = true
+	case abbrev(v, "Time", 1):
+		s.byName = false
 	default:
-		return fmt.Errorf("Not valid report %s %s", words[0], words[1])
+		s.out.Flush()
+		fmt.Fprintf(s.env.Stderr, "unknown timesort format %s\n", v)
+		s.failed = true
+		return false
 	}
-	c, err := env.Client()
-	if err != nil {
-		return err
+	return true
+}
+
+// fail reports an error on stderr after what was printed so far.
+func (s *session) fail(format string, args ...any) {
+	s.out.Flush()
+	fmt.Fprintf(s.env.Stderr, format+"\n", args...)
+	s.failed = true
+}
+
+// command runs one command line: a report or a setting.
+func (s *session) command(words []string) {
+	w, rest := words[0], words[1:]
+	few := func() bool {
+		if len(rest) == 0 {
+			if !s.quiet {
+				s.fail("too few arguments for keyword:%s", w)
+			}
+			s.failed = true
+			return true
+		}
+		return false
 	}
-	q := acct.Query{Start: p.start.Unix(), End: p.end.Unix() - 1, NoSteps: true,
-		Fields: []string{"user", "uid", "account", "ncpus", "alloc_tres", "start", "end"}}
+	many := func() {
+		if len(rest) > 0 {
+			s.fail("too many arguments for keyword:%s", w)
+		}
+	}
 	switch {
-	case o.all:
+	case abbrev(w, "cluster", 2):
+		if !few() {
+			s.clusterReport(rest)
+		}
+	case abbrev(w, "help", 2):
+		many()
+		fmt.Fprint(s.out, helpText)
+	case abbrev(w, "job", 1):
+		if !few() {
+			if abbrev(rest[0], "SizesByAccount", 1) {
+				s.run(kSizes, rest[1:])
+			} else if abbrev(rest[0], "SizesByWcKey", 8) || abbrev(rest[0], "SizesByAccountAndWcKey", 15) {
+				s.fail("WCKey reports are not supported: Drover does not track WCKeys")
+			} else {
+				s.fail("Not valid report %s\nValid job reports are, \"SizesByAccount, SizesByAccountAndWcKey, and  SizesByWckey\"", rest[0])
+			}
+		}
+	case abbrev(w, "quiet", 4):
+		many()
+		s.quiet = true
+	case abbrev(w, "exit", 1), abbrev(w, `\q`, 2), abbrev(w, "quit", 4):
+		many()
+		s.quit = true
+	case abbrev(w, "local", 3):
+		many()
+	case abbrev(w, "nonparsable", 4):
+		many()
+		s.mode = aligned
+	case abbrev(w, "parsable", 8):
+		many()
+		s.mode = parsable
+	case abbrev(w, "parsable2", 9):
+		many()
+		s.mode = parsable2
+	case abbrev(w, "reservation", 2), abbrev(w, "resv", 2):
+		if !few() {
+			s.fail("Reservation reports are not supported yet")
+		}
+	case abbrev(w, "sort", 1):
+		if !few() {
+			s.setSort(rest[0])
+		}
+	case abbrev(w, "time", 1):
+		if !few() {
+			s.setUnit(rest[0])
+		}
+	case abbrev(w, "verbose", 4):
+		many()
+		s.verbose = true
+	case abbrev(w, "version", 4):
+		many()
+		fmt.Fprintf(s.out, "slurm %s\n", s.env.Version)
+	case abbrev(w, "user", 1):
+		if !few() {
+			if ncmp(rest[0], "Top", 1) {
+				s.run(kTop, rest[1:])
+			} else {
+				s.fail("Not valid report %s\nValid user reports are, \"Top\"", rest[0])
+			}
+		}
+	default:
+		s.fail("invalid keyword: %s", w)
+	}
+}
+
+// clusterReport picks a cluster report by its name, as loosely as
+// Slurm: AccountUtilizationByUser by its first letter, Utilization by
+// its first two.
+func (s *session) clusterReport(words []string) {
+	r := words[0]
+	switch {
+	case ncmp(r, "AccountUtilizationByUser", 1):
+		s.run(kAssoc, words[1:], "au")
+	case ncmp(r, "UserUtilizationByAccount", 18), ncmp(r, "UA", 2):
+		s.run(kAssoc, words[1:], "ua")
+	case ncmp(r, "UserUtilizationByWckey", 18), ncmp(r, "UW", 2), ncmp(r, "WCKeyUtilizationByUser", 1):
+		s.fail("WCKey reports are not supported: Drover does not track WCKeys")
+	case ncmp(r, "Utilization", 2):
+		s.run(kUtil, words[1:])
+	default:
+		s.fail("Not valid report %s\nValid cluster reports are, \"AccountUtilizationByUser\", \"UserUtilizationByAccount\", \"UserUtilizationByWckey\", \"Utilization\", and \"WCKeyUtilizationByUser\"", r)
+	}
+}
+
+// run parses a report's conditions, reads the records and prints it.
+func (s *session) run(k kind, words []string, which ...string) {
+	now := s.env.Now()
+	c, err := parseCond(k, words, now)
+	if err != nil {
+		s.fail("%s", err)
+		return
+	}
+	c.window(now)
+	w, err := s.load(k, c, now)
+	if err != nil {
+		s.out.Flush()
+		if errors.Is(err, cli.ErrAcctDisabled) {
+			fmt.Fprintln(s.env.Stderr, "Slurm accounting storage is disabled")
+		} else {
+			s.env.Errorf("%v", err)
+		}
+		s.failed = true
+		return
+	}
+	tres, err := w.tresList(s.tresArg)
+	if err == nil && contains(tres, "node") && s.tresArg != "" && !strings.EqualFold(s.tresArg, "all") {
+		switch {
+		case s.unit == uPercent || s.unit.per():
+			err = condError("TRES node usage is no longer reported in percent format reports.  Please use TRES CPU instead.")
+		case k == kUtil:
+			err = condError("TRES node usage is no longer reported in the Cluster Utilization report.  Please use TRES CPU instead.")
+		}
+	}
+	if err != nil {
+		s.fail("%s", err)
+		return
+	}
+	switch {
+	case k == kUtil:
+		s.utilization(w, c, tres)
+	case k == kAssoc && which[0] == "au":
+		s.acctByUser(w, c, tres)
+	case k == kAssoc:
+		s.userByAcct(w, c, tres)
+	case k == kTop:
+		s.topUsage(w, c, tres)
+	case k == kSizes:
+		if err := s.sizes(w, c, tres); err != nil {
+			s.fail("%s", err)
+		}
+	}
+	s.out.Flush()
+}
+
+// load reads the records of the period, the account tree and, but for
+// the job reports, the local cluster's nodes and name.
+func (s *session) load(k kind, c *cond, now time.Time) (*world, error) {
+	cl, err := s.env.Client()
+	if err != nil {
+		return nil, err
+	}
+	q := acct.Query{Start: c.start.Unix(), End: c.end.Unix(), NoSteps: true,
+		Fields: []string{"user", "uid", "account", "partition", "ncpus", "nnodes", "alloc_tres", "start", "end"}}
+	switch {
+	case c.all || s.all:
 		q.Clusters = []string{"all"}
-	case o.clusters != "":
-		q.Clusters = strings.Split(o.clusters, ",")
-	case len(p.clusters) > 0:
-		q.Clusters = p.clusters
+	case len(c.clusters) > 0 || len(s.clusters) > 0:
+		q.Clusters = addList(append([]string(nil), s.clusters...), strings.Join(c.clusters, ","), true)
 	}
-	jobs, err := c.AcctJobs(ctx, q)
+	jobs, err := cl.AcctJobs(s.ctx, q)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	db, err := c.AcctDB(ctx)
+	db, err := cl.AcctDB(s.ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	nodes, err := c.ListNodes(ctx)
-	if err != nil {
-		return err
+	var nodes []*model.Node
+	if k != kSizes {
+		if nodes, err = cl.ListNodes(s.ctx); err != nil {
+			return nil, err
+		}
 	}
-	dt := &data{p: p, db: db, unit: u, now: now.Unix(), nodes: nodes}
-	out := &printer{w: w, mode: aligned}
+	local := ""
+	if kvs, err := cl.Config(s.ctx); err == nil {
+		for _, kv := range kvs {
+			if strings.EqualFold(kv.Key, "ClusterName") {
+				local = strings.ToLower(kv.Value)
+			}
+		}
+	}
+	if local == "" && db != nil && len(db.Clusters) > 0 {
+		local = db.Clusters[0]
+	}
+	return newWorld(jobs, db, nodes, local, c.start.Unix(), c.end.Unix(), now.Unix()), nil
+}
+
+// clusterList is the clusters a report covers, by name: the local one,
+// those -M and Clusters= name, or with -a every one the database and
+// the records know.
+func (s *session) clusterList(w *world, c *cond) []string {
+	var list []string
 	switch {
-	case o.parsable2:
-		out.mode = parsable2
-	case o.parsable:
-		out.mode = parsable
-	}
-	if len(tres) > 1 || tres[0] != "cpu" {
-		head = append([]column{head[0], {"TRES Name", 14}}, head[1:]...)
-	}
-	if !o.noHeader && out.mode == aligned {
-		banner(w, title, p, u, tres, name == "sizesbyaccount")
-	}
-	if !o.noHeader {
-		out.header(head)
-	}
-	for _, t := range tres {
-		dt.tres = t
-		dt.jobs = dt.jobs[:0]
-		for _, j := range jobs {
-			if len(p.users) > 0 && !contains(p.users, j.User) {
-				continue
-			}
-			dt.jobs = append(dt.jobs, j)
+	case c.all || s.all:
+		list = addList(list, w.local, true)
+		list = addList(list, strings.Join(w.db.Clusters, ","), true)
+		for _, r := range w.recs {
+			list = addList(list, r.Cluster, true)
 		}
-		for _, r := range run(dt) {
-			if len(tres) > 1 || tres[0] != "cpu" {
-				r = append([]string{r[0], t}, r[1:]...)
+	case len(c.clusters) > 0 || len(s.clusters) > 0:
+		// Clusters neither the database nor the records know have
+		// nothing to report, as in Slurm.
+		for _, cl := range addList(append([]string(nil), s.clusters...), strings.Join(c.clusters, ","), true) {
+			if w.known(cl) {
+				list = append(list, cl)
 			}
-			out.row(head, r)
 		}
+	default:
+		list = []string{w.local}
 	}
-	return nil
+	sort.Strings(list)
+	return list
 }
 
-func prefix(w, full string, min int) bool {
-	return len(w) >= min && strings.HasPrefix(full, w)
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+// known reports whether the cluster is the local one, in the database
+// or named by a record.
+func (w *world) known(cluster string) bool {
+	if strings.EqualFold(cluster, w.local) || contains(w.db.Clusters, cluster) {
+		return true
+	}
+	for _, r := range w.recs {
+		if strings.EqualFold(r.Cluster, cluster) {
 			return true
 		}
 	}
 	return false
 }
 
-func stamp(t time.Time) string { return t.Format("2006-01-02T15:04:05") }
+func (s *session) printer() *printer { return &printer{w: s.out, mode: s.mode} }
 
-// unit is -t: how usage prints.
-type unit struct {
-	div     float64 // seconds per unit
-	name    string
-	percent bool // only a percentage
-	both    bool // count and percentage
-}
-
-func parseUnit(s string) (unit, error) {
-	l := strings.ToLower(s)
-	base, per := l, false
-	if strings.HasSuffix(l, "per") && l != "percent" && l != "per" {
-		base, per = strings.TrimSuffix(l, "per"), true
-	}
-	switch {
-	case base == "percent" || base == "per" || base == "p":
-		return unit{div: 60, name: "Percentage of Total", percent: true}, nil
-	case prefix(base, "minutes", 1) || base == "min":
-		return unit{div: 60, name: "Minutes", both: per}, nil
-	case prefix(base, "hours", 1) || base == "hour":
-		return unit{div: 3600, name: "Hours", both: per}, nil
-	case prefix(base, "seconds", 1) || base == "sec":
-		return unit{div: 1, name: "Seconds", both: per}, nil
-	}
-	return unit{}, fmt.Errorf("Invalid time unit: %s (Minutes, Hours, Seconds, Percent, or MinPer, HourPer, SecPer)", s)
-}
-
-// value prints usage (TRES-seconds) against a total.
-func (u unit) value(secs, total float64) string {
-	pct := 0.0
-	if total > 0 {
-		pct = 100 * secs / total
-	}
-	switch {
-	case u.percent:
-		return fmt.Sprintf("%.2f%%", pct)
-	case u.both:
-		return fmt.Sprintf("%d(%.2f%%)", int64(secs/u.div), pct)
-	}
-	return strconv.FormatInt(int64(secs/u.div), 10)
-}
-
-func banner(w io.Writer, title string, p *params, u unit, tres []string, sizes bool) {
-	line := strings.Repeat("-", 80)
-	fmt.Fprintln(w, line)
-	if sizes {
-		fmt.Fprintf(w, "%s %s - %s (%d secs)\n", title, stamp(p.start), stamp(p.end.Add(-time.Second)), int64(p.end.Sub(p.start).Seconds()))
-		fmt.Fprintf(w, "Time reported in %s\n", strings.TrimPrefix(u.name, "Percentage of Total"))
-	} else {
-		fmt.Fprintf(w, "%s %s - %s\n", title, stamp(p.start), stamp(p.end.Add(-time.Second)))
-		what := "CPU"
-		if len(tres) > 1 || tres[0] != "cpu" {
-			what = "TRES"
+// interactive reads commands from stdin until exit, quit or its end.
+func (s *session) interactive() int {
+	in := bufio.NewScanner(s.env.Stdin)
+	in.Buffer(make([]byte, 64*1024), 1<<20)
+	failed, last := false, ""
+	for !s.quit {
+		fmt.Fprint(s.out, "sreport: ")
+		s.out.Flush()
+		if s.env.Stdin == nil || !in.Scan() {
+			fmt.Fprint(s.out, "\n")
+			break
 		}
-		if u.percent {
-			fmt.Fprintf(w, "Usage reported in Percentage of Total\n")
-		} else {
-			fmt.Fprintf(w, "Usage reported in %s %s\n", what, u.name)
+		line := strings.TrimSpace(in.Text())
+		switch {
+		case strings.HasPrefix(line, "#"):
+			continue
+		case line == "!!":
+			line = last
+		default:
+			last = line
 		}
-	}
-	fmt.Fprintln(w, line)
-}
-
-// data is what the reports compute from.
-type data struct {
-	p     *params
-	db    *model.AcctDB
-	jobs  []*acct.Job
-	nodes []*model.Node
-	unit  unit
-	tres  string
-	now   int64
-}
-
-// used is a job's TRES-seconds inside the window.
-func (d *data) used(j *acct.Job) float64 {
-	if j.Start == 0 {
-		return 0
-	}
-	end := j.End
-	if end == 0 {
-		end = d.now
-	}
-	s, e := max(j.Start, d.p.start.Unix()), min(end, d.p.end.Unix())
-	if e <= s {
-		return 0
-	}
-	return float64(e-s) * float64(tresCount(j, d.tres))
-}
-
-// tresCount is how many of a TRES a job holds ("cpu", "gres/gpu", "node").
-func tresCount(j *acct.Job, name string) int64 {
-	for _, kv := range strings.Split(j.AllocTRES, ",") {
-		k, v, ok := strings.Cut(kv, "=")
-		if ok && k == name {
-			n, _ := strconv.ParseInt(strings.TrimRight(v, "KMGTP"), 10, 64)
-			return n
+		words := splitLine(line)
+		if len(words) == 0 {
+			continue
 		}
+		s.failed = false
+		s.command(words)
+		failed = failed || s.failed
 	}
-	if name == "cpu" {
-		return int64(j.NCPUs)
+	if failed {
+		return 1
 	}
 	return 0
 }
 
-// capacity is the cluster's TRES-seconds over the window.
-func (d *data) capacity() float64 {
-	var n int64
-	for _, node := range d.nodes {
+// splitLine splits a command line at blanks outside quotes.
+func splitLine(line string) []string {
+	var words []string
+	var cur strings.Builder
+	in, dq, sq := false, false, false
+	for i := 0; i < len(line); i++ {
+		c := line[i]
 		switch {
-		case d.tres == "cpu":
-			n += int64(node.CPUs)
-		case d.tres == "node":
-			n++
-		case strings.HasPrefix(d.tres, "gres/gpu"):
-			items, _ := model.ParseGres(node.Gres)
-			n += int64(model.GPUCount(items, strings.TrimPrefix(strings.TrimPrefix(d.tres, "gres/gpu"), ":")))
+		case c == '"' && !sq:
+			dq = !dq
+		case c == '\'' && !dq:
+			sq = !sq
+		case !dq && !sq && (c == ' ' || c == '\t'):
+			if in {
+				words = append(words, cur.String())
+				cur.Reset()
+				in = false
+			}
+			continue
 		}
+		cur.WriteByte(c)
+		in = true
 	}
-	return float64(n) * d.p.end.Sub(d.p.start).Seconds()
-}
-
-func (d *data) total() float64 {
-	var t float64
-	for _, j := range d.jobs {
-		t += d.used(j)
+	if in {
+		words = append(words, cur.String())
 	}
-	return t
-}
-
-func clusterName(d *data) string {
-	if len(d.db.Clusters) > 0 {
-		return d.db.Clusters[0]
-	}
-	return ""
-}
-
-var clusterUtilHead = []column{{"Cluster", 9}, {"Allocated", 13}, {"Down", 9}, {"PLND Down", 9}, {"Idle", 13}, {"Planned", 9}, {"Reported", 13}}
-
-func clusterUtil(d *data) [][]string {
-	byCluster := map[string]float64{}
-	for _, j := range d.jobs {
-		byCluster[j.Cluster] += d.used(j)
-	}
-	if len(byCluster) == 0 {
-		byCluster[clusterName(d)] = 0
-	}
-	var rows [][]string
-	for _, c := range sortedKeys(byCluster) {
-		total := d.capacity()
-		alloc := min(byCluster[c], total)
-		u := d.unit
-		rows = append(rows, []string{c, u.value(alloc, total), u.value(0, total), u.value(0, total),
-			u.value(total-alloc, total), u.value(0, total), u.value(total, total)})
-	}
-	return rows
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-func properName(login string) string {
-	u, err := user.Lookup(login)
-	if err != nil {
-		return ""
-	}
-	name, _, _ := strings.Cut(u.Name, ",")
-	return name
+	return words
 }
