@@ -109,6 +109,9 @@ func fromStatus(err error) error {
 		if st.Message() == "" || isConnErr(st.Message()) {
 			return cli.ErrNoController
 		}
+		if st.Message() == cli.ErrTryAgain.Error() {
+			return cli.ErrTryAgain
+		}
 	case codes.DeadlineExceeded:
 		return errors.New("Socket timed out on send/recv operation")
 	case codes.FailedPrecondition:

@@ -133,7 +133,7 @@ func (a *Agent) start(j *job) executor.Result {
 	fields := stepenv.BatchFields(mj, a.node)
 	es := &executor.Spec{
 		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
-		Append: spec.OpenMode == "append", Umask: -1,
+		Append: spec.OpenMode == "append", Umask: umaskOf(spec),
 	}
 	if err := a.prolog(j); err != nil {
 		j.mu.Lock()
@@ -470,4 +470,13 @@ func (a *Agent) absConf() string {
 		return a.confPath
 	}
 	return p
+}
+
+// umaskOf is the umask a job's programs run with: the submitter's
+// (SLURM_UMASK), or -1 for the agent's own when the job carries none.
+func umaskOf(spec *model.JobSpec) int {
+	if spec == nil || spec.Umask == nil {
+		return -1
+	}
+	return int(*spec.Umask & 0o777)
 }

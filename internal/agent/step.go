@@ -181,7 +181,7 @@ func (s *stepRun) exec() (code, sig int32, state model.JobState) {
 		env, _ = a.taskProlog(&jm, env)
 		es := &executor.Spec{
 			Path: argv[0], Args: argv[1:], Env: env, Dir: dir, UID: jm.UserID, GID: jm.GroupID,
-			Groups: jm.Groups, Umask: -1, Append: js.OpenMode == "append",
+			Groups: jm.Groups, Umask: umaskOf(&js), Append: js.OpenMode == "append",
 		}
 		s.wireIO(es, &jm, rank)
 		place(es, g)

@@ -105,6 +105,10 @@ var ErrAcctDisabled = errors.New("Slurm accounting storage is disabled")
 // job's other steps; its text is Slurm's.
 var ErrStepBusy = errors.New("Requested nodes are busy")
 
+// ErrTryAgain is a submission refused for now (MaxJobCount reached): the
+// submitting commands wait and retry, as Slurm's do. Its text is EAGAIN's.
+var ErrTryAgain = errors.New("Resource temporarily unavailable")
+
 // BroadcastRequest is what sbcast asks for.
 type BroadcastRequest struct {
 	Job         model.JobID

@@ -111,7 +111,7 @@ func (l *directLaunch) prepare() {
 		l.in = f
 	}
 	if s.Stdout != "" && s.StdoutW == nil {
-		f, err := openOutputFile(l.rel(s.Stdout), s.Append)
+		f, err := openOutputFile(l.rel(s.Stdout), s.Append, outputPerm(s.Umask))
 		if l.opened(err) {
 			l.fail(fmt.Sprintf("cannot open output file %s: %v", s.Stdout, err))
 		}
@@ -124,7 +124,7 @@ func (l *directLaunch) prepare() {
 		if l.out != nil && s.Stderr == s.Stdout {
 			l.errf = l.out
 		} else {
-			f, err := openOutputFile(l.rel(s.Stderr), s.Append)
+			f, err := openOutputFile(l.rel(s.Stderr), s.Append, outputPerm(s.Umask))
 			if l.opened(err) {
 				l.fail(fmt.Sprintf("cannot open error file %s: %v", s.Stderr, err))
 			}
@@ -231,7 +231,7 @@ func (l *directLaunch) fail(msg string) {
 	case l.errf != nil:
 		writeAll(int(l.errf.Fd()), line)
 	case l.asUser && filepath.IsAbs(s.Stderr):
-		if f, err := openOutputFile(s.Stderr, s.Append); err == nil {
+		if f, err := openOutputFile(s.Stderr, s.Append, outputPerm(s.Umask)); err == nil {
 			writeAll(int(f.Fd()), line)
 			f.Close()
 		}
@@ -385,7 +385,7 @@ func openInput(path string) (*os.File, error) {
 // openOutputFile opens a stdout/stderr file the way the helper's
 // openOutput does, except that it never blocks: a FIFO without a reader
 // (ENXIO) or a lease being broken (EAGAIN) is left to the helper.
-func openOutputFile(path string, appendMode bool) (*os.File, error) {
+func openOutputFile(path string, appendMode bool, perm uint32) (*os.File, error) {
 	flags, keep := syscall.O_WRONLY|syscall.O_CREAT, 0
 	if appendMode {
 		flags |= syscall.O_APPEND
@@ -393,7 +393,7 @@ func openOutputFile(path string, appendMode bool) (*os.File, error) {
 	} else {
 		flags |= syscall.O_TRUNC
 	}
-	return openNonblock(path, flags, 0o644, keep)
+	return openNonblock(path, flags, perm, keep)
 }
 
 // openNonblock opens path with O_NONBLOCK|O_CLOEXEC added, then sets the

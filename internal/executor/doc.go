@@ -39,7 +39,8 @@
 // Helper:
 //   - Umask: the umask belongs to the process; the agent cannot set one
 //     for a child between fork and exec, and changing its own would race
-//     with every other goroutine. The program inherits the agent's.
+//     with every other goroutine. Start sends a spec whose Umask differs
+//     from the agent's through the helper by itself.
 //   - PidEnv: the program's pid is not known before the fork, and Env is
 //     passed as it is.
 //   - Code as root in the step before the user's (joinCgroups: joining

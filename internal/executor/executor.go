@@ -72,10 +72,11 @@ type Spec struct {
 	// path only.
 	Terminal bool
 
-	// Umask for the program; -1 = inherit the agent's umask. Honoured only
-	// with Helper: the umask is per process, so the direct path cannot set
-	// one for the child without changing it for the whole agent, and the
-	// program inherits the agent's.
+	// Umask for the program; -1 = inherit the agent's umask. The umask is
+	// per process, so the direct path cannot set one for the child without
+	// changing it for the whole agent: a umask other than the agent's
+	// sends the launch through the helper (not with Terminal). Output
+	// files are then created 0666 less the umask, as Slurm does.
 	Umask int
 
 	// CgroupV1Dirs and CgroupV2Dir place the program in a cgroup before

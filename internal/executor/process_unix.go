@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -73,6 +74,13 @@ func Start(spec *Spec) (Process, error) {
 		return nil, errors.New("executor: empty program path")
 	}
 	sealInheritedFDs()
+	if spec.Umask >= 0 && spec.Umask&0o777 != ownUmask && !spec.Terminal {
+		// fork/exec cannot give the child a umask of its own without
+		// changing the agent's for every thread; the helper sets it.
+		cp := *spec
+		cp.Helper = true
+		spec = &cp
+	}
 	if spec.Helper {
 		return startHelper(spec)
 	}
@@ -366,4 +374,29 @@ func (p *process) drainOutput() {
 	for _, r := range p.ioRead {
 		r.Close()
 	}
+}
+
+// ownUmask is this process's umask, read once without changing it.
+var ownUmask = func() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if v, ok := strings.CutPrefix(line, "Umask:"); ok {
+				if n, err := strconv.ParseUint(strings.TrimSpace(v), 8, 32); err == nil {
+					return int(n)
+				}
+			}
+		}
+	}
+	return -1
+}()
+
+// outputPerm is the mode output files are created with: what the
+// program's umask leaves of 0666 when the job carries one (as Slurm
+// creates them), else the long-standing 0644.
+func outputPerm(umask int) uint32 {
+	if umask >= 0 {
+		return 0o666
+	}
+	return 0o644
 }

@@ -111,7 +111,7 @@ func (h *helper) fail(msg string) int {
 		// Stdio is not set up yet (the chdir failed): an absolute stderr
 		// path is still meaningful. Never opened before the drop: root
 		// must not create files on the user's behalf.
-		if fd, err := openOutput(h.spec.Stderr, h.spec.Append); err == nil {
+		if fd, err := openOutput(h.spec.Stderr, h.spec.Append, outputPerm(h.spec.Umask)); err == nil {
 			writeAll(fd, line)
 			syscall.Close(fd)
 		}
@@ -164,7 +164,7 @@ func setupStdio(hs *helperSpec) error {
 	}
 	outFD := -1
 	if hs.Stdout != "" && !hs.PipeStdout {
-		fd, err := openOutput(hs.Stdout, hs.Append)
+		fd, err := openOutput(hs.Stdout, hs.Append, outputPerm(hs.Umask))
 		if err != nil {
 			return fmt.Errorf("cannot open output file %s: %v", hs.Stdout, err)
 		}
@@ -177,7 +177,7 @@ func setupStdio(hs *helperSpec) error {
 		fd := outFD
 		if outFD < 0 || hs.Stderr != hs.Stdout {
 			var err error
-			if fd, err = openOutput(hs.Stderr, hs.Append); err != nil {
+			if fd, err = openOutput(hs.Stderr, hs.Append, outputPerm(hs.Umask)); err != nil {
 				return fmt.Errorf("cannot open error file %s: %v", hs.Stderr, err)
 			}
 			// "-o x -e ./x" names one file twice: share the first
@@ -203,14 +203,14 @@ func setupStdio(hs *helperSpec) error {
 // openOutput opens an output file the way the step's files are opened.
 // Raw syscalls rather than os.OpenFile: the os package would switch a FIFO
 // to non-blocking mode, and the program would inherit that.
-func openOutput(path string, appendMode bool) (int, error) {
+func openOutput(path string, appendMode bool, perm uint32) (int, error) {
 	flags := syscall.O_WRONLY | syscall.O_CREAT | syscall.O_CLOEXEC
 	if appendMode {
 		flags |= syscall.O_APPEND
 	} else {
 		flags |= syscall.O_TRUNC
 	}
-	return syscall.Open(path, flags, 0o644)
+	return syscall.Open(path, flags, perm)
 }
 
 func moveFD(fd, to int) error {

@@ -54,6 +54,7 @@ type superSpec struct {
 	Stdout string   `json:"stdout"`
 	Stderr string   `json:"stderr"`
 	Append bool     `json:"append"`
+	Umask  *int     `json:"umask,omitempty"` // nil: the supervisor's
 	CgV1   []string `json:"cg_v1,omitempty"`
 	CgV2   string   `json:"cg_v2,omitempty"`
 }
@@ -284,6 +285,9 @@ func (s *Supervisor) start(dir string, spec *Spec, pipes [3]bool) (*supervised, 
 	ss := &superSpec{Path: spec.Path, Args: spec.Args, Env: spec.Env, Dir: spec.Dir, UID: spec.UID, GID: spec.GID,
 		Groups: spec.Groups, Stdin: spec.Stdin, Stdout: spec.Stdout, Stderr: spec.Stderr, Append: spec.Append,
 		CgV1: spec.CgroupV1Dirs, CgV2: spec.CgroupV2Dir}
+	if spec.Umask >= 0 {
+		ss.Umask = &spec.Umask
+	}
 	p := &supervised{dir: dir, exited: make(chan struct{})}
 	s.mu.Lock()
 	s.waiters[dir] = p // before the start: a quick end must find it
@@ -565,6 +569,9 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 	spec := &Spec{Path: ss.Path, Args: ss.Args, Env: ss.Env, Dir: ss.Dir, UID: ss.UID, GID: ss.GID,
 		Groups: ss.Groups, Stdin: ss.Stdin, Stdout: ss.Stdout, Stderr: ss.Stderr, Append: ss.Append, Umask: -1,
 		CgroupV1Dirs: ss.CgV1, CgroupV2Dir: ss.CgV2}
+	if ss.Umask != nil {
+		spec.Umask = *ss.Umask
+	}
 	// The agent's ends (kept here too, for the next agent) and ours.
 	kept := make([]*os.File, 3)
 	var ours []*os.File

@@ -46,6 +46,13 @@ type Context struct {
 	Now      time.Time
 	ReadFile func(string) ([]byte, error) // reads the batch script; nil = os.ReadFile
 	Stdin    io.Reader                    // the batch script when no path is given
+	// Umask is the submitter's umask when HasUmask: it becomes
+	// SLURM_UMASK unless the environment already sets one.
+	Umask    uint32
+	HasUmask bool
+	// Root: the command runs as root, the only user sbatch lets name
+	// another --uid/--gid (the controller checks again).
+	Root bool
 }
 
 // Options is the parsed command: the job request plus the client-side
@@ -420,6 +427,7 @@ func (p *parser) finish(args []string) error {
 		}
 		s.Env = exportEnv(s.Export, p.env)
 	}
+	p.settleUmask()
 	s.SubmitHost = p.ctx.Hostname
 	s.SubmitLine = strings.TrimSpace(p.kind.String() + " " + strings.Join(args, " "))
 

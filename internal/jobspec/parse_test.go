@@ -132,13 +132,15 @@ func TestParseStdinAndWrap(t *testing.T) {
 }
 
 func TestParseOptions(t *testing.T) {
+	rootCtx := testCtx(nil)
+	rootCtx.Root = true
 	o := mustParse(t, Sbatch, []string{
 		"-Hvv", "--parsable", "-Q", "-W", "--test-only", "-a", "0-15:4%2", "-d", "afterok:1:2", "-b", "now+1hour",
 		"--comment=c", "-q", "high", "-w", "node[1-3]", "-x", "n4,n5", "--exclusive", "--nice", "--no-requeue",
 		"--open-mode=a", "-c", "2", "--ntasks-per-node=3", "-D", "work", "--time-min=10", "-e", "e.txt", "-i", "in.txt",
 		"--gres=gpu:2", "--mail-type=END,fail", "--mail-user=u@x", "-C", "a&b", "--signal=B:USR1@60", "--uid=0",
 		"--wrap=true",
-	}, testCtx(nil))
+	}, rootCtx)
 	s := o.Spec
 	checks := []struct {
 		name string
@@ -153,7 +155,7 @@ func TestParseOptions(t *testing.T) {
 		{"cpus", s.CPUsPerTask == 2}, {"per-node", s.TasksPerNode == 3}, {"chdir", s.WorkDir == "/home/u/work"},
 		{"time-min", s.TimeMin == 600}, {"stderr", s.StdErr == "e.txt"}, {"stdin", s.StdIn == "in.txt"},
 		{"gres", s.GPUs != nil && s.GPUs.PerNode == 2}, {"mail", o.Extra["mail-type"] == "END,fail" && o.Extra["mail-user"] == "u@x"},
-		{"constraint", o.Extra["constraint"] == "a&b"}, {"signal", o.Extra["signal"] == "B:USR1@60"}, {"uid", o.Extra["uid"] == "0"},
+		{"constraint", o.Extra["constraint"] == "a&b"}, {"signal", o.Extra["signal"] == "B:USR1@60"}, {"uid", s.UID != nil && *s.UID == 0},
 		{"notes", len(o.Notes) == len(o.Extra) && strings.Contains(strings.Join(o.Notes, "\n"), "--mail-type ")},
 	}
 	for _, c := range checks {
@@ -366,5 +368,41 @@ func TestOptionTables(t *testing.T) {
 	}
 	if _, err := Parse(Kind(7), nil, Context{}); err == nil {
 		t.Errorf("unknown kind accepted")
+	}
+}
+
+func TestParsePrivilegedOptions(t *testing.T) {
+	for _, opt := range []string{"--uid=0", "--gid=0"} {
+		_, err := Parse(Sbatch, []string{opt, "--wrap=true"}, testCtx(nil))
+		var e *Error
+		if !errors.As(err, &e) || e.Exit != 255 || !strings.Contains(e.Msg, "only permitted by root user") {
+			t.Errorf("%s as a user: %v", opt, err)
+		}
+	}
+	o := mustParse(t, Sbatch, []string{"--priority=top", "--wrap=true"}, testCtx(nil))
+	if o.Spec.Priority == nil || *o.Spec.Priority != 1<<32-2 {
+		t.Errorf("--priority=top: %v", o.Spec.Priority)
+	}
+	if _, err := Parse(Sbatch, []string{"--priority=-3", "--wrap=true"}, testCtx(nil)); err == nil {
+		t.Error("--priority=-3 accepted")
+	}
+}
+
+func TestParseUmask(t *testing.T) {
+	ctx := testCtx(nil)
+	ctx.Umask, ctx.HasUmask = 0o077, true
+	o := mustParse(t, Sbatch, []string{"--wrap=true"}, ctx)
+	if o.Spec.Umask == nil || *o.Spec.Umask != 0o077 || !slices.Contains(o.Spec.Env, "SLURM_UMASK=0077") {
+		t.Errorf("umask 077: %v %q", o.Spec.Umask, o.Spec.Env)
+	}
+	// A job's own SLURM_UMASK wins over the process's (srun in a batch job).
+	ctx = testCtx(nil, "SLURM_UMASK=0027")
+	ctx.Umask, ctx.HasUmask = 0o022, true
+	o = mustParse(t, Srun, []string{"true"}, ctx)
+	if o.Spec.Umask == nil || *o.Spec.Umask != 0o027 {
+		t.Errorf("SLURM_UMASK=0027: %v", o.Spec.Umask)
+	}
+	if o = mustParse(t, Sbatch, []string{"--wrap=true"}, testCtx(nil)); o.Spec.Umask != nil {
+		t.Errorf("unknown umask became %v", *o.Spec.Umask)
 	}
 }

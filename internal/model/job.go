@@ -62,6 +62,15 @@ type JobSpec struct {
 	IOKey       string `json:"io_key,omitempty"`
 	SubmitHost  string `json:"submit_host,omitempty"`
 	SubmitLine  string `json:"submit_line,omitempty"`
+
+	// Root only (--uid, --gid, --priority): run as another user or group,
+	// start with a set priority. Nil: not given.
+	UID      *uint32 `json:"uid,omitempty"`
+	GID      *uint32 `json:"gid,omitempty"`
+	Priority *uint32 `json:"priority,omitempty"`
+	// Umask is the submitter's umask (SLURM_UMASK): tasks run with it and
+	// their output files are created with it. Nil: the node's default.
+	Umask *uint32 `json:"umask,omitempty"`
 }
 
 // ArraySpec is a parsed --array value: the task ids and the throttle.

@@ -1,7 +1,9 @@
 package service
 
 import (
+	"os/user"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/drover-hpc/drover/internal/auth"
@@ -163,3 +165,70 @@ func (s *Service) defaultAccount(spec *model.JobSpec, id *auth.Identity) {
 		spec.Account = u.DefaultAccount
 	}
 }
+
+// checkPrivileged applies what only an operator may ask for: a negative
+// nice, and running as another user or group (sbatch refuses --uid/--gid
+// itself; this stops a hand-made request). --priority from anyone else is
+// dropped, as Slurm 22.05 does.
+func (s *Service) checkPrivileged(spec *model.JobSpec, id *auth.Identity) error {
+	priv := s.privileged(id)
+	if spec.Nice < 0 && !priv {
+		return invalid("Invalid --nice value")
+	}
+	if !priv {
+		spec.Priority = nil
+		if (spec.UID != nil && *spec.UID != id.UID) || (spec.GID != nil && *spec.GID != id.GID) {
+			return errDenied
+		}
+		spec.UID, spec.GID = nil, nil
+	}
+	return nil
+}
+
+// runAs is the identity a job runs under: the caller's, or the one root
+// named with --uid/--gid.
+func runAs(spec *model.JobSpec, id *auth.Identity) (*auth.Identity, error) {
+	if spec.UID == nil && spec.GID == nil {
+		return id, nil
+	}
+	out := *id
+	if spec.UID != nil && *spec.UID != id.UID {
+		u, err := user.LookupId(strconv.FormatUint(uint64(*spec.UID), 10))
+		if err != nil {
+			return nil, invalid("Invalid user id")
+		}
+		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
+		out.UID, out.GID, out.User, out.Groups = *spec.UID, uint32(gid), u.Username, nil
+		if gids, err := u.GroupIds(); err == nil {
+			for _, g := range gids {
+				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
+					out.Groups = append(out.Groups, uint32(n))
+				}
+			}
+		}
+	}
+	if spec.GID != nil {
+		out.GID = *spec.GID
+	}
+	return &out, nil
+}
+
+// checkJobCount refuses a job that would take the jobs in memory past
+// MaxJobCount. The error is temporary: sbatch waits and retries, as room
+// comes back when ended jobs age out after MinJobAge.
+func checkJobCount(snap *state.Snapshot, spec *model.JobSpec, max int) error {
+	if max <= 0 {
+		return nil
+	}
+	n := 1
+	if spec.Array != nil {
+		n = len(spec.Array.TaskIDs)
+	}
+	if snap.NumJobs()+n > max {
+		return ErrQueueFull
+	}
+	return nil
+}
+
+// ErrQueueFull is MaxJobCount reached; transports mark it retryable.
+var ErrQueueFull = &Error{CodeUnavailable, "Resource temporarily unavailable"}

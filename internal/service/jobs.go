@@ -354,6 +354,9 @@ func (s *Service) UpdateJob(ctx context.Context, sel Selection, fields map[strin
 		return nil, err
 	}
 	priv := s.privileged(id)
+	if err := checkUpdateSizes(fields); err != nil {
+		return nil, err
+	}
 	snap := s.store.Snapshot()
 	cmd := &fsm.UpdateJob{Now: s.clock.Now().Unix()}
 	for k, v := range fields {

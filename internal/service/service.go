@@ -135,6 +135,22 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if !spec.Interactive && strings.TrimSpace(spec.Script) == "" {
 		return 0, invalid("Batch script is empty!")
 	}
+	maxScript := st.MaxScriptSize
+	if maxScript <= 0 {
+		maxScript = defaultMaxScriptSize
+	}
+	if err := checkJobSizes(spec, maxScript); err != nil {
+		return 0, err
+	}
+	if err := s.checkPrivileged(spec, id); err != nil {
+		return 0, err
+	}
+	if id, err = runAs(spec, id); err != nil {
+		return 0, err
+	}
+	if err := checkJobCount(snap, spec, st.MaxJobCount); err != nil {
+		return 0, err
+	}
 	if spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir) {
 		return 0, invalid("Invalid working directory")
 	}
@@ -168,9 +184,16 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil {
 		return 0, invalid(err.Error())
 	}
+	prio := uint32(1)
+	if spec.Priority != nil {
+		// An operator's --priority; 0 holds the job, as in Slurm.
+		if prio = *spec.Priority; prio == 0 {
+			spec.Hold = true
+		}
+	}
 	res, err := s.raft.Apply(fsm.TypeSubmit, &fsm.Submit{
 		Spec: spec, UID: id.UID, GID: id.GID, Groups: id.Groups, User: id.User,
-		Partition: part.Name, TimeLimit: limit, Priority: 1, Now: s.clock.Now().Unix(),
+		Partition: part.Name, TimeLimit: limit, Priority: prio, Now: s.clock.Now().Unix(),
 	})
 	if err != nil {
 		return 0, &Error{CodeUnavailable, err.Error()}

@@ -13,11 +13,15 @@ type Settings struct {
 	KillWait       int64 // seconds
 	MinJobAge      int64 // seconds
 	MaxArraySize   int
-	FirstJobID     model.JobID
-	DefMemPerCPU   int64
-	DefMemPerNode  int64
-	Nodes          []*model.Node
-	Partitions     []*model.Partition
+	// MaxJobCount bounds the jobs in memory (pending, running and ended
+	// within MinJobAge), MaxStepCount the steps of one job, MaxScriptSize
+	// a batch script in bytes; 0 = Slurm's default.
+	MaxJobCount, MaxStepCount, MaxScriptSize int
+	FirstJobID                               model.JobID
+	DefMemPerCPU                             int64
+	DefMemPerNode                            int64
+	Nodes                                    []*model.Node
+	Partitions                               []*model.Partition
 	// AccountingStorageEnforce: jobs need an association (EnforceAssoc),
 	// a QOS their association allows (EnforceQOS), and wait on or are
 	// refused by the limits (EnforceLimits).

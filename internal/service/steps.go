@@ -60,9 +60,15 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 	if len(spec.TaskArgv) > 0 && len(spec.Argv) == 0 && spec.NTasks != len(spec.TaskArgv) {
 		return nil, nil, invalid("--multi-prog needs a program for every task")
 	}
+	if err := checkStepSizes(spec); err != nil {
+		return nil, nil, err
+	}
 	j, err := s.runningJob(id, jobID)
 	if err != nil {
 		return nil, nil, err
+	}
+	if max := s.Settings().MaxStepCount; max > 0 && int(j.NextStep) >= max {
+		return nil, nil, invalid("Step limit reached for this job")
 	}
 	snap := s.store.Snapshot()
 	if spec.NodeList, err = expandNodes(snap, spec.NodeList); err != nil {

@@ -13,16 +13,22 @@ import (
 
 // Slurm's built-in defaults for the keys Drover types.
 const (
-	DefaultClusterName     = "cluster"
-	DefaultSlurmctldPort   = 6817
-	DefaultSlurmdPort      = 6818
-	DefaultStateSaveDir    = "/var/spool"
-	DefaultSlurmdSpoolDir  = "/var/spool/slurmd"
-	DefaultSlurmdTimeout   = 300 * time.Second
-	DefaultKillWait        = 30 * time.Second
-	DefaultMinJobAge       = 300 * time.Second
-	DefaultMaxArraySize    = 1001
-	DefaultMaxJobCount     = 10000
+	DefaultClusterName    = "cluster"
+	DefaultSlurmctldPort  = 6817
+	DefaultSlurmdPort     = 6818
+	DefaultStateSaveDir   = "/var/spool"
+	DefaultSlurmdSpoolDir = "/var/spool/slurmd"
+	DefaultSlurmdTimeout  = 300 * time.Second
+	DefaultKillWait       = 30 * time.Second
+	DefaultMinJobAge      = 300 * time.Second
+	DefaultMaxArraySize   = 1001
+	DefaultMaxJobCount    = 10000
+	DefaultMaxStepCount   = 40000
+	// DefaultMaxScriptSize is SchedulerParameters=max_script_size's
+	// default; MaxScriptSizeCeiling keeps it under what one request may
+	// carry.
+	DefaultMaxScriptSize   = 4 << 20
+	MaxScriptSizeCeiling   = 60 << 20
 	DefaultFirstJobID      = 1
 	DefaultSlurmUser       = "root"
 	DefaultReturnToService = 0
@@ -52,6 +58,8 @@ type Config struct {
 
 	MaxArraySize    int
 	MaxJobCount     int
+	MaxStepCount    int
+	MaxScriptSize   int // bytes (SchedulerParameters=max_script_size)
 	FirstJobID      uint32
 	ReturnToService int // 0, 1 or 2
 
@@ -198,6 +206,8 @@ func newConfig(file string) *Config {
 		MinJobAge:         DefaultMinJobAge,
 		MaxArraySize:      DefaultMaxArraySize,
 		MaxJobCount:       DefaultMaxJobCount,
+		MaxStepCount:      DefaultMaxStepCount,
+		MaxScriptSize:     DefaultMaxScriptSize,
 		FirstJobID:        DefaultFirstJobID,
 		ReturnToService:   DefaultReturnToService,
 

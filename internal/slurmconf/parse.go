@@ -356,6 +356,20 @@ func (p *parser) global(pos Pos, kv pair) error {
 		if c.MaxJobCount, err = parseInt(v, 1, 1<<31-1); err != nil {
 			return bad("a positive integer")
 		}
+	case "maxstepcount":
+		if c.MaxStepCount, err = parseInt(v, 1, 1<<31-1); err != nil {
+			return bad("a positive integer")
+		}
+	case "schedulerparameters":
+		c.MaxScriptSize = DefaultMaxScriptSize
+		for _, opt := range strings.Split(v, ",") {
+			key, val, _ := strings.Cut(strings.TrimSpace(opt), "=")
+			if strings.EqualFold(key, "max_script_size") {
+				if c.MaxScriptSize, err = parseInt(val, 1, MaxScriptSizeCeiling); err != nil {
+					return bad(fmt.Sprintf("max_script_size as a byte count from 1 to %d", MaxScriptSizeCeiling))
+				}
+			}
+		}
 	case "firstjobid":
 		n, err := parseInt(v, 1, 1<<32-1)
 		if err != nil {

@@ -478,6 +478,12 @@ type JobSpec struct {
 	SubmitHost    string                 `protobuf:"bytes,36,opt,name=submit_host,json=submitHost,proto3" json:"submit_host,omitempty"`
 	SubmitLine    string                 `protobuf:"bytes,37,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
 	Gpus          *GPUReq                `protobuf:"bytes,38,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	// Root only: run as another uid/gid, start with a set priority.
+	Uid      *uint32 `protobuf:"varint,39,opt,name=uid,proto3,oneof" json:"uid,omitempty"`
+	Gid      *uint32 `protobuf:"varint,40,opt,name=gid,proto3,oneof" json:"gid,omitempty"`
+	Priority *uint32 `protobuf:"varint,41,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	// The submitter's umask (SLURM_UMASK).
+	Umask         *uint32 `protobuf:"varint,42,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -776,6 +782,34 @@ func (x *JobSpec) GetGpus() *GPUReq {
 		return x.Gpus
 	}
 	return nil
+}
+
+func (x *JobSpec) GetUid() uint32 {
+	if x != nil && x.Uid != nil {
+		return *x.Uid
+	}
+	return 0
+}
+
+func (x *JobSpec) GetGid() uint32 {
+	if x != nil && x.Gid != nil {
+		return *x.Gid
+	}
+	return 0
+}
+
+func (x *JobSpec) GetPriority() uint32 {
+	if x != nil && x.Priority != nil {
+		return *x.Priority
+	}
+	return 0
+}
+
+func (x *JobSpec) GetUmask() uint32 {
+	if x != nil && x.Umask != nil {
+		return *x.Umask
+	}
+	return 0
 }
 
 type GPUReq struct {
@@ -7406,7 +7440,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"Dependency\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12(\n" +
 	"\x05terms\x18\x02 \x03(\v2\x12.drover.v1.DepTermR\x05terms\x12\x10\n" +
-	"\x03any\x18\x03 \x01(\bR\x03any\"\xc6\b\n" +
+	"\x03any\x18\x03 \x01(\bR\x03any\"\xd7\t\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x18\n" +
@@ -7453,7 +7487,15 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"submitHost\x12\x1f\n" +
 	"\vsubmit_line\x18% \x01(\tR\n" +
 	"submitLine\x12%\n" +
-	"\x04gpus\x18& \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\"\xaa\x01\n" +
+	"\x04gpus\x18& \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\x12\x15\n" +
+	"\x03uid\x18' \x01(\rH\x00R\x03uid\x88\x01\x01\x12\x15\n" +
+	"\x03gid\x18( \x01(\rH\x01R\x03gid\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18) \x01(\rH\x02R\bpriority\x88\x01\x01\x12\x19\n" +
+	"\x05umask\x18* \x01(\rH\x03R\x05umask\x88\x01\x01B\x06\n" +
+	"\x04_uidB\x06\n" +
+	"\x04_gidB\v\n" +
+	"\t_priorityB\b\n" +
+	"\x06_umask\"\xaa\x01\n" +
 	"\x06GPUReq\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bper_node\x18\x02 \x01(\x05R\aperNode\x12\x14\n" +
@@ -8324,6 +8366,7 @@ func file_api_drover_v1_drover_proto_init() {
 	if File_api_drover_v1_drover_proto != nil {
 		return
 	}
+	file_api_drover_v1_drover_proto_msgTypes[7].OneofWrappers = []any{}
 	file_api_drover_v1_drover_proto_msgTypes[53].OneofWrappers = []any{
 		(*AgentMessage_Register)(nil),
 		(*AgentMessage_Heartbeat)(nil),

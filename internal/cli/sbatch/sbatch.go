@@ -5,7 +5,9 @@ package sbatch
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/jobspec"
@@ -23,7 +25,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		env.Errorf("Batch job submission failed: %v", err)
 		return env.ExitError()
 	}
-	id, err := c.SubmitJob(ctx, opts.Spec)
+	id, err := submit(ctx, env, c, opts.Spec)
 	if err != nil {
 		env.Errorf("Batch job submission failed: %v", err)
 		return env.ExitError()
@@ -38,6 +40,31 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		return 0
 	}
 	return waitJob(ctx, env, c, id)
+}
+
+// maxRetries is how often sbatch retries a submission refused for now,
+// waiting one second longer each time (about two minutes in all), as
+// Slurm's sbatch does.
+const maxRetries = 15
+
+// submit submits spec, retrying while the controller says to try again.
+func submit(ctx context.Context, env *cli.Env, c cli.Client, spec *model.JobSpec) (model.JobID, error) {
+	for retries := 0; ; retries++ {
+		id, err := c.SubmitJob(ctx, spec)
+		if !errors.Is(err, cli.ErrTryAgain) || retries >= maxRetries {
+			return id, err
+		}
+		if retries == 0 {
+			env.Errorf("Slurm temporarily unable to accept job, sleeping and retrying")
+		}
+		t := time.NewTimer(time.Duration(retries+1) * time.Second)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return 0, ctx.Err()
+		case <-t.C:
+		}
+	}
 }
 
 // waitJob blocks until every record of the job (all array tasks) ended and

@@ -1,0 +1,136 @@
+package service
+
+import (
+	"strings"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Size caps on what a user sends. Slurm refuses the same fields past the
+// same lengths (strings 1024 characters, paths PATH_MAX, the batch script
+// max_script_size) with one message, which scripts match on. Without them
+// one user's megabyte job names make every squeue answer too large for
+// everybody.
+const (
+	MaxStringLen = 1024
+	MaxPathLen   = 4096 // PATH_MAX
+	// MaxExecBytes bounds a task's arguments plus environment: past the
+	// kernel's ARG_MAX (2 MiB with the default 8 MiB stack) exec fails
+	// anyway, so the controller need not store more.
+	MaxExecBytes = 2 << 20
+	// maxListLen bounds hostlist expressions and dependency lists, which
+	// Slurm caps at 64 KiB and 128 KiB.
+	maxListLen = 64 << 10
+	// defaultMaxScriptSize is max_script_size's default, for settings
+	// built without slurm.conf.
+	defaultMaxScriptSize = 4 << 20
+)
+
+const msgTooLong = "Pathname of a file, directory or other parameter too long"
+
+// sizeCheck accumulates the first over-long field.
+type sizeCheck struct{ bad string }
+
+func (c *sizeCheck) str(name, v string, max int) {
+	if c.bad == "" && len(v) > max {
+		c.bad = name
+	}
+}
+
+func (c *sizeCheck) list(name string, vs []string, max int) {
+	n := 0
+	for _, v := range vs {
+		n += len(v) + 1
+	}
+	if c.bad == "" && n > max {
+		c.bad = name
+	}
+}
+
+func (c *sizeCheck) err() error {
+	if c.bad == "" {
+		return nil
+	}
+	return invalid(msgTooLong)
+}
+
+// checkJobSizes refuses a job whose strings, paths, script or task
+// environment exceed the caps above.
+func checkJobSizes(spec *model.JobSpec, maxScript int) error {
+	var c sizeCheck
+	for _, f := range [...]struct {
+		name, v string
+	}{
+		{"name", spec.Name}, {"partition", spec.Partition}, {"account", spec.Account}, {"qos", spec.QOS},
+		{"comment", spec.Comment}, {"open_mode", spec.OpenMode}, {"io_addr", spec.IOAddr}, {"io_key", spec.IOKey},
+		{"submit_host", spec.SubmitHost}, {"export", spec.Export},
+	} {
+		c.str(f.name, f.v, MaxStringLen)
+	}
+	for _, f := range [...]struct {
+		name, v string
+	}{{"work_dir", spec.WorkDir}, {"stdout", spec.StdOut}, {"stderr", spec.StdErr}, {"stdin", spec.StdIn}} {
+		c.str(f.name, f.v, MaxPathLen)
+	}
+	if g := spec.GPUs; g != nil {
+		c.str("gres", g.Type, MaxStringLen)
+	}
+	if a := spec.Array; a != nil {
+		c.str("array", a.Raw, 4*MaxStringLen)
+	}
+	if d := spec.Dependency; d != nil {
+		c.str("dependency", d.Raw, 2*maxListLen)
+	}
+	c.list("req_nodes", spec.ReqNodes, maxListLen)
+	c.list("exc_nodes", spec.ExcNodes, maxListLen)
+	c.str("submit_line", spec.SubmitLine, MaxExecBytes)
+	c.list("argv+env", append(spec.Argv[:len(spec.Argv):len(spec.Argv)], spec.Env...), MaxExecBytes)
+	c.str("script", spec.Script, maxScript)
+	return c.err()
+}
+
+// checkStepSizes is checkJobSizes for a step.
+func checkStepSizes(spec *model.StepSpec) error {
+	var c sizeCheck
+	c.str("name", spec.Name, MaxStringLen)
+	for _, f := range [...]struct {
+		name, v string
+	}{{"work_dir", spec.WorkDir}, {"stdout", spec.StdOut}, {"stderr", spec.StdErr}, {"stdin", spec.StdIn}} {
+		c.str(f.name, f.v, MaxPathLen)
+	}
+	for _, f := range [...]struct {
+		name, v string
+	}{{"io_addr", spec.IOAddr}, {"io_key", spec.IOKey}, {"input", spec.Input}, {"srun_host", spec.SrunHost}} {
+		c.str(f.name, f.v, MaxStringLen)
+	}
+	if g := spec.GPUs; g != nil {
+		c.str("gres", g.Type, MaxStringLen)
+	}
+	c.list("node_list", spec.NodeList, maxListLen)
+	c.list("exc_nodes", spec.ExcNodes, maxListLen)
+	c.str("submit_line", spec.SubmitLine, MaxExecBytes)
+	all := append(spec.Argv[:len(spec.Argv):len(spec.Argv)], spec.Env...)
+	for _, t := range spec.TaskArgv {
+		all = append(all, t...)
+	}
+	c.list("argv+env", all, MaxExecBytes)
+	return c.err()
+}
+
+// checkUpdateSizes bounds scontrol update values the same way.
+func checkUpdateSizes(fields map[string]string) error {
+	var c sizeCheck
+	for k, v := range fields {
+		max := MaxStringLen
+		switch strings.ToLower(k) {
+		case "workdir", "stdout", "stderr", "stdin":
+			max = MaxPathLen
+		case "dependency":
+			max = 2 * maxListLen
+		case "reqnodelist", "nodelist", "excnodelist":
+			max = maxListLen
+		}
+		c.str(k, v, max)
+	}
+	return c.err()
+}

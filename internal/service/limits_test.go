@@ -1,0 +1,127 @@
+package service
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+func TestSubmitSizeCaps(t *testing.T) {
+	svc, _, _ := setup(t)
+	long := func(n int) string { return strings.Repeat("x", n) }
+	cases := []struct {
+		name string
+		edit func(*model.JobSpec)
+	}{
+		{"name", func(s *model.JobSpec) { s.Name = long(MaxStringLen + 1) }},
+		{"comment", func(s *model.JobSpec) { s.Comment = long(1 << 20) }},
+		{"account", func(s *model.JobSpec) { s.Account = long(MaxStringLen + 1) }},
+		{"stdout path", func(s *model.JobSpec) { s.StdOut = "/tmp/" + long(MaxPathLen) }},
+		{"workdir", func(s *model.JobSpec) { s.WorkDir = "/" + long(MaxPathLen) }},
+		{"script", func(s *model.JobSpec) { s.Script = "#!/bin/sh\n" + long(defaultMaxScriptSize) }},
+		{"environment", func(s *model.JobSpec) { s.Env = []string{"X=" + long(MaxExecBytes)} }},
+		{"gres type", func(s *model.JobSpec) { s.GPUs = &model.GPUReq{Type: long(MaxStringLen + 1)} }},
+	}
+	for _, tc := range cases {
+		s := spec()
+		tc.edit(s)
+		if _, err := svc.SubmitJob(as(1000), s); err == nil || err.Error() != msgTooLong {
+			t.Errorf("%s: err %v, want %q", tc.name, err, msgTooLong)
+		}
+	}
+	// At the caps exactly, a job is accepted.
+	s := spec()
+	s.Name, s.Comment = long(MaxStringLen), long(MaxStringLen)
+	s.Script = "#!/bin/sh\n" + long(defaultMaxScriptSize-10)
+	if _, err := svc.SubmitJob(as(1000), s); err != nil {
+		t.Fatalf("at the caps: %v", err)
+	}
+	// scontrol update is bounded the same way.
+	res, err := svc.UpdateJob(as(1000), Selection{Targets: []Target{{ID: 1}}, UID: -1}, map[string]string{"Comment": long(MaxStringLen + 1)})
+	if err == nil || err.Error() != msgTooLong {
+		t.Errorf("update comment: %v %v", res, err)
+	}
+	// The script cap follows max_script_size.
+	st := *svc.Settings()
+	st.MaxScriptSize = 100
+	svc.SetSettings(&st)
+	s = spec()
+	s.Script = "#!/bin/sh\n" + long(100)
+	if _, err := svc.SubmitJob(as(1000), s); err == nil || err.Error() != msgTooLong {
+		t.Errorf("max_script_size=100: %v", err)
+	}
+}
+
+func TestSubmitPrivilegedFields(t *testing.T) {
+	svc, _, _ := setup(t)
+	s := spec()
+	s.Nice = -5
+	if _, err := svc.SubmitJob(as(1000), s); err == nil || err.Error() != "Invalid --nice value" {
+		t.Errorf("negative nice from a user: %v", err)
+	}
+	s = spec()
+	s.Nice = -5
+	if _, err := svc.SubmitJob(as(0), s); err != nil {
+		t.Errorf("negative nice from root: %v", err)
+	}
+	uid := uint32(0)
+	s = spec()
+	s.UID = &uid
+	if _, err := svc.SubmitJob(as(1000), s); !errors.Is(err, errDenied) {
+		t.Errorf("--uid=0 from a user: %v", err)
+	}
+	// --priority from a user is dropped (Slurm 22.05 does the same);
+	// from root it is the job's priority.
+	prio := uint32(777)
+	s = spec()
+	s.Priority = &prio
+	id, err := svc.SubmitJob(as(1000), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j := svc.store.Snapshot().Job(id); j.Priority == 777 {
+		t.Errorf("a user's --priority was applied")
+	}
+	s = spec()
+	s.Priority = &prio
+	if id, err = svc.SubmitJob(as(0), s); err != nil {
+		t.Fatal(err)
+	}
+	if j := svc.store.Snapshot().Job(id); j.Priority != 777 {
+		t.Errorf("root's --priority: %d", j.Priority)
+	}
+	// Root may submit as another user.
+	nobody := uint32(65534)
+	s = spec()
+	s.UID = &nobody
+	if id, err = svc.SubmitJob(as(0), s); err != nil {
+		t.Fatal(err)
+	}
+	if j := svc.store.Snapshot().Job(id); j.UserID != 65534 || j.UserName != "nobody" {
+		t.Errorf("root --uid=65534: uid %d user %q", j.UserID, j.UserName)
+	}
+}
+
+func TestMaxJobCount(t *testing.T) {
+	svc, _, _ := setup(t)
+	st := *svc.Settings()
+	st.MaxJobCount = 3
+	svc.SetSettings(&st)
+	for i := 0; i < 3; i++ {
+		if _, err := svc.SubmitJob(as(1000), spec()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := svc.SubmitJob(as(1000), spec()); err != ErrQueueFull {
+		t.Errorf("fourth job with MaxJobCount=3: %v", err)
+	}
+	s := spec()
+	s.Array = &model.ArraySpec{Raw: "0-1", TaskIDs: []int{0, 1}}
+	st.MaxJobCount = 4
+	svc.SetSettings(&st)
+	if _, err := svc.SubmitJob(as(1000), s); err != ErrQueueFull {
+		t.Errorf("a 2-task array into 1 free place: %v", err)
+	}
+}
