@@ -195,6 +195,14 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 			txn.PutJob(j)
 		}
 	}
+	for _, id := range c.KillDep {
+		if j := snap.Job(id); j != nil && j.State == model.JobPending {
+			j = j.Clone()
+			j.DepFailed, j.Reason = true, model.ReasonDepNeverSatisfied
+			j.State, j.EndTime = model.JobCancelled, c.Now
+			txn.PutJob(j)
+		}
+	}
 	return res
 }
 

@@ -54,6 +54,10 @@ type JobSpec struct {
 	Nice       int         `json:"nice,omitempty"`
 	Requeue    bool        `json:"requeue,omitempty"`
 	OpenMode   string      `json:"open_mode,omitempty"` // "append" or "truncate"
+	// KillInvalidDep is --kill-on-invalid-dep: KillDepYes cancels the job
+	// once its dependency can never be satisfied, KillDepNo keeps it
+	// pending, the zero value follows DependencyParameters.
+	KillInvalidDep int8 `json:"kill_invalid_dep,omitempty"`
 
 	// Interactive is set by srun/salloc: the job runs Argv directly (srun) and
 	// streams its I/O to IOAddr, proving itself with IOKey.
@@ -63,6 +67,12 @@ type JobSpec struct {
 	SubmitHost  string `json:"submit_host,omitempty"`
 	SubmitLine  string `json:"submit_line,omitempty"`
 }
+
+// KillInvalidDep values; the zero value means "as slurm.conf says".
+const (
+	KillDepYes int8 = 1
+	KillDepNo  int8 = 2
+)
 
 // ArraySpec is a parsed --array value: the task ids and the throttle.
 type ArraySpec struct {

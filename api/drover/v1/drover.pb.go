@@ -439,47 +439,48 @@ func (x *Dependency) GetAny() bool {
 }
 
 type JobSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Partition     string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
-	Account       string                 `protobuf:"bytes,3,opt,name=account,proto3" json:"account,omitempty"`
-	Qos           string                 `protobuf:"bytes,4,opt,name=qos,proto3" json:"qos,omitempty"`
-	Comment       string                 `protobuf:"bytes,5,opt,name=comment,proto3" json:"comment,omitempty"`
-	Script        string                 `protobuf:"bytes,6,opt,name=script,proto3" json:"script,omitempty"`
-	Argv          []string               `protobuf:"bytes,7,rep,name=argv,proto3" json:"argv,omitempty"`
-	WorkDir       string                 `protobuf:"bytes,8,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
-	Stdout        string                 `protobuf:"bytes,9,opt,name=stdout,proto3" json:"stdout,omitempty"`
-	Stderr        string                 `protobuf:"bytes,10,opt,name=stderr,proto3" json:"stderr,omitempty"`
-	Stdin         string                 `protobuf:"bytes,11,opt,name=stdin,proto3" json:"stdin,omitempty"`
-	Env           []string               `protobuf:"bytes,12,rep,name=env,proto3" json:"env,omitempty"`
-	Export        string                 `protobuf:"bytes,13,opt,name=export,proto3" json:"export,omitempty"`
-	TimeLimit     int64                  `protobuf:"varint,14,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
-	TimeMin       int64                  `protobuf:"varint,15,opt,name=time_min,json=timeMin,proto3" json:"time_min,omitempty"`
-	MinNodes      int32                  `protobuf:"varint,16,opt,name=min_nodes,json=minNodes,proto3" json:"min_nodes,omitempty"`
-	MaxNodes      int32                  `protobuf:"varint,17,opt,name=max_nodes,json=maxNodes,proto3" json:"max_nodes,omitempty"`
-	Ntasks        int32                  `protobuf:"varint,18,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
-	CpusPerTask   int32                  `protobuf:"varint,19,opt,name=cpus_per_task,json=cpusPerTask,proto3" json:"cpus_per_task,omitempty"`
-	NtasksPerNode int32                  `protobuf:"varint,20,opt,name=ntasks_per_node,json=ntasksPerNode,proto3" json:"ntasks_per_node,omitempty"`
-	MemPerNode    int64                  `protobuf:"varint,21,opt,name=mem_per_node,json=memPerNode,proto3" json:"mem_per_node,omitempty"`
-	MemPerCpu     int64                  `protobuf:"varint,22,opt,name=mem_per_cpu,json=memPerCpu,proto3" json:"mem_per_cpu,omitempty"`
-	ReqNodes      []string               `protobuf:"bytes,23,rep,name=req_nodes,json=reqNodes,proto3" json:"req_nodes,omitempty"`
-	ExcNodes      []string               `protobuf:"bytes,24,rep,name=exc_nodes,json=excNodes,proto3" json:"exc_nodes,omitempty"`
-	Exclusive     bool                   `protobuf:"varint,25,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
-	Array         *ArraySpec             `protobuf:"bytes,26,opt,name=array,proto3" json:"array,omitempty"`
-	Dependency    *Dependency            `protobuf:"bytes,27,opt,name=dependency,proto3" json:"dependency,omitempty"`
-	BeginTime     int64                  `protobuf:"varint,28,opt,name=begin_time,json=beginTime,proto3" json:"begin_time,omitempty"`
-	Hold          bool                   `protobuf:"varint,29,opt,name=hold,proto3" json:"hold,omitempty"`
-	Nice          int32                  `protobuf:"varint,30,opt,name=nice,proto3" json:"nice,omitempty"`
-	Requeue       bool                   `protobuf:"varint,31,opt,name=requeue,proto3" json:"requeue,omitempty"`
-	OpenMode      string                 `protobuf:"bytes,32,opt,name=open_mode,json=openMode,proto3" json:"open_mode,omitempty"`
-	Interactive   bool                   `protobuf:"varint,33,opt,name=interactive,proto3" json:"interactive,omitempty"`
-	IoAddr        string                 `protobuf:"bytes,34,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
-	IoKey         string                 `protobuf:"bytes,35,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
-	SubmitHost    string                 `protobuf:"bytes,36,opt,name=submit_host,json=submitHost,proto3" json:"submit_host,omitempty"`
-	SubmitLine    string                 `protobuf:"bytes,37,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
-	Gpus          *GPUReq                `protobuf:"bytes,38,opt,name=gpus,proto3" json:"gpus,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Partition      string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Account        string                 `protobuf:"bytes,3,opt,name=account,proto3" json:"account,omitempty"`
+	Qos            string                 `protobuf:"bytes,4,opt,name=qos,proto3" json:"qos,omitempty"`
+	Comment        string                 `protobuf:"bytes,5,opt,name=comment,proto3" json:"comment,omitempty"`
+	Script         string                 `protobuf:"bytes,6,opt,name=script,proto3" json:"script,omitempty"`
+	Argv           []string               `protobuf:"bytes,7,rep,name=argv,proto3" json:"argv,omitempty"`
+	WorkDir        string                 `protobuf:"bytes,8,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
+	Stdout         string                 `protobuf:"bytes,9,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr         string                 `protobuf:"bytes,10,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	Stdin          string                 `protobuf:"bytes,11,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Env            []string               `protobuf:"bytes,12,rep,name=env,proto3" json:"env,omitempty"`
+	Export         string                 `protobuf:"bytes,13,opt,name=export,proto3" json:"export,omitempty"`
+	TimeLimit      int64                  `protobuf:"varint,14,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
+	TimeMin        int64                  `protobuf:"varint,15,opt,name=time_min,json=timeMin,proto3" json:"time_min,omitempty"`
+	MinNodes       int32                  `protobuf:"varint,16,opt,name=min_nodes,json=minNodes,proto3" json:"min_nodes,omitempty"`
+	MaxNodes       int32                  `protobuf:"varint,17,opt,name=max_nodes,json=maxNodes,proto3" json:"max_nodes,omitempty"`
+	Ntasks         int32                  `protobuf:"varint,18,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	CpusPerTask    int32                  `protobuf:"varint,19,opt,name=cpus_per_task,json=cpusPerTask,proto3" json:"cpus_per_task,omitempty"`
+	NtasksPerNode  int32                  `protobuf:"varint,20,opt,name=ntasks_per_node,json=ntasksPerNode,proto3" json:"ntasks_per_node,omitempty"`
+	MemPerNode     int64                  `protobuf:"varint,21,opt,name=mem_per_node,json=memPerNode,proto3" json:"mem_per_node,omitempty"`
+	MemPerCpu      int64                  `protobuf:"varint,22,opt,name=mem_per_cpu,json=memPerCpu,proto3" json:"mem_per_cpu,omitempty"`
+	ReqNodes       []string               `protobuf:"bytes,23,rep,name=req_nodes,json=reqNodes,proto3" json:"req_nodes,omitempty"`
+	ExcNodes       []string               `protobuf:"bytes,24,rep,name=exc_nodes,json=excNodes,proto3" json:"exc_nodes,omitempty"`
+	Exclusive      bool                   `protobuf:"varint,25,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	Array          *ArraySpec             `protobuf:"bytes,26,opt,name=array,proto3" json:"array,omitempty"`
+	Dependency     *Dependency            `protobuf:"bytes,27,opt,name=dependency,proto3" json:"dependency,omitempty"`
+	BeginTime      int64                  `protobuf:"varint,28,opt,name=begin_time,json=beginTime,proto3" json:"begin_time,omitempty"`
+	Hold           bool                   `protobuf:"varint,29,opt,name=hold,proto3" json:"hold,omitempty"`
+	Nice           int32                  `protobuf:"varint,30,opt,name=nice,proto3" json:"nice,omitempty"`
+	Requeue        bool                   `protobuf:"varint,31,opt,name=requeue,proto3" json:"requeue,omitempty"`
+	OpenMode       string                 `protobuf:"bytes,32,opt,name=open_mode,json=openMode,proto3" json:"open_mode,omitempty"`
+	Interactive    bool                   `protobuf:"varint,33,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	IoAddr         string                 `protobuf:"bytes,34,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
+	IoKey          string                 `protobuf:"bytes,35,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
+	SubmitHost     string                 `protobuf:"bytes,36,opt,name=submit_host,json=submitHost,proto3" json:"submit_host,omitempty"`
+	SubmitLine     string                 `protobuf:"bytes,37,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
+	Gpus           *GPUReq                `protobuf:"bytes,38,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	KillInvalidDep int32                  `protobuf:"varint,39,opt,name=kill_invalid_dep,json=killInvalidDep,proto3" json:"kill_invalid_dep,omitempty"` // 0 as configured, 1 yes, 2 no
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *JobSpec) Reset() {
@@ -776,6 +777,13 @@ func (x *JobSpec) GetGpus() *GPUReq {
 		return x.Gpus
 	}
 	return nil
+}
+
+func (x *JobSpec) GetKillInvalidDep() int32 {
+	if x != nil {
+		return x.KillInvalidDep
+	}
+	return 0
 }
 
 type GPUReq struct {
@@ -7406,7 +7414,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"Dependency\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12(\n" +
 	"\x05terms\x18\x02 \x03(\v2\x12.drover.v1.DepTermR\x05terms\x12\x10\n" +
-	"\x03any\x18\x03 \x01(\bR\x03any\"\xc6\b\n" +
+	"\x03any\x18\x03 \x01(\bR\x03any\"\xf0\b\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x18\n" +
@@ -7453,7 +7461,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"submitHost\x12\x1f\n" +
 	"\vsubmit_line\x18% \x01(\tR\n" +
 	"submitLine\x12%\n" +
-	"\x04gpus\x18& \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\"\xaa\x01\n" +
+	"\x04gpus\x18& \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\x12(\n" +
+	"\x10kill_invalid_dep\x18' \x01(\x05R\x0ekillInvalidDep\"\xaa\x01\n" +
 	"\x06GPUReq\x12\x12\n" +
 	"\x04type\x18\x01 \x01(\tR\x04type\x12\x19\n" +
 	"\bper_node\x18\x02 \x01(\x05R\aperNode\x12\x14\n" +
