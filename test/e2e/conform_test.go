@@ -40,3 +40,44 @@ func TestKillInvalidDep(t *testing.T) {
 	}
 	c.must("scancel", no)
 }
+
+// TestRequeueLikeSlurm checks issue 17 item 3: --no-requeue jobs refuse
+// scontrol requeue with Slurm's words; a requeued job waits pending
+// (BeginTime) and sacct -D shows its earlier run as REQUEUED.
+func TestRequeueLikeSlurm(t *testing.T) {
+	c := startUp(t, 1)
+	fixed := c.sbatch("--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300")
+	c.waitState(fixed, "RUNNING", 30*time.Second)
+	_, errOut, code := c.run("scontrol", "requeue", fixed)
+	if code != 1 || !strings.Contains(errOut, "Requested operation is presently disabled for job "+fixed) {
+		t.Errorf("requeue of --no-requeue job: exit %d, stderr %q", code, errOut)
+	}
+	if s := c.jobField(fixed, "JobState"); s != "RUNNING" {
+		t.Errorf("--no-requeue job after refused requeue: %s", s)
+	}
+	c.must("scancel", fixed)
+
+	id := c.sbatch("-o", "/dev/null", "--wrap", "sleep 300")
+	c.waitState(id, "RUNNING", 30*time.Second)
+	c.must("scontrol", "requeue", id)
+	c.waitState(id, "PENDING", 30*time.Second)
+	if r := c.jobField(id, "Reason"); r != "BeginTime" {
+		t.Errorf("requeued job reason %q, want BeginTime", r)
+	}
+	if r := c.jobField(id, "Restarts"); r != "1" {
+		t.Errorf("Restarts=%s, want 1", r)
+	}
+	c.waitFor("sacct -D rows", 20*time.Second, func() bool {
+		out, _, _ := c.run("sacct", "-D", "-X", "-n", "-P", "-o", "jobid,state", "-j", id)
+		return out == id+"|REQUEUED\n"+id+"|PENDING\n"
+	})
+	out := c.must("sacct", "-X", "-n", "-P", "-o", "jobid,state", "-j", id)
+	if out != id+"|PENDING\n" {
+		t.Errorf("sacct without -D: %q", out)
+	}
+	out = c.must("sacct", "-D", "-X", "-n", "-P", "-o", "state,start,end", "-j", id)
+	if f := strings.Split(strings.Split(out, "\n")[0], "|"); len(f) != 3 || f[1] == "Unknown" || f[2] == "Unknown" {
+		t.Errorf("REQUEUED row without its own start and end: %q", out)
+	}
+	c.must("scancel", id)
+}
