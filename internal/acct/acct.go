@@ -64,9 +64,25 @@ type Job struct {
 	StdIn       string `json:"stdin,omitempty"`
 	Constraints string `json:"constraints,omitempty"`
 
+	// Runs are the earlier runs of a requeued job, oldest first: sacct -D
+	// shows each as a REQUEUED row.
+	Runs []Run `json:"runs,omitempty"`
+
 	// Steps are the job's steps (batch, extern, 0, 1, ...), by StepID.
 	// Query fills them unless Query.NoSteps.
 	Steps []*Step `json:"steps,omitempty"`
+}
+
+// Run is one earlier run of a requeued job.
+type Run struct {
+	Submit     int64  `json:"submit"`
+	Eligible   int64  `json:"eligible,omitempty"`
+	Start      int64  `json:"start"`
+	End        int64  `json:"end"`
+	NodeList   string `json:"node_list,omitempty"`
+	NCPUs      int32  `json:"ncpus,omitempty"`
+	ExitStatus int32  `json:"exit_status,omitempty"`
+	ExitSignal int32  `json:"exit_signal,omitempty"`
 }
 
 // Step ids of Slurm's special steps (the same values as model.StepID).

@@ -125,7 +125,16 @@ func (c *Controller) cycle() {
 	t0 := time.Now()
 	plan := sched.Schedule(in, now, c.svc.SchedConfig())
 	c.sstats.record(time.Since(t0), len(in.Pending))
-	cmd := &fsm.Schedule{Now: now, DepFailed: plan.DepFailed}
+	cmd := &fsm.Schedule{Now: now}
+	for _, id := range plan.DepFailed {
+		j := snap.Job(id)
+		if j != nil && j.Spec != nil && (j.Spec.KillInvalidDep == model.KillDepYes ||
+			(j.Spec.KillInvalidDep == 0 && st.KillInvalidDepend)) {
+			cmd.KillDep = append(cmd.KillDep, id)
+		} else {
+			cmd.DepFailed = append(cmd.DepFailed, id)
+		}
+	}
 	for _, st := range plan.Starts {
 		cmd.Starts = append(cmd.Starts, fsm.StartEntry{Job: st.Job, Alloc: st.Alloc})
 	}
@@ -137,7 +146,7 @@ func (c *Controller) cycle() {
 			cmd.Reasons[id] = reason
 		}
 	}
-	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 {
+	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 {
 		return
 	}
 	res, err := c.raft.Apply(fsm.TypeSchedule, cmd)

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/credentials"
@@ -88,6 +89,13 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		EnforceAssoc:  cfg.Accounting.Enforces("associations"),
 		EnforceQOS:    cfg.Accounting.Enforces("qos"),
 		EnforceLimits: cfg.Accounting.Enforces("limits"),
+	}
+	if v, ok := cfg.Get("DependencyParameters"); ok {
+		for _, f := range strings.Split(v, ",") {
+			if strings.EqualFold(strings.TrimSpace(f), "kill_invalid_depend") {
+				st.KillInvalidDepend = true
+			}
+		}
 	}
 	if len(cfg.ControllerHosts) > 0 {
 		st.ControllerHost = cfg.ControllerHosts[0].Name

@@ -195,6 +195,14 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 			txn.PutJob(j)
 		}
 	}
+	for _, id := range c.KillDep {
+		if j := snap.Job(id); j != nil && j.State == model.JobPending {
+			j = j.Clone()
+			j.DepFailed, j.Reason = true, model.ReasonDepNeverSatisfied
+			j.State, j.EndTime = model.JobCancelled, c.Now
+			txn.PutJob(j)
+		}
+	}
 	return res
 }
 
@@ -249,7 +257,7 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) {
 	}
 	switch {
 	case j.Completing && j.EndState == model.JobPending: // requeue
-		requeue(j, c.Now)
+		requeueLater(j, c.Now)
 	case j.Completing:
 		j.State = j.EndState
 	case c.Requeue: // the node could not run it (prolog)
@@ -276,7 +284,39 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) {
 	txn.PutJob(j)
 }
 
+// requeueDelay is how long Slurm keeps an explicitly requeued job from
+// starting again (its launch credential's lifetime, 120 s, plus one).
+const requeueDelay = 121
+
+// requeueLater requeues j and holds it pending (reason BeginTime) for
+// requeueDelay, as Slurm does after scontrol requeue.
+func requeueLater(j *model.Job, now int64) {
+	requeue(j, now)
+	j.BeginTime = now + requeueDelay
+	j.EligibleTime = j.BeginTime
+	if !j.HoldAdmin && !j.HoldUser {
+		j.Reason = model.ReasonBeginTime
+	}
+}
+
 func requeue(j *model.Job, now int64) {
+	if j.StartTime != 0 {
+		r := model.Run{Submit: j.SubmitTime, Eligible: j.EligibleTime, Start: j.StartTime, End: j.EndTime,
+			ExitCode: j.ExitCode, Signal: j.Signal}
+		if r.End == 0 {
+			r.End = now
+		}
+		for _, a := range j.Alloc {
+			r.Nodes = append(r.Nodes, a.Node)
+			r.CPUs += a.CPUs
+		}
+		runs := append(slices.Clip(j.Runs), r)
+		if len(runs) > model.MaxRuns {
+			runs = runs[len(runs)-model.MaxRuns:]
+		}
+		j.Runs = runs
+	}
+	j.ExitCode, j.Signal = 0, 0
 	j.State, j.Completing, j.EndState = model.JobPending, false, 0
 	j.Steps, j.NextStep, j.Released = nil, 0, false
 	j.Alloc, j.StartTime, j.EndTime = nil, 0, 0
@@ -343,7 +383,7 @@ func applyControl(txn *state.Txn, c *Control) any {
 				j.Completing, j.EndState = true, model.JobPending
 				res.Terminate = append(res.Terminate, id)
 			case j.Finished():
-				requeue(j, c.Now)
+				requeueLater(j, c.Now)
 			default:
 				continue
 			}
@@ -472,7 +512,7 @@ func failJob(txn *state.Txn, j *model.Job, now int64) {
 	j = j.Clone()
 	switch {
 	case j.Completing && j.EndState == model.JobPending:
-		requeue(j, now)
+		requeueLater(j, now)
 	case j.Completing:
 		j.State = j.EndState
 	case j.Spec != nil && j.Spec.Requeue && !j.Spec.Interactive:

@@ -65,7 +65,10 @@ type Schedule struct {
 	Starts    []StartEntry           `json:"starts,omitempty"`
 	Reasons   map[model.JobID]string `json:"reasons,omitempty"`
 	DepFailed []model.JobID          `json:"dep_failed,omitempty"`
-	Now       int64                  `json:"now"`
+	// KillDep are the DepFailed jobs to cancel (--kill-on-invalid-dep or
+	// DependencyParameters=kill_invalid_depend).
+	KillDep []model.JobID `json:"kill_dep,omitempty"`
+	Now     int64         `json:"now"`
 }
 
 // ScheduleResult lists the jobs that did start.

@@ -162,6 +162,18 @@ func setOpenMode(p *parser, v string, _ bool) error {
 	return nil
 }
 
+func setKillInvalidDep(p *parser, v string, _ bool) error {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "yes":
+		p.spec.KillInvalidDep = model.KillDepYes
+	case "no":
+		p.spec.KillInvalidDep = model.KillDepNo
+	default:
+		return optErr("Invalid --kill-on-invalid-dep specification")
+	}
+	return nil
+}
+
 func setBegin(p *parser, v string, _ bool) error {
 	t, err := ParseBegin(v, p.ctx.Now)
 	if err != nil {
@@ -465,7 +477,7 @@ var optTable = []optDef{
 	{"hint", 0, reqArg, kAll, "hint", "bind tasks according to application hints", nil},
 	{"ignore-pbs", 0, noArg, kS, "", "ignore #PBS and #BSUB options in the batch script", nil},
 	{"kill-command", 'K', optArg, kA, "signal", "signal to send terminating job", nil},
-	{"kill-on-invalid-dep", 0, reqArg, kS, "yes|no", "terminate the job if it has an invalid dependency", nil},
+	{"kill-on-invalid-dep", 0, reqArg, kS, "yes|no", "terminate the job if it has an invalid dependency", setKillInvalidDep},
 	{"licenses", 'L', reqArg, kAll, "names", "required license, comma separated", nil},
 	{"mail-type", 0, reqArg, kAll, "type", "notify on state change: BEGIN, END, FAIL or ALL", setMailType},
 	{"mail-user", 0, reqArg, kAll, "user", "who to send email notification for job state changes", nil},

@@ -54,6 +54,10 @@ type JobSpec struct {
 	Nice       int         `json:"nice,omitempty"`
 	Requeue    bool        `json:"requeue,omitempty"`
 	OpenMode   string      `json:"open_mode,omitempty"` // "append" or "truncate"
+	// KillInvalidDep is --kill-on-invalid-dep: KillDepYes cancels the job
+	// once its dependency can never be satisfied, KillDepNo keeps it
+	// pending, the zero value follows DependencyParameters.
+	KillInvalidDep int8 `json:"kill_invalid_dep,omitempty"`
 
 	// Interactive is set by srun/salloc: the job runs Argv directly (srun) and
 	// streams its I/O to IOAddr, proving itself with IOKey.
@@ -72,6 +76,12 @@ type JobSpec struct {
 	// their output files are created with it. Nil: the node's default.
 	Umask *uint32 `json:"umask,omitempty"`
 }
+
+// KillInvalidDep values; the zero value means "as slurm.conf says".
+const (
+	KillDepYes int8 = 1
+	KillDepNo  int8 = 2
+)
 
 // ArraySpec is a parsed --array value: the task ids and the throttle.
 type ArraySpec struct {
@@ -134,6 +144,13 @@ type Job struct {
 	Comment    string   `json:"comment,omitempty"`
 	Restarts   int      `json:"restarts,omitempty"`
 	DepFailed  bool     `json:"dep_failed,omitempty"`
+	// BeginTime, when set, replaces Spec.BeginTime for this job alone:
+	// scontrol update StartTime=, or the wait Slurm imposes on a requeued
+	// job before it may start again.
+	BeginTime int64 `json:"begin_time,omitempty"`
+	// Runs are the earlier runs of a requeued job, oldest first, each
+	// recorded in accounting as a REQUEUED row (sacct -D).
+	Runs []Run `json:"runs,omitempty"`
 
 	SubmitTime   int64 `json:"submit_time"`
 	EligibleTime int64 `json:"eligible_time,omitempty"`
@@ -156,6 +173,32 @@ type Job struct {
 	// BatchUsage is what the batch script's step used, reported with the
 	// job's end (the batch step has no record of its own in Steps).
 	BatchUsage *Usage `json:"batch_usage,omitempty"`
+}
+
+// Run is one earlier run of a requeued job.
+type Run struct {
+	Submit   int64    `json:"submit"`
+	Eligible int64    `json:"eligible,omitempty"`
+	Start    int64    `json:"start"`
+	End      int64    `json:"end"`
+	Nodes    []string `json:"nodes,omitempty"`
+	CPUs     int      `json:"cpus,omitempty"`
+	ExitCode int32    `json:"exit_code,omitempty"`
+	Signal   int32    `json:"signal,omitempty"`
+}
+
+// MaxRuns bounds Job.Runs: a job requeued forever keeps its latest runs.
+const MaxRuns = 64
+
+// Begin is the time before which j may not start (0: any time).
+func (j *Job) Begin() int64 {
+	if j.BeginTime != 0 {
+		return j.BeginTime
+	}
+	if j.Spec != nil {
+		return j.Spec.BeginTime
+	}
+	return 0
 }
 
 // NodeAlloc is what a job holds on one node.

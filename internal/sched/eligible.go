@@ -31,7 +31,7 @@ func (s *scheduler) eligible(j *model.Job) string {
 		}
 		return model.ReasonDepNeverSatisfied
 	}
-	if j.Spec.BeginTime > s.now {
+	if j.Begin() > s.now {
 		return model.ReasonBeginTime
 	}
 	p := s.in.Partitions[j.Partition]

@@ -326,6 +326,10 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 			}
 		case j.State == model.JobPending:
 			msg = "Job is pending execution"
+		case j.Spec != nil && !j.Spec.Requeue:
+			// --no-requeue (or JobRequeue=0): Slurm refuses and leaves the
+			// job as it is.
+			msg = "Requested operation is presently disabled"
 		case j.Completing:
 			msg = "Job/step already completing or completed"
 		}

@@ -26,6 +26,10 @@ type Settings struct {
 	// a QOS their association allows (EnforceQOS), and wait on or are
 	// refused by the limits (EnforceLimits).
 	EnforceAssoc, EnforceQOS, EnforceLimits bool
+	// KillInvalidDepend is DependencyParameters=kill_invalid_depend: jobs
+	// whose dependency can never be satisfied are cancelled, unless they
+	// asked otherwise with --kill-on-invalid-dep=no.
+	KillInvalidDepend bool
 	// Config is every key for scontrol show config, in order.
 	Config [][2]string
 }

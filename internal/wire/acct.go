@@ -42,6 +42,10 @@ func AcctJobToPB(j *acct.Job) *pb.AcctJob {
 		NodeList: j.NodeList, WorkDir: j.WorkDir, Comment: j.Comment, SubmitLine: j.SubmitLine,
 		Stdout: j.StdOut, Stderr: j.StdErr, Stdin: j.StdIn, Constraints: j.Constraints,
 	}
+	for _, r := range j.Runs {
+		p.Runs = append(p.Runs, &pb.AcctRun{Submit: r.Submit, Eligible: r.Eligible, Start: r.Start, End: r.End,
+			NodeList: r.NodeList, Ncpus: r.NCPUs, ExitStatus: r.ExitStatus, ExitSignal: r.ExitSignal})
+	}
 	for _, s := range j.Steps {
 		p.Steps = append(p.Steps, &pb.AcctStep{
 			StepId: s.StepID, Name: s.Name, State: s.State, ExitStatus: s.ExitStatus, ExitSignal: s.ExitSignal,
@@ -68,6 +72,10 @@ func AcctJobFromPB(p *pb.AcctJob) *acct.Job {
 		ReqMem: p.ReqMem, ReqMemPerCPU: p.ReqMemPerCpu, ReqTRES: p.ReqTres, AllocTRES: p.AllocTres,
 		NodeList: p.NodeList, WorkDir: p.WorkDir, Comment: p.Comment, SubmitLine: p.SubmitLine,
 		StdOut: p.Stdout, StdErr: p.Stderr, StdIn: p.Stdin, Constraints: p.Constraints,
+	}
+	for _, r := range p.Runs {
+		j.Runs = append(j.Runs, acct.Run{Submit: r.Submit, Eligible: r.Eligible, Start: r.Start, End: r.End,
+			NodeList: r.NodeList, NCPUs: r.Ncpus, ExitStatus: r.ExitStatus, ExitSignal: r.ExitSignal})
 	}
 	if len(p.Steps) > 0 {
 		j.Steps = make([]*acct.Step, len(p.Steps))

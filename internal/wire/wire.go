@@ -22,7 +22,7 @@ func SpecToPB(s *model.JobSpec) *pb.JobSpec {
 		Exclusive: s.Exclusive, BeginTime: s.BeginTime, Hold: s.Hold, Nice: int32(s.Nice), Requeue: s.Requeue,
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IoAddr: s.IOAddr, IoKey: s.IOKey,
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, Gpus: GPUReqToPB(s.GPUs),
-		Uid: s.UID, Gid: s.GID, Priority: s.Priority, Umask: s.Umask,
+		Uid: s.UID, Gid: s.GID, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int32(s.KillInvalidDep),
 	}
 	if a := s.Array; a != nil {
 		ids := make([]int32, len(a.TaskIDs))
@@ -56,7 +56,7 @@ func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
 		Exclusive: s.Exclusive, BeginTime: s.BeginTime, Hold: s.Hold, Nice: int(s.Nice), Requeue: s.Requeue,
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IOAddr: s.IoAddr, IOKey: s.IoKey,
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, GPUs: GPUReqFromPB(s.Gpus),
-		UID: s.Uid, GID: s.Gid, Priority: s.Priority, Umask: s.Umask,
+		UID: s.Uid, GID: s.Gid, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int8(s.KillInvalidDep),
 	}
 	if a := s.Array; a != nil {
 		var ids []int

@@ -439,51 +439,52 @@ func (x *Dependency) GetAny() bool {
 }
 
 type JobSpec struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Partition     string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
-	Account       string                 `protobuf:"bytes,3,opt,name=account,proto3" json:"account,omitempty"`
-	Qos           string                 `protobuf:"bytes,4,opt,name=qos,proto3" json:"qos,omitempty"`
-	Comment       string                 `protobuf:"bytes,5,opt,name=comment,proto3" json:"comment,omitempty"`
-	Script        string                 `protobuf:"bytes,6,opt,name=script,proto3" json:"script,omitempty"`
-	Argv          []string               `protobuf:"bytes,7,rep,name=argv,proto3" json:"argv,omitempty"`
-	WorkDir       string                 `protobuf:"bytes,8,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
-	Stdout        string                 `protobuf:"bytes,9,opt,name=stdout,proto3" json:"stdout,omitempty"`
-	Stderr        string                 `protobuf:"bytes,10,opt,name=stderr,proto3" json:"stderr,omitempty"`
-	Stdin         string                 `protobuf:"bytes,11,opt,name=stdin,proto3" json:"stdin,omitempty"`
-	Env           []string               `protobuf:"bytes,12,rep,name=env,proto3" json:"env,omitempty"`
-	Export        string                 `protobuf:"bytes,13,opt,name=export,proto3" json:"export,omitempty"`
-	TimeLimit     int64                  `protobuf:"varint,14,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
-	TimeMin       int64                  `protobuf:"varint,15,opt,name=time_min,json=timeMin,proto3" json:"time_min,omitempty"`
-	MinNodes      int32                  `protobuf:"varint,16,opt,name=min_nodes,json=minNodes,proto3" json:"min_nodes,omitempty"`
-	MaxNodes      int32                  `protobuf:"varint,17,opt,name=max_nodes,json=maxNodes,proto3" json:"max_nodes,omitempty"`
-	Ntasks        int32                  `protobuf:"varint,18,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
-	CpusPerTask   int32                  `protobuf:"varint,19,opt,name=cpus_per_task,json=cpusPerTask,proto3" json:"cpus_per_task,omitempty"`
-	NtasksPerNode int32                  `protobuf:"varint,20,opt,name=ntasks_per_node,json=ntasksPerNode,proto3" json:"ntasks_per_node,omitempty"`
-	MemPerNode    int64                  `protobuf:"varint,21,opt,name=mem_per_node,json=memPerNode,proto3" json:"mem_per_node,omitempty"`
-	MemPerCpu     int64                  `protobuf:"varint,22,opt,name=mem_per_cpu,json=memPerCpu,proto3" json:"mem_per_cpu,omitempty"`
-	ReqNodes      []string               `protobuf:"bytes,23,rep,name=req_nodes,json=reqNodes,proto3" json:"req_nodes,omitempty"`
-	ExcNodes      []string               `protobuf:"bytes,24,rep,name=exc_nodes,json=excNodes,proto3" json:"exc_nodes,omitempty"`
-	Exclusive     bool                   `protobuf:"varint,25,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
-	Array         *ArraySpec             `protobuf:"bytes,26,opt,name=array,proto3" json:"array,omitempty"`
-	Dependency    *Dependency            `protobuf:"bytes,27,opt,name=dependency,proto3" json:"dependency,omitempty"`
-	BeginTime     int64                  `protobuf:"varint,28,opt,name=begin_time,json=beginTime,proto3" json:"begin_time,omitempty"`
-	Hold          bool                   `protobuf:"varint,29,opt,name=hold,proto3" json:"hold,omitempty"`
-	Nice          int32                  `protobuf:"varint,30,opt,name=nice,proto3" json:"nice,omitempty"`
-	Requeue       bool                   `protobuf:"varint,31,opt,name=requeue,proto3" json:"requeue,omitempty"`
-	OpenMode      string                 `protobuf:"bytes,32,opt,name=open_mode,json=openMode,proto3" json:"open_mode,omitempty"`
-	Interactive   bool                   `protobuf:"varint,33,opt,name=interactive,proto3" json:"interactive,omitempty"`
-	IoAddr        string                 `protobuf:"bytes,34,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
-	IoKey         string                 `protobuf:"bytes,35,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
-	SubmitHost    string                 `protobuf:"bytes,36,opt,name=submit_host,json=submitHost,proto3" json:"submit_host,omitempty"`
-	SubmitLine    string                 `protobuf:"bytes,37,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
-	Gpus          *GPUReq                `protobuf:"bytes,38,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	Name           string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Partition      string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	Account        string                 `protobuf:"bytes,3,opt,name=account,proto3" json:"account,omitempty"`
+	Qos            string                 `protobuf:"bytes,4,opt,name=qos,proto3" json:"qos,omitempty"`
+	Comment        string                 `protobuf:"bytes,5,opt,name=comment,proto3" json:"comment,omitempty"`
+	Script         string                 `protobuf:"bytes,6,opt,name=script,proto3" json:"script,omitempty"`
+	Argv           []string               `protobuf:"bytes,7,rep,name=argv,proto3" json:"argv,omitempty"`
+	WorkDir        string                 `protobuf:"bytes,8,opt,name=work_dir,json=workDir,proto3" json:"work_dir,omitempty"`
+	Stdout         string                 `protobuf:"bytes,9,opt,name=stdout,proto3" json:"stdout,omitempty"`
+	Stderr         string                 `protobuf:"bytes,10,opt,name=stderr,proto3" json:"stderr,omitempty"`
+	Stdin          string                 `protobuf:"bytes,11,opt,name=stdin,proto3" json:"stdin,omitempty"`
+	Env            []string               `protobuf:"bytes,12,rep,name=env,proto3" json:"env,omitempty"`
+	Export         string                 `protobuf:"bytes,13,opt,name=export,proto3" json:"export,omitempty"`
+	TimeLimit      int64                  `protobuf:"varint,14,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
+	TimeMin        int64                  `protobuf:"varint,15,opt,name=time_min,json=timeMin,proto3" json:"time_min,omitempty"`
+	MinNodes       int32                  `protobuf:"varint,16,opt,name=min_nodes,json=minNodes,proto3" json:"min_nodes,omitempty"`
+	MaxNodes       int32                  `protobuf:"varint,17,opt,name=max_nodes,json=maxNodes,proto3" json:"max_nodes,omitempty"`
+	Ntasks         int32                  `protobuf:"varint,18,opt,name=ntasks,proto3" json:"ntasks,omitempty"`
+	CpusPerTask    int32                  `protobuf:"varint,19,opt,name=cpus_per_task,json=cpusPerTask,proto3" json:"cpus_per_task,omitempty"`
+	NtasksPerNode  int32                  `protobuf:"varint,20,opt,name=ntasks_per_node,json=ntasksPerNode,proto3" json:"ntasks_per_node,omitempty"`
+	MemPerNode     int64                  `protobuf:"varint,21,opt,name=mem_per_node,json=memPerNode,proto3" json:"mem_per_node,omitempty"`
+	MemPerCpu      int64                  `protobuf:"varint,22,opt,name=mem_per_cpu,json=memPerCpu,proto3" json:"mem_per_cpu,omitempty"`
+	ReqNodes       []string               `protobuf:"bytes,23,rep,name=req_nodes,json=reqNodes,proto3" json:"req_nodes,omitempty"`
+	ExcNodes       []string               `protobuf:"bytes,24,rep,name=exc_nodes,json=excNodes,proto3" json:"exc_nodes,omitempty"`
+	Exclusive      bool                   `protobuf:"varint,25,opt,name=exclusive,proto3" json:"exclusive,omitempty"`
+	Array          *ArraySpec             `protobuf:"bytes,26,opt,name=array,proto3" json:"array,omitempty"`
+	Dependency     *Dependency            `protobuf:"bytes,27,opt,name=dependency,proto3" json:"dependency,omitempty"`
+	BeginTime      int64                  `protobuf:"varint,28,opt,name=begin_time,json=beginTime,proto3" json:"begin_time,omitempty"`
+	Hold           bool                   `protobuf:"varint,29,opt,name=hold,proto3" json:"hold,omitempty"`
+	Nice           int32                  `protobuf:"varint,30,opt,name=nice,proto3" json:"nice,omitempty"`
+	Requeue        bool                   `protobuf:"varint,31,opt,name=requeue,proto3" json:"requeue,omitempty"`
+	OpenMode       string                 `protobuf:"bytes,32,opt,name=open_mode,json=openMode,proto3" json:"open_mode,omitempty"`
+	Interactive    bool                   `protobuf:"varint,33,opt,name=interactive,proto3" json:"interactive,omitempty"`
+	IoAddr         string                 `protobuf:"bytes,34,opt,name=io_addr,json=ioAddr,proto3" json:"io_addr,omitempty"`
+	IoKey          string                 `protobuf:"bytes,35,opt,name=io_key,json=ioKey,proto3" json:"io_key,omitempty"`
+	SubmitHost     string                 `protobuf:"bytes,36,opt,name=submit_host,json=submitHost,proto3" json:"submit_host,omitempty"`
+	SubmitLine     string                 `protobuf:"bytes,37,opt,name=submit_line,json=submitLine,proto3" json:"submit_line,omitempty"`
+	Gpus           *GPUReq                `protobuf:"bytes,38,opt,name=gpus,proto3" json:"gpus,omitempty"`
+	KillInvalidDep int32                  `protobuf:"varint,39,opt,name=kill_invalid_dep,json=killInvalidDep,proto3" json:"kill_invalid_dep,omitempty"` // 0 as configured, 1 yes, 2 no
 	// Root only: run as another uid/gid, start with a set priority.
-	Uid      *uint32 `protobuf:"varint,39,opt,name=uid,proto3,oneof" json:"uid,omitempty"`
-	Gid      *uint32 `protobuf:"varint,40,opt,name=gid,proto3,oneof" json:"gid,omitempty"`
-	Priority *uint32 `protobuf:"varint,41,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
+	Uid      *uint32 `protobuf:"varint,40,opt,name=uid,proto3,oneof" json:"uid,omitempty"`
+	Gid      *uint32 `protobuf:"varint,41,opt,name=gid,proto3,oneof" json:"gid,omitempty"`
+	Priority *uint32 `protobuf:"varint,42,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
 	// The submitter's umask (SLURM_UMASK).
-	Umask         *uint32 `protobuf:"varint,42,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
+	Umask         *uint32 `protobuf:"varint,43,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -782,6 +783,13 @@ func (x *JobSpec) GetGpus() *GPUReq {
 		return x.Gpus
 	}
 	return nil
+}
+
+func (x *JobSpec) GetKillInvalidDep() int32 {
+	if x != nil {
+		return x.KillInvalidDep
+	}
+	return 0
 }
 
 func (x *JobSpec) GetUid() uint32 {
@@ -6357,6 +6365,7 @@ type AcctJob struct {
 	Stdin             string                 `protobuf:"bytes,42,opt,name=stdin,proto3" json:"stdin,omitempty"`
 	Constraints       string                 `protobuf:"bytes,43,opt,name=constraints,proto3" json:"constraints,omitempty"`
 	Steps             []*AcctStep            `protobuf:"bytes,44,rep,name=steps,proto3" json:"steps,omitempty"`
+	Runs              []*AcctRun             `protobuf:"bytes,45,rep,name=runs,proto3" json:"runs,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -6699,6 +6708,114 @@ func (x *AcctJob) GetSteps() []*AcctStep {
 	return nil
 }
 
+func (x *AcctJob) GetRuns() []*AcctRun {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+// AcctRun is an earlier run of a requeued job (acct.Run).
+type AcctRun struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Submit        int64                  `protobuf:"varint,1,opt,name=submit,proto3" json:"submit,omitempty"`
+	Eligible      int64                  `protobuf:"varint,2,opt,name=eligible,proto3" json:"eligible,omitempty"`
+	Start         int64                  `protobuf:"varint,3,opt,name=start,proto3" json:"start,omitempty"`
+	End           int64                  `protobuf:"varint,4,opt,name=end,proto3" json:"end,omitempty"`
+	NodeList      string                 `protobuf:"bytes,5,opt,name=node_list,json=nodeList,proto3" json:"node_list,omitempty"`
+	Ncpus         int32                  `protobuf:"varint,6,opt,name=ncpus,proto3" json:"ncpus,omitempty"`
+	ExitStatus    int32                  `protobuf:"varint,7,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
+	ExitSignal    int32                  `protobuf:"varint,8,opt,name=exit_signal,json=exitSignal,proto3" json:"exit_signal,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *AcctRun) Reset() {
+	*x = AcctRun{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *AcctRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*AcctRun) ProtoMessage() {}
+
+func (x *AcctRun) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use AcctRun.ProtoReflect.Descriptor instead.
+func (*AcctRun) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+}
+
+func (x *AcctRun) GetSubmit() int64 {
+	if x != nil {
+		return x.Submit
+	}
+	return 0
+}
+
+func (x *AcctRun) GetEligible() int64 {
+	if x != nil {
+		return x.Eligible
+	}
+	return 0
+}
+
+func (x *AcctRun) GetStart() int64 {
+	if x != nil {
+		return x.Start
+	}
+	return 0
+}
+
+func (x *AcctRun) GetEnd() int64 {
+	if x != nil {
+		return x.End
+	}
+	return 0
+}
+
+func (x *AcctRun) GetNodeList() string {
+	if x != nil {
+		return x.NodeList
+	}
+	return ""
+}
+
+func (x *AcctRun) GetNcpus() int32 {
+	if x != nil {
+		return x.Ncpus
+	}
+	return 0
+}
+
+func (x *AcctRun) GetExitStatus() int32 {
+	if x != nil {
+		return x.ExitStatus
+	}
+	return 0
+}
+
+func (x *AcctRun) GetExitSignal() int32 {
+	if x != nil {
+		return x.ExitSignal
+	}
+	return 0
+}
+
 type AcctJobsResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Jobs          []*AcctJob             `protobuf:"bytes,1,rep,name=jobs,proto3" json:"jobs,omitempty"`
@@ -6708,7 +6825,7 @@ type AcctJobsResponse struct {
 
 func (x *AcctJobsResponse) Reset() {
 	*x = AcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6720,7 +6837,7 @@ func (x *AcctJobsResponse) String() string {
 func (*AcctJobsResponse) ProtoMessage() {}
 
 func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6733,7 +6850,7 @@ func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*AcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *AcctJobsResponse) GetJobs() []*AcctJob {
@@ -6754,7 +6871,7 @@ type GetAcctDBRequest struct {
 
 func (x *GetAcctDBRequest) Reset() {
 	*x = GetAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6766,7 +6883,7 @@ func (x *GetAcctDBRequest) String() string {
 func (*GetAcctDBRequest) ProtoMessage() {}
 
 func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6779,7 +6896,7 @@ func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*GetAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
 }
 
 type GetAcctDBResponse struct {
@@ -6791,7 +6908,7 @@ type GetAcctDBResponse struct {
 
 func (x *GetAcctDBResponse) Reset() {
 	*x = GetAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6803,7 +6920,7 @@ func (x *GetAcctDBResponse) String() string {
 func (*GetAcctDBResponse) ProtoMessage() {}
 
 func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6816,7 +6933,7 @@ func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*GetAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *GetAcctDBResponse) GetDbJson() []byte {
@@ -6836,7 +6953,7 @@ type ModifyAcctDBRequest struct {
 
 func (x *ModifyAcctDBRequest) Reset() {
 	*x = ModifyAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6848,7 +6965,7 @@ func (x *ModifyAcctDBRequest) String() string {
 func (*ModifyAcctDBRequest) ProtoMessage() {}
 
 func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6861,7 +6978,7 @@ func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *ModifyAcctDBRequest) GetRequestJson() []byte {
@@ -6887,7 +7004,7 @@ type ModifyAcctDBResponse struct {
 
 func (x *ModifyAcctDBResponse) Reset() {
 	*x = ModifyAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6899,7 +7016,7 @@ func (x *ModifyAcctDBResponse) String() string {
 func (*ModifyAcctDBResponse) ProtoMessage() {}
 
 func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6912,7 +7029,7 @@ func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ModifyAcctDBResponse) GetText() string {
@@ -6931,7 +7048,7 @@ type PutAcctJobsRequest struct {
 
 func (x *PutAcctJobsRequest) Reset() {
 	*x = PutAcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6943,7 +7060,7 @@ func (x *PutAcctJobsRequest) String() string {
 func (*PutAcctJobsRequest) ProtoMessage() {}
 
 func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6956,7 +7073,7 @@ func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *PutAcctJobsRequest) GetJobs() []*AcctJob {
@@ -6974,7 +7091,7 @@ type PutAcctJobsResponse struct {
 
 func (x *PutAcctJobsResponse) Reset() {
 	*x = PutAcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6986,7 +7103,7 @@ func (x *PutAcctJobsResponse) String() string {
 func (*PutAcctJobsResponse) ProtoMessage() {}
 
 func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6999,7 +7116,7 @@ func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
 }
 
 type AcctPingRequest struct {
@@ -7010,7 +7127,7 @@ type AcctPingRequest struct {
 
 func (x *AcctPingRequest) Reset() {
 	*x = AcctPingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7022,7 +7139,7 @@ func (x *AcctPingRequest) String() string {
 func (*AcctPingRequest) ProtoMessage() {}
 
 func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7035,7 +7152,7 @@ func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingRequest.ProtoReflect.Descriptor instead.
 func (*AcctPingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
 }
 
 type AcctPingResponse struct {
@@ -7047,7 +7164,7 @@ type AcctPingResponse struct {
 
 func (x *AcctPingResponse) Reset() {
 	*x = AcctPingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7059,7 +7176,7 @@ func (x *AcctPingResponse) String() string {
 func (*AcctPingResponse) ProtoMessage() {}
 
 func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7072,7 +7189,7 @@ func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingResponse.ProtoReflect.Descriptor instead.
 func (*AcctPingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *AcctPingResponse) GetVersion() string {
@@ -7091,7 +7208,7 @@ type DiagRequest struct {
 
 func (x *DiagRequest) Reset() {
 	*x = DiagRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7103,7 +7220,7 @@ func (x *DiagRequest) String() string {
 func (*DiagRequest) ProtoMessage() {}
 
 func (x *DiagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7116,7 +7233,7 @@ func (x *DiagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagRequest.ProtoReflect.Descriptor instead.
 func (*DiagRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *DiagRequest) GetResetStats() bool {
@@ -7138,7 +7255,7 @@ type RPCStat struct {
 
 func (x *RPCStat) Reset() {
 	*x = RPCStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7150,7 +7267,7 @@ func (x *RPCStat) String() string {
 func (*RPCStat) ProtoMessage() {}
 
 func (x *RPCStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7163,7 +7280,7 @@ func (x *RPCStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCStat.ProtoReflect.Descriptor instead.
 func (*RPCStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *RPCStat) GetName() string {
@@ -7224,7 +7341,7 @@ type DiagResponse struct {
 
 func (x *DiagResponse) Reset() {
 	*x = DiagResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7236,7 +7353,7 @@ func (x *DiagResponse) String() string {
 func (*DiagResponse) ProtoMessage() {}
 
 func (x *DiagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7249,7 +7366,7 @@ func (x *DiagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagResponse.ProtoReflect.Descriptor instead.
 func (*DiagResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *DiagResponse) GetNow() int64 {
@@ -7440,7 +7557,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"Dependency\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12(\n" +
 	"\x05terms\x18\x02 \x03(\v2\x12.drover.v1.DepTermR\x05terms\x12\x10\n" +
-	"\x03any\x18\x03 \x01(\bR\x03any\"\xd7\t\n" +
+	"\x03any\x18\x03 \x01(\bR\x03any\"\x81\n" +
+	"\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x18\n" +
@@ -7487,11 +7605,12 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"submitHost\x12\x1f\n" +
 	"\vsubmit_line\x18% \x01(\tR\n" +
 	"submitLine\x12%\n" +
-	"\x04gpus\x18& \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\x12\x15\n" +
-	"\x03uid\x18' \x01(\rH\x00R\x03uid\x88\x01\x01\x12\x15\n" +
-	"\x03gid\x18( \x01(\rH\x01R\x03gid\x88\x01\x01\x12\x1f\n" +
-	"\bpriority\x18) \x01(\rH\x02R\bpriority\x88\x01\x01\x12\x19\n" +
-	"\x05umask\x18* \x01(\rH\x03R\x05umask\x88\x01\x01B\x06\n" +
+	"\x04gpus\x18& \x01(\v2\x11.drover.v1.GPUReqR\x04gpus\x12(\n" +
+	"\x10kill_invalid_dep\x18' \x01(\x05R\x0ekillInvalidDep\x12\x15\n" +
+	"\x03uid\x18( \x01(\rH\x00R\x03uid\x88\x01\x01\x12\x15\n" +
+	"\x03gid\x18) \x01(\rH\x01R\x03gid\x88\x01\x01\x12\x1f\n" +
+	"\bpriority\x18* \x01(\rH\x02R\bpriority\x88\x01\x01\x12\x19\n" +
+	"\x05umask\x18+ \x01(\rH\x03R\x05umask\x88\x01\x01B\x06\n" +
 	"\x04_uidB\x06\n" +
 	"\x04_gidB\v\n" +
 	"\t_priorityB\b\n" +
@@ -7989,7 +8108,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\aave_rss\x18\x11 \x01(\x03R\x06aveRss\x12\x19\n" +
 	"\buser_cpu\x18\x12 \x01(\x03R\auserCpu\x12\x1d\n" +
 	"\n" +
-	"system_cpu\x18\x13 \x01(\x03R\tsystemCpu\"\xd6\t\n" +
+	"system_cpu\x18\x13 \x01(\x03R\tsystemCpu\"\xfe\t\n" +
 	"\aAcctJob\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\rR\x05jobId\x12 \n" +
@@ -8041,7 +8160,19 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06stderr\x18) \x01(\tR\x06stderr\x12\x14\n" +
 	"\x05stdin\x18* \x01(\tR\x05stdin\x12 \n" +
 	"\vconstraints\x18+ \x01(\tR\vconstraints\x12)\n" +
-	"\x05steps\x18, \x03(\v2\x13.drover.v1.AcctStepR\x05steps\":\n" +
+	"\x05steps\x18, \x03(\v2\x13.drover.v1.AcctStepR\x05steps\x12&\n" +
+	"\x04runs\x18- \x03(\v2\x12.drover.v1.AcctRunR\x04runs\"\xda\x01\n" +
+	"\aAcctRun\x12\x16\n" +
+	"\x06submit\x18\x01 \x01(\x03R\x06submit\x12\x1a\n" +
+	"\beligible\x18\x02 \x01(\x03R\beligible\x12\x14\n" +
+	"\x05start\x18\x03 \x01(\x03R\x05start\x12\x10\n" +
+	"\x03end\x18\x04 \x01(\x03R\x03end\x12\x1b\n" +
+	"\tnode_list\x18\x05 \x01(\tR\bnodeList\x12\x14\n" +
+	"\x05ncpus\x18\x06 \x01(\x05R\x05ncpus\x12\x1f\n" +
+	"\vexit_status\x18\a \x01(\x05R\n" +
+	"exitStatus\x12\x1f\n" +
+	"\vexit_signal\x18\b \x01(\x05R\n" +
+	"exitSignal\":\n" +
 	"\x10AcctJobsResponse\x12&\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x12.drover.v1.AcctJobR\x04jobs\"\x12\n" +
 	"\x10GetAcctDBRequest\",\n" +
@@ -8140,7 +8271,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 92)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 93)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -8220,20 +8351,21 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*AcctJobsRequest)(nil),         // 75: drover.v1.AcctJobsRequest
 	(*AcctStep)(nil),                // 76: drover.v1.AcctStep
 	(*AcctJob)(nil),                 // 77: drover.v1.AcctJob
-	(*AcctJobsResponse)(nil),        // 78: drover.v1.AcctJobsResponse
-	(*GetAcctDBRequest)(nil),        // 79: drover.v1.GetAcctDBRequest
-	(*GetAcctDBResponse)(nil),       // 80: drover.v1.GetAcctDBResponse
-	(*ModifyAcctDBRequest)(nil),     // 81: drover.v1.ModifyAcctDBRequest
-	(*ModifyAcctDBResponse)(nil),    // 82: drover.v1.ModifyAcctDBResponse
-	(*PutAcctJobsRequest)(nil),      // 83: drover.v1.PutAcctJobsRequest
-	(*PutAcctJobsResponse)(nil),     // 84: drover.v1.PutAcctJobsResponse
-	(*AcctPingRequest)(nil),         // 85: drover.v1.AcctPingRequest
-	(*AcctPingResponse)(nil),        // 86: drover.v1.AcctPingResponse
-	(*DiagRequest)(nil),             // 87: drover.v1.DiagRequest
-	(*RPCStat)(nil),                 // 88: drover.v1.RPCStat
-	(*DiagResponse)(nil),            // 89: drover.v1.DiagResponse
-	nil,                             // 90: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 91: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*AcctRun)(nil),                 // 78: drover.v1.AcctRun
+	(*AcctJobsResponse)(nil),        // 79: drover.v1.AcctJobsResponse
+	(*GetAcctDBRequest)(nil),        // 80: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),       // 81: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),     // 82: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),    // 83: drover.v1.ModifyAcctDBResponse
+	(*PutAcctJobsRequest)(nil),      // 84: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),     // 85: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),         // 86: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),        // 87: drover.v1.AcctPingResponse
+	(*DiagRequest)(nil),             // 88: drover.v1.DiagRequest
+	(*RPCStat)(nil),                 // 89: drover.v1.RPCStat
+	(*DiagResponse)(nil),            // 90: drover.v1.DiagResponse
+	nil,                             // 91: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 92: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
@@ -8259,9 +8391,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	90, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	91, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	91, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	92, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -8296,69 +8428,70 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	12, // 57: drover.v1.Launch.job:type_name -> drover.v1.Job
 	74, // 58: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
 	76, // 59: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
-	77, // 60: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
-	77, // 61: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
-	88, // 62: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
-	88, // 63: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	19, // 64: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 65: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 66: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 67: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 68: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 69: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 70: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 71: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 72: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 73: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 74: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 75: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 76: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 77: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 78: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 79: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 80: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 81: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	75, // 82: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	79, // 83: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	81, // 84: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	87, // 85: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	83, // 86: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	75, // 87: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	85, // 88: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	53, // 89: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 90: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 91: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 92: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 93: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 94: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 95: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 96: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 97: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 98: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 99: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 100: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 101: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 102: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 103: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 104: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 105: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 106: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 107: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 108: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	78, // 109: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	80, // 110: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	82, // 111: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	89, // 112: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	84, // 113: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	78, // 114: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	86, // 115: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	65, // 116: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 117: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	91, // [91:118] is the sub-list for method output_type
-	64, // [64:91] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	78, // 60: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
+	77, // 61: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
+	77, // 62: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
+	89, // 63: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
+	89, // 64: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
+	19, // 65: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	21, // 66: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	23, // 67: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	24, // 68: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	26, // 69: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	30, // 70: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	31, // 71: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	32, // 72: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	35, // 73: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	37, // 74: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	41, // 75: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	43, // 76: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	45, // 77: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	47, // 78: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	49, // 79: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	51, // 80: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 81: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	57, // 82: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	75, // 83: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	80, // 84: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	82, // 85: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	88, // 86: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	84, // 87: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	75, // 88: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	86, // 89: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	53, // 90: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 91: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 92: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 93: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 94: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 95: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 96: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 97: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 98: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 99: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 100: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 101: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 102: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 103: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 104: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 105: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 106: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 107: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 108: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 109: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	79, // 110: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	81, // 111: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	83, // 112: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	90, // 113: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	85, // 114: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	79, // 115: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	87, // 116: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	65, // 117: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 118: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	92, // [92:119] is the sub-list for method output_type
+	65, // [65:92] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -8393,7 +8526,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   92,
+			NumMessages:   93,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

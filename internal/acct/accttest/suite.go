@@ -147,10 +147,14 @@ func Run(t *testing.T, open func(t *testing.T) acct.Store) {
 		j3 := Job("c1", 3, 1000)
 		j3.Restarts, j3.Start, j3.End = 1, 2000, 2100
 		j3.Steps = []*acct.Step{{StepID: acct.StepBatch, Name: "batch", State: "COMPLETED", Start: 2000, End: 2100, MaxRSSTask: -1}}
+		j3.Runs = []acct.Run{{Submit: 1000, Eligible: 1000, Start: 1001, End: 1500, NodeList: "n[1-2]", NCPUs: 4, ExitSignal: 15}}
 		put(t, st, j3)
 		got := get(t, st, acct.Query{})
 		if len(got[0].Steps) != 1 || got[0].Steps[0].Start != 2000 {
 			t.Fatalf("after requeue: %+v", got[0].Steps)
+		}
+		if fmt.Sprint(got[0].Runs) != fmt.Sprint(j3.Runs) {
+			t.Fatalf("earlier runs: %+v, want %+v", got[0].Runs, j3.Runs)
 		}
 		// What counts is the start, not the restart count; and a
 		// record's own steps are stored whatever their times.

@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"database/sql"
+	"encoding/json"
 	"strings"
 	"unicode/utf8"
 
@@ -17,6 +18,19 @@ type column[T any] struct {
 	str  func(*T) *string
 	num  func(*T) int64
 	set  func(*T, int64)
+	// enc and dec, when set, convert a text column that has no string
+	// field of its own (str is nil): a structured field stored as JSON.
+	enc func(*T) string
+	dec func(*T, string)
+}
+
+// setText stores a text value read from the database into r.
+func (c *column[T]) setText(r *T, v string) {
+	if c.dec != nil {
+		c.dec(r, v)
+		return
+	}
+	*c.str(r) = v
 }
 
 type kind int
@@ -80,6 +94,9 @@ var jobCols = []column[acct.Job]{
 	text("std_err", kText, func(j *acct.Job) *string { return &j.StdErr }),
 	text("std_in", kText, func(j *acct.Job) *string { return &j.StdIn }),
 	text("constraints", kText, func(j *acct.Job) *string { return &j.Constraints }),
+	// runs: the earlier runs of a requeued job as JSON (acct.Job.Runs);
+	// '' for the vast majority of jobs, which never ran twice.
+	{name: "runs", kind: kText, enc: encodeRuns, dec: decodeRuns},
 }
 
 // stepRow is a step with the key of its job, as the steps table holds it.
@@ -113,6 +130,23 @@ var stepCols = []column[stepRow]{
 	num("system_cpu", func(s *stepRow) int64 { return s.SystemCPU }, func(s *stepRow, v int64) { s.SystemCPU = v }),
 }
 
+func encodeRuns(j *acct.Job) string {
+	if len(j.Runs) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(j.Runs)
+	return string(b)
+}
+
+// decodeRuns reads the runs column; a value this build cannot read
+// leaves Runs empty rather than failing the whole query.
+func decodeRuns(j *acct.Job, v string) {
+	j.Runs = nil
+	if v != "" {
+		_ = json.Unmarshal([]byte(v), &j.Runs)
+	}
+}
+
 func b2i(b bool) int64 {
 	if b {
 		return 1
@@ -125,6 +159,8 @@ func values[T any](cols []column[T], r *T, out []any) []any {
 	for _, c := range cols {
 		if c.kind == kInt {
 			out = append(out, c.num(r))
+		} else if c.enc != nil {
+			out = append(out, storable(c.enc(r)))
 		} else {
 			out = append(out, storable(*c.str(r)))
 		}
@@ -148,11 +184,12 @@ type scanner[T any] struct {
 	cols   []column[T]
 	packed bool // rows come as one packed text (see packedExpr)
 	nums   []int64
+	texts  []string // for columns with dec
 	dest   []any
 }
 
 func newScanner[T any](d *dialect, cols []column[T]) *scanner[T] {
-	return &scanner[T]{cols: cols, packed: d.packRows, nums: make([]int64, len(cols)), dest: make([]any, len(cols))}
+	return &scanner[T]{cols: cols, packed: d.packRows, nums: make([]int64, len(cols)), texts: make([]string, len(cols)), dest: make([]any, len(cols))}
 }
 
 type rowScanner interface{ Scan(...any) error }
@@ -160,9 +197,12 @@ type rowScanner interface{ Scan(...any) error }
 // scan reads the current row into r.
 func (s *scanner[T]) scan(rows rowScanner, r *T) error {
 	for i, c := range s.cols {
-		if c.kind == kInt {
+		switch {
+		case c.kind == kInt:
 			s.dest[i] = &s.nums[i]
-		} else {
+		case c.dec != nil:
+			s.dest[i] = &s.texts[i]
+		default:
 			s.dest[i] = c.str(r)
 		}
 	}
@@ -170,8 +210,11 @@ func (s *scanner[T]) scan(rows rowScanner, r *T) error {
 		return err
 	}
 	for i, c := range s.cols {
-		if c.kind == kInt {
+		switch {
+		case c.kind == kInt:
 			c.set(r, s.nums[i])
+		case c.dec != nil:
+			c.dec(r, s.texts[i])
 		}
 	}
 	return nil

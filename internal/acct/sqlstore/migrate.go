@@ -1,6 +1,8 @@
 package sqlstore
 
 import (
+	"github.com/drover-hpc/drover/internal/acct"
+
 	"context"
 	"database/sql"
 	"fmt"
@@ -12,6 +14,8 @@ import (
 // where the database allows DDL in one, and recorded in schema_version.
 // Add to the end; never edit one that has shipped.
 var migrations = []func(d *dialect) []string{
+	// 1 and 2 create and widen the columns the schema had then (v1Cols);
+	// later migrations add the rest.
 	func(d *dialect) []string {
 		jobIdx := [][2]string{
 			{"jobs_submit", "cluster, submit"},
@@ -23,7 +27,7 @@ var migrations = []func(d *dialect) []string{
 		if d.name == "mysql" {
 			// MySQL has no CREATE INDEX IF NOT EXISTS (MariaDB does):
 			// indexes go inside the re-runnable CREATE TABLE.
-			t := createTable(d, "jobs", jobCols, "cluster", "job_id")
+			t := createTable(d, "jobs", v1JobCols(), "cluster", "job_id")
 			var idx []string
 			for _, i := range jobIdx {
 				idx = append(idx, fmt.Sprintf("INDEX %s (%s)", i[0], i[1]))
@@ -31,7 +35,7 @@ var migrations = []func(d *dialect) []string{
 			t = strings.Replace(t, "PRIMARY KEY (cluster, job_id))", "PRIMARY KEY (cluster, job_id), "+strings.Join(idx, ", ")+")", 1)
 			return []string{t, createTable(d, "steps", stepCols, "cluster", "job_id", "step_id")}
 		}
-		out := []string{createTable(d, "jobs", jobCols, "cluster", "job_id"),
+		out := []string{createTable(d, "jobs", v1JobCols(), "cluster", "job_id"),
 			createTable(d, "steps", stepCols, "cluster", "job_id", "step_id")}
 		for _, i := range jobIdx {
 			out = append(out, fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON jobs (%s)", i[0], i[1]))
@@ -52,7 +56,7 @@ var migrations = []func(d *dialect) []string{
 					out = append(out, "ALTER TABLE "+t+" CONVERT TO CHARACTER SET utf8mb4 COLLATE "+d.collation)
 				}
 			}
-			return append(out, widenText(d, "jobs", jobCols), widenText(d, "steps", stepCols))
+			return append(out, widenText(d, "jobs", v1JobCols()), widenText(d, "steps", stepCols))
 		case "postgres":
 			return []string{
 				`ALTER TABLE jobs ALTER COLUMN cluster TYPE TEXT COLLATE "C"`,
@@ -61,7 +65,18 @@ var migrations = []func(d *dialect) []string{
 		}
 		return nil
 	},
+	// 3: the earlier runs of requeued jobs (sacct -D).
+	func(d *dialect) []string {
+		c := jobCols[len(jobCols)-1]
+		return []string{"ALTER TABLE jobs ADD COLUMN " + c.name + " " + colType(d, c)}
+	},
 }
+
+// laterJobCols counts the columns at the end of jobCols that migrations
+// after the second add.
+const laterJobCols = 1
+
+func v1JobCols() []column[acct.Job] { return jobCols[:len(jobCols)-laterJobCols] }
 
 // widenText is the ALTER TABLE giving table's free-text columns their
 // current type (re-runnable: MODIFY to the same type changes nothing).

@@ -60,7 +60,7 @@ func (s *scanner[T]) unpack(row string, r *T) error {
 		if !ok || n < 0 || n > int64(len(tail)) {
 			return fmt.Errorf("packed row: bad length of %s in %.80q", c.name, row)
 		}
-		*c.str(r) = tail[:n]
+		c.setText(r, tail[:n])
 		rest = tail[n:]
 	}
 	if rest != "" {

@@ -99,6 +99,7 @@ func upgradeFrom1(t *testing.T, c Config, st *Store) {
 			cols += " AND table_schema = current_schema()"
 			want["cluster"], want["name"], want["submit_line"] = "text C", "text ", "text "
 		}
+		setup = append(setup, "ALTER TABLE jobs DROP COLUMN runs") // added by migration 3
 		setup = append(setup, "DELETE FROM schema_version WHERE version > 1")
 		for _, q := range setup {
 			if _, err := st.db.Exec(q); err != nil {

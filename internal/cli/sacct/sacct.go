@@ -40,7 +40,7 @@ const helpText = `sacct [<OPTION>]
      -A, --accounts:    comma separated list of accounts
      -b, --brief:       JobID, State and ExitCode only
      -c, --completion:  completion fields
-     -D, --duplicates:  accepted (every record is shown)
+     -D, --duplicates:  also show the earlier runs of requeued jobs
          --delimiter:   field delimiter of --parsable output (default "|")
      -e, --helpformat:  list the fields --format accepts
      -E, --endtime:     jobs that started before this time (default now)
@@ -218,8 +218,15 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	}
 	r := &row{now: now.Unix(), u: u}
 	for _, j := range jobs {
-		r.j = j
 		whole, steps := sel.match(j)
+		if whole && o.dups {
+			// -D: every run of a requeued job, the earlier ones REQUEUED.
+			for i := range j.Runs {
+				r.j, r.s = earlierRun(j, &j.Runs[i]), nil
+				p.row(r)
+			}
+		}
+		r.j = j
 		if whole {
 			r.s = nil
 			p.row(r)
@@ -235,6 +242,25 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		}
 	}
 	return 0
+}
+
+// earlierRun is the record of one earlier run of a requeued job, as
+// Slurm's database keeps it: the job's fields with the run's times,
+// nodes and exit status, in state REQUEUED.
+func earlierRun(j *acct.Job, run *acct.Run) *acct.Job {
+	c := *j
+	c.Runs, c.Steps = nil, nil
+	c.State, c.Reason = "REQUEUED", "None"
+	c.Submit, c.Eligible, c.Start, c.End = run.Submit, run.Eligible, run.Start, run.End
+	c.NodeList, c.NCPUs, c.NNodes = run.NodeList, run.NCPUs, 1
+	// Like a cancelled job's row, the run's row shows no signal (the
+	// requeue's kill is not the job's doing).
+	c.ExitStatus, c.ExitSignal = run.ExitStatus, 0
+	c.DerivedExitStatus, c.DerivedExitSignal = 0, 0
+	if n, err := hostlist.Expand(run.NodeList); err == nil && len(n) > 0 {
+		c.NNodes = int32(len(n))
+	}
+	return &c
 }
 
 func printFields(w io.Writer) {
@@ -503,6 +529,9 @@ func query(o *options, env *cli.Env, now time.Time, cols []column) (acct.Query, 
 	}
 	if o.nodes != "" {
 		set["node_list"] = true
+	}
+	if o.dups {
+		set["runs"] = true
 	}
 	q.NoSteps = !needSteps
 	if !o.json {

@@ -1,0 +1,83 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestKillInvalidDep checks issue 17 item 1: a job whose dependency can
+// never be satisfied is cancelled at once under --kill-on-invalid-dep=yes
+// or DependencyParameters=kill_invalid_depend, and kept pending under
+// --kill-on-invalid-dep=no.
+func TestKillInvalidDep(t *testing.T) {
+	c := startUp(t, 1, "--conf", "DependencyParameters=kill_invalid_depend")
+	failed := c.sbatch("-o", "/dev/null", "--wrap", "exit 3")
+	c.waitState(failed, "FAILED", 30*time.Second)
+
+	yes := c.sbatch("-o", "/dev/null", "-d", "afterok:"+failed, "--kill-on-invalid-dep=yes", "--wrap", "true")
+	byConf := c.sbatch("-o", "/dev/null", "-d", "afterok:"+failed, "--wrap", "true")
+	no := c.sbatch("-o", "/dev/null", "-d", "afterok:"+failed, "--kill-on-invalid-dep=no", "--wrap", "true")
+	for _, id := range []string{yes, byConf} {
+		c.waitState(id, "CANCELLED", 20*time.Second)
+		if r := c.jobField(id, "Reason"); r != "DependencyNeverSatisfied" {
+			t.Errorf("job %s: reason %q, want DependencyNeverSatisfied", id, r)
+		}
+	}
+	c.waitFor("reason of the job that stays", 20*time.Second, func() bool {
+		return c.jobField(no, "Reason") == "DependencyNeverSatisfied"
+	})
+	if s := c.jobField(no, "JobState"); s != "PENDING" {
+		t.Errorf("--kill-on-invalid-dep=no: state %s, want PENDING", s)
+	}
+	c.waitFor("sacct rows", 20*time.Second, func() bool {
+		out, _, _ := c.run("sacct", "-n", "-X", "-P", "-o", "jobid,state", "-j", yes+","+byConf)
+		return strings.Count(out, "|CANCELLED") == 2
+	})
+	_, errOut, code := c.run("sbatch", "--kill-on-invalid-dep=maybe", "--wrap", "true")
+	if code != 255 || !strings.Contains(errOut, "Invalid --kill-on-invalid-dep specification") {
+		t.Errorf("bad value: exit %d, stderr %q", code, errOut)
+	}
+	c.must("scancel", no)
+}
+
+// TestRequeueLikeSlurm checks issue 17 item 3: --no-requeue jobs refuse
+// scontrol requeue with Slurm's words; a requeued job waits pending
+// (BeginTime) and sacct -D shows its earlier run as REQUEUED.
+func TestRequeueLikeSlurm(t *testing.T) {
+	c := startUp(t, 1)
+	fixed := c.sbatch("--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300")
+	c.waitState(fixed, "RUNNING", 30*time.Second)
+	_, errOut, code := c.run("scontrol", "requeue", fixed)
+	if code != 1 || !strings.Contains(errOut, "Requested operation is presently disabled for job "+fixed) {
+		t.Errorf("requeue of --no-requeue job: exit %d, stderr %q", code, errOut)
+	}
+	if s := c.jobField(fixed, "JobState"); s != "RUNNING" {
+		t.Errorf("--no-requeue job after refused requeue: %s", s)
+	}
+	c.must("scancel", fixed)
+
+	id := c.sbatch("-o", "/dev/null", "--wrap", "sleep 300")
+	c.waitState(id, "RUNNING", 30*time.Second)
+	c.must("scontrol", "requeue", id)
+	c.waitState(id, "PENDING", 30*time.Second)
+	if r := c.jobField(id, "Reason"); r != "BeginTime" {
+		t.Errorf("requeued job reason %q, want BeginTime", r)
+	}
+	if r := c.jobField(id, "Restarts"); r != "1" {
+		t.Errorf("Restarts=%s, want 1", r)
+	}
+	c.waitFor("sacct -D rows", 20*time.Second, func() bool {
+		out, _, _ := c.run("sacct", "-D", "-X", "-n", "-P", "-o", "jobid,state", "-j", id)
+		return out == id+"|REQUEUED\n"+id+"|PENDING\n"
+	})
+	out := c.must("sacct", "-X", "-n", "-P", "-o", "jobid,state", "-j", id)
+	if out != id+"|PENDING\n" {
+		t.Errorf("sacct without -D: %q", out)
+	}
+	out = c.must("sacct", "-D", "-X", "-n", "-P", "-o", "state,start,end", "-j", id)
+	if f := strings.Split(strings.Split(out, "\n")[0], "|"); len(f) != 3 || f[1] == "Unknown" || f[2] == "Unknown" {
+		t.Errorf("REQUEUED row without its own start and end: %q", out)
+	}
+	c.must("scancel", id)
+}
