@@ -106,9 +106,12 @@ func Run(ctx context.Context, o Options) error {
 	if cfg.SlurmdSpoolDir == "" {
 		spool = filepath.Join(os.TempDir(), "drover-spool", name)
 	}
-	if err := os.MkdirAll(spool, 0o755); err != nil {
+	// Jobs' directories below are the users' own (0700); others may pass
+	// through to them but not list them.
+	if err := os.MkdirAll(spool, 0o711); err != nil {
 		return err
 	}
+	_ = os.Chmod(spool, 0o711)
 	a := &Agent{
 		log: o.Log, cfg: cfg, confPath: o.ConfPath, node: name, spool: spool,
 		killWait: cfg.KillWait, cluster: cfg.ClusterName, boot: bootTime(),

@@ -45,6 +45,12 @@ func LoadOrCreateCA(dir, cluster string) (*CA, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	if _, err := os.Stat(certPath); err == nil {
+		// A new CA would silently orphan every node that joined under
+		// the old one: refuse, and say how to recover.
+		return nil, fmt.Errorf("%s exists but its key %s is missing: restore ca.key from a backup of the state directory, "+
+			"or, to start a new cluster identity, remove %s (every node must then join again with a new token)", certPath, keyPath, certPath)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}

@@ -128,7 +128,7 @@ func Run(ctx context.Context, o Options) error {
 	if cfg.StateSaveLocation == "" {
 		return errors.New("slurm.conf: StateSaveLocation is required")
 	}
-	if err := os.MkdirAll(cfg.StateSaveLocation, 0o755); err != nil {
+	if err := secureStateDir(cfg.StateSaveLocation, log); err != nil {
 		return err
 	}
 	token, err := auth.LoadOrCreateToken(TokenPath(cfg))
@@ -174,6 +174,7 @@ func Run(ctx context.Context, o Options) error {
 	sock := cfg.SocketPath()
 	if filepath.Dir(sock) == slurmconf.LongSocketDir {
 		_ = os.MkdirAll(slurmconf.LongSocketDir, 0o755)
+		_ = os.Chmod(slurmconf.LongSocketDir, 0o755) // under umask 077
 	}
 	_ = os.Remove(sock)
 	ul, err := net.Listen("unix", sock)
@@ -197,6 +198,7 @@ func Run(ctx context.Context, o Options) error {
 		tl.Close()
 		return fmt.Errorf("cluster CA: %w", err)
 	}
+	publishCA(filepath.Join(cfg.StateSaveLocation, "ca"))
 	srvCert, err := ca.IssueServer(serverHosts(cfg, host))
 	if err != nil {
 		ul.Close()

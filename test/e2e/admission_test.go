@@ -121,3 +121,33 @@ func TestUmaskCarried(t *testing.T) {
 		t.Errorf("srun under umask 027: %d %q %q", code, out, errOut)
 	}
 }
+
+// TestStatePermissions: the controller's state (scripts, environments,
+// accounting, keys) is not readable by other users, while they can still
+// reach the socket and use every command.
+func TestStatePermissions(t *testing.T) {
+	u := testUser(t, "drovere2e")
+	c := startUp(t, 1)
+	c.sbatch("-o", "/dev/null", "--wrap", "true")
+	state := filepath.Join(c.dir, "state")
+	for path, want := range map[string]os.FileMode{
+		state: 0o711, filepath.Join(state, "accounting.db"): 0o600, filepath.Join(state, "raft"): 0o700,
+		filepath.Join(state, "ca", "ca.key"): 0o600, filepath.Join(state, "ca", "ca.crt"): 0o644,
+	} {
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != want {
+			t.Errorf("%s: %v, want %v", path, st.Mode().Perm(), want)
+		}
+	}
+	if _, errOut, code := c.runAs(u, "", "/bin/cat", filepath.Join(state, "accounting.db")); code == 0 {
+		t.Errorf("a user read accounting.db")
+	} else if !strings.Contains(errOut, "Permission denied") {
+		t.Errorf("cat accounting.db as a user: %q", errOut)
+	}
+	if _, errOut, code := c.runAs(u, "", "squeue"); code != 0 {
+		t.Errorf("squeue as a user: %d %s", code, errOut)
+	}
+}
