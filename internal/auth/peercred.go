@@ -46,6 +46,10 @@ type PeerCreds struct {
 func (p PeerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	info := PeerInfo{CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.NoSecurity}}
 	uc, ok := c.(*net.UnixConn)
+	if w, isWrapped := c.(interface{ Unix() *net.UnixConn }); !ok && isWrapped {
+		// A listener's wrapper (a per-user count) around a Unix socket.
+		uc, ok = w.Unix(), true
+	}
 	if !ok {
 		if p.TLS != nil {
 			return p.TLS.ServerHandshake(c)

@@ -128,6 +128,7 @@ func Run(ctx context.Context, o Options) error {
 	if cfg.StateSaveLocation == "" {
 		return errors.New("slurm.conf: StateSaveLocation is required")
 	}
+	raiseFileLimit(log)
 	if err := secureStateDir(cfg.StateSaveLocation, log); err != nil {
 		return err
 	}
@@ -213,7 +214,10 @@ func Run(ctx context.Context, o Options) error {
 		Certificates: []tls.Certificate{srvCert}, ClientAuth: tls.VerifyClientCertIfGiven,
 		ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS13,
 	})
-	g := grpcapi.NewGRPC(svc, ctl, verifier, host, tcpTLS)
+	lim := connLimits(cfg, log)
+	g := grpcapi.NewGRPC(svc, ctl, verifier, host, tcpTLS, lim)
+	slurmUID := settings.SlurmUID
+	ul = grpcapi.LimitPerUser(ul, lim.PerUser, func(uid uint32) bool { return uid == 0 || uid == slurmUID }, log)
 	go g.Serve(ul)
 	go g.Serve(tl)
 	log.Info("controller ready", "cluster", cfg.ClusterName, "socket", sock, "addr", tl.Addr().String(),

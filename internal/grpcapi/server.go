@@ -36,11 +36,12 @@ type Server struct {
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
 // authentication on Unix sockets.
-func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string, tcpTLS credentials.TransportCredentials) *grpc.Server {
+func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
 	s := &Server{svc: svc, ctl: ctl, verifier: v, host: host, rpc: newRPCStats()}
-	g := grpc.NewServer(grpc.Creds(auth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64<<20), grpc.MaxSendMsgSize(256<<20),
-		grpc.InitialWindowSize(8<<20), grpc.InitialConnWindowSize(16<<20), grpc.WriteBufferSize(256<<10),
-		grpc.UnaryInterceptor(s.unary))
+	opts := append([]grpc.ServerOption{grpc.Creds(auth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
+		grpc.InitialWindowSize(8 << 20), grpc.InitialConnWindowSize(16 << 20), grpc.WriteBufferSize(256 << 10),
+		grpc.UnaryInterceptor(s.unary)}, lim.ServerOptions()...)
+	g := grpc.NewServer(opts...)
 	pb.RegisterDroverServer(g, s)
 	pb.RegisterAgentServiceServer(g, s)
 	return g

@@ -55,7 +55,7 @@ SuspendExcNodes SuspendExcParts SuspendExcStates SuspendProgram SuspendRate Susp
 SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin TaskPluginParam TaskProlog
 TCPTimeout TLSParameters TLSType TmpFS TopologyParam TopologyPlugin TrackWCKey TreeWidth
 UnkillableStepProgram UnkillableStepTimeout UsePam VSizeFactor WaitTime X11Parameters
-DroverSocket DroverTokenFile DroverMinFreeSpace
+DroverSocket DroverTokenFile DroverMinFreeSpace DroverMaxConnsPerUser DroverConnIdleTimeout
 `)
 
 // nodeKeys are the keys of a NodeName line.

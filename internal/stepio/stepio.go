@@ -78,10 +78,14 @@ func Dial(addr, key string, h Hello) (*Conn, error) {
 func Accept(c net.Conn, key string) (*Conn, Hello, error) {
 	_ = c.SetReadDeadline(time.Now().Add(10 * time.Second))
 	r := bufio.NewReader(c)
-	line, err := r.ReadString('\n')
+	// A hello is one short line; ReadSlice stops at the buffer's size
+	// (4 KiB), so a peer that never sends a newline cannot make us buffer
+	// more.
+	b, err := r.ReadSlice('\n')
 	if err != nil {
 		return nil, Hello{}, err
 	}
+	line := string(b)
 	_ = c.SetReadDeadline(time.Time{})
 	rest, ok := strings.CutPrefix(line, magic+" ")
 	f := strings.Fields(rest)

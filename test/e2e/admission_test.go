@@ -151,3 +151,44 @@ func TestStatePermissions(t *testing.T) {
 		t.Errorf("squeue as a user: %d %s", code, errOut)
 	}
 }
+
+// TestConnectionLimits: connections that never speak are dropped after
+// MessageTimeout, one user cannot hold more than the per-user cap, and
+// other users keep working meanwhile.
+func TestConnectionLimits(t *testing.T) {
+	u := testUser(t, "drovere2e")
+	c := startUp(t, 1, "--conf", "MessageTimeout=2", "--conf", "DroverMaxConnsPerUser=20")
+	sock := filepath.Join(c.dir, "state", "drover.sock")
+	// As the user: open 30 silent connections; count those closed at
+	// once (over the cap) and those closed after the handshake deadline.
+	script := `use IO::Socket::UNIX; use IO::Select;
+my @s; for (1..30) { my $c = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!"; push @s, $c; }
+sub closed { my $n = 0; for my $c (@s) { my $sel = IO::Select->new($c); if ($sel->can_read(0)) { my $b; my $r = sysread($c, $b, 4096); $n++ if defined $r && $r == 0; } } return $n; }
+select(undef, undef, undef, 0.5); print "early=", closed(), "\n";
+my $rc = system($ARGV[1], "-h"); print "own_sinfo=", ($rc == 0 ? 0 : 1), "\n";
+select(undef, undef, undef, 3); print "late=", closed(), "\n";`
+	done := make(chan string, 1)
+	go func() {
+		out, errOut, _ := c.runAs(u, "", "/usr/bin/perl", "-e", script, sock, filepath.Join(binDir, "sinfo"))
+		done <- out + errOut
+	}()
+	// While the user holds them, root and other users are served.
+	c.waitFor("root's sinfo while a user holds connections", 10*time.Second, func() bool {
+		_, _, code := c.run("sinfo", "-h")
+		return code == 0
+	})
+	out := <-done
+	if !strings.Contains(out, "early=10\n") {
+		t.Errorf("connections over the per-user cap of 20 were not refused: %q", out)
+	}
+	if !strings.Contains(out, "own_sinfo=1\n") {
+		t.Errorf("the user's own sinfo at the cap should fail: %q", out)
+	}
+	// closed() reads each socket; those already at EOF stay so.
+	if !strings.Contains(out, "late=30\n") {
+		t.Errorf("silent connections were not dropped after MessageTimeout=2: %q", out)
+	}
+	if _, errOut, code := c.runAs(u, "", "sinfo", "-h"); code != 0 {
+		t.Errorf("the user's sinfo once the connections are gone: %d %s", code, errOut)
+	}
+}

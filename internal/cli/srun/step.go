@@ -161,6 +161,24 @@ func (s *session) waitForChange(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// nodeConnected takes a node's I/O connection (replacing the one of an
+// agent that restarted) and reads it; allConnected is called once every
+// node of the step has one.
+func (s *session) nodeConnected(conn *stepio.Conn, node int, allConnected, finish func()) {
+	s.mu.Lock()
+	old := s.conns[node]
+	s.conns[node] = conn
+	all := len(s.conns) == len(s.step.Layout)
+	s.mu.Unlock()
+	if old != nil {
+		old.Close()
+	}
+	if all {
+		allConnected()
+	}
+	go s.readNode(conn, node, finish)
+}
+
 // run serves the step's I/O until every task ended, and returns srun's
 // exit status.
 func (s *session) run(ctx context.Context) int {
@@ -179,33 +197,25 @@ func (s *session) run(ctx context.Context) int {
 	// its old connection. The session ends when every task reported its
 	// exit, or the controller says the step or the job is over.
 	connected := make(chan struct{})
+	var connectedOnce sync.Once
+	allConnected := func() { connectedOnce.Do(func() { close(connected) }) }
 	go func() {
 		for {
 			raw, err := s.ln.Accept()
 			if err != nil {
 				return
 			}
-			conn, h, err := stepio.Accept(raw, s.key)
-			if err != nil || h.Job != uint32(s.jobID) || h.Step != int32(st.ID) || h.Node >= len(st.Layout) {
-				raw.Close()
-				continue
-			}
-			s.mu.Lock()
-			old := s.conns[h.Node]
-			s.conns[h.Node] = conn
-			all := len(s.conns) == len(st.Layout)
-			s.mu.Unlock()
-			if old != nil {
-				old.Close()
-			}
-			if all {
-				select {
-				case <-connected:
-				default:
-					close(connected)
+			// The handshake runs beside the accept loop: a connection that
+			// says nothing (anyone may dial this port) must not hold up
+			// the nodes' ones.
+			go func() {
+				conn, h, err := stepio.Accept(raw, s.key)
+				if err != nil || h.Job != uint32(s.jobID) || h.Step != int32(st.ID) || h.Node >= len(st.Layout) {
+					raw.Close()
+					return
 				}
-			}
-			go s.readNode(conn, h.Node, finish)
+				s.nodeConnected(conn, h.Node, allConnected, finish)
+			}()
 		}
 	}()
 	go func() {
