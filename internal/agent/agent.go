@@ -188,7 +188,7 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{
 		Node: a.node, Cpus: int32(cpus), Sockets: int32(sockets), Cores: int32(cores), Threads: int32(threads),
 		Memory: detectMemMiB(), Hostname: host, Version: version.Version, BootTime: a.boot, Running: a.runningIDs(),
-		Ended: a.endedIDs(), RunningSteps: a.runningSteps(), Gpus: wire.GPUsToPB(a.iso.gpus),
+		Ended: a.endedIDs(), RunningSteps: a.runningSteps(), Gpus: wire.GPUsToPB(a.iso.gpus), Runs: a.runs(),
 	}}}); err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 		a.killWait = time.Duration(reg.KillWait) * time.Second
 	}
 	a.cluster = reg.Cluster
-	a.killUnexpected(reg.Expected)
+	a.killUnexpected(reg.Expected, reg.ExpectedRuns)
 	a.log.Info("registered with controller", "node", a.node)
 	a.resendHealth()
 
@@ -230,7 +230,7 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 				return
 			case m = <-a.outbox:
 			case <-hb.C:
-				m = &pb.AgentMessage{Msg: &pb.AgentMessage_Heartbeat{Heartbeat: &pb.Heartbeat{Running: a.runningIDs()}}}
+				m = &pb.AgentMessage{Msg: &pb.AgentMessage_Heartbeat{Heartbeat: &pb.Heartbeat{Running: a.runningIDs(), Runs: a.runs()}}}
 			}
 			if err := stream.Send(m); err != nil {
 				errc <- err
@@ -276,7 +276,9 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		go a.stat(x.Stat)
 	case *pb.ControllerMessage_EndAck:
 		a.mu.Lock()
-		delete(a.ends, x.EndAck.JobId)
+		if e := a.ends[x.EndAck.JobId]; e != nil && (x.EndAck.Run == 0 || x.EndAck.Run == e.Run) {
+			delete(a.ends, x.EndAck.JobId)
+		}
 		_, again := a.jobs[x.EndAck.JobId] // a newer run of a requeued job
 		a.mu.Unlock()
 		if !again {
@@ -309,6 +311,18 @@ func (a *Agent) runningSteps() []string {
 	return out
 }
 
+// runs lists the run of each job held on this node.
+func (a *Agent) runs() []*pb.JobRun {
+	a.mu.Lock()
+	jobs := slices.Collect(maps.Values(a.jobs))
+	a.mu.Unlock()
+	out := make([]*pb.JobRun, 0, len(jobs))
+	for _, j := range jobs {
+		out = append(out, &pb.JobRun{JobId: j.id, Run: j.run()})
+	}
+	return out
+}
+
 // runningIDs lists the jobs running on this node.
 func (a *Agent) runningIDs() []uint32 {
 	a.mu.Lock()
@@ -316,23 +330,29 @@ func (a *Agent) runningIDs() []uint32 {
 	return slices.Collect(maps.Keys(a.jobs))
 }
 
-// killUnexpected ends jobs the controller no longer knows (cancelled or
-// purged while this node was cut off).
-func (a *Agent) killUnexpected(expected []uint32) {
-	want := map[uint32]bool{}
+// killUnexpected ends the runs the controller did not assign to this node:
+// jobs cancelled or purged while it was cut off, and earlier runs of jobs
+// requeued meanwhile (which may run elsewhere now). They end here and their
+// ends are reported as theirs; the controller never applies them to a new
+// run. A controller that names no runs (an older one) names jobs only.
+func (a *Agent) killUnexpected(expected []uint32, runs []*pb.JobRun) {
+	want := map[uint32]uint32{}
 	for _, id := range expected {
-		want[id] = true
+		want[id] = 0
+	}
+	for _, r := range runs {
+		want[r.JobId] = r.Run
 	}
 	a.mu.Lock()
 	var stray []*job
 	for id, j := range a.jobs {
-		if !want[id] {
+		if run, ok := want[id]; !ok || (run != 0 && run != j.run()) {
 			stray = append(stray, j)
 		}
 	}
 	a.mu.Unlock()
 	for _, j := range stray {
-		a.log.Warn("killing job the controller does not expect", "job", j.id)
+		a.log.Warn("ending a run the controller did not assign to this node", "job", j.id, "run", j.run())
 		a.terminateJob(j, "", 0)
 	}
 }

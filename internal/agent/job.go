@@ -47,6 +47,13 @@ type job struct {
 	released chan struct{} // closed when the job is told to end
 }
 
+// run is the job's run this record belongs to (model.Job.Run).
+func (j *job) run() uint32 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.model.Run()
+}
+
 func newJob(id uint32, mj *model.Job, primary bool) *job {
 	return &job{id: id, model: mj, primary: primary, steps: map[model.StepID]*stepRun{}, released: make(chan struct{})}
 }
@@ -64,34 +71,23 @@ func (a *Agent) launch(l *pb.Launch) {
 			go a.run(j)
 			return
 		}
-		if j.model.StartTime != mj.StartTime {
-			// A new run of a requeued job while the old one still runs
-			// here (the node was cut off meanwhile): end the old run
-			// without a report, then start the new one.
-			j.mu.Lock()
-			j.stale = true
-			j.mu.Unlock()
+		if cur := j.run(); cur > mj.Run() || (cur == mj.Run() && j.model.StartTime > mj.StartTime) {
 			a.mu.Unlock()
-			a.log.Warn("ending a stale run of a requeued job", "job", j.id)
-			a.terminateJob(j, "", 0)
-			go func() {
-				for deadline := time.Now().Add(a.killWait + 10*time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-					a.mu.Lock()
-					gone := a.jobs[l.Job.Id] != j
-					a.mu.Unlock()
-					if gone {
-						break
-					}
-				}
-				a.launch(l)
-			}()
+			a.log.Warn("dropping the launch of an earlier run of the job", "job", j.id, "run", mj.Run(), "here", cur)
+			return
+		} else if cur != mj.Run() || j.model.StartTime != mj.StartTime {
+			// A new run of a requeued job while the old one still runs
+			// here (the node was cut off meanwhile): end the old run,
+			// then start the new one.
+			a.mu.Unlock()
+			a.replaceStale(j, func() { a.launch(l) })
 			return
 		}
 		a.mu.Unlock()
 		return
 	}
 	if e := a.ends[l.Job.Id]; e != nil {
-		if e.StartTime == mj.StartTime || e.StartTime == 0 {
+		if (e.StartTime == mj.StartTime || e.StartTime == 0) && (e.Run == mj.Run() || e.Run == 0) {
 			// It already ran here: never twice. Tell the controller again.
 			a.mu.Unlock()
 			a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: e}})
@@ -106,6 +102,39 @@ func (a *Agent) launch(l *pb.Launch) {
 		a.killWait = time.Duration(l.KillWait) * time.Second
 	}
 	go a.run(j)
+}
+
+// replaceStale ends j, an earlier run of a job than one the controller
+// assigned here now, without reporting its end (the controller has moved
+// on from it), and calls then once its record is gone.
+func (a *Agent) replaceStale(j *job, then func()) {
+	j.mu.Lock()
+	j.stale = true
+	j.mu.Unlock()
+	a.log.Warn("ending a stale run of a requeued job", "job", j.id, "run", j.run())
+	a.terminateJob(j, "", 0)
+	go func() {
+		deadline := time.Now().Add(a.killWait + 10*time.Second)
+		for {
+			a.mu.Lock()
+			gone := a.jobs[j.id] != j
+			a.mu.Unlock()
+			if gone {
+				break
+			}
+			if time.Now().After(deadline) {
+				a.log.Error("a stale run of the job does not end; the new run goes ahead", "job", j.id)
+				a.mu.Lock()
+				if a.jobs[j.id] == j {
+					delete(a.jobs, j.id)
+				}
+				a.mu.Unlock()
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		then()
+	}()
 }
 
 func (a *Agent) run(j *job) {
@@ -145,7 +174,7 @@ func (a *Agent) start(j *job) executor.Result {
 		if _, err := a.jobGroup(j); err != nil {
 			return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
 		}
-		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id}}})
+		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Run: j.run()}}})
 		return a.holdAllocation(j)
 	}
 	g, err := a.stepGroup(j, "batch", nil, nodeAlloc(mj, a.node).GPUs)
@@ -185,7 +214,7 @@ func (a *Agent) start(j *job) executor.Result {
 	j.proc = proc
 	ending := j.ending
 	j.mu.Unlock()
-	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(proc.Pid())}}})
+	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(proc.Pid()), Run: j.run()}}})
 	if ending { // cancelled while starting
 		proc.Terminate(a.killWait)
 	}
@@ -233,7 +262,7 @@ func (a *Agent) holdAllocation(j *job) executor.Result {
 func (a *Agent) finish(j *job, res executor.Result) {
 	a.endSteps(j)
 	end := &pb.JobEnded{JobId: j.id, ExitCode: int32(res.ExitCode), Signal: int32(res.Signal), EndTime: time.Now().Unix(),
-		StartTime: j.model.StartTime}
+		StartTime: j.model.StartTime, Run: j.run()}
 	j.mu.Lock()
 	timedOut, batch, cg := j.timedOut, j.batch, j.cg
 	j.mu.Unlock()
@@ -314,6 +343,12 @@ func (a *Agent) signal(s *pb.SignalJob) {
 	a.mu.Lock()
 	j := a.jobs[s.JobId]
 	a.mu.Unlock()
+	if j != nil && s.Run != 0 && j.run() != s.Run {
+		// Meant for another run of the job than the one here: never act
+		// on a run the controller did not name.
+		a.log.Info("ignoring a signal for another run of the job", "job", s.JobId, "run", s.Run, "here", j.run())
+		return
+	}
 	if j == nil {
 		if s.Terminate {
 			// Already gone: make sure the controller hears of the end.

@@ -48,6 +48,18 @@ func (a *Agent) launchStep(l *pb.LaunchStep) {
 	}
 	a.mu.Lock()
 	j := a.jobs[l.Job.Id]
+	if run := uint32(l.Job.Restarts) + 1; j != nil && j.run() != run {
+		a.mu.Unlock()
+		if j.run() > run {
+			a.log.Warn("dropping a step of an earlier run of the job", "job", j.id, "step", st.ID, "run", run)
+			return
+		}
+		// A step of the job's new run while an earlier run still holds a
+		// record here (this node was cut off meanwhile): end the stale
+		// run, then launch the step in a record of its own.
+		a.replaceStale(j, func() { a.launchStep(l) })
+		return
+	}
 	if j == nil {
 		j = newJob(l.Job.Id, wire.JobFromPB(l.Job), false)
 		a.jobs[j.id] = j
@@ -79,7 +91,7 @@ func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
 	}
 	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
 		JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
-		State: uint32(state), EndTime: time.Now().Unix(), Usage: usage,
+		State: uint32(state), EndTime: time.Now().Unix(), Usage: usage, Run: s.j.run(),
 	}}})
 	// The end goes out first: srun already has its tasks' exits and may
 	// ask for the next step at once, which must not find this one still

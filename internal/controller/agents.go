@@ -59,6 +59,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 	if node == nil {
 		return fmt.Errorf("node %q is not in slurm.conf", reg.Node)
 	}
+	runs := reportedRuns(reg.Running, reg.Runs)
 	running := make([]model.JobID, len(reg.Running))
 	for i, id := range reg.Running {
 		running[i] = model.JobID(id)
@@ -76,14 +77,15 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		if j.State != model.JobRunning || j.BatchHost() != reg.Node {
 			return true
 		}
+		run, has := runs[j.ID]
 		switch {
-		case slices.Contains(running, j.ID):
+		case has && (run == 0 || run == j.Run()):
 			if j.Completing {
 				reterminate = append(reterminate, j)
 			}
 		case ended[j.ID]:
 			// Its end report follows the registration.
-		case c.acked[j.ID]:
+		case c.acked[j.ID] == j.Run():
 			lost = append(lost, j.ID)
 		case j.Completing:
 			lost = append(lost, j.ID) // never reached the node; ends as intended
@@ -106,14 +108,25 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		return err
 	}
 	c.loseSteps(snap, reg.Node, reg.RunningSteps)
+	// The node keeps only the runs assigned to it: a run of a job that was
+	// requeued meanwhile (and may run elsewhere now) is stale.
 	var expected []uint32
-	for _, id := range running {
-		if j := c.store.Snapshot().Job(id); j != nil && j.State == model.JobRunning {
-			expected = append(expected, uint32(id))
+	var expectedRuns []*pb.JobRun
+	after := c.store.Snapshot()
+	for id, run := range runs {
+		j := after.Job(id)
+		if j == nil || j.State != model.JobRunning || !slices.Contains(j.NodeNames(), reg.Node) {
+			continue
 		}
+		if run != 0 && run != j.Run() {
+			c.log.Warn("node holds a stale run; it ends it", "node", reg.Node, "job", id, "run", run, "current", j.Run())
+			continue
+		}
+		expected = append(expected, uint32(id))
+		expectedRuns = append(expectedRuns, &pb.JobRun{JobId: uint32(id), Run: j.Run()})
 	}
 	if err := stream.Send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_Registered{Registered: &pb.Registered{
-		Cluster: st.ClusterName, Expected: expected, KillWait: st.KillWait,
+		Cluster: st.ClusterName, Expected: expected, KillWait: st.KillWait, ExpectedRuns: expectedRuns,
 	}}}); err != nil {
 		return err
 	}
@@ -177,8 +190,14 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		case *pb.AgentMessage_Heartbeat:
 			c.heartbeat(reg.Node, m.Heartbeat)
 		case *pb.AgentMessage_JobStarted:
+			run := m.JobStarted.Run
+			if run == 0 { // an older agent: the run it was sent
+				if j := c.store.Snapshot().Job(model.JobID(m.JobStarted.JobId)); j != nil {
+					run = j.Run()
+				}
+			}
 			c.mu.Lock()
-			c.acked[model.JobID(m.JobStarted.JobId)] = true
+			c.acked[model.JobID(m.JobStarted.JobId)] = run
 			c.mu.Unlock()
 		case *pb.AgentMessage_JobEnded:
 			e := m.JobEnded
@@ -186,15 +205,23 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			if end == 0 {
 				end = c.clock.Now().Unix()
 			}
-			if _, err := c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
+			res, err := c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
 				Job: model.JobID(e.JobId), ExitCode: e.ExitCode, Signal: e.Signal,
 				State: model.JobState(e.State), Reason: e.Reason, Now: end, StartTime: e.StartTime,
-				Usage: wire.UsageFromPB(e.Usage), Requeue: e.Requeue,
-			}); err != nil {
+				Usage: wire.UsageFromPB(e.Usage), Requeue: e.Requeue, Run: e.Run,
+			})
+			if err != nil {
 				c.log.Error("commit job end", "job", e.JobId, "err", err)
 				return err // the agent resends unacknowledged ends on reconnect
 			}
-			conn.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: e.JobId}}})
+			conn.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: e.JobId, Run: e.Run}}})
+			if r, _ := res.(fsm.JobEndedResult); !r.Applied {
+				// A duplicate, or the end of a stale run (the job was
+				// requeued and may run elsewhere now): nothing to clean up,
+				// and above all not the job's current run.
+				c.log.Info("ignoring the end of a stale run or a repeated end", "job", e.JobId, "run", e.Run, "node", reg.Node)
+				continue
+			}
 			c.cleanup(c.store.Snapshot().Job(model.JobID(e.JobId)), reg.Node)
 			c.Kick()
 		case *pb.AgentMessage_StepEnded:
@@ -214,10 +241,12 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 // still runs of jobs that ended meanwhile (NODE_FAIL, requeued).
 func (c *Controller) heartbeat(node string, hb *pb.Heartbeat) {
 	snap := c.store.Snapshot()
-	for _, id := range hb.Running {
-		j := snap.Job(model.JobID(id))
-		if j == nil || j.State != model.JobRunning || !slices.Contains(j.NodeNames(), node) {
-			c.send(node, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{JobId: id, Terminate: true}}})
+	for id, run := range reportedRuns(hb.Running, hb.Runs) {
+		j := snap.Job(id)
+		if j == nil || j.State != model.JobRunning || !slices.Contains(j.NodeNames(), node) || (run != 0 && run != j.Run()) {
+			// Only that run: the job's current run, here or elsewhere,
+			// is not the node's to end.
+			c.send(node, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{JobId: uint32(id), Terminate: true, Run: run}}})
 		}
 	}
 	n := snap.Node(node)
@@ -227,6 +256,19 @@ func (c *Controller) heartbeat(node string, hb *pb.Heartbeat) {
 			Hostname: n.Hostname, Version: n.Version, BootTime: n.BootTime, Now: c.clock.Now().Unix(),
 		})
 	}
+}
+
+// reportedRuns pairs the jobs an agent reports running with their runs
+// (run 0 where the agent, an older one, did not say).
+func reportedRuns(ids []uint32, runs []*pb.JobRun) map[model.JobID]uint32 {
+	out := make(map[model.JobID]uint32, len(ids))
+	for _, id := range ids {
+		out[model.JobID(id)] = 0
+	}
+	for _, r := range runs {
+		out[model.JobID(r.JobId)] = r.Run
+	}
+	return out
 }
 
 // loseSteps ends, on node, the steps the controller believed ran there but

@@ -31,8 +31,8 @@ type Controller struct {
 	mu       sync.Mutex
 	agents   map[string]*agentConn // node name → live stream
 	lastSeen map[string]time.Time
-	acked    map[model.JobID]bool // launches an agent confirmed
-	stats    statCalls            // sstat requests awaiting the nodes
+	acked    map[model.JobID]uint32 // the run of each job whose launch an agent confirmed
+	stats    statCalls              // sstat requests awaiting the nodes
 	acct     *acctLoop
 	sstats   schedStats
 }
@@ -44,7 +44,7 @@ func New(log *slog.Logger, store *state.Store, raft service.Committer, clk clock
 		kick:     make(chan struct{}, 1),
 		agents:   map[string]*agentConn{},
 		lastSeen: map[string]time.Time{},
-		acked:    map[model.JobID]bool{},
+		acked:    map[model.JobID]uint32{},
 		acct:     &acctLoop{groups: map[uint32]string{}},
 	}
 	c.sstats.s.Started = clk.Now()
@@ -189,7 +189,7 @@ func (c *Controller) Terminate(jobs []model.JobID, reason string) {
 		}
 		for _, n := range j.NodeNames() {
 			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-				JobId: uint32(id), Terminate: true, Message: reason,
+				JobId: uint32(id), Terminate: true, Message: reason, Run: j.Run(),
 			}}})
 		}
 	}
@@ -210,7 +210,7 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, batchOnly bool) {
 		}
 		for _, n := range nodes {
 			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly,
+				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly, Run: j.Run(),
 			}}})
 		}
 	}

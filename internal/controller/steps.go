@@ -71,7 +71,7 @@ func (c *Controller) stepEnded(node string, e *pb.StepEnded) error {
 	_, err := c.raft.Apply(fsm.TypeStepEnded, &fsm.StepEnded{
 		Job: model.JobID(e.JobId), Step: model.StepID(e.StepId), Node: node,
 		ExitCode: e.ExitCode, Signal: e.Signal, State: model.JobState(e.State), Now: end,
-		Usage: wire.UsageFromPB(e.Usage),
+		Usage: wire.UsageFromPB(e.Usage), Run: e.Run,
 	})
 	return err
 }
@@ -88,7 +88,7 @@ func (c *Controller) cleanup(j *model.Job, except string) {
 			continue
 		}
 		c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-			JobId: uint32(j.ID), Terminate: true,
+			JobId: uint32(j.ID), Terminate: true, Run: j.Run(),
 		}}})
 	}
 }

@@ -49,7 +49,7 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 	case *Schedule:
 		return applySchedule(txn, c)
 	case *JobEnded:
-		applyJobEnded(txn, c)
+		return applyJobEnded(txn, c)
 	case *Cancel:
 		return applyCancel(txn, c)
 	case *Control:
@@ -241,10 +241,13 @@ func release(txn *state.Txn, j *model.Job) {
 	}
 }
 
-func applyJobEnded(txn *state.Txn, c *JobEnded) {
+// applyJobEnded returns JobEndedResult: whether the report ended the job's
+// current run.
+func applyJobEnded(txn *state.Txn, c *JobEnded) any {
 	j := txn.Snapshot().Job(c.Job)
-	if j == nil || j.State != model.JobRunning || (c.StartTime != 0 && c.StartTime != j.StartTime) {
-		return // duplicate or late report: already final, or of an earlier run
+	if j == nil || j.State != model.JobRunning || (c.StartTime != 0 && c.StartTime != j.StartTime) ||
+		(c.Run != 0 && c.Run != j.Run()) {
+		return JobEndedResult{} // duplicate or late report: already final, or of an earlier run
 	}
 	release(txn, j)
 	j = j.Clone()
@@ -282,6 +285,7 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) {
 	j.Completing = false
 	endSteps(j, c.Now)
 	txn.PutJob(j)
+	return JobEndedResult{Applied: true}
 }
 
 // requeueDelay is how long Slurm keeps an explicitly requeued job from
@@ -298,6 +302,10 @@ func requeueLater(j *model.Job, now int64) {
 		j.Reason = model.ReasonBeginTime
 	}
 }
+
+// JobEndedResult tells whether a JobEnded ended the job's current run; a
+// report of a stale run or a duplicate changes nothing.
+type JobEndedResult struct{ Applied bool }
 
 func requeue(j *model.Job, now int64) {
 	if j.StartTime != 0 {

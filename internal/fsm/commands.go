@@ -87,6 +87,10 @@ type JobEnded struct {
 	// StartTime is the run the report is about (0: any); an end of an
 	// earlier run of a requeued job is ignored.
 	StartTime int64 `json:"start_time,omitempty"`
+	// Run is the run that ended (model.Job.Run; 0: any): a node that
+	// comes back with an earlier run of a requeued job reports that run's
+	// end, which must not end the new one.
+	Run uint32 `json:"run,omitempty"`
 	// Usage is the batch step's.
 	Usage *model.Usage `json:"usage,omitempty"`
 	// Requeue: the node could not run the job (Prolog failed); back to

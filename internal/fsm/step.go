@@ -38,6 +38,10 @@ type StepEnded struct {
 	State    model.JobState `json:"state,omitempty"` // override; 0 = derive
 	Now      int64          `json:"now"`
 	Usage    *model.Usage   `json:"usage,omitempty"` // the node's share
+	// Run is the job's run the step belongs to (0: any); step IDs start
+	// again with each run, so a late end from an earlier run must not end
+	// the new run's step of the same ID.
+	Run uint32 `json:"run,omitempty"`
 }
 
 // CancelStep marks a running step as ending CANCELLED.
@@ -152,7 +156,7 @@ func withStep(j *model.Job, id model.StepID, fn func(*model.Step) bool) *model.J
 
 func applyStepEnded(txn *state.Txn, c *StepEnded) {
 	j := txn.Snapshot().Job(c.Job)
-	if j == nil {
+	if j == nil || (c.Run != 0 && c.Run != j.Run()) {
 		return
 	}
 	j = withStep(j, c.Step, func(s *model.Step) bool {

@@ -244,6 +244,12 @@ func (j *Job) DisplayID() string {
 	return itoa(int64(j.ID))
 }
 
+// Run numbers the job's current run: its restart count plus one. Each
+// requeue starts a new run; nodes act only on the run assigned to them, so
+// a node coming back with an earlier run never touches the new one. 0 is
+// kept for "unknown" in reports from older peers.
+func (j *Job) Run() uint32 { return uint32(j.Restarts) + 1 }
+
 // BatchHost is the first allocated node, where the batch script runs.
 func (j *Job) BatchHost() string {
 	if len(j.Alloc) == 0 {

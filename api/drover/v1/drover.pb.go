@@ -4750,9 +4750,11 @@ type StepEnded struct {
 	Signal   int32                  `protobuf:"varint,5,opt,name=signal,proto3" json:"signal,omitempty"`
 	// state overrides the derived end state (CANCELLED, FAILED on launch
 	// failure); 0 = derive from the exit status.
-	State         uint32 `protobuf:"varint,6,opt,name=state,proto3" json:"state,omitempty"`
-	EndTime       int64  `protobuf:"varint,7,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
-	Usage         *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	State   uint32 `protobuf:"varint,6,opt,name=state,proto3" json:"state,omitempty"`
+	EndTime int64  `protobuf:"varint,7,opt,name=end_time,json=endTime,proto3" json:"end_time,omitempty"`
+	Usage   *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
+	// run is the job's run the step belongs to (JobRun.run); 0: unknown.
+	Run           uint32 `protobuf:"varint,9,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4843,6 +4845,13 @@ func (x *StepEnded) GetUsage() *Usage {
 	return nil
 }
 
+func (x *StepEnded) GetRun() uint32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 type Register struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Node     string                 `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
@@ -4863,7 +4872,9 @@ type Register struct {
 	// step the controller believes runs there but is missing was lost.
 	RunningSteps []string `protobuf:"bytes,12,rep,name=running_steps,json=runningSteps,proto3" json:"running_steps,omitempty"`
 	// gpus are the node's GPUs as found (gres.conf, NVML).
-	Gpus          []*GPU `protobuf:"bytes,13,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	Gpus []*GPU `protobuf:"bytes,13,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	// runs are the runs behind running: which run of each job it holds.
+	Runs          []*JobRun `protobuf:"bytes,14,rep,name=runs,proto3" json:"runs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4989,16 +5000,79 @@ func (x *Register) GetGpus() []*GPU {
 	return nil
 }
 
+func (x *Register) GetRuns() []*JobRun {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
+// JobRun names one run of a job: run is the job's restart count plus one
+// (0: unknown, from an older peer). A requeued job starts a new run; an
+// agent acts only on the run the controller assigned to it.
+type JobRun struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Run           uint32                 `protobuf:"varint,2,opt,name=run,proto3" json:"run,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JobRun) Reset() {
+	*x = JobRun{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobRun) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobRun) ProtoMessage() {}
+
+func (x *JobRun) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobRun.ProtoReflect.Descriptor instead.
+func (*JobRun) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *JobRun) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *JobRun) GetRun() uint32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 type Heartbeat struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Running       []uint32               `protobuf:"varint,1,rep,packed,name=running,proto3" json:"running,omitempty"`
+	Runs          []*JobRun              `protobuf:"bytes,2,rep,name=runs,proto3" json:"runs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5010,7 +5084,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5023,7 +5097,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *Heartbeat) GetRunning() []uint32 {
@@ -5033,17 +5107,25 @@ func (x *Heartbeat) GetRunning() []uint32 {
 	return nil
 }
 
+func (x *Heartbeat) GetRuns() []*JobRun {
+	if x != nil {
+		return x.Runs
+	}
+	return nil
+}
+
 type JobStarted struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
 	Pid           int32                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	Run           uint32                 `protobuf:"varint,3,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobStarted) Reset() {
 	*x = JobStarted{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5055,7 +5137,7 @@ func (x *JobStarted) String() string {
 func (*JobStarted) ProtoMessage() {}
 
 func (x *JobStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5068,7 +5150,7 @@ func (x *JobStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStarted.ProtoReflect.Descriptor instead.
 func (*JobStarted) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *JobStarted) GetJobId() uint32 {
@@ -5081,6 +5163,13 @@ func (x *JobStarted) GetJobId() uint32 {
 func (x *JobStarted) GetPid() int32 {
 	if x != nil {
 		return x.Pid
+	}
+	return 0
+}
+
+func (x *JobStarted) GetRun() uint32 {
+	if x != nil {
+		return x.Run
 	}
 	return 0
 }
@@ -5102,14 +5191,16 @@ type JobEnded struct {
 	Usage *Usage `protobuf:"bytes,8,opt,name=usage,proto3" json:"usage,omitempty"`
 	// requeue: the node could not run the job (its Prolog failed); it goes
 	// back to the queue (held when reason says so).
-	Requeue       bool `protobuf:"varint,9,opt,name=requeue,proto3" json:"requeue,omitempty"`
+	Requeue bool `protobuf:"varint,9,opt,name=requeue,proto3" json:"requeue,omitempty"`
+	// run is the run that ended (JobRun.run); 0: unknown.
+	Run           uint32 `protobuf:"varint,10,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *JobEnded) Reset() {
 	*x = JobEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5121,7 +5212,7 @@ func (x *JobEnded) String() string {
 func (*JobEnded) ProtoMessage() {}
 
 func (x *JobEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5134,7 +5225,7 @@ func (x *JobEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEnded.ProtoReflect.Descriptor instead.
 func (*JobEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *JobEnded) GetJobId() uint32 {
@@ -5200,6 +5291,13 @@ func (x *JobEnded) GetRequeue() bool {
 	return false
 }
 
+func (x *JobEnded) GetRun() uint32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 type ControllerMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -5220,7 +5318,7 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5232,7 +5330,7 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5245,7 +5343,7 @@ func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerMessage.ProtoReflect.Descriptor instead.
 func (*ControllerMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{65}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *ControllerMessage) GetMsg() isControllerMessage_Msg {
@@ -5408,7 +5506,7 @@ type LaunchStep struct {
 
 func (x *LaunchStep) Reset() {
 	*x = LaunchStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5420,7 +5518,7 @@ func (x *LaunchStep) String() string {
 func (*LaunchStep) ProtoMessage() {}
 
 func (x *LaunchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5433,7 +5531,7 @@ func (x *LaunchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchStep.ProtoReflect.Descriptor instead.
 func (*LaunchStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{66}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LaunchStep) GetJob() *Job {
@@ -5477,7 +5575,7 @@ type SignalStep struct {
 
 func (x *SignalStep) Reset() {
 	*x = SignalStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5489,7 +5587,7 @@ func (x *SignalStep) String() string {
 func (*SignalStep) ProtoMessage() {}
 
 func (x *SignalStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5502,7 +5600,7 @@ func (x *SignalStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalStep.ProtoReflect.Descriptor instead.
 func (*SignalStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{67}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *SignalStep) GetJobId() uint32 {
@@ -5545,7 +5643,7 @@ type AttachIO struct {
 
 func (x *AttachIO) Reset() {
 	*x = AttachIO{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5557,7 +5655,7 @@ func (x *AttachIO) String() string {
 func (*AttachIO) ProtoMessage() {}
 
 func (x *AttachIO) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5570,7 +5668,7 @@ func (x *AttachIO) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachIO.ProtoReflect.Descriptor instead.
 func (*AttachIO) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{68}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *AttachIO) GetJobId() uint32 {
@@ -5618,7 +5716,7 @@ type FetchFile struct {
 
 func (x *FetchFile) Reset() {
 	*x = FetchFile{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5630,7 +5728,7 @@ func (x *FetchFile) String() string {
 func (*FetchFile) ProtoMessage() {}
 
 func (x *FetchFile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5643,7 +5741,7 @@ func (x *FetchFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFile.ProtoReflect.Descriptor instead.
 func (*FetchFile) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{69}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *FetchFile) GetJobId() uint32 {
@@ -5706,13 +5804,14 @@ func (x *FetchFile) GetJob() *Job {
 type EndAck struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Run           uint32                 `protobuf:"varint,2,opt,name=run,proto3" json:"run,omitempty"` // the run whose end is confirmed; 0: any
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *EndAck) Reset() {
 	*x = EndAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5724,7 +5823,7 @@ func (x *EndAck) String() string {
 func (*EndAck) ProtoMessage() {}
 
 func (x *EndAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5737,7 +5836,7 @@ func (x *EndAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAck.ProtoReflect.Descriptor instead.
 func (*EndAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{70}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *EndAck) GetJobId() uint32 {
@@ -5747,19 +5846,29 @@ func (x *EndAck) GetJobId() uint32 {
 	return 0
 }
 
+func (x *EndAck) GetRun() uint32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 type Registered struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Cluster string                 `protobuf:"bytes,1,opt,name=cluster,proto3" json:"cluster,omitempty"`
 	// jobs the controller believes run on this node; the agent kills others.
-	Expected      []uint32 `protobuf:"varint,2,rep,packed,name=expected,proto3" json:"expected,omitempty"`
-	KillWait      int64    `protobuf:"varint,3,opt,name=kill_wait,json=killWait,proto3" json:"kill_wait,omitempty"`
+	Expected []uint32 `protobuf:"varint,2,rep,packed,name=expected,proto3" json:"expected,omitempty"`
+	KillWait int64    `protobuf:"varint,3,opt,name=kill_wait,json=killWait,proto3" json:"kill_wait,omitempty"`
+	// expected_runs are the runs the node is assigned; a run of a job in
+	// expected that is not here is stale: the agent ends it.
+	ExpectedRuns  []*JobRun `protobuf:"bytes,4,rep,name=expected_runs,json=expectedRuns,proto3" json:"expected_runs,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5771,7 +5880,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5784,7 +5893,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{71}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *Registered) GetCluster() string {
@@ -5808,6 +5917,13 @@ func (x *Registered) GetKillWait() int64 {
 	return 0
 }
 
+func (x *Registered) GetExpectedRuns() []*JobRun {
+	if x != nil {
+		return x.ExpectedRuns
+	}
+	return nil
+}
+
 type Launch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -5819,7 +5935,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5831,7 +5947,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5844,7 +5960,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5874,16 +5990,18 @@ type SignalJob struct {
 	Signal int32                  `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
 	// terminate: SIGTERM then SIGKILL after KillWait; end_state/reason tell
 	// what the job ends as (CANCELLED).
-	Terminate     bool   `protobuf:"varint,3,opt,name=terminate,proto3" json:"terminate,omitempty"`
-	BatchOnly     bool   `protobuf:"varint,4,opt,name=batch_only,json=batchOnly,proto3" json:"batch_only,omitempty"`
-	Message       string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	Terminate bool   `protobuf:"varint,3,opt,name=terminate,proto3" json:"terminate,omitempty"`
+	BatchOnly bool   `protobuf:"varint,4,opt,name=batch_only,json=batchOnly,proto3" json:"batch_only,omitempty"`
+	Message   string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	// run: only this run of the job (JobRun.run); 0: whichever runs.
+	Run           uint32 `protobuf:"varint,6,opt,name=run,proto3" json:"run,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SignalJob) Reset() {
 	*x = SignalJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5895,7 +6013,7 @@ func (x *SignalJob) String() string {
 func (*SignalJob) ProtoMessage() {}
 
 func (x *SignalJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5908,7 +6026,7 @@ func (x *SignalJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJob.ProtoReflect.Descriptor instead.
 func (*SignalJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *SignalJob) GetJobId() uint32 {
@@ -5946,6 +6064,13 @@ func (x *SignalJob) GetMessage() string {
 	return ""
 }
 
+func (x *SignalJob) GetRun() uint32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
 // Accounting (package acct): a query and the records it selects.
 type AcctJobSel struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -5957,7 +6082,7 @@ type AcctJobSel struct {
 
 func (x *AcctJobSel) Reset() {
 	*x = AcctJobSel{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5969,7 +6094,7 @@ func (x *AcctJobSel) String() string {
 func (*AcctJobSel) ProtoMessage() {}
 
 func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5982,7 +6107,7 @@ func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobSel.ProtoReflect.Descriptor instead.
 func (*AcctJobSel) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *AcctJobSel) GetJobId() uint32 {
@@ -6019,7 +6144,7 @@ type AcctJobsRequest struct {
 
 func (x *AcctJobsRequest) Reset() {
 	*x = AcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6031,7 +6156,7 @@ func (x *AcctJobsRequest) String() string {
 func (*AcctJobsRequest) ProtoMessage() {}
 
 func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6044,7 +6169,7 @@ func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*AcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *AcctJobsRequest) GetClusters() []string {
@@ -6158,7 +6283,7 @@ type AcctStep struct {
 
 func (x *AcctStep) Reset() {
 	*x = AcctStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6170,7 +6295,7 @@ func (x *AcctStep) String() string {
 func (*AcctStep) ProtoMessage() {}
 
 func (x *AcctStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6183,7 +6308,7 @@ func (x *AcctStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctStep.ProtoReflect.Descriptor instead.
 func (*AcctStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *AcctStep) GetStepId() int32 {
@@ -6372,7 +6497,7 @@ type AcctJob struct {
 
 func (x *AcctJob) Reset() {
 	*x = AcctJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6384,7 +6509,7 @@ func (x *AcctJob) String() string {
 func (*AcctJob) ProtoMessage() {}
 
 func (x *AcctJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6397,7 +6522,7 @@ func (x *AcctJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJob.ProtoReflect.Descriptor instead.
 func (*AcctJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *AcctJob) GetCluster() string {
@@ -6732,7 +6857,7 @@ type AcctRun struct {
 
 func (x *AcctRun) Reset() {
 	*x = AcctRun{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6744,7 +6869,7 @@ func (x *AcctRun) String() string {
 func (*AcctRun) ProtoMessage() {}
 
 func (x *AcctRun) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6757,7 +6882,7 @@ func (x *AcctRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRun.ProtoReflect.Descriptor instead.
 func (*AcctRun) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *AcctRun) GetSubmit() int64 {
@@ -6825,7 +6950,7 @@ type AcctJobsResponse struct {
 
 func (x *AcctJobsResponse) Reset() {
 	*x = AcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6837,7 +6962,7 @@ func (x *AcctJobsResponse) String() string {
 func (*AcctJobsResponse) ProtoMessage() {}
 
 func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6850,7 +6975,7 @@ func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*AcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *AcctJobsResponse) GetJobs() []*AcctJob {
@@ -6871,7 +6996,7 @@ type GetAcctDBRequest struct {
 
 func (x *GetAcctDBRequest) Reset() {
 	*x = GetAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6883,7 +7008,7 @@ func (x *GetAcctDBRequest) String() string {
 func (*GetAcctDBRequest) ProtoMessage() {}
 
 func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6896,7 +7021,7 @@ func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*GetAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
 }
 
 type GetAcctDBResponse struct {
@@ -6908,7 +7033,7 @@ type GetAcctDBResponse struct {
 
 func (x *GetAcctDBResponse) Reset() {
 	*x = GetAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6920,7 +7045,7 @@ func (x *GetAcctDBResponse) String() string {
 func (*GetAcctDBResponse) ProtoMessage() {}
 
 func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6933,7 +7058,7 @@ func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*GetAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *GetAcctDBResponse) GetDbJson() []byte {
@@ -6953,7 +7078,7 @@ type ModifyAcctDBRequest struct {
 
 func (x *ModifyAcctDBRequest) Reset() {
 	*x = ModifyAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6965,7 +7090,7 @@ func (x *ModifyAcctDBRequest) String() string {
 func (*ModifyAcctDBRequest) ProtoMessage() {}
 
 func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6978,7 +7103,7 @@ func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *ModifyAcctDBRequest) GetRequestJson() []byte {
@@ -7004,7 +7129,7 @@ type ModifyAcctDBResponse struct {
 
 func (x *ModifyAcctDBResponse) Reset() {
 	*x = ModifyAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7016,7 +7141,7 @@ func (x *ModifyAcctDBResponse) String() string {
 func (*ModifyAcctDBResponse) ProtoMessage() {}
 
 func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7029,7 +7154,7 @@ func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *ModifyAcctDBResponse) GetText() string {
@@ -7048,7 +7173,7 @@ type PutAcctJobsRequest struct {
 
 func (x *PutAcctJobsRequest) Reset() {
 	*x = PutAcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7060,7 +7185,7 @@ func (x *PutAcctJobsRequest) String() string {
 func (*PutAcctJobsRequest) ProtoMessage() {}
 
 func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7073,7 +7198,7 @@ func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *PutAcctJobsRequest) GetJobs() []*AcctJob {
@@ -7091,7 +7216,7 @@ type PutAcctJobsResponse struct {
 
 func (x *PutAcctJobsResponse) Reset() {
 	*x = PutAcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7103,7 +7228,7 @@ func (x *PutAcctJobsResponse) String() string {
 func (*PutAcctJobsResponse) ProtoMessage() {}
 
 func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7116,7 +7241,7 @@ func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
 }
 
 type AcctPingRequest struct {
@@ -7127,7 +7252,7 @@ type AcctPingRequest struct {
 
 func (x *AcctPingRequest) Reset() {
 	*x = AcctPingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7139,7 +7264,7 @@ func (x *AcctPingRequest) String() string {
 func (*AcctPingRequest) ProtoMessage() {}
 
 func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7152,7 +7277,7 @@ func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingRequest.ProtoReflect.Descriptor instead.
 func (*AcctPingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
 }
 
 type AcctPingResponse struct {
@@ -7164,7 +7289,7 @@ type AcctPingResponse struct {
 
 func (x *AcctPingResponse) Reset() {
 	*x = AcctPingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7176,7 +7301,7 @@ func (x *AcctPingResponse) String() string {
 func (*AcctPingResponse) ProtoMessage() {}
 
 func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7189,7 +7314,7 @@ func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingResponse.ProtoReflect.Descriptor instead.
 func (*AcctPingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *AcctPingResponse) GetVersion() string {
@@ -7208,7 +7333,7 @@ type DiagRequest struct {
 
 func (x *DiagRequest) Reset() {
 	*x = DiagRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7220,7 +7345,7 @@ func (x *DiagRequest) String() string {
 func (*DiagRequest) ProtoMessage() {}
 
 func (x *DiagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7233,7 +7358,7 @@ func (x *DiagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagRequest.ProtoReflect.Descriptor instead.
 func (*DiagRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *DiagRequest) GetResetStats() bool {
@@ -7255,7 +7380,7 @@ type RPCStat struct {
 
 func (x *RPCStat) Reset() {
 	*x = RPCStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7267,7 +7392,7 @@ func (x *RPCStat) String() string {
 func (*RPCStat) ProtoMessage() {}
 
 func (x *RPCStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7280,7 +7405,7 @@ func (x *RPCStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCStat.ProtoReflect.Descriptor instead.
 func (*RPCStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *RPCStat) GetName() string {
@@ -7341,7 +7466,7 @@ type DiagResponse struct {
 
 func (x *DiagResponse) Reset() {
 	*x = DiagResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7353,7 +7478,7 @@ func (x *DiagResponse) String() string {
 func (*DiagResponse) ProtoMessage() {}
 
 func (x *DiagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7366,7 +7491,7 @@ func (x *DiagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagResponse.ProtoReflect.Descriptor instead.
 func (*DiagResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *DiagResponse) GetNow() int64 {
@@ -7960,7 +8085,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"request_id\x18\x01 \x01(\x04R\trequestId\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\rR\x05jobId\x12\x17\n" +
 	"\astep_id\x18\x03 \x01(\x05R\x06stepId\x12\x19\n" +
-	"\bhas_step\x18\x04 \x01(\bR\ahasStep\"\xdd\x01\n" +
+	"\bhas_step\x18\x04 \x01(\bR\ahasStep\"\xef\x01\n" +
 	"\tStepEnded\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
 	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x12\n" +
@@ -7969,7 +8094,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06signal\x18\x05 \x01(\x05R\x06signal\x12\x14\n" +
 	"\x05state\x18\x06 \x01(\rR\x05state\x12\x19\n" +
 	"\bend_time\x18\a \x01(\x03R\aendTime\x12&\n" +
-	"\x05usage\x18\b \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xe0\x02\n" +
+	"\x05usage\x18\b \x01(\v2\x10.drover.v1.UsageR\x05usage\x12\x10\n" +
+	"\x03run\x18\t \x01(\rR\x03run\"\x87\x03\n" +
 	"\bRegister\x12\x12\n" +
 	"\x04node\x18\x01 \x01(\tR\x04node\x12\x12\n" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x18\n" +
@@ -7984,13 +8110,19 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	" \x03(\rR\arunning\x12\x14\n" +
 	"\x05ended\x18\v \x03(\rR\x05ended\x12#\n" +
 	"\rrunning_steps\x18\f \x03(\tR\frunningSteps\x12\"\n" +
-	"\x04gpus\x18\r \x03(\v2\x0e.drover.v1.GPUR\x04gpus\"%\n" +
+	"\x04gpus\x18\r \x03(\v2\x0e.drover.v1.GPUR\x04gpus\x12%\n" +
+	"\x04runs\x18\x0e \x03(\v2\x11.drover.v1.JobRunR\x04runs\"1\n" +
+	"\x06JobRun\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
+	"\x03run\x18\x02 \x01(\rR\x03run\"L\n" +
 	"\tHeartbeat\x12\x18\n" +
-	"\arunning\x18\x01 \x03(\rR\arunning\"5\n" +
+	"\arunning\x18\x01 \x03(\rR\arunning\x12%\n" +
+	"\x04runs\x18\x02 \x03(\v2\x11.drover.v1.JobRunR\x04runs\"G\n" +
 	"\n" +
 	"JobStarted\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
-	"\x03pid\x18\x02 \x01(\x05R\x03pid\"\x80\x02\n" +
+	"\x03pid\x18\x02 \x01(\x05R\x03pid\x12\x10\n" +
+	"\x03run\x18\x03 \x01(\rR\x03run\"\x92\x02\n" +
 	"\bJobEnded\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1b\n" +
 	"\texit_code\x18\x02 \x01(\x05R\bexitCode\x12\x16\n" +
@@ -8001,7 +8133,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"start_time\x18\a \x01(\x03R\tstartTime\x12&\n" +
 	"\x05usage\x18\b \x01(\v2\x10.drover.v1.UsageR\x05usage\x12\x18\n" +
-	"\arequeue\x18\t \x01(\bR\arequeue\"\xdd\x03\n" +
+	"\arequeue\x18\t \x01(\bR\arequeue\x12\x10\n" +
+	"\x03run\x18\n" +
+	" \x01(\rR\x03run\"\xdd\x03\n" +
 	"\x11ControllerMessage\x12+\n" +
 	"\x06launch\x18\x01 \x01(\v2\x11.drover.v1.LaunchH\x00R\x06launch\x12.\n" +
 	"\x06signal\x18\x02 \x01(\v2\x14.drover.v1.SignalJobH\x00R\x06signal\x127\n" +
@@ -8042,25 +8176,28 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04mode\x18\x05 \x01(\rR\x04mode\x12\x14\n" +
 	"\x05force\x18\x06 \x01(\bR\x05force\x12\x14\n" +
 	"\x05mtime\x18\a \x01(\x03R\x05mtime\x12 \n" +
-	"\x03job\x18\b \x01(\v2\x0e.drover.v1.JobR\x03job\"\x1f\n" +
+	"\x03job\x18\b \x01(\v2\x0e.drover.v1.JobR\x03job\"1\n" +
 	"\x06EndAck\x12\x15\n" +
-	"\x06job_id\x18\x01 \x01(\rR\x05jobId\"_\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
+	"\x03run\x18\x02 \x01(\rR\x03run\"\x97\x01\n" +
 	"\n" +
 	"Registered\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
 	"\bexpected\x18\x02 \x03(\rR\bexpected\x12\x1b\n" +
-	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"a\n" +
+	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\x126\n" +
+	"\rexpected_runs\x18\x04 \x03(\v2\x11.drover.v1.JobRunR\fexpectedRuns\"a\n" +
 	"\x06Launch\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12\x1b\n" +
-	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\x91\x01\n" +
+	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\xa3\x01\n" +
 	"\tSignalJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x1c\n" +
 	"\tterminate\x18\x03 \x01(\bR\tterminate\x12\x1d\n" +
 	"\n" +
 	"batch_only\x18\x04 \x01(\bR\tbatchOnly\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"B\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\x12\x10\n" +
+	"\x03run\x18\x06 \x01(\rR\x03run\"B\n" +
 	"\n" +
 	"AcctJobSel\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1d\n" +
@@ -8271,7 +8408,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 93)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -8335,37 +8472,38 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*StatRequest)(nil),             // 59: drover.v1.StatRequest
 	(*StepEnded)(nil),               // 60: drover.v1.StepEnded
 	(*Register)(nil),                // 61: drover.v1.Register
-	(*Heartbeat)(nil),               // 62: drover.v1.Heartbeat
-	(*JobStarted)(nil),              // 63: drover.v1.JobStarted
-	(*JobEnded)(nil),                // 64: drover.v1.JobEnded
-	(*ControllerMessage)(nil),       // 65: drover.v1.ControllerMessage
-	(*LaunchStep)(nil),              // 66: drover.v1.LaunchStep
-	(*SignalStep)(nil),              // 67: drover.v1.SignalStep
-	(*AttachIO)(nil),                // 68: drover.v1.AttachIO
-	(*FetchFile)(nil),               // 69: drover.v1.FetchFile
-	(*EndAck)(nil),                  // 70: drover.v1.EndAck
-	(*Registered)(nil),              // 71: drover.v1.Registered
-	(*Launch)(nil),                  // 72: drover.v1.Launch
-	(*SignalJob)(nil),               // 73: drover.v1.SignalJob
-	(*AcctJobSel)(nil),              // 74: drover.v1.AcctJobSel
-	(*AcctJobsRequest)(nil),         // 75: drover.v1.AcctJobsRequest
-	(*AcctStep)(nil),                // 76: drover.v1.AcctStep
-	(*AcctJob)(nil),                 // 77: drover.v1.AcctJob
-	(*AcctRun)(nil),                 // 78: drover.v1.AcctRun
-	(*AcctJobsResponse)(nil),        // 79: drover.v1.AcctJobsResponse
-	(*GetAcctDBRequest)(nil),        // 80: drover.v1.GetAcctDBRequest
-	(*GetAcctDBResponse)(nil),       // 81: drover.v1.GetAcctDBResponse
-	(*ModifyAcctDBRequest)(nil),     // 82: drover.v1.ModifyAcctDBRequest
-	(*ModifyAcctDBResponse)(nil),    // 83: drover.v1.ModifyAcctDBResponse
-	(*PutAcctJobsRequest)(nil),      // 84: drover.v1.PutAcctJobsRequest
-	(*PutAcctJobsResponse)(nil),     // 85: drover.v1.PutAcctJobsResponse
-	(*AcctPingRequest)(nil),         // 86: drover.v1.AcctPingRequest
-	(*AcctPingResponse)(nil),        // 87: drover.v1.AcctPingResponse
-	(*DiagRequest)(nil),             // 88: drover.v1.DiagRequest
-	(*RPCStat)(nil),                 // 89: drover.v1.RPCStat
-	(*DiagResponse)(nil),            // 90: drover.v1.DiagResponse
-	nil,                             // 91: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 92: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*JobRun)(nil),                  // 62: drover.v1.JobRun
+	(*Heartbeat)(nil),               // 63: drover.v1.Heartbeat
+	(*JobStarted)(nil),              // 64: drover.v1.JobStarted
+	(*JobEnded)(nil),                // 65: drover.v1.JobEnded
+	(*ControllerMessage)(nil),       // 66: drover.v1.ControllerMessage
+	(*LaunchStep)(nil),              // 67: drover.v1.LaunchStep
+	(*SignalStep)(nil),              // 68: drover.v1.SignalStep
+	(*AttachIO)(nil),                // 69: drover.v1.AttachIO
+	(*FetchFile)(nil),               // 70: drover.v1.FetchFile
+	(*EndAck)(nil),                  // 71: drover.v1.EndAck
+	(*Registered)(nil),              // 72: drover.v1.Registered
+	(*Launch)(nil),                  // 73: drover.v1.Launch
+	(*SignalJob)(nil),               // 74: drover.v1.SignalJob
+	(*AcctJobSel)(nil),              // 75: drover.v1.AcctJobSel
+	(*AcctJobsRequest)(nil),         // 76: drover.v1.AcctJobsRequest
+	(*AcctStep)(nil),                // 77: drover.v1.AcctStep
+	(*AcctJob)(nil),                 // 78: drover.v1.AcctJob
+	(*AcctRun)(nil),                 // 79: drover.v1.AcctRun
+	(*AcctJobsResponse)(nil),        // 80: drover.v1.AcctJobsResponse
+	(*GetAcctDBRequest)(nil),        // 81: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),       // 82: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),     // 83: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),    // 84: drover.v1.ModifyAcctDBResponse
+	(*PutAcctJobsRequest)(nil),      // 85: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),     // 86: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),         // 87: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),        // 88: drover.v1.AcctPingResponse
+	(*DiagRequest)(nil),             // 89: drover.v1.DiagRequest
+	(*RPCStat)(nil),                 // 90: drover.v1.RPCStat
+	(*DiagResponse)(nil),            // 91: drover.v1.DiagResponse
+	nil,                             // 92: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 93: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
@@ -8391,9 +8529,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	91, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	92, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	92, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	93, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -8401,9 +8539,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	16, // 30: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
 	16, // 31: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
 	61, // 32: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
-	62, // 33: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
-	64, // 34: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
-	63, // 35: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
+	63, // 33: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
+	65, // 34: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
+	64, // 35: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
 	60, // 36: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
 	54, // 37: drover.v1.AgentMessage.stat_reply:type_name -> drover.v1.StatReply
 	55, // 38: drover.v1.AgentMessage.health:type_name -> drover.v1.NodeHealth
@@ -8412,86 +8550,89 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	56, // 41: drover.v1.StepStatsResponse.steps:type_name -> drover.v1.StepStat
 	10, // 42: drover.v1.StepEnded.usage:type_name -> drover.v1.Usage
 	9,  // 43: drover.v1.Register.gpus:type_name -> drover.v1.GPU
-	10, // 44: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
-	72, // 45: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	73, // 46: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	71, // 47: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	70, // 48: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
-	66, // 49: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
-	67, // 50: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
-	68, // 51: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
-	69, // 52: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
-	59, // 53: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
-	12, // 54: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
-	16, // 55: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
-	12, // 56: drover.v1.FetchFile.job:type_name -> drover.v1.Job
-	12, // 57: drover.v1.Launch.job:type_name -> drover.v1.Job
-	74, // 58: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
-	76, // 59: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
-	78, // 60: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
-	77, // 61: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
-	77, // 62: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
-	89, // 63: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
-	89, // 64: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	19, // 65: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 66: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 67: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 68: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 69: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 70: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 71: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 72: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 73: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 74: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 75: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 76: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 77: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 78: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 79: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 80: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 81: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 82: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	75, // 83: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	80, // 84: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	82, // 85: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	88, // 86: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	84, // 87: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	75, // 88: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	86, // 89: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	53, // 90: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 91: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 92: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 93: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 94: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 95: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 96: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 97: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 98: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 99: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 100: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 101: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 102: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 103: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 104: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 105: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 106: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 107: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 108: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 109: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	79, // 110: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	81, // 111: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	83, // 112: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	90, // 113: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	85, // 114: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	79, // 115: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	87, // 116: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	65, // 117: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 118: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	92, // [92:119] is the sub-list for method output_type
-	65, // [65:92] is the sub-list for method input_type
-	65, // [65:65] is the sub-list for extension type_name
-	65, // [65:65] is the sub-list for extension extendee
-	0,  // [0:65] is the sub-list for field type_name
+	62, // 44: drover.v1.Register.runs:type_name -> drover.v1.JobRun
+	62, // 45: drover.v1.Heartbeat.runs:type_name -> drover.v1.JobRun
+	10, // 46: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
+	73, // 47: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	74, // 48: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	72, // 49: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	71, // 50: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	67, // 51: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
+	68, // 52: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
+	69, // 53: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
+	70, // 54: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
+	59, // 55: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
+	12, // 56: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
+	16, // 57: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
+	12, // 58: drover.v1.FetchFile.job:type_name -> drover.v1.Job
+	62, // 59: drover.v1.Registered.expected_runs:type_name -> drover.v1.JobRun
+	12, // 60: drover.v1.Launch.job:type_name -> drover.v1.Job
+	75, // 61: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
+	77, // 62: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
+	79, // 63: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
+	78, // 64: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
+	78, // 65: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
+	90, // 66: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
+	90, // 67: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
+	19, // 68: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	21, // 69: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	23, // 70: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	24, // 71: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	26, // 72: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	30, // 73: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	31, // 74: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	32, // 75: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	35, // 76: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	37, // 77: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	41, // 78: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	43, // 79: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	45, // 80: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	47, // 81: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	49, // 82: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	51, // 83: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 84: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	57, // 85: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	76, // 86: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	81, // 87: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	83, // 88: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	89, // 89: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	85, // 90: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	76, // 91: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	87, // 92: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	53, // 93: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 94: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 95: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 96: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 97: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 98: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 99: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 100: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 101: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 102: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 103: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 104: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 105: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 106: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 107: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 108: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 109: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 110: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 111: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 112: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	80, // 113: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	82, // 114: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	84, // 115: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	91, // 116: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	86, // 117: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	80, // 118: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	88, // 119: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	66, // 120: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 121: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	95, // [95:122] is the sub-list for method output_type
+	68, // [68:95] is the sub-list for method input_type
+	68, // [68:68] is the sub-list for extension type_name
+	68, // [68:68] is the sub-list for extension extendee
+	0,  // [0:68] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -8509,7 +8650,7 @@ func file_api_drover_v1_drover_proto_init() {
 		(*AgentMessage_StatReply)(nil),
 		(*AgentMessage_Health)(nil),
 	}
-	file_api_drover_v1_drover_proto_msgTypes[65].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[66].OneofWrappers = []any{
 		(*ControllerMessage_Launch)(nil),
 		(*ControllerMessage_Signal)(nil),
 		(*ControllerMessage_Registered)(nil),
@@ -8526,7 +8667,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   93,
+			NumMessages:   94,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
