@@ -161,6 +161,9 @@ type Job struct {
 	ExitCode    int32       `json:"exit_code"` // exit status (0-255)
 	Signal      int32       `json:"signal"`    // terminating signal, 0 if none
 	CancelledBy uint32      `json:"cancelled_by,omitempty"`
+	// Preempted: this run is being ended for a higher-tier job; its end
+	// requeues it at once (REQUEUE) or ends it PREEMPTED (CANCEL).
+	Preempted bool `json:"preempted,omitempty"`
 	// Released: the holder of an allocation (salloc, srun) gave it back
 	// with ExitCode/Signal, which the node's end report must not replace.
 	Released bool `json:"released,omitempty"`
@@ -185,6 +188,9 @@ type Run struct {
 	CPUs     int      `json:"cpus,omitempty"`
 	ExitCode int32    `json:"exit_code,omitempty"`
 	Signal   int32    `json:"signal,omitempty"`
+	// Preempted: the run ended because it was preempted (sacct shows it
+	// PREEMPTED rather than REQUEUED).
+	Preempted bool `json:"preempted,omitempty"`
 }
 
 // MaxRuns bounds Job.Runs: a job requeued forever keeps its latest runs.

@@ -42,6 +42,11 @@ type Partition struct {
 	DenyQOS           []string       `json:"deny_qos,omitempty"`
 	QOS               string         `json:"qos,omitempty"` // the partition's QOS: its limits apply too
 	OverSubscribe     string         `json:"oversubscribe,omitempty"`
+	// PreemptMode is how this partition's jobs are preempted (OFF, CANCEL,
+	// REQUEUE, SUSPEND); "" = the cluster's PreemptMode. GraceTime is the
+	// seconds between SIGTERM and SIGKILL for a preempted job.
+	PreemptMode string `json:"preempt_mode,omitempty"`
+	GraceTime   int64  `json:"grace_time,omitempty"`
 }
 
 // HasNode reports whether name belongs to the partition.

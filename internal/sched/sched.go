@@ -16,6 +16,9 @@ type Config struct {
 	// Raft command stays small; jobs past the bound keep their reason and
 	// are looked at again next cycle.
 	MaxJobsPerCycle int
+	// Preempt says which running jobs a waiting job may take resources
+	// from (see preempt.go).
+	Preempt Preempt
 }
 
 // Input is everything one scheduling cycle looks at: a consistent snapshot
@@ -34,6 +37,9 @@ type Input struct {
 	Jobs JobIndex
 	// Limits, when set, are the accounting limits to enforce.
 	Limits *Limits
+	// Running holds the RUNNING jobs (completing ones included) when
+	// preemption is enabled: the candidates and the victims still ending.
+	Running []*model.Job
 }
 
 // JobIndex is the read access to jobs the scheduler needs beyond Pending.
@@ -62,6 +68,8 @@ type Plan struct {
 	// DepFailed lists jobs newly found to have a dependency that can never
 	// be satisfied (jobs already marked DepFailed only get the reason).
 	DepFailed []model.JobID
+	// Preempts are the running jobs to preempt for waiting ones.
+	Preempts []Preemption
 }
 
 // Schedule decides which pending jobs start now and where, and why the
@@ -87,6 +95,7 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		deps:    make(map[model.DepTerm]depResult),
 		running: make(map[model.JobID]int),
 		started: make(map[nameUser]bool),
+		victims: make(map[model.JobID]bool),
 	}
 	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
 	for _, j := range s.order() {
@@ -107,6 +116,7 @@ type scheduler struct {
 	running map[model.JobID]int         // running tasks per array (throttle)
 	started map[nameUser]bool           // started this cycle (singleton)
 	lim     *limiter                    // nil: no accounting limits
+	victims map[model.JobID]bool        // chosen for preemption this cycle
 }
 
 type nameUser struct {
@@ -201,6 +211,11 @@ func (s *scheduler) consider(j *model.Job) {
 		if ps.heldNodes > 0 && ps.free+ps.heldFree >= r.minCPUs() &&
 			placeable(s.c, viewIgnoreHolds, ps, &r, req, exc) {
 			reason = model.ReasonPriority
+		} else if s.cfg.Preempt.Enabled() {
+			// The job waits (Resources) while its victims end.
+			if v := s.preemptFor(j, &r, req, exc); len(v) > 0 {
+				s.plan.Preempts = append(s.plan.Preempts, Preemption{Job: j.ID, Victims: v})
+			}
 		}
 		s.c.block(ps, exc)
 		s.wait(j, reason)

@@ -58,6 +58,13 @@ type Config struct {
 
 	MaxArraySize    int
 	MaxJobCount     int
+	// Preemption: PreemptType without "preempt/" ("none", "partition_prio",
+	// "qos"), the cluster's PreemptMode (OFF, CANCEL, REQUEUE, SUSPEND; GANG
+	// kept apart) and PreemptExemptTime in seconds.
+	PreemptType       string
+	PreemptMode       string
+	PreemptGang       bool
+	PreemptExemptTime int64
 	MaxStepCount    int
 	MaxScriptSize   int // bytes (SchedulerParameters=max_script_size)
 	FirstJobID      uint32
@@ -162,6 +169,8 @@ type PartitionConf struct {
 	DenyQOS           []string
 	QOS               string // the partition's QOS, whose limits its jobs also meet
 	OverSubscribe     string // NO, YES[:n], FORCE[:n] or EXCLUSIVE
+	PreemptMode       string // "" (the global one), OFF, CANCEL, REQUEUE, SUSPEND
+	GraceTime         int64  // seconds
 
 	Pos Pos // the PartitionName line
 }
@@ -206,6 +215,8 @@ func newConfig(file string) *Config {
 		MinJobAge:         DefaultMinJobAge,
 		MaxArraySize:      DefaultMaxArraySize,
 		MaxJobCount:       DefaultMaxJobCount,
+		PreemptType:       "none",
+		PreemptMode:       "OFF",
 		MaxStepCount:      DefaultMaxStepCount,
 		MaxScriptSize:     DefaultMaxScriptSize,
 		FirstJobID:        DefaultFirstJobID,

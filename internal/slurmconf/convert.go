@@ -83,6 +83,8 @@ func (c *Config) ModelPartitions() []*model.Partition {
 			DenyQOS:           append([]string(nil), p.DenyQOS...),
 			QOS:               p.QOS,
 			OverSubscribe:     p.OverSubscribe,
+			PreemptMode:       p.PreemptMode,
+			GraceTime:         p.GraceTime,
 		}
 	}
 	return out

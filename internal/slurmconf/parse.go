@@ -356,6 +356,27 @@ func (p *parser) global(pos Pos, kv pair) error {
 		if c.MaxJobCount, err = parseInt(v, 1, 1<<31-1); err != nil {
 			return bad("a positive integer")
 		}
+	case "preempttype":
+		t := strings.ToLower(strings.TrimPrefix(strings.ToLower(v), "preempt/"))
+		switch t {
+		case "none", "partition_prio", "qos":
+			c.PreemptType = t
+		default:
+			return bad("preempt/none, preempt/partition_prio or preempt/qos")
+		}
+	case "preemptmode":
+		m, ok := ParsePreemptMode(v)
+		if !ok || m == "" {
+			return bad("OFF, CANCEL, REQUEUE or SUSPEND, with GANG")
+		}
+		c.PreemptMode = m
+		c.PreemptGang = strings.Contains(strings.ToUpper(v), "GANG")
+	case "preemptexempttime":
+		n, err := units.ParseDuration(v)
+		if err != nil || n < 0 {
+			return bad("a time")
+		}
+		c.PreemptExemptTime = n
 	case "maxstepcount":
 		if c.MaxStepCount, err = parseInt(v, 1, 1<<31-1); err != nil {
 			return bad("a positive integer")
@@ -484,4 +505,31 @@ func (p *parser) checkGresTypes() {
 			}
 		}
 	}
+}
+
+// ParsePreemptMode reads a PreemptMode value (OFF, CANCEL, REQUEUE,
+// SUSPEND, each optionally with GANG, comma-separated) into the mode
+// without GANG; a bare GANG is "OFF" (time-slicing only).
+func ParsePreemptMode(v string) (string, bool) {
+	mode := ""
+	for _, f := range strings.Split(strings.ToUpper(strings.TrimSpace(v)), ",") {
+		switch f = strings.TrimSpace(f); f {
+		case "GANG":
+		case "OFF", "CANCEL", "REQUEUE", "SUSPEND":
+			if mode != "" {
+				return "", false
+			}
+			mode = f
+		case "CHECKPOINT":
+			// Removed from Slurm; treated as REQUEUE, as configurations
+			// carried from old sites still name it.
+			mode = "REQUEUE"
+		default:
+			return "", false
+		}
+	}
+	if mode == "" {
+		mode = "OFF"
+	}
+	return mode, true
 }

@@ -22,6 +22,8 @@ type partSpec struct {
 	denyAccounts, allowQOS, denyQOS []string
 	qos                             string
 	overSubscribe                   string
+	preemptMode                     string // "" = the global PreemptMode
+	graceTime                       int64  // seconds
 }
 
 func defaultPartSpec() partSpec {
@@ -80,6 +82,8 @@ func (p *parser) partitionLine(pos Pos, pairs []pair) error {
 		DenyQOS:           spec.denyQOS,
 		QOS:               spec.qos,
 		OverSubscribe:     spec.overSubscribe,
+		PreemptMode:       spec.preemptMode,
+		GraceTime:         spec.graceTime,
 		Pos:               pos,
 	})
 	return nil
@@ -162,6 +166,16 @@ func (p *parser) partKey(pos Pos, s *partSpec, kv pair) error {
 		s.denyQOS = lowerList(splitList(v))
 	case "qos":
 		s.qos = strings.ToLower(v)
+	case "preemptmode":
+		m, ok := ParsePreemptMode(v)
+		if !ok {
+			return bad("OFF, CANCEL, REQUEUE or SUSPEND (with GANG)")
+		}
+		s.preemptMode = m
+	case "gracetime":
+		if s.graceTime, err = units.ParseDuration(v); err != nil || s.graceTime < 0 {
+			return bad("a time in seconds")
+		}
 	case "oversubscribe", "shared":
 		o, ok := parseOverSubscribe(v)
 		if !ok {

@@ -163,7 +163,13 @@ func (c *Cluster) Pending() []*model.Job {
 
 // Input builds the scheduler input from the current state.
 func (c *Cluster) Input() *sched.Input {
-	return &sched.Input{Pending: c.Pending(), Nodes: c.Nodes, Partitions: c.Partitions, Jobs: c}
+	in := &sched.Input{Pending: c.Pending(), Nodes: c.Nodes, Partitions: c.Partitions, Jobs: c}
+	for _, id := range c.order {
+		if j := c.Jobs[id]; j.State == model.JobRunning {
+			in.Running = append(in.Running, j)
+		}
+	}
+	return in
 }
 
 // Job implements sched.JobIndex.
