@@ -83,6 +83,8 @@ type Run struct {
 	NCPUs      int32  `json:"ncpus,omitempty"`
 	ExitStatus int32  `json:"exit_status,omitempty"`
 	ExitSignal int32  `json:"exit_signal,omitempty"`
+	// Preempted: the run ended by preemption (sacct: PREEMPTED).
+	Preempted bool `json:"preempted,omitempty"`
 }
 
 // Step ids of Slurm's special steps (the same values as model.StepID).

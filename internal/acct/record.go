@@ -109,7 +109,7 @@ func FromModel(cluster string, j *model.Job, group string) *Job {
 
 	for _, run := range j.Runs {
 		r.Runs = append(r.Runs, Run{Submit: run.Submit, Eligible: run.Eligible, Start: run.Start, End: run.End,
-			NodeList: hostlist.Compress(run.Nodes), NCPUs: int32(run.CPUs), ExitStatus: run.ExitCode, ExitSignal: run.Signal})
+			NodeList: hostlist.Compress(run.Nodes), NCPUs: int32(run.CPUs), ExitStatus: run.ExitCode, ExitSignal: run.Signal, Preempted: run.Preempted})
 	}
 	if spec.Script != "" && j.StartTime > 0 {
 		r.Steps = append(r.Steps, batchStep(j, r))

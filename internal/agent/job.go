@@ -363,8 +363,11 @@ func (a *Agent) signal(s *pb.SignalJob) {
 	}
 	if s.Terminate {
 		msg, endAs := "", model.JobState(0)
-		if s.Message == "CANCELLED" {
+		switch s.Message {
+		case "CANCELLED":
 			msg, endAs = a.stepdMessage(j, ""), model.JobCancelled
+		case "PREEMPTED":
+			msg, endAs = a.stepdMessage(j, " DUE TO PREEMPTION"), model.JobCancelled
 		}
 		a.terminateJob(j, msg, endAs)
 		return

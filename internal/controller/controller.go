@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
@@ -109,12 +110,18 @@ func (c *Controller) cycle() {
 		}
 		in.Limits = &sched.Limits{DB: db, Cluster: st.ClusterName}
 	}
+	preempt := st.Preempt.Enabled()
 	snap.EachActive(func(j *model.Job) bool {
 		switch {
 		case j.State == model.JobPending && !j.DepFailed:
 			in.Pending = append(in.Pending, j)
-		case in.Limits != nil && j.State == model.JobRunning:
-			in.Limits.Running = append(in.Limits.Running, j)
+		case j.State == model.JobRunning:
+			if in.Limits != nil {
+				in.Limits.Running = append(in.Limits.Running, j)
+			}
+			if preempt {
+				in.Running = append(in.Running, j)
+			}
 		}
 		return true
 	})
@@ -138,6 +145,14 @@ func (c *Controller) cycle() {
 	for _, st := range plan.Starts {
 		cmd.Starts = append(cmd.Starts, fsm.StartEntry{Job: st.Job, Alloc: st.Alloc})
 	}
+	grace := map[model.JobID]int64{}
+	for _, p := range plan.Preempts {
+		for _, v := range p.Victims {
+			cmd.Preempt = append(cmd.Preempt, fsm.PreemptEntry{Job: v.Job, Mode: v.Mode})
+			grace[v.Job] = v.Grace
+		}
+		c.log.Info("preempting", "for", p.Job, "victims", len(p.Victims))
+	}
 	for id, reason := range plan.Reasons {
 		if j := snap.Job(id); j != nil && j.Reason != reason {
 			if cmd.Reasons == nil {
@@ -146,7 +161,7 @@ func (c *Controller) cycle() {
 			cmd.Reasons[id] = reason
 		}
 	}
-	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 {
+	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 && len(cmd.Preempt) == 0 {
 		return
 	}
 	res, err := c.raft.Apply(fsm.TypeSchedule, cmd)
@@ -154,7 +169,9 @@ func (c *Controller) cycle() {
 		c.log.Error("commit schedule", "err", err)
 		return
 	}
-	started := res.(fsm.ScheduleResult).Started
+	r := res.(fsm.ScheduleResult)
+	c.preempt(r.Preempted, grace)
+	started := r.Started
 	if len(started) > 0 {
 		c.log.Debug("started jobs", "count", len(started))
 		after := c.store.Snapshot()
@@ -162,6 +179,22 @@ func (c *Controller) cycle() {
 			c.launch(after.Job(id))
 		}
 		c.Kick() // more may fit now that reasons and counts changed
+	}
+}
+
+// preempt ends committed victims: SIGTERM at once and the kill sequence
+// after their partition's GraceTime, or the kill sequence (which starts
+// with SIGTERM) straight away without one. The agents write slurmstepd's
+// "DUE TO PREEMPTION" line into the job's error file.
+func (c *Controller) preempt(victims []model.JobID, grace map[model.JobID]int64) {
+	for _, id := range victims {
+		g := grace[id]
+		if g <= 0 {
+			c.Terminate([]model.JobID{id}, "PREEMPTED")
+			continue
+		}
+		c.Signal([]model.JobID{id}, int(syscall.SIGTERM), false)
+		time.AfterFunc(time.Duration(g)*time.Second, func() { c.Terminate([]model.JobID{id}, "PREEMPTED") })
 	}
 }
 

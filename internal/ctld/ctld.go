@@ -25,6 +25,7 @@ import (
 	"github.com/drover-hpc/drover/internal/grpcapi"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/raftnode"
+	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/state"
@@ -81,6 +82,7 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		MaxJobCount:   cfg.MaxJobCount,
 		MaxStepCount:  cfg.MaxStepCount,
 		MaxScriptSize: cfg.MaxScriptSize,
+		Preempt:       sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, ExemptTime: cfg.PreemptExemptTime},
 		FirstJobID:    model.JobID(cfg.FirstJobID),
 		DefMemPerCPU:  cfg.DefMemPerCPU,
 		DefMemPerNode: cfg.DefMemPerNode,

@@ -195,6 +195,21 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 			txn.PutJob(j)
 		}
 	}
+	for _, e := range c.Preempt {
+		j := snap.Job(e.Job)
+		if j == nil || j.State != model.JobRunning || j.Completing {
+			continue
+		}
+		j = j.Clone()
+		j.Completing, j.Preempted = true, true
+		j.EndState = model.JobPending
+		if e.Mode == "CANCEL" || (j.Spec != nil && !j.Spec.Requeue) {
+			// A --no-requeue job cannot go back: it ends PREEMPTED.
+			j.EndState = model.JobPreempted
+		}
+		txn.PutJob(j)
+		res.Preempted = append(res.Preempted, j.ID)
+	}
 	for _, id := range c.KillDep {
 		if j := snap.Job(id); j != nil && j.State == model.JobPending {
 			j = j.Clone()
@@ -259,8 +274,17 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) any {
 		j.BatchUsage = c.Usage
 	}
 	switch {
+	case j.Completing && j.Preempted && j.EndState == model.JobPending:
+		// Preempted and requeued: eligible again at once (the preemptor
+		// goes first by its tier).
+		requeue(j, c.Now)
 	case j.Completing && j.EndState == model.JobPending: // requeue
 		requeueLater(j, c.Now)
+	case j.Completing && j.EndState == model.JobPreempted:
+		j.State, j.Reason = model.JobPreempted, model.ReasonNone
+		if j.Signal == 0 && j.ExitCode == 0 {
+			j.Signal = 15 // Slurm reports 0:15
+		}
 	case j.Completing:
 		j.State = j.EndState
 	case c.Requeue: // the node could not run it (prolog)
@@ -310,7 +334,7 @@ type JobEndedResult struct{ Applied bool }
 func requeue(j *model.Job, now int64) {
 	if j.StartTime != 0 {
 		r := model.Run{Submit: j.SubmitTime, Eligible: j.EligibleTime, Start: j.StartTime, End: j.EndTime,
-			ExitCode: j.ExitCode, Signal: j.Signal}
+			ExitCode: j.ExitCode, Signal: j.Signal, Preempted: j.Preempted}
 		if r.End == 0 {
 			r.End = now
 		}
@@ -324,7 +348,7 @@ func requeue(j *model.Job, now int64) {
 		}
 		j.Runs = runs
 	}
-	j.ExitCode, j.Signal = 0, 0
+	j.ExitCode, j.Signal, j.Preempted = 0, 0, false
 	j.State, j.Completing, j.EndState = model.JobPending, false, 0
 	j.Steps, j.NextStep, j.Released = nil, 0, false
 	j.Alloc, j.StartTime, j.EndTime = nil, 0, 0

@@ -68,12 +68,24 @@ type Schedule struct {
 	// KillDep are the DepFailed jobs to cancel (--kill-on-invalid-dep or
 	// DependencyParameters=kill_invalid_depend).
 	KillDep []model.JobID `json:"kill_dep,omitempty"`
-	Now     int64         `json:"now"`
+	// Preempt are running jobs to end for higher-tier ones, decided in
+	// the same pass as the starts.
+	Preempt []PreemptEntry `json:"preempt,omitempty"`
+	Now     int64          `json:"now"`
 }
 
-// ScheduleResult lists the jobs that did start.
+// PreemptEntry is one victim: REQUEUE puts it back in the queue when it
+// ends, CANCEL ends it PREEMPTED.
+type PreemptEntry struct {
+	Job  model.JobID `json:"job"`
+	Mode string      `json:"mode"`
+}
+
+// ScheduleResult lists the jobs that did start, and the victims whose
+// preemption was committed (to be signalled on their nodes).
 type ScheduleResult struct {
-	Started []model.JobID
+	Started   []model.JobID
+	Preempted []model.JobID
 }
 
 // JobEnded records a job's end as reported by its node.

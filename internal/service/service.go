@@ -204,7 +204,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 
 func (s *Service) schedConfig() sched.Config {
 	st := s.Settings()
-	return sched.Config{DefMemPerCPU: st.DefMemPerCPU, DefMemPerNode: st.DefMemPerNode}
+	return sched.Config{DefMemPerCPU: st.DefMemPerCPU, DefMemPerNode: st.DefMemPerNode, Preempt: st.Preempt}
 }
 
 // SchedConfig is the scheduler configuration derived from the settings.

@@ -2,6 +2,7 @@ package service
 
 import (
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched"
 )
 
 // Settings is the part of slurm.conf the controller acts on.
@@ -17,6 +18,8 @@ type Settings struct {
 	// within MinJobAge), MaxStepCount the steps of one job, MaxScriptSize
 	// a batch script in bytes; 0 = Slurm's default.
 	MaxJobCount, MaxStepCount, MaxScriptSize int
+	// Preempt is PreemptType, PreemptMode and PreemptExemptTime.
+	Preempt sched.Preempt
 	FirstJobID                               model.JobID
 	DefMemPerCPU                             int64
 	DefMemPerNode                            int64

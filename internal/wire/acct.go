@@ -44,7 +44,7 @@ func AcctJobToPB(j *acct.Job) *pb.AcctJob {
 	}
 	for _, r := range j.Runs {
 		p.Runs = append(p.Runs, &pb.AcctRun{Submit: r.Submit, Eligible: r.Eligible, Start: r.Start, End: r.End,
-			NodeList: r.NodeList, Ncpus: r.NCPUs, ExitStatus: r.ExitStatus, ExitSignal: r.ExitSignal})
+			NodeList: r.NodeList, Ncpus: r.NCPUs, ExitStatus: r.ExitStatus, ExitSignal: r.ExitSignal, Preempted: r.Preempted})
 	}
 	for _, s := range j.Steps {
 		p.Steps = append(p.Steps, &pb.AcctStep{
@@ -75,7 +75,7 @@ func AcctJobFromPB(p *pb.AcctJob) *acct.Job {
 	}
 	for _, r := range p.Runs {
 		j.Runs = append(j.Runs, acct.Run{Submit: r.Submit, Eligible: r.Eligible, Start: r.Start, End: r.End,
-			NodeList: r.NodeList, NCPUs: r.Ncpus, ExitStatus: r.ExitStatus, ExitSignal: r.ExitSignal})
+			NodeList: r.NodeList, NCPUs: r.Ncpus, ExitStatus: r.ExitStatus, ExitSignal: r.ExitSignal, Preempted: r.Preempted})
 	}
 	if len(p.Steps) > 0 {
 		j.Steps = make([]*acct.Step, len(p.Steps))

@@ -6851,6 +6851,7 @@ type AcctRun struct {
 	Ncpus         int32                  `protobuf:"varint,6,opt,name=ncpus,proto3" json:"ncpus,omitempty"`
 	ExitStatus    int32                  `protobuf:"varint,7,opt,name=exit_status,json=exitStatus,proto3" json:"exit_status,omitempty"`
 	ExitSignal    int32                  `protobuf:"varint,8,opt,name=exit_signal,json=exitSignal,proto3" json:"exit_signal,omitempty"`
+	Preempted     bool                   `protobuf:"varint,9,opt,name=preempted,proto3" json:"preempted,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6939,6 +6940,13 @@ func (x *AcctRun) GetExitSignal() int32 {
 		return x.ExitSignal
 	}
 	return 0
+}
+
+func (x *AcctRun) GetPreempted() bool {
+	if x != nil {
+		return x.Preempted
+	}
+	return false
 }
 
 type AcctJobsResponse struct {
@@ -8298,7 +8306,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x05stdin\x18* \x01(\tR\x05stdin\x12 \n" +
 	"\vconstraints\x18+ \x01(\tR\vconstraints\x12)\n" +
 	"\x05steps\x18, \x03(\v2\x13.drover.v1.AcctStepR\x05steps\x12&\n" +
-	"\x04runs\x18- \x03(\v2\x12.drover.v1.AcctRunR\x04runs\"\xda\x01\n" +
+	"\x04runs\x18- \x03(\v2\x12.drover.v1.AcctRunR\x04runs\"\xf8\x01\n" +
 	"\aAcctRun\x12\x16\n" +
 	"\x06submit\x18\x01 \x01(\x03R\x06submit\x12\x1a\n" +
 	"\beligible\x18\x02 \x01(\x03R\beligible\x12\x14\n" +
@@ -8309,7 +8317,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vexit_status\x18\a \x01(\x05R\n" +
 	"exitStatus\x12\x1f\n" +
 	"\vexit_signal\x18\b \x01(\x05R\n" +
-	"exitSignal\":\n" +
+	"exitSignal\x12\x1c\n" +
+	"\tpreempted\x18\t \x01(\bR\tpreempted\":\n" +
 	"\x10AcctJobsResponse\x12&\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x12.drover.v1.AcctJobR\x04jobs\"\x12\n" +
 	"\x10GetAcctDBRequest\",\n" +

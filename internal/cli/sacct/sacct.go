@@ -251,6 +251,9 @@ func earlierRun(j *acct.Job, run *acct.Run) *acct.Job {
 	c := *j
 	c.Runs, c.Steps = nil, nil
 	c.State, c.Reason = "REQUEUED", "None"
+	if run.Preempted {
+		c.State = "PREEMPTED"
+	}
 	c.Submit, c.Eligible, c.Start, c.End = run.Submit, run.Eligible, run.Start, run.End
 	c.NodeList, c.NCPUs, c.NNodes = run.NodeList, run.NCPUs, 1
 	// Like a cancelled job's row, the run's row shows no signal (the
