@@ -19,12 +19,12 @@ type Settings struct {
 	// a batch script in bytes; 0 = Slurm's default.
 	MaxJobCount, MaxStepCount, MaxScriptSize int
 	// Preempt is PreemptType, PreemptMode and PreemptExemptTime.
-	Preempt sched.Preempt
-	FirstJobID                               model.JobID
-	DefMemPerCPU                             int64
-	DefMemPerNode                            int64
-	Nodes                                    []*model.Node
-	Partitions                               []*model.Partition
+	Preempt       sched.Preempt
+	FirstJobID    model.JobID
+	DefMemPerCPU  int64
+	DefMemPerNode int64
+	Nodes         []*model.Node
+	Partitions    []*model.Partition
 	// AccountingStorageEnforce: jobs need an association (EnforceAssoc),
 	// a QOS their association allows (EnforceQOS), and wait on or are
 	// refused by the limits (EnforceLimits).

@@ -56,8 +56,8 @@ type Config struct {
 	MinJobAge     time.Duration
 	InactiveLimit time.Duration // 0: no limit
 
-	MaxArraySize    int
-	MaxJobCount     int
+	MaxArraySize int
+	MaxJobCount  int
 	// Preemption: PreemptType without "preempt/" ("none", "partition_prio",
 	// "qos"), the cluster's PreemptMode (OFF, CANCEL, REQUEUE, SUSPEND; GANG
 	// kept apart) and PreemptExemptTime in seconds.
@@ -65,10 +65,10 @@ type Config struct {
 	PreemptMode       string
 	PreemptGang       bool
 	PreemptExemptTime int64
-	MaxStepCount    int
-	MaxScriptSize   int // bytes (SchedulerParameters=max_script_size)
-	FirstJobID      uint32
-	ReturnToService int // 0, 1 or 2
+	MaxStepCount      int
+	MaxScriptSize     int // bytes (SchedulerParameters=max_script_size)
+	FirstJobID        uint32
+	ReturnToService   int // 0, 1 or 2
 
 	// Memory defaults and limits in MiB; 0 means unset.
 	DefMemPerCPU  int64
