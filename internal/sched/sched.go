@@ -16,6 +16,17 @@ type Config struct {
 	// Raft command stays small; jobs past the bound keep their reason and
 	// are looked at again next cycle.
 	MaxJobsPerCycle int
+	// Backfill selects sched/backfill: a job that cannot start gets a
+	// reservation at its earliest possible start, and lower-ordered jobs
+	// start when they delay no reservation. False is sched/builtin:
+	// strict order, a blocked job holds its nodes.
+	Backfill bool
+	// Backfill bounds (SchedulerParameters), 0 = no bound: BfWindow is
+	// how far ahead (seconds) reservations are looked for; BfResolution
+	// the granularity (seconds) of planned starts; BfMaxJobTest the most
+	// reservations per pass; BfMaxJobUser the most per user.
+	BfWindow, BfResolution     int64
+	BfMaxJobTest, BfMaxJobUser int
 }
 
 // Input is everything one scheduling cycle looks at: a consistent snapshot
@@ -34,6 +45,10 @@ type Input struct {
 	Jobs JobIndex
 	// Limits, when set, are the accounting limits to enforce.
 	Limits *Limits
+	// Running holds the jobs holding resources (running, suspended,
+	// completing), for backfill to know when they end (StartTime plus
+	// time limit). Allocations of jobs not listed count as held forever.
+	Running []*model.Job
 }
 
 // JobIndex is the read access to jobs the scheduler needs beyond Pending.
@@ -62,6 +77,9 @@ type Plan struct {
 	// DepFailed lists jobs newly found to have a dependency that can never
 	// be satisfied (jobs already marked DepFailed only get the reason).
 	DepFailed []model.JobID
+	// StartTimes holds, under backfill, the planned start of each waiting
+	// job that got a reservation (squeue --start, scontrol StartTime=).
+	StartTimes map[model.JobID]int64
 }
 
 // Schedule decides which pending jobs start now and where, and why the
@@ -89,6 +107,9 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		started: make(map[nameUser]bool),
 	}
 	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
+	if cfg.Backfill {
+		s.initBackfill()
+	}
 	for _, j := range s.order() {
 		s.consider(j)
 	}
@@ -177,6 +198,14 @@ func (s *scheduler) consider(j *model.Job) {
 	}
 	if reason := s.shape(ps, &r, j.Spec, req, exc, valid); reason != "" {
 		s.wait(j, reason)
+		return
+	}
+	if s.cfg.MaxJobsPerCycle > 0 && len(s.plan.Starts) >= s.cfg.MaxJobsPerCycle && s.cfg.Backfill {
+		s.wait(j, cmp.Or(j.Reason, model.ReasonNone))
+		return
+	}
+	if s.cfg.Backfill {
+		s.considerBackfill(j, ps, &r, req, exc)
 		return
 	}
 	if ps.blocked { // strict order within a partition
