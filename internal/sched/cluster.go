@@ -23,6 +23,10 @@ type cluster struct {
 	// of the nodes' AllocCores/AllocGPUs.
 	cores []model.Bitmap
 	gpus  []model.Bitmap
+	// bf is the backfill profile (nil under sched/builtin); viewWindow
+	// looks at what nodes offer over [winA, winB).
+	bf         *profile
+	winA, winB int64
 }
 
 type membership struct {
@@ -56,6 +60,7 @@ const (
 	viewIgnoreHolds             // free now, as if no job waited
 	viewEmptyUsable             // all idle, unusable nodes excluded
 	viewEmptyAll                // all idle and usable
+	viewWindow                  // free over [winA, winB), reservations counted
 )
 
 // pick is one node of a placement; commit fills in the ids.
@@ -152,6 +157,9 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 		return int(c.cpu[i]), c.mem[i]
 	case viewIgnoreHolds:
 		return int(c.cpu[i]), c.mem[i]
+	case viewWindow:
+		cpu, mem, _ := c.window(i, c.winA, c.winB)
+		return cpu, mem
 	case viewEmptyUsable:
 		if !n.Usable() {
 			return -1, 0
@@ -166,6 +174,10 @@ func (c *cluster) freeGPU(v view, i int32, typ string) int {
 	n := c.nodes[i]
 	if len(n.GPUs) == 0 {
 		return 0
+	}
+	if v == viewWindow {
+		_, _, used := c.window(i, c.winA, c.winB)
+		return c.countFree(i, used, typ)
 	}
 	live := v == viewLive || v == viewIgnoreHolds
 	used := c.gpus[i]

@@ -18,12 +18,16 @@
 // anything. imports_test.go enforces that it imports only the standard
 // library and internal/model.
 //
-// v0 has no backfill and no preemption: a job that waits for Resources
-// holds back every lower-ordered job that could use its nodes. Backfill
-// (start lower jobs that end before the blocked job's reserved start) and
-// preemption (free nodes before a Resources wait) extend consider in
-// sched.go; the free-count bookkeeping in cluster.go is where their
-// what-if-and-undo will live.
+// Two policies: sched/builtin (Config.Backfill false) keeps strict order,
+// a job that waits for Resources holding back every lower-ordered job that
+// could use its nodes (block in cluster.go). sched/backfill (backfill.go)
+// gives a job that cannot start a reservation at the earliest time it
+// fits, from a per-node profile of when running jobs reach their time
+// limit and what earlier reservations hold (CPUs, memory, GPU indices);
+// lower-ordered jobs start now only when they take nothing a reservation
+// needs over their whole time limit. Plan.StartTimes carries the planned
+// starts. Preemption (free nodes before a Resources wait) will slot in at
+// consider.
 //
 // Subpackage schedtest builds clusters, queues and job indexes for tests,
 // benchmarks and the simulator, and checks plan invariants.

@@ -12,6 +12,9 @@ import (
 
 var requeue = sched.Config{Preempt: sched.Preempt{Type: "partition_prio", Mode: "REQUEUE"}}
 
+// requeueBF is the same under sched/backfill.
+var requeueBF = sched.Config{Backfill: true, Preempt: requeue.Preempt}
+
 // lab is the guaranteed/besteffort setup: GPU nodes shared by a tier-2
 // partition and a tier-1 one.
 func lab(c *schedtest.Cluster, nodes, gpus int) {
@@ -22,7 +25,7 @@ func lab(c *schedtest.Cluster, nodes, gpus int) {
 	c.AddPartition("besteffort").PriorityTier = 1
 }
 
-func gpuJob(part string, gpus int) func(*model.JobSpec) {
+func gpuIn(part string, gpus int) func(*model.JobSpec) {
 	return func(s *model.JobSpec) {
 		s.Partition = part
 		s.GPUs = &model.GPUReq{PerNode: gpus}
@@ -57,12 +60,18 @@ func newLab(t *testing.T, nodes, gpus int) *schedtest.Cluster {
 }
 
 func TestPreemptPartitionPrio(t *testing.T) {
+	for _, cfg := range []sched.Config{requeue, requeueBF} {
+		testPreemptPartitionPrio(t, cfg)
+	}
+}
+
+func testPreemptPartitionPrio(t *testing.T, requeue sched.Config) {
 	c := newLab(t, 1, 4)
 	for i := range 4 {
-		submit(c, 1, gpuJob("besteffort", 1))
+		submit(c, 1, gpuIn("besteffort", 1))
 		runAll(t, c, int64(10+i), requeue) // started one second apart
 	}
-	guaranteed := submit(c, 1, gpuJob("gpu", 2))
+	guaranteed := submit(c, 1, gpuIn("gpu", 2))
 	p := schedule(t, c, 100, requeue)
 	if got := victimIDs(p); !slices.Equal(got, []model.JobID{3, 4}) {
 		t.Fatalf("victims %v, want the two most recently started besteffort jobs [3 4]", got)
@@ -96,10 +105,10 @@ func TestPreemptPartitionPrio(t *testing.T) {
 
 func TestPreemptNeverUpward(t *testing.T) {
 	c := newLab(t, 1, 2)
-	submit(c, 2, gpuJob("gpu", 1))
+	submit(c, 2, gpuIn("gpu", 1))
 	runAll(t, c, 1, requeue)
-	be := submit(c, 1, gpuJob("besteffort", 1))
-	same := submit(c, 1, gpuJob("gpu", 1))
+	be := submit(c, 1, gpuIn("besteffort", 1))
+	same := submit(c, 1, gpuIn("gpu", 1))
 	p := schedule(t, c, 10, requeue)
 	if len(p.Preempts) != 0 {
 		t.Errorf("a job preempted an equal or higher tier: %+v", p.Preempts)
@@ -109,9 +118,9 @@ func TestPreemptNeverUpward(t *testing.T) {
 	}
 	// PreemptMode=OFF on besteffort protects it; PreemptExemptTime too.
 	c2 := newLab(t, 1, 2)
-	submit(c2, 2, gpuJob("besteffort", 1))
+	submit(c2, 2, gpuIn("besteffort", 1))
 	runAll(t, c2, 1, requeue)
-	submit(c2, 1, gpuJob("gpu", 1))
+	submit(c2, 1, gpuIn("gpu", 1))
 	c2.Partitions["besteffort"].PreemptMode = "OFF"
 	if p := schedule(t, c2, 10, requeue); len(p.Preempts) != 0 {
 		t.Errorf("PreemptMode=OFF partition preempted")

@@ -19,6 +19,17 @@ type Config struct {
 	// Preempt says which running jobs a waiting job may take resources
 	// from (see preempt.go).
 	Preempt Preempt
+	// Backfill selects sched/backfill: a job that cannot start gets a
+	// reservation at its earliest possible start, and lower-ordered jobs
+	// start when they delay no reservation. False is sched/builtin:
+	// strict order, a blocked job holds its nodes.
+	Backfill bool
+	// Backfill bounds (SchedulerParameters), 0 = no bound: BfWindow is
+	// how far ahead (seconds) reservations are looked for; BfResolution
+	// the granularity (seconds) of planned starts; BfMaxJobTest the most
+	// reservations per pass; BfMaxJobUser the most per user.
+	BfWindow, BfResolution     int64
+	BfMaxJobTest, BfMaxJobUser int
 }
 
 // Input is everything one scheduling cycle looks at: a consistent snapshot
@@ -37,8 +48,11 @@ type Input struct {
 	Jobs JobIndex
 	// Limits, when set, are the accounting limits to enforce.
 	Limits *Limits
-	// Running holds the RUNNING jobs (completing ones included) when
-	// preemption is enabled: the candidates and the victims still ending.
+	// Running holds the jobs holding resources (running, suspended,
+	// completing): backfill reads when they end (StartTime plus time
+	// limit; allocations of jobs not listed count as held forever), and
+	// preemption picks its victims among them and counts the preempted
+	// ones still ending.
 	Running []*model.Job
 }
 
@@ -70,6 +84,9 @@ type Plan struct {
 	DepFailed []model.JobID
 	// Preempts are the running jobs to preempt for waiting ones.
 	Preempts []Preemption
+	// StartTimes holds, under backfill, the planned start of each waiting
+	// job that got a reservation (squeue --start, scontrol StartTime=).
+	StartTimes map[model.JobID]int64
 }
 
 // Schedule decides which pending jobs start now and where, and why the
@@ -98,6 +115,9 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		victims: make(map[model.JobID]bool),
 	}
 	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
+	if cfg.Backfill {
+		s.initBackfill()
+	}
 	for _, j := range s.order() {
 		s.consider(j)
 	}
@@ -187,6 +207,14 @@ func (s *scheduler) consider(j *model.Job) {
 	}
 	if reason := s.shape(ps, &r, j.Spec, req, exc, valid); reason != "" {
 		s.wait(j, reason)
+		return
+	}
+	if s.cfg.MaxJobsPerCycle > 0 && len(s.plan.Starts) >= s.cfg.MaxJobsPerCycle && s.cfg.Backfill {
+		s.wait(j, cmp.Or(j.Reason, model.ReasonNone))
+		return
+	}
+	if s.cfg.Backfill {
+		s.considerBackfill(j, ps, &r, req, exc)
 		return
 	}
 	if ps.blocked { // strict order within a partition

@@ -163,13 +163,18 @@ func (c *Cluster) Pending() []*model.Job {
 
 // Input builds the scheduler input from the current state.
 func (c *Cluster) Input() *sched.Input {
-	in := &sched.Input{Pending: c.Pending(), Nodes: c.Nodes, Partitions: c.Partitions, Jobs: c}
+	return &sched.Input{Pending: c.Pending(), Nodes: c.Nodes, Partitions: c.Partitions, Jobs: c, Running: c.Running()}
+}
+
+// Running lists the jobs holding resources in submission order.
+func (c *Cluster) Running() []*model.Job {
+	var out []*model.Job
 	for _, id := range c.order {
-		if j := c.Jobs[id]; j.State == model.JobRunning {
-			in.Running = append(in.Running, j)
+		if j := c.Jobs[id]; len(j.Alloc) > 0 && (j.State == model.JobRunning || j.State == model.JobSuspended || j.Completing) {
+			out = append(out, j)
 		}
 	}
-	return in
+	return out
 }
 
 // Job implements sched.JobIndex.

@@ -1,0 +1,301 @@
+package sched
+
+import (
+	"math"
+	"slices"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// never is the end of a job without a time limit: it holds what it has
+// for as long as the profile looks.
+const never = int64(math.MaxInt64 / 4)
+
+// profile is the backfill pass's picture of the future, per node: when
+// running jobs (and jobs started earlier in this plan) give their
+// resources back, and what jobs that cannot start now have reserved from
+// their planned start on. Together with the cluster's live free counts it
+// answers "what does node i offer for the whole window [a, b)?", which is
+// what lets a lower-ordered job start now, or be reserved later, without
+// delaying any reservation made before it.
+//
+// The answer is conservative: releases inside the window are ignored and
+// reservations overlapping it count at their peak, so a job placed by it
+// can never push a reserved job back; it may at worst wait a little
+// longer than an exact profile would make it.
+type profile struct {
+	rel   [][]release // per node
+	res   [][]reserve // per node
+	times []int64     // sorted, unique: instants when something is released
+	// reservations made per user, for bf_max_job_user, and in all.
+	perUser map[uint32]int
+	count   int
+}
+
+type release struct {
+	t    int64
+	cpu  int32
+	mem  int64
+	gpus model.Bitmap
+}
+
+type reserve struct {
+	from, to int64
+	cpu      int32
+	mem      int64
+	gpus     model.Bitmap
+}
+
+func newProfile(n int) *profile {
+	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{}}
+}
+
+func (p *profile) addTime(t int64) {
+	if t >= never {
+		return
+	}
+	if i, found := slices.BinarySearch(p.times, t); !found {
+		p.times = slices.Insert(p.times, i, t)
+	}
+}
+
+// addRunning records when job j (running, completing, or started in this
+// plan) gives back what it holds. A job past its limit (being killed) or
+// completing is counted as ending in a second.
+func (p *profile) addRunning(c *cluster, j *model.Job, end, now int64) {
+	end = max(end, now+1)
+	if j.Completing {
+		end = now + 1
+	}
+	for _, a := range j.Alloc {
+		i, ok := c.index[a.Node]
+		if !ok {
+			continue
+		}
+		p.addRelease(i, release{t: end, cpu: int32(a.CPUs), mem: a.Mem, gpus: a.GPUs})
+	}
+}
+
+func (p *profile) addRelease(i int32, r release) {
+	p.rel[i] = append(p.rel[i], r)
+	p.addTime(r.t)
+}
+
+// window is what node i offers over [a, b), or cpu < 0 when it takes no
+// new work. used is the node's GPUs taken at some point of the window.
+func (c *cluster) window(i int32, a, b int64) (cpu int, mem int64, used model.Bitmap) {
+	if c.cpu[i] < 0 {
+		return -1, 0, nil
+	}
+	cpu, mem = int(c.cpu[i]), c.mem[i]
+	p := c.bf
+	n := c.nodes[i]
+	gpus := len(n.GPUs) > 0
+	if gpus {
+		used = n.AllocGPUs.Or(c.gpus[i])
+	}
+	for _, r := range p.rel[i] {
+		if r.t <= a {
+			cpu += int(r.cpu)
+			mem += r.mem
+			if gpus {
+				used = used.AndNot(r.gpus)
+			}
+		}
+	}
+	res := p.res[i]
+	if len(res) == 0 {
+		return cpu, mem, used
+	}
+	// Peak reserved use over the window: the sum of overlapping
+	// reservations is largest at one of their starts (or at a).
+	var peakCPU int32
+	var peakMem int64
+	probe := func(t int64) {
+		var sc int32
+		var sm int64
+		for _, r := range res {
+			if r.from <= t && t < r.to {
+				sc += r.cpu
+				sm += r.mem
+			}
+		}
+		peakCPU, peakMem = max(peakCPU, sc), max(peakMem, sm)
+	}
+	probe(a)
+	for _, r := range res {
+		if r.from < b && r.to > a {
+			if r.from > a {
+				probe(r.from)
+			}
+			if gpus {
+				used = used.Or(r.gpus)
+			}
+		}
+	}
+	return max(cpu-int(peakCPU), -1), mem - peakMem, used
+}
+
+// conflicts reports whether picks made on live counts would, over
+// [now, end), take something a reservation holds.
+func (c *cluster) conflicts(picks []pick, r *request, now, end int64) bool {
+	for _, p := range picks {
+		if len(c.bf.res[p.node]) == 0 {
+			continue
+		}
+		cpu, mem, used := c.window(p.node, now, end)
+		if cpu < p.cpus || mem < p.mem {
+			return true
+		}
+		if p.gpus > 0 && c.countFree(p.node, used, r.gpuType) < p.gpus {
+			return true
+		}
+	}
+	return false
+}
+
+// countFree counts node i's GPUs of type typ ("" = any) not in used.
+func (c *cluster) countFree(i int32, used model.Bitmap, typ string) int {
+	free := 0
+	for k, g := range c.nodes[i].GPUs {
+		if (typ == "" || g.Type == typ) && !used.Has(k) {
+			free++
+		}
+	}
+	return free
+}
+
+// reserve books picks on their nodes over [from, to), choosing GPU
+// indices free over the whole window.
+func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
+	for _, p := range picks {
+		rv := reserve{from: from, to: to, cpu: int32(p.cpus), mem: p.mem}
+		if p.gpus > 0 {
+			n := c.nodes[p.node]
+			_, _, used := c.window(p.node, from, to)
+			rv.gpus, _ = used.FirstFree(p.gpus, len(n.GPUs), func(id int) bool {
+				return gpuType == "" || n.GPUs[id].Type == gpuType
+			})
+		}
+		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
+	}
+	c.bf.addTime(to)
+}
+
+// jobLimit is how long j may run once started: its time limit, else the
+// partition's DefaultTime, else its MaxTime; 0 means no limit.
+func jobLimit(j *model.Job, p *model.Partition) int64 {
+	limit := j.TimeLimit
+	if limit <= 0 && limit != model.Unlimited && p != nil {
+		limit = p.DefaultTime
+		if limit <= 0 && limit != model.Unlimited {
+			limit = p.MaxTime
+		}
+	}
+	if limit <= 0 {
+		return 0
+	}
+	return limit
+}
+
+func endOf(start, limit int64) int64 {
+	if limit <= 0 || start >= never-limit {
+		return never
+	}
+	return start + limit
+}
+
+// initBackfill builds the release profile from the running jobs.
+func (s *scheduler) initBackfill() {
+	s.c.bf = newProfile(len(s.c.nodes))
+	for _, j := range s.in.Running {
+		if j == nil || len(j.Alloc) == 0 {
+			continue
+		}
+		limit := jobLimit(j, s.in.Partitions[j.Partition])
+		s.c.bf.addRunning(s.c, j, endOf(j.StartTime, limit), s.now)
+	}
+}
+
+// considerBackfill places a job that passed every gate under the backfill
+// policy: it starts now if that delays no reservation made for a
+// higher-ordered job; otherwise it gets a reservation of its own at the
+// earliest time it fits (while bf_max_job_test, bf_max_job_user and
+// bf_window allow), which lower-ordered jobs must then respect.
+func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, req, exc []int32) {
+	limit := jobLimit(j, ps.p)
+	end := endOf(s.now, limit)
+	var picks []pick
+	liveFits := s.c.free >= r.minCPUs() && ps.free >= r.minCPUs()
+	if liveFits {
+		picks, liveFits = s.c.place(viewLive, ps, r, req, exc)
+	}
+	fits := liveFits
+	if fits && s.c.bf.count > 0 && s.c.conflicts(picks, r, s.now, end) {
+		s.c.winA, s.c.winB = s.now, end
+		picks, fits = s.c.place(viewWindow, ps, r, req, exc)
+	}
+	if fits {
+		s.c.commit(picks, r.gpuType)
+		for _, p := range picks {
+			s.c.bf.addRelease(p.node, release{t: end, cpu: int32(p.cpus), mem: p.mem, gpus: p.gpuIDs})
+		}
+		s.start(j, picks)
+		return
+	}
+	// Resources for the first job of a partition that cannot start;
+	// Priority for the jobs behind it, and for a job that would fit now
+	// but for what is reserved for higher-ordered ones.
+	reason := model.ReasonResources
+	if ps.blocked || liveFits {
+		reason = model.ReasonPriority
+	}
+	ps.blocked = true
+	s.wait(j, reason)
+	if reason == model.ReasonResources && s.cfg.Preempt.Enabled() {
+		// It waits (Resources) while its victims end; its reservation
+		// below keeps lower jobs off what they free meanwhile.
+		if v := s.preemptFor(j, r, req, exc); len(v) > 0 {
+			s.plan.Preempts = append(s.plan.Preempts, Preemption{Job: j.ID, Victims: v})
+		}
+	}
+	bf := s.c.bf
+	if (s.cfg.BfMaxJobTest > 0 && bf.count >= s.cfg.BfMaxJobTest) ||
+		(s.cfg.BfMaxJobUser > 0 && bf.perUser[j.UserID] >= s.cfg.BfMaxJobUser) {
+		return
+	}
+	horizon := never
+	if s.cfg.BfWindow > 0 {
+		horizon = s.now + s.cfg.BfWindow
+	}
+	res := max(1, s.cfg.BfResolution)
+	for k := 0; k < len(bf.times); k++ {
+		t := bf.times[k]
+		if t <= s.now {
+			continue
+		}
+		// Round up to the resolution: fewer distinct start times to try,
+		// and a planned start that does not drift between cycles.
+		if rem := t % res; rem != 0 {
+			t += res - rem
+		}
+		if t > horizon {
+			break
+		}
+		for k+1 < len(bf.times) && bf.times[k+1] <= t {
+			k++
+		}
+		tEnd := endOf(t, limit)
+		s.c.winA, s.c.winB = t, tEnd
+		if picks, ok := s.c.place(viewWindow, ps, r, req, exc); ok {
+			s.c.reserve(picks, r.gpuType, t, tEnd)
+			bf.count++
+			bf.perUser[j.UserID]++
+			if s.plan.StartTimes == nil {
+				s.plan.StartTimes = map[model.JobID]int64{}
+			}
+			s.plan.StartTimes[j.ID] = t
+			return
+		}
+	}
+}
