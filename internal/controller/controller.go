@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"syscall"
 	"time"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
@@ -195,10 +196,13 @@ func (c *Controller) Terminate(jobs []model.JobID, reason string) {
 	}
 }
 
-// Signal delivers a signal to running jobs: the batch shell, and unless
-// batchOnly every step on every node.
-func (c *Controller) Signal(jobs []model.JobID, sig int, batchOnly bool) {
+// Signal delivers a signal to running jobs: by default to their steps
+// only (Slurm spares the batch shell signals other than KILL), with
+// ScopeBatch to the batch shell only, with ScopeFull to both.
+func (c *Controller) Signal(jobs []model.JobID, sig int, scope service.SignalScope) {
 	snap := c.store.Snapshot()
+	batchOnly := scope == service.ScopeBatch
+	stepsOnly := scope == service.ScopeSteps && sig != int(syscall.SIGKILL)
 	for _, id := range jobs {
 		j := snap.Job(id)
 		if j == nil || len(j.Alloc) == 0 {
@@ -210,7 +214,7 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, batchOnly bool) {
 		}
 		for _, n := range nodes {
 			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly,
+				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly, StepsOnly: stepsOnly,
 			}}})
 		}
 	}

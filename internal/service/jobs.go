@@ -233,7 +233,20 @@ func matches(j *model.Job, sel *Selection) bool {
 }
 
 // Signal cancels (sig == 0) or signals the selected jobs.
-func (s *Service) Signal(ctx context.Context, sel Selection, sig int, batchOnly bool) ([]Result, error) {
+// SignalScope says which processes of a job scancel --signal reaches.
+type SignalScope int
+
+const (
+	// ScopeSteps, scancel's default: the job's steps, not the batch shell.
+	ScopeSteps SignalScope = iota
+	// ScopeBatch (--batch): the batch shell and its children only.
+	ScopeBatch
+	// ScopeFull (--full): the batch shell and every step.
+	ScopeFull
+)
+
+// Signal cancels the selected jobs (sig 0) or sends them sig within scope.
+func (s *Service) Signal(ctx context.Context, sel Selection, sig int, scope SignalScope) ([]Result, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return nil, err
@@ -267,7 +280,7 @@ func (s *Service) Signal(ctx context.Context, sel Selection, sig int, batchOnly 
 		}
 	}
 	if len(signal) > 0 {
-		s.notify.Signal(signal, sig, batchOnly)
+		s.notify.Signal(signal, sig, scope)
 	}
 	if len(cancel) > 0 {
 		res, err := s.raft.Apply(fsm.TypeCancel, &fsm.Cancel{Jobs: cancel, By: id.UID, Now: s.clock.Now().Unix()})

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -141,4 +142,46 @@ func TestUpdateJobFields(t *testing.T) {
 		t.Errorf("other user's update: exit %d, stderr %q", code, errOut)
 	}
 	c.must("scancel", run)
+}
+
+// TestSignalScope checks issue 17 item 4: scancel --signal reaches the
+// steps only; --batch the batch shell only; --full both.
+func TestSignalScope(t *testing.T) {
+	c := startUp(t, 1, "--cpus", "2")
+	dir := worldDir(t)
+	step := `trap "echo step-got-usr1; exit 0" USR1; touch ` + dir + `/ready.$SLURM_JOB_ID; while :; do sleep 0.1; done`
+	script := "#!/bin/bash\nsrun -n1 bash -c '" + step + "'\necho batch-survived\n"
+	run := func(extra string, script string) (string, string) {
+		t.Helper()
+		out := dir + "/out." + extra
+		id := c.sbatch("-o", out, "--wrap", strings.TrimPrefix(script, "#!/bin/bash\n"))
+		c.waitFor("job "+id+" ready", 30*time.Second, func() bool {
+			_, err := os.Stat(dir + "/ready." + id)
+			return err == nil
+		})
+		args := []string{"--signal=USR1", id}
+		if extra != "" {
+			args = append([]string{"--" + extra}, args...)
+		}
+		c.must("scancel", args...)
+		c.waitFor("job "+id+" to end", 30*time.Second, func() bool {
+			s := c.jobField(id, "JobState")
+			return s != "RUNNING" && s != "PENDING" && s != ""
+		})
+		return c.jobField(id, "JobState"), readFile(t, out)
+	}
+	state, out := run("", script)
+	if state != "COMPLETED" || !strings.Contains(out, "step-got-usr1") || !strings.Contains(out, "batch-survived") {
+		t.Errorf("default scope: state %s, output %q", state, out)
+	}
+	batch := "#!/bin/bash\ntrap 'echo batch-got-usr1; exit 0' USR1\ntouch " + dir + "/ready.$SLURM_JOB_ID\nwhile :; do sleep 0.1; done\n"
+	state, out = run("batch", batch)
+	if state != "COMPLETED" || !strings.Contains(out, "batch-got-usr1") {
+		t.Errorf("--batch: state %s, output %q", state, out)
+	}
+	full := "#!/bin/bash\ntrap 'echo batch-got-usr1' USR1\nsrun -n1 bash -c '" + step + "' &\nwait\nwait\necho batch-done\n"
+	state, out = run("full", full)
+	if !strings.Contains(out, "batch-got-usr1") || !strings.Contains(out, "step-got-usr1") {
+		t.Errorf("--full: state %s, output %q", state, out)
+	}
 }

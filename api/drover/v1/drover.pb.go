@@ -5840,9 +5840,12 @@ type SignalJob struct {
 	Signal int32                  `protobuf:"varint,2,opt,name=signal,proto3" json:"signal,omitempty"`
 	// terminate: SIGTERM then SIGKILL after KillWait; end_state/reason tell
 	// what the job ends as (CANCELLED).
-	Terminate     bool   `protobuf:"varint,3,opt,name=terminate,proto3" json:"terminate,omitempty"`
-	BatchOnly     bool   `protobuf:"varint,4,opt,name=batch_only,json=batchOnly,proto3" json:"batch_only,omitempty"`
-	Message       string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	Terminate bool   `protobuf:"varint,3,opt,name=terminate,proto3" json:"terminate,omitempty"`
+	BatchOnly bool   `protobuf:"varint,4,opt,name=batch_only,json=batchOnly,proto3" json:"batch_only,omitempty"`
+	Message   string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
+	// steps_only: the job's steps but not its batch shell (scancel --signal
+	// without --batch or --full).
+	StepsOnly     bool `protobuf:"varint,6,opt,name=steps_only,json=stepsOnly,proto3" json:"steps_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5910,6 +5913,13 @@ func (x *SignalJob) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *SignalJob) GetStepsOnly() bool {
+	if x != nil {
+		return x.StepsOnly
+	}
+	return false
 }
 
 // Accounting (package acct): a query and the records it selects.
@@ -8010,14 +8020,16 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06Launch\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12\x1b\n" +
-	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\x91\x01\n" +
+	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\xb0\x01\n" +
 	"\tSignalJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x1c\n" +
 	"\tterminate\x18\x03 \x01(\bR\tterminate\x12\x1d\n" +
 	"\n" +
 	"batch_only\x18\x04 \x01(\bR\tbatchOnly\x12\x18\n" +
-	"\amessage\x18\x05 \x01(\tR\amessage\"B\n" +
+	"\amessage\x18\x05 \x01(\tR\amessage\x12\x1d\n" +
+	"\n" +
+	"steps_only\x18\x06 \x01(\bR\tstepsOnly\"B\n" +
 	"\n" +
 	"AcctJobSel\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1d\n" +
