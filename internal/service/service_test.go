@@ -55,9 +55,11 @@ func (n *notes) Fetch(_ context.Context, j *model.Job, _ FetchRequest) ([]string
 	return j.NodeNames(), nil
 }
 
-func (n *notes) Terminate(j []model.JobID, _ string)   { n.terminated = append(n.terminated, j...) }
-func (n *notes) Signal(j []model.JobID, _ int, _ SignalScope) { n.signalled = append(n.signalled, j...) }
-func (n *notes) Kick()                                 {}
+func (n *notes) Terminate(j []model.JobID, _ string) { n.terminated = append(n.terminated, j...) }
+func (n *notes) Signal(j []model.JobID, _ int, _ SignalScope) {
+	n.signalled = append(n.signalled, j...)
+}
+func (n *notes) Kick() {}
 
 func setup(t *testing.T) (*Service, *direct, *notes) {
 	t.Helper()
