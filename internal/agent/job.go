@@ -374,6 +374,9 @@ func (a *Agent) signal(s *pb.SignalJob) {
 	}
 	j.mu.Lock()
 	p := j.proc
+	if s.StepsOnly {
+		p = nil
+	}
 	var steps []*stepRun
 	if !s.BatchOnly {
 		for _, st := range j.steps {

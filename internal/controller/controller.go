@@ -193,7 +193,7 @@ func (c *Controller) preempt(victims []model.JobID, grace map[model.JobID]int64)
 			c.Terminate([]model.JobID{id}, "PREEMPTED")
 			continue
 		}
-		c.Signal([]model.JobID{id}, int(syscall.SIGTERM), false)
+		c.Signal([]model.JobID{id}, int(syscall.SIGTERM), service.ScopeFull)
 		time.AfterFunc(time.Duration(g)*time.Second, func() { c.Terminate([]model.JobID{id}, "PREEMPTED") })
 	}
 }
@@ -228,10 +228,13 @@ func (c *Controller) Terminate(jobs []model.JobID, reason string) {
 	}
 }
 
-// Signal delivers a signal to running jobs: the batch shell, and unless
-// batchOnly every step on every node.
-func (c *Controller) Signal(jobs []model.JobID, sig int, batchOnly bool) {
+// Signal delivers a signal to running jobs: by default to their steps
+// only (Slurm spares the batch shell signals other than KILL), with
+// ScopeBatch to the batch shell only, with ScopeFull to both.
+func (c *Controller) Signal(jobs []model.JobID, sig int, scope service.SignalScope) {
 	snap := c.store.Snapshot()
+	batchOnly := scope == service.ScopeBatch
+	stepsOnly := scope == service.ScopeSteps && sig != int(syscall.SIGKILL)
 	for _, id := range jobs {
 		j := snap.Job(id)
 		if j == nil || len(j.Alloc) == 0 {
@@ -243,7 +246,7 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, batchOnly bool) {
 		}
 		for _, n := range nodes {
 			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly, Run: j.Run(),
+				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly, StepsOnly: stepsOnly, Run: j.Run(),
 			}}})
 		}
 	}

@@ -457,6 +457,20 @@ func applyUpdateJob(txn *state.Txn, c *UpdateJob) {
 		if c.Priority != nil {
 			j.Priority = *c.Priority
 		}
+		if c.BeginTime != nil && j.State == model.JobPending {
+			j.BeginTime = max(*c.BeginTime, 1) // 0 would mean "the spec's"
+			j.EligibleTime = max(*c.BeginTime, c.Now)
+		}
+		if !c.Spec.Empty() && j.Spec != nil {
+			// Only the throttle may change once a job runs; the service
+			// refused the rest.
+			if j.State == model.JobPending || (c.Spec.Throttle != nil && *c.Spec == (SpecChange{Throttle: c.Spec.Throttle})) {
+				j.Spec, j.SpecID = c.Spec.Apply(j.Spec), ownSpecID(j.ID)
+				if c.Spec.Dependency != nil {
+					j.DepFailed = false // judged again on the next cycle
+				}
+			}
+		}
 		txn.PutJob(j)
 	}
 }

@@ -138,7 +138,10 @@ type UpdateJob struct {
 	Comment   *string       `json:"comment,omitempty"`
 	Nice      *int          `json:"nice,omitempty"`
 	Priority  *uint32       `json:"priority,omitempty"`
-	Now       int64         `json:"now"`
+	// BeginTime is scontrol update StartTime= (unix seconds).
+	BeginTime *int64      `json:"begin_time,omitempty"`
+	Spec      *SpecChange `json:"spec,omitempty"`
+	Now       int64       `json:"now"`
 }
 
 // NodeRegister marks a node up with the resources its agent found.

@@ -180,7 +180,14 @@ func resultsToPB(rs []service.Result, err error) (*pb.JobResultsResponse, error)
 }
 
 func (s *Server) SignalJobs(ctx context.Context, r *pb.SignalJobsRequest) (*pb.JobResultsResponse, error) {
-	return resultsToPB(s.svc.Signal(ctx, selectionFromPB(r.Selection), int(r.Signal), r.BatchOnly))
+	scope := service.ScopeSteps
+	switch {
+	case r.BatchOnly:
+		scope = service.ScopeBatch
+	case r.Full:
+		scope = service.ScopeFull
+	}
+	return resultsToPB(s.svc.Signal(ctx, selectionFromPB(r.Selection), int(r.Signal), scope))
 }
 
 func (s *Server) ControlJobs(ctx context.Context, r *pb.ControlJobsRequest) (*pb.JobResultsResponse, error) {

@@ -190,3 +190,9 @@ func (p *parser) tasksForGPUs(perTask, total int) error {
 	s.NTasks = total / perTask
 	return nil
 }
+
+// ParseGresList reads a --gres value (or scontrol update Gres=) into a GPU
+// type and count per node; a count of 0 means no GPUs.
+func ParseGresList(v string) (typ string, perNode int, err error) {
+	return parseGPUCount(gpuOpt{kind: gpuPerNode, list: true, val: v})
+}

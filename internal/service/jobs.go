@@ -12,7 +12,6 @@ import (
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
-	"github.com/drover-hpc/drover/internal/units"
 )
 
 // Target names a job as a user wrote it; Tasks nil = the whole job/array.
@@ -234,7 +233,20 @@ func matches(j *model.Job, sel *Selection) bool {
 }
 
 // Signal cancels (sig == 0) or signals the selected jobs.
-func (s *Service) Signal(ctx context.Context, sel Selection, sig int, batchOnly bool) ([]Result, error) {
+// SignalScope says which processes of a job scancel --signal reaches.
+type SignalScope int
+
+const (
+	// ScopeSteps, scancel's default: the job's steps, not the batch shell.
+	ScopeSteps SignalScope = iota
+	// ScopeBatch (--batch): the batch shell and its children only.
+	ScopeBatch
+	// ScopeFull (--full): the batch shell and every step.
+	ScopeFull
+)
+
+// Signal cancels the selected jobs (sig 0) or sends them sig within scope.
+func (s *Service) Signal(ctx context.Context, sel Selection, sig int, scope SignalScope) ([]Result, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return nil, err
@@ -268,7 +280,7 @@ func (s *Service) Signal(ctx context.Context, sel Selection, sig int, batchOnly 
 		}
 	}
 	if len(signal) > 0 {
-		s.notify.Signal(signal, sig, batchOnly)
+		s.notify.Signal(signal, sig, scope)
 	}
 	if len(cancel) > 0 {
 		res, err := s.raft.Apply(fsm.TypeCancel, &fsm.Cancel{Jobs: cancel, By: id.UID, Now: s.clock.Now().Unix()})
@@ -345,89 +357,6 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 		}
 		if r, ok := res.(fsm.CancelResult); ok && len(r.Terminate) > 0 {
 			s.notify.Terminate(r.Terminate, "REQUEUED")
-		}
-		s.notify.Kick()
-	}
-	return results, nil
-}
-
-// UpdateJob changes TimeLimit, Partition, Name, Comment, Nice or Priority.
-func (s *Service) UpdateJob(ctx context.Context, sel Selection, fields map[string]string) ([]Result, error) {
-	id, err := s.Identify(ctx)
-	if err != nil {
-		return nil, err
-	}
-	priv := s.privileged(id)
-	if err := checkUpdateSizes(fields); err != nil {
-		return nil, err
-	}
-	snap := s.store.Snapshot()
-	cmd := &fsm.UpdateJob{Now: s.clock.Now().Unix()}
-	for k, v := range fields {
-		switch strings.ToLower(k) {
-		case "timelimit":
-			secs, err := units.ParseDuration(v)
-			if err != nil {
-				return nil, invalid("Invalid TimeLimit value")
-			}
-			cmd.TimeLimit = &secs
-		case "partition":
-			if snap.Partition(v) == nil {
-				return nil, invalid("Invalid partition name specified")
-			}
-			cmd.Partition = &v
-		case "name", "jobname":
-			cmd.Name = &v
-		case "comment":
-			cmd.Comment = &v
-		case "nice":
-			n, err := strconv.Atoi(v)
-			if err != nil || n < -2147483645 || n > 2147483645 {
-				return nil, invalid("Invalid nice value")
-			}
-			if n < 0 && !priv {
-				return nil, errDenied
-			}
-			cmd.Nice = &n
-		case "priority":
-			n, err := strconv.ParseUint(v, 10, 32)
-			if err != nil {
-				return nil, invalid("Invalid priority value")
-			}
-			if !priv {
-				return nil, errDenied
-			}
-			p := uint32(n)
-			cmd.Priority = &p
-		default:
-			return nil, invalid("Update of this parameter is not supported: " + k)
-		}
-	}
-	var results []Result
-	for _, x := range s.resolve(snap, &sel, id) {
-		if x.err != "" {
-			results = append(results, Result{Job: x.raw, Error: x.err})
-			continue
-		}
-		j, msg := x.job, ""
-		switch {
-		case !priv && j.UserID != id.UID:
-			msg = "Access/permission denied"
-		case j.Finished():
-			msg = "Job/step already completing or completed"
-		case cmd.Partition != nil && j.State != model.JobPending:
-			msg = "Job is no longer pending execution"
-		case cmd.TimeLimit != nil && !priv && (*cmd.TimeLimit == model.Unlimited || (j.TimeLimit != model.Unlimited && *cmd.TimeLimit > j.TimeLimit)):
-			msg = "Access/permission denied"
-		}
-		results = append(results, Result{Job: j.DisplayID(), Error: msg})
-		if msg == "" {
-			cmd.Jobs = append(cmd.Jobs, j.ID)
-		}
-	}
-	if len(cmd.Jobs) > 0 {
-		if _, err := s.raft.Apply(fsm.TypeUpdateJob, cmd); err != nil {
-			return nil, errCommit(err)
 		}
 		s.notify.Kick()
 	}

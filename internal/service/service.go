@@ -29,7 +29,7 @@ type Committer interface {
 // Notifier is told what the nodes must do after a commit.
 type Notifier interface {
 	Terminate(jobs []model.JobID, reason string)
-	Signal(jobs []model.JobID, sig int, batchOnly bool)
+	Signal(jobs []model.JobID, sig int, scope SignalScope)
 	Kick() // something changed that scheduling should look at
 	// LaunchStep sends a committed step to its nodes.
 	LaunchStep(j *model.Job, st *model.Step)

@@ -55,9 +55,11 @@ func (n *notes) Fetch(_ context.Context, j *model.Job, _ FetchRequest) ([]string
 	return j.NodeNames(), nil
 }
 
-func (n *notes) Terminate(j []model.JobID, _ string)   { n.terminated = append(n.terminated, j...) }
-func (n *notes) Signal(j []model.JobID, _ int, _ bool) { n.signalled = append(n.signalled, j...) }
-func (n *notes) Kick()                                 {}
+func (n *notes) Terminate(j []model.JobID, _ string) { n.terminated = append(n.terminated, j...) }
+func (n *notes) Signal(j []model.JobID, _ int, _ SignalScope) {
+	n.signalled = append(n.signalled, j...)
+}
+func (n *notes) Kick() {}
 
 func setup(t *testing.T) (*Service, *direct, *notes) {
 	t.Helper()
@@ -152,7 +154,7 @@ func TestOwnershipRules(t *testing.T) {
 		}
 		return s
 	}
-	res, err := svc.Signal(as(1000), sel(mine, theirs, 999), 0, false)
+	res, err := svc.Signal(as(1000), sel(mine, theirs, 999), 0, ScopeSteps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +180,7 @@ func TestOwnershipRules(t *testing.T) {
 	}
 	// Filter-only cancels by a user touch only that user's jobs.
 	other, _ := svc.SubmitJob(as(1001), spec())
-	if _, err := svc.Signal(as(1000), Selection{UID: -1, Name: ""}, 0, false); err != nil {
+	if _, err := svc.Signal(as(1000), Selection{UID: -1, Name: ""}, 0, ScopeSteps); err != nil {
 		t.Fatal(err)
 	}
 	if j, _, _ := svc.ListJobs(as(0), []model.JobID{other}, false); j[0].State != model.JobPending {

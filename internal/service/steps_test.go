@@ -76,11 +76,11 @@ func TestStepLifecycle(t *testing.T) {
 		t.Fatalf("step after the first ended: %v", err)
 	}
 	// scancel JOB.STEP marks the step and tells its nodes.
-	res, err := svc.Signal(as(1000), Selection{UID: -1, Targets: []Target{{ID: id, HasStep: true, Step: 2, Raw: "x"}}}, 0, false)
+	res, err := svc.Signal(as(1000), Selection{UID: -1, Targets: []Target{{ID: id, HasStep: true, Step: 2, Raw: "x"}}}, 0, ScopeSteps)
 	if err != nil || len(res) != 1 || res[0].Error != "" || len(n.stepSignals) != 1 || !strings.Contains(n.stepSignals[0], "term=true") {
 		t.Errorf("cancel step: %v %+v %v", err, res, n.stepSignals)
 	}
-	res, _ = svc.Signal(as(1000), Selection{UID: -1, Targets: []Target{{ID: id, HasStep: true, Step: 9, Raw: "x"}}}, 0, false)
+	res, _ = svc.Signal(as(1000), Selection{UID: -1, Targets: []Target{{ID: id, HasStep: true, Step: 9, Raw: "x"}}}, 0, ScopeSteps)
 	if res[0].Error != "Invalid job id specified" {
 		t.Errorf("unknown step: %+v", res)
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -80,4 +81,107 @@ func TestRequeueLikeSlurm(t *testing.T) {
 		t.Errorf("REQUEUED row without its own start and end: %q", out)
 	}
 	c.must("scancel", id)
+}
+
+// TestUpdateJobFields checks issue 17 item 2: scontrol update of the fields
+// users change on pending jobs, with Slurm's refusals for running jobs,
+// other users' jobs and fields Drover cannot change.
+func TestUpdateJobFields(t *testing.T) {
+	c := startUp(t, 2, "--cpus", "2")
+	later := c.sbatch("--begin=now+1hour", "-o", "/dev/null", "--wrap", "true")
+	c.waitFor("BeginTime reason", 20*time.Second, func() bool { return c.jobField(later, "Reason") == "BeginTime" })
+	c.must("scontrol", "update", "JobId="+later, "StartTime=now")
+	c.waitState(later, "COMPLETED", 30*time.Second)
+
+	held := c.sbatch("-H", "-o", "/dev/null", "--wrap", "true")
+	c.must("scontrol", "update", "JobId="+held, "NumTasks=2", "NumNodes=1-2", "TimeLimit=10", "Name=renamed",
+		"Comment=why", "ExcNodeList=node2", "Nice=5", "ArrayTaskThrottle=0")
+	for k, want := range map[string]string{"NumTasks": "2", "TimeLimit": "00:10:00", "JobName": "renamed",
+		"Comment": "why", "ExcNodeList": "node2", "Nice": "5"} {
+		if got := c.jobField(held, k); got != want {
+			t.Errorf("after update %s=%q, want %q", k, got, want)
+		}
+	}
+	c.must("scontrol", "update", "JobId="+held, "Dependency=afterok:"+later)
+	if d := c.jobField(held, "Dependency"); !strings.HasPrefix(d, "afterok:"+later) {
+		t.Errorf("Dependency=%q", d)
+	}
+	c.must("scontrol", "update", "JobId="+held, "Dependency=")
+	for _, tc := range []struct{ field, words string }{
+		{"NumNodes=0", "Node count specification invalid for job " + held},
+		{"NumTasks=0", "Task count specification invalid for job " + held},
+		{"Gres=gpu:1", "Requested node configuration is not available for job " + held},
+		{"ReqNodeList=nosuch", "Invalid node name specified for job " + held},
+		{"Partition=nosuch", "Invalid partition name specified for job " + held},
+		{"Dependency=afterok:999999", "Job dependency problem for job " + held},
+		{"TRES=cpu=2", "Update of this parameter is not supported: TRES=cpu=2"},
+	} {
+		_, errOut, code := c.run("scontrol", "update", "JobId="+held, tc.field)
+		if code != 1 || !strings.Contains(errOut, tc.words) {
+			t.Errorf("update %s: exit %d, stderr %q, want %q", tc.field, code, errOut, tc.words)
+		}
+	}
+	c.must("scontrol", "release", held)
+	c.waitState(held, "COMPLETED", 30*time.Second)
+	if n := c.jobField(held, "NodeList"); n != "node1" {
+		t.Errorf("job updated with ExcNodeList=node2 ran on %q", n)
+	}
+
+	run := c.sbatch("-o", "/dev/null", "--wrap", "sleep 300")
+	c.waitState(run, "RUNNING", 30*time.Second)
+	for _, f := range []string{"StartTime=now", "NumTasks=2", "Account=other", "Dependency=afterany:1"} {
+		_, errOut, code := c.run("scontrol", "update", "JobId="+run, f)
+		if code != 1 || !strings.Contains(errOut, "Job is no longer pending execution for job "+run) {
+			t.Errorf("running job, update %s: exit %d, stderr %q", f, code, errOut)
+		}
+	}
+	c.must("scontrol", "update", "JobId="+run, "Comment=fine", "TimeLimit=20")
+	u := testUser(t, "drovere2e")
+	_, errOut, code := c.runAs(u, "", "scontrol", "update", "JobId="+run, "Comment=mine")
+	if code != 1 || !strings.Contains(errOut, "Access/permission denied") {
+		t.Errorf("other user's update: exit %d, stderr %q", code, errOut)
+	}
+	c.must("scancel", run)
+}
+
+// TestSignalScope checks issue 17 item 4: scancel --signal reaches the
+// steps only; --batch the batch shell only; --full both.
+func TestSignalScope(t *testing.T) {
+	c := startUp(t, 1, "--cpus", "2")
+	dir := worldDir(t)
+	step := `trap "echo step-got-usr1; exit 0" USR1; touch ` + dir + `/ready.$SLURM_JOB_ID; while :; do sleep 0.1; done`
+	script := "#!/bin/bash\nsrun -n1 bash -c '" + step + "'\necho batch-survived\n"
+	run := func(extra string, script string) (string, string) {
+		t.Helper()
+		out := dir + "/out." + extra
+		id := c.sbatch("-o", out, "--wrap", strings.TrimPrefix(script, "#!/bin/bash\n"))
+		c.waitFor("job "+id+" ready", 30*time.Second, func() bool {
+			_, err := os.Stat(dir + "/ready." + id)
+			return err == nil
+		})
+		args := []string{"--signal=USR1", id}
+		if extra != "" {
+			args = append([]string{"--" + extra}, args...)
+		}
+		c.must("scancel", args...)
+		c.waitFor("job "+id+" to end", 30*time.Second, func() bool {
+			s := c.jobField(id, "JobState")
+			return s != "RUNNING" && s != "PENDING" && s != ""
+		})
+		return c.jobField(id, "JobState"), readFile(t, out)
+	}
+	state, out := run("", script)
+	if state != "COMPLETED" || !strings.Contains(out, "step-got-usr1") || !strings.Contains(out, "batch-survived") {
+		t.Errorf("default scope: state %s, output %q", state, out)
+	}
+	batch := "#!/bin/bash\ntrap 'echo batch-got-usr1; exit 0' USR1\ntouch " + dir + "/ready.$SLURM_JOB_ID\nwhile :; do sleep 0.1; done\n"
+	state, out = run("batch", batch)
+	if state != "COMPLETED" || !strings.Contains(out, "batch-got-usr1") {
+		t.Errorf("--batch: state %s, output %q", state, out)
+	}
+	full := "#!/bin/bash\ntrap 'echo batch-got-usr1' USR1\nsrun -n1 bash -c '" + step + "' &\nwait\nwait\necho batch-done\n"
+	state, out = run("full", full)
+	if !strings.Contains(out, "batch-got-usr1") || !strings.Contains(out, "step-got-usr1") {
+		t.Errorf("--full: state %s, output %q", state, out)
+	}
 }

@@ -5994,7 +5994,10 @@ type SignalJob struct {
 	BatchOnly bool   `protobuf:"varint,4,opt,name=batch_only,json=batchOnly,proto3" json:"batch_only,omitempty"`
 	Message   string `protobuf:"bytes,5,opt,name=message,proto3" json:"message,omitempty"`
 	// run: only this run of the job (JobRun.run); 0: whichever runs.
-	Run           uint32 `protobuf:"varint,6,opt,name=run,proto3" json:"run,omitempty"`
+	Run uint32 `protobuf:"varint,6,opt,name=run,proto3" json:"run,omitempty"`
+	// steps_only: the job's steps but not its batch shell (scancel --signal
+	// without --batch or --full).
+	StepsOnly     bool `protobuf:"varint,7,opt,name=steps_only,json=stepsOnly,proto3" json:"steps_only,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6069,6 +6072,13 @@ func (x *SignalJob) GetRun() uint32 {
 		return x.Run
 	}
 	return 0
+}
+
+func (x *SignalJob) GetStepsOnly() bool {
+	if x != nil {
+		return x.StepsOnly
+	}
+	return false
 }
 
 // Accounting (package acct): a query and the records it selects.
@@ -8197,7 +8207,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06Launch\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12\x1b\n" +
-	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\xa3\x01\n" +
+	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\xc2\x01\n" +
 	"\tSignalJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x1c\n" +
@@ -8205,7 +8215,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"batch_only\x18\x04 \x01(\bR\tbatchOnly\x12\x18\n" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x10\n" +
-	"\x03run\x18\x06 \x01(\rR\x03run\"B\n" +
+	"\x03run\x18\x06 \x01(\rR\x03run\x12\x1d\n" +
+	"\n" +
+	"steps_only\x18\a \x01(\bR\tstepsOnly\"B\n" +
 	"\n" +
 	"AcctJobSel\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1d\n" +

@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/hostlist"
+	"github.com/drover-hpc/drover/internal/jobspec"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/units"
 )
@@ -83,6 +84,43 @@ func (r *runner) updateJob(args []string) {
 				return
 			}
 			fields["Nice"] = strconv.FormatInt(n, 10)
+		case abbrev(tag, "Priority", 2):
+			n, err := strconv.ParseUint(val, 10, 32)
+			if err != nil {
+				r.errorf("Invalid Priority value: %s", val)
+				return
+			}
+			fields["Priority"] = strconv.FormatUint(n, 10)
+		case abbrev(tag, "StartTime", 3), abbrev(tag, "BeginTime", 3):
+			t, err := jobspec.ParseBegin(val, r.env.Now())
+			if err != nil {
+				r.complain("Invalid time specification: %s", val)
+				r.complain("No changes specified")
+				return
+			}
+			fields["StartTime"] = strconv.FormatInt(t.Unix(), 10)
+		case abbrev(tag, "QOS", 3):
+			fields["QOS"] = val
+		case abbrev(tag, "Account", 3):
+			fields["Account"] = val
+		case abbrev(tag, "NumNodes", 4), abbrev(tag, "ReqNodes", 8):
+			fields["NumNodes"] = val
+		case abbrev(tag, "NumTasks", 4), abbrev(tag, "ReqProcs", 8):
+			if _, err := strconv.Atoi(val); err != nil {
+				r.errorf("Invalid NumTasks value: %s", val)
+				return
+			}
+			fields["NumTasks"] = val
+		case abbrev(tag, "Dependency", 4):
+			fields["Dependency"] = val
+		case abbrev(tag, "ArrayTaskThrottle", 10):
+			fields["ArrayTaskThrottle"] = val
+		case abbrev(tag, "ReqNodeList", 8), abbrev(tag, "NodeList", 8):
+			fields["ReqNodeList"] = val
+		case abbrev(tag, "ExcNodeList", 4):
+			fields["ExcNodeList"] = val
+		case abbrev(tag, "Gres", 4), abbrev(tag, "TresPerNode", 8):
+			fields["Gres"] = strings.TrimPrefix(val, "gres/")
 		default:
 			r.complain("Update of this parameter is not supported: %s", args[i])
 			r.complain("Request aborted")
