@@ -29,6 +29,7 @@ import (
 	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/state"
+	"github.com/drover-hpc/drover/internal/units"
 )
 
 // Options configures a controller process.
@@ -143,7 +144,8 @@ func Run(ctx context.Context, o Options) error {
 
 	store := state.New(settings.FirstJobID)
 	f := fsm.New(store, log.With("component", "fsm"))
-	rn, err := raftnode.Open(raftnode.Config{Dir: filepath.Join(cfg.StateSaveLocation, "raft"), ID: "ctld-" + host, Log: log}, f)
+	rn, err := raftnode.Open(raftnode.Config{Dir: filepath.Join(cfg.StateSaveLocation, "raft"), ID: "ctld-" + host, Log: log,
+		MinFree: minFree(cfg, log)}, f)
 	if err != nil {
 		return err
 	}
@@ -241,4 +243,23 @@ func Run(ctx context.Context, o Options) error {
 	}
 	_ = os.Remove(sock)
 	return nil
+}
+
+// minFree is the free space the state directory keeps before changes are
+// refused: DroverMinFreeSpace (a size, "512M"; the same key sets the
+// agents' disk-full drain), else raftnode's default rule.
+func minFree(cfg *slurmconf.Config, log *slog.Logger) int64 {
+	v, ok := cfg.Get("DroverMinFreeSpace")
+	if !ok {
+		return 0
+	}
+	mib, err := units.ParseMemMiB(v)
+	if err != nil || mib < 0 {
+		log.Warn("slurm.conf: DroverMinFreeSpace is not a size; using the default", "value", v)
+		return 0
+	}
+	if mib == 0 {
+		return -1 // "0": no reserve
+	}
+	return mib << 20
 }

@@ -7,23 +7,48 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/raft"
 	raftwal "github.com/hashicorp/raft-wal"
+	walfs "github.com/hashicorp/raft-wal/fs"
 	"github.com/hashicorp/raft-wal/metadb"
+	"github.com/hashicorp/raft-wal/segment"
+	"github.com/hashicorp/raft-wal/types"
 
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/state"
 )
 
-// Node is a running Raft member applying commands to an FSM.
+// Node is a running Raft member applying commands to an FSM. When a write
+// to its log fails (a full disk), it reopens the log by itself once space
+// allows; meanwhile Apply refuses with a clear error and reads, which go to
+// the state store, keep working.
 type Node struct {
-	Raft *raft.Raft
+	cfg     Config
+	log     *slog.Logger
+	adapter *adapter
+	space   *spaceGuard
+
+	mu   sync.RWMutex
+	inst *instance // nil while reopening
+
+	broken   chan struct{} // a write failed or leadership was lost
+	stop     chan struct{}
+	done     chan struct{}
+	stopOnce sync.Once
+	reopens  atomic.Int64
+}
+
+// instance is one opening of the log and the Raft member over it.
+type instance struct {
+	r    *raft.Raft
 	wal  *raftwal.WAL
 	meta *metadb.BoltMetaDB
-	fsm  *fsm.FSM
+	obs  *raft.Observer
 }
 
 // Config says where Raft keeps its data and who this member is.
@@ -33,6 +58,15 @@ type Config struct {
 	Log *slog.Logger
 	// SnapshotThreshold is how many log entries trigger a snapshot.
 	SnapshotThreshold uint64
+	// MinFree is the free space (bytes) the state directory's filesystem
+	// must keep for changes to be accepted: 0 picks DefaultMinFree's rule,
+	// a negative value turns the guard off.
+	MinFree int64
+
+	// Test hooks: segment size, the WAL's file system, free-space probe.
+	segmentSize int
+	vfs         types.VFS
+	statfs      func(dir string) (free, size uint64, err error)
 }
 
 // Open starts (or resumes) a single-voter Raft member over the FSM and
@@ -41,6 +75,29 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 	if err := os.MkdirAll(cfg.Dir, 0o700); err != nil {
 		return nil, err
 	}
+	log := cfg.Log
+	if log == nil {
+		log = slog.Default()
+	}
+	n := &Node{
+		cfg: cfg, log: log, adapter: &adapter{fsm: f},
+		space:  newSpaceGuard(cfg.Dir, cfg.MinFree, cfg.statfs),
+		broken: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	inst, err := n.open(false)
+	if err != nil {
+		return nil, err
+	}
+	n.inst = inst
+	go n.watch()
+	return n, nil
+}
+
+// open opens the log and starts Raft over it. resume is set when the FSM
+// already holds everything the log acknowledged (a reopen in this
+// process): the snapshot is not restored and replayed entries are skipped.
+func (n *Node) open(resume bool) (*instance, error) {
+	cfg := n.cfg
 	hl := hclog.New(&hclog.LoggerOptions{Name: "raft", Level: hclog.Warn, Output: os.Stderr})
 	walDir := filepath.Join(cfg.Dir, "wal")
 	if err := os.MkdirAll(walDir, 0o700); err != nil {
@@ -49,12 +106,24 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 	// Keep our own handle on the meta store: WAL.Close leaves it (and its
 	// file lock) open, which would block reopening in the same process.
 	meta := &metadb.BoltMetaDB{}
-	wal, err := raftwal.Open(walDir, raftwal.WithLogger(hl), raftwal.WithMetaStore(meta))
+	size := raftwal.DefaultSegmentSize
+	if cfg.segmentSize > 0 {
+		size = cfg.segmentSize
+	}
+	var vfs types.VFS = walfs.New()
+	if cfg.vfs != nil {
+		vfs = cfg.vfs
+	}
+	wal, err := raftwal.Open(walDir, raftwal.WithLogger(hl), raftwal.WithMetaStore(meta),
+		raftwal.WithSegmentSize(size), raftwal.WithSegmentFiler(segment.NewFiler(walDir, vfs)))
 	if err != nil {
+		meta.Close()
 		return nil, fmt.Errorf("open raft log: %w", err)
 	}
+	inst := &instance{wal: wal, meta: meta}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hl)
 	if err != nil {
+		inst.close()
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
 	rc := raft.DefaultConfig()
@@ -73,27 +142,38 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 	rc.CommitTimeout = 5 * time.Millisecond
 	rc.BatchApplyCh = true
 	rc.MaxAppendEntries = 256
+	rc.NoSnapshotRestoreOnStart = resume
 
 	addr, trans := raft.NewInmemTransport(raft.ServerAddress(cfg.ID))
 	has, err := raft.HasExistingState(wal, wal, snaps)
 	if err != nil {
+		inst.close()
 		return nil, err
 	}
 	if !has {
 		boot := raft.Configuration{Servers: []raft.Server{{ID: rc.LocalID, Address: addr}}}
 		if err := raft.BootstrapCluster(rc, wal, wal, snaps, trans, boot); err != nil {
+			inst.close()
 			return nil, fmt.Errorf("bootstrap raft: %w", err)
 		}
 	}
-	r, err := raft.NewRaft(rc, &adapter{fsm: f}, wal, wal, snaps, trans)
+	r, err := raft.NewRaft(rc, n.adapter, wal, wal, snaps, trans)
 	if err != nil {
+		inst.close()
 		return nil, err
 	}
-	n := &Node{Raft: r, wal: wal, meta: meta, fsm: f}
+	inst.r = r
+	// A single voter stops leading only when its own log refused a write:
+	// tell the watcher at once.
+	obsCh := make(chan raft.Observation, 8)
+	inst.obs = raft.NewObserver(obsCh, false, func(o *raft.Observation) bool {
+		_, ok := o.Data.(raft.RaftState)
+		return ok
+	})
 	deadline := time.Now().Add(30 * time.Second)
 	for r.State() != raft.Leader {
 		if time.Now().After(deadline) {
-			n.Close()
+			inst.close()
 			return nil, errors.New("raft: no leadership after 30s")
 		}
 		time.Sleep(5 * time.Millisecond)
@@ -101,20 +181,63 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 	// Wait until the replayed log is applied, so reads see every
 	// acknowledged job before the controller serves anyone.
 	if err := r.Barrier(30 * time.Second).Error(); err != nil {
-		n.Close()
+		inst.close()
 		return nil, fmt.Errorf("raft barrier: %w", err)
 	}
-	return n, nil
+	r.RegisterObserver(inst.obs)
+	go n.observe(obsCh, r)
+	return inst, nil
 }
 
-// Apply commits a command and returns the FSM's result.
+// observe reports the loss of leadership of one instance to the watcher.
+func (n *Node) observe(ch <-chan raft.Observation, r *raft.Raft) {
+	for {
+		select {
+		case o := <-ch:
+			if s, ok := o.Data.(raft.RaftState); ok && s != raft.Leader && s != raft.Shutdown {
+				n.markBroken()
+			}
+		case <-n.stop:
+			return
+		}
+		if r.State() == raft.Shutdown {
+			return
+		}
+	}
+}
+
+func (n *Node) markBroken() {
+	select {
+	case n.broken <- struct{}{}:
+	default:
+	}
+}
+
+// Apply commits a command and returns the FSM's result. While the state
+// directory is short of space it refuses with an error wrapping
+// ErrNoSpace, before anything is written.
 func (n *Node) Apply(t fsm.Type, body any) (any, error) {
+	if err := n.space.check(); err != nil {
+		return nil, err
+	}
 	data, err := fsm.Encode(t, body)
 	if err != nil {
 		return nil, err
 	}
-	fut := n.Raft.Apply(data, 30*time.Second)
+	n.mu.RLock()
+	inst := n.inst
+	n.mu.RUnlock()
+	if inst == nil {
+		return nil, ErrRecovering
+	}
+	fut := inst.r.Apply(data, 30*time.Second)
 	if err := fut.Error(); err != nil {
+		if !errors.Is(err, raft.ErrEnqueueTimeout) {
+			n.markBroken()
+		}
+		if n.space.low() {
+			return nil, n.space.err()
+		}
 		return nil, fmt.Errorf("commit: %w", err)
 	}
 	if e, ok := fut.Response().(error); ok {
@@ -124,23 +247,66 @@ func (n *Node) Apply(t fsm.Type, body any) (any, error) {
 }
 
 // IsLeader reports whether this member leads.
-func (n *Node) IsLeader() bool { return n.Raft.State() == raft.Leader }
+func (n *Node) IsLeader() bool {
+	n.mu.RLock()
+	defer n.mu.RUnlock()
+	return n.inst != nil && n.inst.r.State() == raft.Leader
+}
+
+// Snapshot asks Raft for a snapshot now.
+func (n *Node) Snapshot() error {
+	n.mu.RLock()
+	inst := n.inst
+	n.mu.RUnlock()
+	if inst == nil {
+		return ErrRecovering
+	}
+	return inst.r.Snapshot().Error()
+}
 
 // Close stops Raft and closes its log.
 func (n *Node) Close() error {
-	err := n.Raft.Shutdown().Error()
-	if cerr := n.wal.Close(); err == nil {
+	n.stopOnce.Do(func() { close(n.stop) })
+	<-n.done
+	n.mu.Lock()
+	inst := n.inst
+	n.inst = nil
+	n.mu.Unlock()
+	if inst == nil {
+		return nil
+	}
+	return inst.close()
+}
+
+func (i *instance) close() error {
+	var err error
+	if i.r != nil {
+		if i.obs != nil {
+			i.r.DeregisterObserver(i.obs)
+		}
+		err = i.r.Shutdown().Error()
+	}
+	if cerr := i.wal.Close(); err == nil {
 		err = cerr
 	}
-	if cerr := n.meta.Close(); err == nil {
+	if cerr := i.meta.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
-type adapter struct{ fsm *fsm.FSM }
+// adapter feeds committed entries to the FSM. It remembers the last index
+// applied so that a log reopened in the same process replays nothing twice.
+type adapter struct {
+	fsm     *fsm.FSM
+	applied atomic.Uint64
+}
 
 func (a *adapter) Apply(l *raft.Log) any {
+	if l.Index <= a.applied.Load() {
+		return nil
+	}
+	a.applied.Store(l.Index)
 	if l.Type != raft.LogCommand {
 		return nil
 	}
@@ -153,6 +319,9 @@ func (a *adapter) Snapshot() (raft.FSMSnapshot, error) {
 
 func (a *adapter) Restore(rc io.ReadCloser) error {
 	defer rc.Close()
+	// Raft goes on from the snapshot's index, which the FSM does not
+	// know: forget ours, or entries after the snapshot would be skipped.
+	a.applied.Store(0)
 	return a.fsm.Restore(rc, 0)
 }
 

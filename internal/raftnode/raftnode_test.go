@@ -62,7 +62,7 @@ func TestRestartFromSnapshot(t *testing.T) {
 	if _, err := n.Apply(fsm.TypeSubmit, &fsm.Submit{Spec: arr, Partition: "p", Now: 1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := n.Raft.Snapshot().Error(); err != nil {
+	if err := n.Snapshot(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := n.Apply(fsm.TypeSubmit, &fsm.Submit{Spec: spec(), Partition: "p", Now: 2}); err != nil {

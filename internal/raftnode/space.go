@@ -1,0 +1,130 @@
+package raftnode
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoSpace is wrapped by Apply's error while the state directory is
+// short of space: nothing was written, and the change may be retried once
+// space is freed.
+var ErrNoSpace = errors.New("No space left on device")
+
+// ErrRecovering is Apply's error while the log is being reopened after a
+// failed write.
+var ErrRecovering = errors.New("controller state is being reopened after a failed write, try again")
+
+// DefaultMinFree is the least free space kept by default when the
+// filesystem is large: 1 GiB, or 2% of a smaller filesystem, but never less
+// than minReserve.
+const DefaultMinFree = 1 << 30
+
+// minReserve is what one more log segment (preallocated, 64 MiB) plus the
+// metadata and a small snapshot need: below it a write can fail half-way,
+// so the default rule never goes lower.
+const minReserve = 80 << 20
+
+// checkEvery is how long a free-space reading is trusted. Short enough
+// that writes resume about as soon as space is freed; long enough that a
+// burst of commits costs one statfs.
+const checkEvery = 250 * time.Millisecond
+
+// NoSpaceError says how short the state directory is.
+type NoSpaceError struct {
+	Dir           string
+	Free, Reserve uint64
+}
+
+func (e *NoSpaceError) Error() string {
+	return fmt.Sprintf("StateSaveLocation %s: No space left on device (%s free, %s kept in reserve): "+
+		"changes are refused until space is freed", e.Dir, mib(e.Free), mib(e.Reserve))
+}
+
+// Is makes errors.Is(err, ErrNoSpace) true.
+func (e *NoSpaceError) Is(target error) bool { return target == ErrNoSpace }
+
+func mib(b uint64) string { return fmt.Sprintf("%d MiB", b>>20) }
+
+// spaceGuard refuses changes before the state directory's filesystem is
+// so full that a log write could fail half-way.
+type spaceGuard struct {
+	dir     string
+	minFree int64 // 0: default rule; <0: off
+	statfs  func(dir string) (free, size uint64, err error)
+
+	mu      sync.Mutex
+	checked time.Time
+	free    uint64
+	reserve uint64
+}
+
+func newSpaceGuard(dir string, minFree int64, statfs func(string) (uint64, uint64, error)) *spaceGuard {
+	if statfs == nil {
+		statfs = statDir
+	}
+	return &spaceGuard{dir: dir, minFree: minFree, statfs: statfs}
+}
+
+func statDir(dir string) (free, size uint64, err error) {
+	var st unix.Statfs_t
+	if err := unix.Statfs(dir, &st); err != nil {
+		return 0, 0, err
+	}
+	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
+}
+
+// refresh reads the free space unless a recent reading is still good.
+// An unreadable filesystem counts as having room: the write itself will
+// tell.
+func (g *spaceGuard) refresh(force bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.minFree < 0 || (!force && time.Since(g.checked) < checkEvery) {
+		return
+	}
+	g.checked = time.Now()
+	free, size, err := g.statfs(g.dir)
+	if err != nil {
+		g.free, g.reserve = 1, 0
+		return
+	}
+	reserve := uint64(g.minFree)
+	if g.minFree == 0 {
+		reserve = max(min(DefaultMinFree, size/50), minReserve)
+	}
+	g.free, g.reserve = free, reserve
+}
+
+// low reports whether free space is below the reserve (fresh reading).
+func (g *spaceGuard) low() bool {
+	g.refresh(true)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.free < g.reserve
+}
+
+// check returns a *NoSpaceError while free space is below the reserve.
+func (g *spaceGuard) check() error {
+	g.mu.Lock()
+	wasLow := g.free < g.reserve
+	g.mu.Unlock()
+	// While short, read afresh each time: writes resume the moment space
+	// is freed.
+	g.refresh(wasLow)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.free < g.reserve {
+		return &NoSpaceError{Dir: g.dir, Free: g.free, Reserve: g.reserve}
+	}
+	return nil
+}
+
+// err is check's error after a fresh reading.
+func (g *spaceGuard) err() error {
+	g.refresh(true)
+	return g.check()
+}
