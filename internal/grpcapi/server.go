@@ -106,7 +106,21 @@ func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJ
 	case r.WithoutSpec:
 		return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Listing), Now: now}, nil
 	}
-	return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Full), Now: now}, nil
+	// Scripts and environments (secrets, often) only to their owner and
+	// operators; everyone else gets the listing, as Slurm shows them.
+	id, err := s.svc.Identify(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := make([]*pb.Job, len(jobs))
+	for i, j := range jobs {
+		d := wire.Listing
+		if s.svc.MaySeeSpec(id, j) {
+			d = wire.Full
+		}
+		out[i] = wire.JobToPB(j, d)
+	}
+	return &pb.ListJobsResponse{Jobs: out, Now: now}, nil
 }
 
 func (s *Server) WatchJobs(r *pb.WatchJobsRequest, stream pb.Drover_WatchJobsServer) error {

@@ -120,6 +120,12 @@ func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
 
 func (s *Service) privileged(id *auth.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
 
+// MaySeeSpec reports whether the caller may read j's script and
+// environment: its owner and operators only.
+func (s *Service) MaySeeSpec(id *auth.Identity, j *model.Job) bool {
+	return s.privileged(id) || j.UserID == id.UID
+}
+
 // SubmitJob validates a job and commits it; it returns the job id only
 // once the job is in the replicated log.
 func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
