@@ -42,9 +42,15 @@ type job struct {
 	mu       sync.Mutex
 	ending   bool
 	timedOut bool
-	steps    map[model.StepID]*stepRun
-	stepWG   sync.WaitGroup
-	released chan struct{} // closed when the job is told to end
+	// limit is the armed time limit (nil: none); suspended/frozenAt track
+	// scontrol suspend, which stops the clock of the limit.
+	limit     *time.Timer
+	deadline  time.Time
+	suspended bool
+	frozenAt  time.Time
+	steps     map[model.StepID]*stepRun
+	stepWG    sync.WaitGroup
+	released  chan struct{} // closed when the job is told to end
 }
 
 // run is the job's run this record belongs to (model.Job.Run).
@@ -218,28 +224,44 @@ func (a *Agent) start(j *job) executor.Result {
 	if ending { // cancelled while starting
 		proc.Terminate(a.killWait)
 	}
-	timer := a.timeLimit(j)
+	a.timeLimit(j)
 	res := proc.Wait()
 	a.taskEpilog(mj, es.Env)
-	if timer != nil {
-		timer.Stop()
-	}
+	j.stopLimit()
 	return res
 }
 
 // timeLimit arms the job's time limit: TIMEOUT, and the kill sequence.
-func (a *Agent) timeLimit(j *job) *time.Timer {
+func (a *Agent) timeLimit(j *job) {
 	mj := j.model
 	if mj.TimeLimit <= 0 {
-		return nil
+		return
 	}
-	deadline := time.Unix(mj.StartTime, 0).Add(time.Duration(mj.TimeLimit) * time.Second)
-	return time.AfterFunc(time.Until(deadline), func() {
-		j.mu.Lock()
-		j.timedOut = true
-		j.mu.Unlock()
-		a.terminateJob(j, a.stepdMessage(j, " DUE TO TIME LIMIT"), model.JobTimeout)
-	})
+	// Time spent suspended before this agent took the job is not run time.
+	deadline := time.Unix(mj.StartTime+mj.TimeLimit+mj.SuspendedSecs, 0)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.deadline = deadline
+	if !j.suspended {
+		j.limit = time.AfterFunc(time.Until(deadline), func() { a.timedOut(j) })
+	}
+}
+
+func (a *Agent) timedOut(j *job) {
+	j.mu.Lock()
+	j.timedOut = true
+	j.mu.Unlock()
+	a.terminateJob(j, a.stepdMessage(j, " DUE TO TIME LIMIT"), model.JobTimeout)
+}
+
+// stopLimit disarms the time limit once the job ended.
+func (j *job) stopLimit() {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if j.limit != nil {
+		j.limit.Stop()
+	}
+	j.deadline = time.Time{}
 }
 
 // holdAllocation is the primary record of an salloc/srun allocation: no
@@ -249,11 +271,9 @@ func (a *Agent) holdAllocation(j *job) executor.Result {
 	if err := a.recordAllocation(j); err != nil {
 		a.log.Warn("allocation not recorded: it will not outlive this agent", "job", j.id, "err", err)
 	}
-	timer := a.timeLimit(j)
+	a.timeLimit(j)
 	<-j.released
-	if timer != nil {
-		timer.Stop()
-	}
+	j.stopLimit()
 	return executor.Result{}
 }
 
@@ -361,7 +381,13 @@ func (a *Agent) signal(s *pb.SignalJob) {
 		}
 		return
 	}
+	if s.Suspend || s.Resume {
+		a.suspend(j, s.Suspend)
+		return
+	}
 	if s.Terminate {
+		// A frozen job cannot act on signals: thaw it first.
+		a.suspend(j, false)
 		msg, endAs := "", model.JobState(0)
 		switch s.Message {
 		case "CANCELLED":

@@ -190,11 +190,9 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 
 // resume follows a job taken back until it ends.
 func (a *Agent) resume(j *job) {
-	timer := a.timeLimit(j)
+	a.timeLimit(j)
 	res := j.proc.Wait()
-	if timer != nil {
-		timer.Stop()
-	}
+	j.stopLimit()
 	a.finish(j, res)
 }
 

@@ -98,6 +98,11 @@ type Group interface {
 	// for Delete, not for new processes (on v2 some kernels kill any
 	// process later started into it).
 	Kill(ctx context.Context) error
+	// Freeze stops (true) or resumes (false) every process of the group
+	// and its descendants at once (scontrol suspend/resume); a frozen
+	// process cannot run, fork or act on signals until thawed.
+	// ErrNoFreezer when the machine has no freezer for the group.
+	Freeze(frozen bool) error
 	// Delete kills what is left (5 s at most) and removes the group and
 	// its descendants.
 	Delete() error
@@ -285,6 +290,7 @@ type noneGroup string
 func (g noneGroup) Rel() string               { return string(g) }
 func (noneGroup) Update(Limits) error         { return nil }
 func (noneGroup) Targets() ([]string, string) { return nil, "" }
+func (noneGroup) Freeze(bool) error           { return ErrNoFreezer }
 func (noneGroup) AddProc(int) error           { return nil }
 func (noneGroup) Procs() ([]int, error)       { return nil, nil }
 func (noneGroup) Stats() (Stats, error)       { return Stats{}, errors.New("no cgroups") }
@@ -321,3 +327,7 @@ func cleanRel(rel string) (string, error) {
 	}
 	return c, nil
 }
+
+// ErrNoFreezer: the group cannot be frozen (no v1 freezer hierarchy, or a
+// v2 kernel before 5.2).
+var ErrNoFreezer = errors.New("cgroups: no freezer for this group")

@@ -330,3 +330,15 @@ func (g *v1Group) Delete() error {
 	}
 	return errors.Join(errs...)
 }
+
+func (g *v1Group) Freeze(frozen bool) error {
+	fz := g.dir("freezer")
+	if fz == "" {
+		return ErrNoFreezer
+	}
+	state := "THAWED"
+	if frozen {
+		state = "FROZEN"
+	}
+	return writeFile(fz, "freezer.state", state)
+}

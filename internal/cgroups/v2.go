@@ -201,3 +201,14 @@ func (g *v2Group) Delete() error {
 	}
 	return removeTree(g.dir)
 }
+
+func (g *v2Group) Freeze(frozen bool) error {
+	if !exists(g.dir, "cgroup.freeze") {
+		return ErrNoFreezer
+	}
+	v := "0"
+	if frozen {
+		v = "1"
+	}
+	return writeFile(g.dir, "cgroup.freeze", v)
+}

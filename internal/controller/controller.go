@@ -228,6 +228,23 @@ func (c *Controller) Terminate(jobs []model.JobID, reason string) {
 	}
 }
 
+// Suspend freezes (true) or thaws (false) the processes of running jobs
+// on every node they hold.
+func (c *Controller) Suspend(jobs []model.JobID, suspend bool) {
+	snap := c.store.Snapshot()
+	for _, id := range jobs {
+		j := snap.Job(id)
+		if j == nil || len(j.Alloc) == 0 {
+			continue
+		}
+		for _, n := range j.NodeNames() {
+			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
+				JobId: uint32(id), Suspend: suspend, Resume: !suspend, Run: j.Run(),
+			}}})
+		}
+	}
+}
+
 // Signal delivers a signal to running jobs: by default to their steps
 // only (Slurm spares the batch shell signals other than KILL), with
 // ScopeBatch to the batch shell only, with ScopeFull to both.

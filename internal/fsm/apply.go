@@ -266,6 +266,7 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) any {
 	}
 	release(txn, j)
 	j = j.Clone()
+	unsuspend(j, c.Now)
 	if !j.Released {
 		j.ExitCode, j.Signal = c.ExitCode, c.Signal
 	}
@@ -349,6 +350,7 @@ func requeue(j *model.Job, now int64) {
 		j.Runs = runs
 	}
 	j.ExitCode, j.Signal, j.Preempted = 0, 0, false
+	j.Suspended, j.SuspendTime, j.SuspendedSecs, j.SecsPreSuspend = false, 0, 0, 0
 	j.State, j.Completing, j.EndState = model.JobPending, false, 0
 	j.Steps, j.NextStep, j.Released = nil, 0, false
 	j.Alloc, j.StartTime, j.EndTime = nil, 0, 0
@@ -409,6 +411,19 @@ func applyControl(txn *state.Txn, c *Control) any {
 			if !j.HoldAdmin && !j.HoldUser {
 				j.Reason, j.Priority = model.ReasonNone, 1
 			}
+		case "suspend":
+			if j.State != model.JobRunning || j.Completing || j.Suspended {
+				continue
+			}
+			j.SecsPreSuspend = max(0, c.Now-j.StartTime-j.SuspendedSecs)
+			j.Suspended, j.SuspendTime = true, c.Now
+			res.Suspend = append(res.Suspend, id)
+		case "resume":
+			if !j.Suspended {
+				continue
+			}
+			unsuspend(j, c.Now)
+			res.Resume = append(res.Resume, id)
 		case "requeue", "requeuehold":
 			switch {
 			case j.State == model.JobRunning && !j.Completing:
@@ -645,4 +660,14 @@ func applySetConfig(txn *state.Txn, c *SetConfig) {
 	if snap.NextJobID < c.FirstJobID {
 		txn.SetNextJobID(c.FirstJobID)
 	}
+}
+
+// unsuspend ends j's suspension at now: the suspended time is kept apart
+// from its run time.
+func unsuspend(j *model.Job, now int64) {
+	if !j.Suspended {
+		return
+	}
+	j.SuspendedSecs += max(0, now-j.SuspendTime)
+	j.Suspended = false
 }

@@ -120,9 +120,12 @@ type Cancel struct {
 // CancelResult lists the running jobs whose nodes must now kill them.
 type CancelResult struct {
 	Terminate []model.JobID
+	// Suspend and Resume: jobs whose processes are to be frozen or thawed.
+	Suspend, Resume []model.JobID
 }
 
-// Control is hold, uhold, release, requeue or requeuehold.
+// Control is hold, uhold, release, requeue, requeuehold, suspend or
+// resume.
 type Control struct {
 	Jobs   []model.JobID `json:"jobs"`
 	Action string        `json:"action"`

@@ -164,6 +164,16 @@ type Job struct {
 	// Preempted: this run is being ended for a higher-tier job; its end
 	// requeues it at once (REQUEUE) or ends it PREEMPTED (CANCEL).
 	Preempted bool `json:"preempted,omitempty"`
+	// Suspended (scontrol suspend): State stays RUNNING inside the
+	// controller, the processes are frozen and users see SUSPENDED.
+	// SuspendTime is when this suspension began; SuspendedSecs the time
+	// spent suspended before it. Run time and the time limit leave both
+	// out.
+	Suspended     bool  `json:"suspended,omitempty"`
+	SuspendTime   int64 `json:"suspend_time,omitempty"`
+	SuspendedSecs int64 `json:"suspended_secs,omitempty"`
+	// SecsPreSuspend is the run time when the last suspension began.
+	SecsPreSuspend int64 `json:"secs_pre_suspend,omitempty"`
 	// Released: the holder of an allocation (salloc, srun) gave it back
 	// with ExitCode/Signal, which the node's end report must not replace.
 	Released bool `json:"released,omitempty"`
@@ -300,4 +310,13 @@ func itoa(v int64) string {
 	}
 	b.Write(buf[i:])
 	return b.String()
+}
+
+// SuspendedFor is how long j has been suspended in all, up to now.
+func (j *Job) SuspendedFor(now int64) int64 {
+	d := j.SuspendedSecs
+	if j.Suspended && now > j.SuspendTime {
+		d += now - j.SuspendTime
+	}
+	return d
 }

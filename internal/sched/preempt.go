@@ -68,7 +68,7 @@ func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Vic
 			if v.Completing {
 				draining = append(draining, v)
 			}
-		case v.Completing:
+		case v.Completing, v.Suspended:
 		default:
 			vp := s.in.Partitions[v.Partition]
 			if vp == nil || vp.PriorityTier >= tier {

@@ -314,6 +314,11 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 			cmd = "release-user"
 		}
 	case "requeue", "requeuehold":
+	case "suspend", "resume":
+		// Operators only, as in Slurm.
+		if !priv {
+			return nil, errDenied
+		}
 	default:
 		return nil, invalid("Invalid command: " + action)
 	}
@@ -336,6 +341,15 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 			} else if cmd == "release-user" && j.HoldAdmin {
 				msg = "Access/permission denied"
 			}
+		case cmd == "suspend" || cmd == "resume":
+			switch {
+			case j.State == model.JobPending:
+				msg = "Job is pending execution"
+			case j.Finished() || j.Completing:
+				msg = "Job/step already completing or completed"
+			case cmd == "resume" && !j.Suspended:
+				msg = "Job is not suspended"
+			}
 		case j.State == model.JobPending:
 			msg = "Job is pending execution"
 		case j.Spec != nil && !j.Spec.Requeue:
@@ -355,8 +369,16 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 		if err != nil {
 			return nil, errCommit(err)
 		}
-		if r, ok := res.(fsm.CancelResult); ok && len(r.Terminate) > 0 {
-			s.notify.Terminate(r.Terminate, "REQUEUED")
+		if r, ok := res.(fsm.CancelResult); ok {
+			if len(r.Terminate) > 0 {
+				s.notify.Terminate(r.Terminate, "REQUEUED")
+			}
+			if len(r.Suspend) > 0 {
+				s.notify.Suspend(r.Suspend, true)
+			}
+			if len(r.Resume) > 0 {
+				s.notify.Suspend(r.Resume, false)
+			}
 		}
 		s.notify.Kick()
 	}

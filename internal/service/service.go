@@ -31,6 +31,8 @@ type Notifier interface {
 	Terminate(jobs []model.JobID, reason string)
 	Signal(jobs []model.JobID, sig int, scope SignalScope)
 	Kick() // something changed that scheduling should look at
+	// Suspend freezes (true) or thaws (false) running jobs' processes.
+	Suspend(jobs []model.JobID, suspend bool)
 	// LaunchStep sends a committed step to its nodes.
 	LaunchStep(j *model.Job, st *model.Step)
 	// SignalStep signals a step's tasks, or terminates them.

@@ -59,7 +59,8 @@ func (n *notes) Terminate(j []model.JobID, _ string) { n.terminated = append(n.t
 func (n *notes) Signal(j []model.JobID, _ int, _ SignalScope) {
 	n.signalled = append(n.signalled, j...)
 }
-func (n *notes) Kick() {}
+func (n *notes) Kick()                       {}
+func (n *notes) Suspend([]model.JobID, bool) {}
 
 func setup(t *testing.T) (*Service, *direct, *notes) {
 	t.Helper()

@@ -67,6 +67,9 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 	if err != nil {
 		return nil, nil, err
 	}
+	if j.Suspended {
+		return nil, nil, invalid("Job is current suspended, requested operation disabled")
+	}
 	if max := s.Settings().MaxStepCount; max > 0 && int(j.NextStep) >= max {
 		return nil, nil, invalid("Step limit reached for this job")
 	}

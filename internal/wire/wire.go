@@ -104,6 +104,11 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 		DepFailed: j.DepFailed, SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime,
 		StartTime: j.StartTime, EndTime: j.EndTime, ExitCode: j.ExitCode, Signal: j.Signal,
 		CancelledBy: j.CancelledBy, SpecId: uint32(j.SpecID), NextStep: int32(j.NextStep),
+		Suspended: j.Suspended, SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, SecsPreSuspend: j.SecsPreSuspend,
+	}
+	if j.Suspended && j.State == model.JobRunning && !j.Completing && d != Full {
+		// Users see SUSPENDED; nodes (Full) keep the controller's view.
+		out.State = uint32(model.JobSuspended)
 	}
 	for _, a := range j.Alloc {
 		out.Alloc = append(out.Alloc, &pb.NodeAlloc{Node: a.Node, Cpus: int32(a.CPUs), Mem: a.Mem,
@@ -201,6 +206,7 @@ func jobFromPB(j *pb.Job, spec *model.JobSpec) *model.Job {
 		EligibleTime: j.EligibleTime, StartTime: j.StartTime, EndTime: j.EndTime,
 		ExitCode: j.ExitCode, Signal: j.Signal, CancelledBy: j.CancelledBy, SpecID: model.JobID(j.SpecId),
 		Spec: spec, NextStep: model.StepID(j.NextStep), Steps: stepsFromPB(j.Steps),
+		Suspended: j.Suspended, SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, SecsPreSuspend: j.SecsPreSuspend,
 	}
 	for _, a := range j.Alloc {
 		out.Alloc = append(out.Alloc, model.NodeAlloc{Node: a.Node, CPUs: int(a.Cpus), Mem: a.Mem,

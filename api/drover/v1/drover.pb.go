@@ -1199,12 +1199,18 @@ type Job struct {
 	CancelledBy  uint32                 `protobuf:"varint,30,opt,name=cancelled_by,json=cancelledBy,proto3" json:"cancelled_by,omitempty"`
 	SpecId       uint32                 `protobuf:"varint,31,opt,name=spec_id,json=specId,proto3" json:"spec_id,omitempty"`
 	// spec_index is 1 + an index into ListJobsResponse.specs (0 = none).
-	SpecIndex     uint32  `protobuf:"varint,32,opt,name=spec_index,json=specIndex,proto3" json:"spec_index,omitempty"`
-	Steps         []*Step `protobuf:"bytes,33,rep,name=steps,proto3" json:"steps,omitempty"`
-	NextStep      int32   `protobuf:"varint,34,opt,name=next_step,json=nextStep,proto3" json:"next_step,omitempty"`
-	BatchUsage    *Usage  `protobuf:"bytes,35,opt,name=batch_usage,json=batchUsage,proto3" json:"batch_usage,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	SpecIndex  uint32  `protobuf:"varint,32,opt,name=spec_index,json=specIndex,proto3" json:"spec_index,omitempty"`
+	Steps      []*Step `protobuf:"bytes,33,rep,name=steps,proto3" json:"steps,omitempty"`
+	NextStep   int32   `protobuf:"varint,34,opt,name=next_step,json=nextStep,proto3" json:"next_step,omitempty"`
+	BatchUsage *Usage  `protobuf:"bytes,35,opt,name=batch_usage,json=batchUsage,proto3" json:"batch_usage,omitempty"`
+	// Suspended (scontrol suspend): since suspend_time; suspended_secs is
+	// the time spent suspended before, which run time leaves out.
+	Suspended      bool  `protobuf:"varint,50,opt,name=suspended,proto3" json:"suspended,omitempty"`
+	SuspendTime    int64 `protobuf:"varint,51,opt,name=suspend_time,json=suspendTime,proto3" json:"suspend_time,omitempty"`
+	SuspendedSecs  int64 `protobuf:"varint,52,opt,name=suspended_secs,json=suspendedSecs,proto3" json:"suspended_secs,omitempty"`
+	SecsPreSuspend int64 `protobuf:"varint,53,opt,name=secs_pre_suspend,json=secsPreSuspend,proto3" json:"secs_pre_suspend,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1480,6 +1486,34 @@ func (x *Job) GetBatchUsage() *Usage {
 		return x.BatchUsage
 	}
 	return nil
+}
+
+func (x *Job) GetSuspended() bool {
+	if x != nil {
+		return x.Suspended
+	}
+	return false
+}
+
+func (x *Job) GetSuspendTime() int64 {
+	if x != nil {
+		return x.SuspendTime
+	}
+	return 0
+}
+
+func (x *Job) GetSuspendedSecs() int64 {
+	if x != nil {
+		return x.SuspendedSecs
+	}
+	return 0
+}
+
+func (x *Job) GetSecsPreSuspend() int64 {
+	if x != nil {
+		return x.SecsPreSuspend
+	}
+	return 0
 }
 
 type StepSpec struct {
@@ -5997,7 +6031,10 @@ type SignalJob struct {
 	Run uint32 `protobuf:"varint,6,opt,name=run,proto3" json:"run,omitempty"`
 	// steps_only: the job's steps but not its batch shell (scancel --signal
 	// without --batch or --full).
-	StepsOnly     bool `protobuf:"varint,7,opt,name=steps_only,json=stepsOnly,proto3" json:"steps_only,omitempty"`
+	StepsOnly bool `protobuf:"varint,7,opt,name=steps_only,json=stepsOnly,proto3" json:"steps_only,omitempty"`
+	// suspend / resume: freeze or thaw every process of the job here.
+	Suspend       bool `protobuf:"varint,20,opt,name=suspend,proto3" json:"suspend,omitempty"`
+	Resume        bool `protobuf:"varint,21,opt,name=resume,proto3" json:"resume,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6077,6 +6114,20 @@ func (x *SignalJob) GetRun() uint32 {
 func (x *SignalJob) GetStepsOnly() bool {
 	if x != nil {
 		return x.StepsOnly
+	}
+	return false
+}
+
+func (x *SignalJob) GetSuspend() bool {
+	if x != nil {
+		return x.Suspend
+	}
+	return false
+}
+
+func (x *SignalJob) GetResume() bool {
+	if x != nil {
+		return x.Resume
 	}
 	return false
 }
@@ -7789,7 +7840,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x10\n" +
 	"\x03mem\x18\x03 \x01(\x03R\x03mem\x12\x17\n" +
 	"\acpu_ids\x18\x04 \x03(\x04R\x06cpuIds\x12\x12\n" +
-	"\x04gpus\x18\x05 \x03(\x04R\x04gpus\"\x83\b\n" +
+	"\x04gpus\x18\x05 \x03(\x04R\x04gpus\"\x95\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12 \n" +
 	"\farray_job_id\x18\x02 \x01(\rR\n" +
@@ -7836,7 +7887,11 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x05steps\x18! \x03(\v2\x0f.drover.v1.StepR\x05steps\x12\x1b\n" +
 	"\tnext_step\x18\" \x01(\x05R\bnextStep\x121\n" +
 	"\vbatch_usage\x18# \x01(\v2\x10.drover.v1.UsageR\n" +
-	"batchUsage\"\x92\x06\n" +
+	"batchUsage\x12\x1c\n" +
+	"\tsuspended\x182 \x01(\bR\tsuspended\x12!\n" +
+	"\fsuspend_time\x183 \x01(\x03R\vsuspendTime\x12%\n" +
+	"\x0esuspended_secs\x184 \x01(\x03R\rsuspendedSecs\x12(\n" +
+	"\x10secs_pre_suspend\x185 \x01(\x03R\x0esecsPreSuspend\"\x92\x06\n" +
 	"\bStepSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\tR\x04argv\x122\n" +
@@ -8207,7 +8262,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x06Launch\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12\x1b\n" +
-	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\xc2\x01\n" +
+	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\"\xf4\x01\n" +
 	"\tSignalJob\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x16\n" +
 	"\x06signal\x18\x02 \x01(\x05R\x06signal\x12\x1c\n" +
@@ -8217,7 +8272,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\amessage\x18\x05 \x01(\tR\amessage\x12\x10\n" +
 	"\x03run\x18\x06 \x01(\rR\x03run\x12\x1d\n" +
 	"\n" +
-	"steps_only\x18\a \x01(\bR\tstepsOnly\"B\n" +
+	"steps_only\x18\a \x01(\bR\tstepsOnly\x12\x18\n" +
+	"\asuspend\x18\x14 \x01(\bR\asuspend\x12\x16\n" +
+	"\x06resume\x18\x15 \x01(\bR\x06resume\"B\n" +
 	"\n" +
 	"AcctJobSel\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1d\n" +

@@ -221,7 +221,8 @@ func (r *runner) reconfigure(argv []string) {
 	}
 }
 
-// control is hold, uhold, release, requeue and requeuehold: one request per
+// control is hold, uhold, release, requeue, requeuehold, suspend and
+// resume: one request per
 // argument, each a job id list (or, for the hold family, Name=<job name>).
 func (r *runner) control(argv []string) {
 	tag := argv[0]
@@ -235,6 +236,10 @@ func (r *runner) control(argv []string) {
 		action = "uhold"
 	case abbrev(tag, "hold", 4):
 		action = "hold"
+	case abbrev(tag, "suspend", 2):
+		action = "suspend"
+	case abbrev(tag, "resume", 3):
+		action = "resume"
 	default:
 		action = "release"
 	}
@@ -254,7 +259,7 @@ func (r *runner) control(argv []string) {
 }
 
 func (r *runner) controlOne(action, arg string) {
-	holdFamily := !strings.HasPrefix(action, "requeue")
+	holdFamily := !strings.HasPrefix(action, "requeue") && action != "suspend" && action != "resume"
 	job := trimPrefixFold(trimPrefixFold(arg, "JobID="), "Job=")
 	failed := func(msg string) {
 		if holdFamily {

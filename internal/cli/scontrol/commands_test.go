@@ -195,7 +195,7 @@ func TestKeywordsAndModes(t *testing.T) {
 		{[]string{"show", "job", "1", "2"}, 1, "", "too many arguments for keyword:show\n"},
 		{[]string{"show", "bogus"}, 1, "", "invalid entity:bogus for keyword:show \n"},
 		{[]string{"show", "reservation"}, 1, "", "scontrol: error: show reservations: not supported by Drover\n"},
-		{[]string{"suspend", "5"}, 1, "", "scontrol: error: suspend: command not supported by Drover\n"},
+		{[]string{"top", "5"}, 1, "", "scontrol: error: top: command not supported by Drover\n"},
 		{[]string{"vers"}, 0, "slurm 22.05.8\n", ""},
 		{[]string{"-V"}, 0, "slurm 22.05.8\n", ""},
 		{[]string{"--bogus"}, 1, "", "scontrol: unknown flag: --bogus\nTry \"scontrol --help\" for more information\n"},

@@ -154,7 +154,7 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 	if lastEval == 0 {
 		lastEval = j.SubmitTime
 	}
-	fmt.Fprintf(&b, "SuspendTime=None SecsPreSuspend=0 LastSchedEval=%s Scheduler=Main%s", stamp(lastEval), le)
+	fmt.Fprintf(&b, "SuspendTime=%s SecsPreSuspend=%d LastSchedEval=%s Scheduler=Main%s", stampOr(j.SuspendTime, "None"), j.SecsPreSuspend, stamp(lastEval), le)
 
 	fmt.Fprintf(&b, "Partition=%s AllocNode:Sid=%s:0%s",
 		orNull(firstNonEmpty(j.Partition, spec.Partition)), orNull(spec.SubmitHost), le)
@@ -232,7 +232,7 @@ func runTime(j *model.Job, now int64) int64 {
 	if !j.State.Final() || end <= 0 {
 		end = now
 	}
-	return max(0, end-j.StartTime)
+	return max(0, end-j.StartTime-j.SuspendedFor(end))
 }
 
 // endTime is the job's end, or its expected end while it runs under a limit.

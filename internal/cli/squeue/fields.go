@@ -52,7 +52,7 @@ func (c *renderCtx) timeUsed(j *model.Job) int64 {
 	if (j.State == model.JobRunning || j.State == model.JobSuspended) && !j.Completing || end == 0 {
 		end = c.now
 	}
-	return end - j.StartTime
+	return max(0, end-j.StartTime-j.SuspendedFor(end))
 }
 
 // endTime is when j ended or is expected to end (0 = unknown).

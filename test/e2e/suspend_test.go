@@ -1,0 +1,75 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSuspendResume: scontrol suspend freezes every process of a job
+// (cgroup freezer), the job shows SUSPENDED and its run time and time
+// limit stop; resume thaws it and it finishes; users may do neither.
+func TestSuspendResume(t *testing.T) {
+	u := testUser(t, "drovere2e")
+	c := startUp(t, 1)
+	out := filepath.Join(c.dir, "ticks")
+	// A job that ticks into a file; its time limit (8 s) is shorter than
+	// its run plus the suspension, so it finishes only if suspended time
+	// does not count.
+	id := c.sbatch("-t", "0:08", "-o", os.DevNull, "--wrap",
+		"for i in $(seq 1 12); do echo $i >> "+out+"; sleep 0.5; done; srun true; echo done >> "+out)
+	c.waitState(id, "RUNNING", 30*time.Second)
+	c.waitFor("the job to tick", 10*time.Second, func() bool { b, _ := os.ReadFile(out); return len(b) > 0 })
+
+	if _, errOut, code := c.runAs(u, "", "scontrol", "suspend", id); code != 1 || !strings.Contains(errOut, "Access/permission denied for job "+id) {
+		t.Errorf("suspend as a user: %d %q", code, errOut)
+	}
+	c.must("scontrol", "suspend", id)
+	if st := c.jobField(id, "JobState"); st != "SUSPENDED" {
+		t.Fatalf("JobState=%s after suspend", st)
+	}
+	if got := strings.TrimSpace(c.must("squeue", "-h", "-j", id, "-o", "%t")); got != "S" {
+		t.Errorf("squeue %%t = %q, want S", got)
+	}
+	// Frozen: nothing more is written while suspended (the freezer
+	// stops the processes at once).
+	b1, _ := os.ReadFile(out)
+	deadline := time.Now().Add(4 * time.Second)
+	for time.Now().Before(deadline) {
+		time.Sleep(500 * time.Millisecond) // the suspension itself is what is measured
+		if b2, _ := os.ReadFile(out); len(b2) != len(b1) {
+			t.Fatalf("the job kept writing while suspended: %q -> %q", b1, b2)
+		}
+	}
+	run1 := c.jobField(id, "RunTime")
+	if pre := c.jobField(id, "SecsPreSuspend"); pre == "" || pre == "0" && len(b1) > 6 {
+		t.Errorf("SecsPreSuspend=%s", pre)
+	}
+	if _, errOut, code := c.run("scontrol", "suspend", "99999"); code == 0 {
+		t.Errorf("suspend of an unknown job: %q", errOut)
+	}
+	c.must("scontrol", "resume", id)
+	if _, errOut, code := c.run("scontrol", "resume", id); code != 1 || !strings.Contains(errOut, "Job is not suspended for job "+id) {
+		t.Errorf("second resume: %d %q", code, errOut)
+	}
+	c.waitState(id, "COMPLETED", 30*time.Second)
+	if got := readFile(t, out); !strings.HasSuffix(got, "12\ndone\n") {
+		t.Errorf("job output %q", got)
+	}
+	// Run time left the suspension out: it is below wall time.
+	secs := func(s string) int {
+		p := strings.Split(s, ":")
+		n := 0
+		for _, x := range p {
+			v, _ := strconv.Atoi(x)
+			n = n*60 + v
+		}
+		return n
+	}
+	if rt := secs(c.jobField(id, "RunTime")); rt > 8 || secs(run1) > 4 {
+		t.Errorf("RunTime=%s (at suspension %s): suspended time was counted", c.jobField(id, "RunTime"), run1)
+	}
+}
