@@ -1,7 +1,7 @@
 # Drover — make targets (make help lists them)
 GO ?= go
 BIN := bin
-CMDS := sbatch srun salloc sattach sbcast squeue sinfo scancel scontrol sstat sdiag sacctmgr sacct sreport
+CMDS := sbatch srun salloc sattach sbcast squeue sinfo scancel scontrol sstat sdiag sacctmgr sacct sreport sprio sshare
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # Stripped: every Slurm command is a start of this binary. cgo when a C
 # compiler is there: it lets the agent load NVIDIA's library for

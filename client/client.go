@@ -480,3 +480,26 @@ func (c *Client) Diag(ctx context.Context, reset bool) (*cli.DiagInfo, error) {
 	d.RPCByType, d.RPCByUser = conv(r.RpcByType), conv(r.RpcByUser)
 	return d, nil
 }
+
+// Priorities returns the priority factors and fair-share tree.
+func (c *Client) Priorities(ctx context.Context) (*cli.PriorityInfo, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.Priorities(ctx, &pb.PrioritiesRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := &cli.PriorityInfo{Multifactor: r.Multifactor}
+	if w := r.Weights; w != nil {
+		out.WAge, out.WFairShare, out.WJobSize, out.WPart, out.WQOS = w.Age, w.Fairshare, w.Jobsize, w.Partition, w.Qos
+	}
+	for _, j := range r.Jobs {
+		out.Jobs = append(out.Jobs, cli.JobPriority{ID: j.DisplayId, JobID: j.JobId, Partition: j.Partition, User: j.User, UID: j.Uid,
+			Priority: j.Priority, Age: j.Age, FairShare: j.Fairshare, JobSize: j.Jobsize, Part: j.PartitionFactor, QOS: j.Qos, Nice: int(j.Nice)})
+	}
+	for _, s := range r.Shares {
+		out.Shares = append(out.Shares, cli.ShareRow{Account: s.Account, User: s.User, Depth: int(s.Depth), RawShares: int(s.RawShares),
+			NormShares: s.NormShares, RawUsage: s.RawUsage, EffUsage: s.EffectvUsage, FairShare: s.Fairshare})
+	}
+	return out, nil
+}

@@ -32,9 +32,11 @@ import (
 	"github.com/drover-hpc/drover/internal/cli/scontrol"
 	"github.com/drover-hpc/drover/internal/cli/sdiag"
 	"github.com/drover-hpc/drover/internal/cli/sinfo"
+	"github.com/drover-hpc/drover/internal/cli/sprio"
 	"github.com/drover-hpc/drover/internal/cli/squeue"
 	"github.com/drover-hpc/drover/internal/cli/sreport"
 	"github.com/drover-hpc/drover/internal/cli/srun"
+	"github.com/drover-hpc/drover/internal/cli/sshare"
 	"github.com/drover-hpc/drover/internal/cli/sstat"
 	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/dbd"
@@ -61,6 +63,8 @@ var Commands = map[string]cli.Command{
 	"sacctmgr": sacctmgr.Run,
 	"sacct":    sacct.Run,
 	"sreport":  sreport.Run,
+	"sprio":    sprio.Run,
+	"sshare":   sshare.Run,
 }
 
 // Main runs the invocation and returns the exit status.

@@ -58,7 +58,37 @@ type Client interface {
 	// Diag returns the controller's statistics (sdiag), reset after
 	// reading when reset.
 	Diag(ctx context.Context, reset bool) (*DiagInfo, error)
+	// Priorities returns pending jobs' priority factors and the
+	// fair-share tree (sprio, sshare).
+	Priorities(ctx context.Context) (*PriorityInfo, error)
 	Close() error
+}
+
+// PriorityInfo is what sprio and sshare show.
+type PriorityInfo struct {
+	Multifactor                             bool
+	WAge, WFairShare, WJobSize, WPart, WQOS uint32
+	Jobs                                    []JobPriority
+	Shares                                  []ShareRow
+}
+
+// JobPriority is one pending job's normalised factors.
+type JobPriority struct {
+	ID                                 string
+	JobID                              uint32
+	Partition, User                    string
+	UID                                uint32
+	Priority                           uint32
+	Age, FairShare, JobSize, Part, QOS float64
+	Nice                               int
+}
+
+// ShareRow is one association of the fair-share tree; User "" is an
+// account.
+type ShareRow struct {
+	Account, User                             string
+	Depth, RawShares                          int
+	NormShares, RawUsage, EffUsage, FairShare float64
 }
 
 // DiagInfo is what sdiag shows. Times are unix seconds, durations

@@ -73,10 +73,11 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Add(3)
+	wg.Add(4)
 	go func() { defer wg.Done(); c.scheduleLoop(ctx) }()
 	go func() { defer wg.Done(); c.accountingLoop(ctx) }()
 	go func() { defer wg.Done(); c.housekeepingLoop(ctx) }()
+	go func() { defer wg.Done(); c.priorityLoop(ctx) }()
 	wg.Wait()
 }
 

@@ -26,6 +26,7 @@ import (
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/raftnode"
 	"github.com/drover-hpc/drover/internal/sched"
+	"github.com/drover-hpc/drover/internal/sched/priority"
 	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/state"
@@ -84,6 +85,12 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		MaxStepCount:  cfg.MaxStepCount,
 		MaxScriptSize: cfg.MaxScriptSize,
 		Preempt:       sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, ExemptTime: cfg.PreemptExemptTime},
+		Priority: service.PriorityConfig{
+			Multifactor: cfg.Priority.Multifactor, DecayHalfLife: cfg.Priority.DecayHalfLife, CalcPeriod: cfg.Priority.CalcPeriod,
+			Weights: priority.Weights{Age: cfg.Priority.WeightAge, FairShare: cfg.Priority.WeightFairshare,
+				JobSize: cfg.Priority.WeightJobSize, Partition: cfg.Priority.WeightPartition, QOS: cfg.Priority.WeightQOS,
+				MaxAge: cfg.Priority.MaxAge, FavorSmall: cfg.Priority.FavorSmall, SmallRelativeToTime: cfg.Priority.SmallRelativeToTime},
+		},
 		FirstJobID:    model.JobID(cfg.FirstJobID),
 		DefMemPerCPU:  cfg.DefMemPerCPU,
 		DefMemPerNode: cfg.DefMemPerNode,

@@ -72,6 +72,8 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		}
 	case *SetConfig:
 		applySetConfig(txn, c)
+	case *Priorities:
+		applyPriorities(txn, c)
 	case *ResetStats:
 		txn.SetStats(state.JobStats{Since: c.Now})
 	case *AcctAck:
@@ -123,7 +125,7 @@ func applySubmit(txn *state.Txn, c *Submit) any {
 	base := &model.Job{
 		ArrayTaskID: model.NoArrayTask, Spec: c.Spec, SpecID: first,
 		UserID: c.UID, GroupID: c.GID, Groups: c.Groups, UserName: c.User, Partition: c.Partition,
-		State: model.JobPending, Reason: model.ReasonNone, Priority: c.Priority, Nice: c.Spec.Nice,
+		State: model.JobPending, Reason: model.ReasonNone, Priority: c.Priority, Nice: c.Spec.Nice, PrioritySet: c.Spec.Priority != nil,
 		TimeLimit: c.TimeLimit, Name: c.Spec.Name, Comment: c.Spec.Comment, SubmitTime: c.Now,
 		HoldUser: c.Spec.Hold,
 	}
@@ -470,7 +472,7 @@ func applyUpdateJob(txn *state.Txn, c *UpdateJob) {
 			j.Nice = *c.Nice
 		}
 		if c.Priority != nil {
-			j.Priority = *c.Priority
+			j.Priority, j.PrioritySet = *c.Priority, true
 		}
 		if c.BeginTime != nil && j.State == model.JobPending {
 			j.BeginTime = max(*c.BeginTime, 1) // 0 would mean "the spec's"
@@ -670,4 +672,22 @@ func unsuspend(j *model.Job, now int64) {
 	}
 	j.SuspendedSecs += max(0, now-j.SuspendTime)
 	j.Suspended = false
+}
+
+// applyPriorities sets computed priorities on jobs still pending, neither
+// held (priority 0) nor given one by an operator.
+func applyPriorities(txn *state.Txn, c *Priorities) {
+	snap := txn.Snapshot()
+	for id, p := range c.Jobs {
+		j := snap.Job(id)
+		if j == nil || j.State != model.JobPending || j.Priority == 0 || j.PrioritySet || j.Priority == p {
+			continue
+		}
+		j = j.Clone()
+		j.Priority = p
+		txn.PutJob(j)
+	}
+	if c.Usage != nil {
+		txn.SetUsage(c.Usage, c.UsageAt)
+	}
 }

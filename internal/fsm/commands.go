@@ -31,6 +31,7 @@ const (
 	TypeAcctAck
 	TypeSetAcctDB
 	TypeResetStats
+	TypePriorities
 )
 
 // Submit creates a job, or one record per task of an array.
@@ -244,6 +245,7 @@ var bodies = map[Type]func() any{
 	TypeAcctAck:      func() any { return new(AcctAck) },
 	TypeSetAcctDB:    func() any { return new(SetAcctDB) },
 	TypeResetStats:   func() any { return new(ResetStats) },
+	TypePriorities:   func() any { return new(Priorities) },
 }
 
 // Encode serialises a command for the log: one type byte, then JSON.
@@ -278,4 +280,13 @@ type JoinToken struct {
 	Token  *model.JoinToken `json:"token,omitempty"`
 	Delete string           `json:"delete,omitempty"`
 	Now    int64            `json:"now"`
+}
+
+// Priorities is one multifactor recalculation (PriorityCalcPeriod): the
+// new priorities of pending jobs, and the fair-share usage decayed and
+// brought up to UsageAt (nil: unchanged).
+type Priorities struct {
+	Jobs    map[model.JobID]uint32 `json:"jobs,omitempty"`
+	Usage   map[string]float64     `json:"usage,omitempty"`
+	UsageAt int64                  `json:"usage_at,omitempty"`
 }

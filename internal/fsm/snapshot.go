@@ -25,9 +25,12 @@ type header struct {
 	AcctSeq uint64              `json:"acct_seq,omitempty"`
 	Outbox  []state.OutboxEntry `json:"outbox,omitempty"`
 	// The accounting configuration (sacctmgr) and its version.
-	AcctDB    *model.AcctDB  `json:"acct_db,omitempty"`
-	AcctDBVer uint64         `json:"acct_db_version,omitempty"`
-	Stats     state.JobStats `json:"stats"`
+	AcctDB    *model.AcctDB `json:"acct_db,omitempty"`
+	AcctDBVer uint64        `json:"acct_db_version,omitempty"`
+	// Usage is the fair-share usage (model of sshare's RawUsage).
+	Usage   map[string]float64 `json:"usage,omitempty"`
+	UsageAt int64              `json:"usage_at,omitempty"`
+	Stats   state.JobStats     `json:"stats"`
 }
 
 type record struct {
@@ -47,6 +50,7 @@ func WriteSnapshot(snap *state.Snapshot, w io.Writer) error {
 		Nodes: snap.Nodes(), Partitions: snap.Partitions(), Tokens: snap.Tokens(), AcctSeq: snap.OutboxSeq()}
 	snap.Outbox(0, func(e state.OutboxEntry) bool { h.Outbox = append(h.Outbox, e); return true })
 	h.AcctDB, h.AcctDBVer = snap.AcctDB()
+	h.Usage, h.UsageAt = snap.Usage()
 	h.Stats = snap.Stats()
 	if err := enc.Encode(h); err != nil {
 		return err
@@ -125,6 +129,7 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 	}
 	txn.RestoreOutbox(h.AcctSeq, h.Outbox)
 	txn.SetAcctDB(h.AcctDB, h.AcctDBVer)
+	txn.SetUsage(h.Usage, h.UsageAt)
 	txn.SetStats(h.Stats)
 	txn.Commit(index)
 	return nil

@@ -125,3 +125,25 @@ func (s *Server) Diag(ctx context.Context, r *pb.DiagRequest) (*pb.DiagResponse,
 	out.RpcByType, out.RpcByUser = s.rpc.snapshot()
 	return out, nil
 }
+
+// Priorities answers sprio and sshare.
+func (s *Server) Priorities(ctx context.Context, _ *pb.PrioritiesRequest) (*pb.PrioritiesResponse, error) {
+	r, err := s.svc.Priorities(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	w := r.Weights
+	out := &pb.PrioritiesResponse{Multifactor: r.Multifactor, Weights: &pb.PriorityWeights{
+		Age: w.Age, Fairshare: w.FairShare, Jobsize: w.JobSize, Partition: w.Partition, Qos: w.QOS}}
+	for _, jp := range r.Jobs {
+		j, f := jp.Job, jp.Factors
+		out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint32(j.ID), DisplayId: j.DisplayID(), Partition: j.Partition, User: j.UserName,
+			Uid: j.UserID, Priority: f.Priority, Age: f.Age, Fairshare: f.FairShare, Jobsize: f.JobSize, PartitionFactor: f.Partition,
+			Qos: f.QOS, Nice: int32(f.Nice)})
+	}
+	for _, sr := range r.Shares {
+		out.Shares = append(out.Shares, &pb.ShareRow{Account: sr.Account, User: sr.User, Depth: int32(sr.Depth), RawShares: int32(sr.RawShares),
+			NormShares: sr.NormShares, RawUsage: sr.RawUsage, EffectvUsage: sr.EffUsage, Fairshare: sr.FairShare})
+	}
+	return out, nil
+}

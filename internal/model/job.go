@@ -138,12 +138,15 @@ type Job struct {
 	HoldUser   bool     `json:"hold_user,omitempty"`
 	HoldAdmin  bool     `json:"hold_admin,omitempty"`
 	Priority   uint32   `json:"priority"`
-	Nice       int      `json:"nice,omitempty"`
-	TimeLimit  int64    `json:"time_limit"` // seconds after defaults; Unlimited possible
-	Name       string   `json:"name"`
-	Comment    string   `json:"comment,omitempty"`
-	Restarts   int      `json:"restarts,omitempty"`
-	DepFailed  bool     `json:"dep_failed,omitempty"`
+	// PrioritySet: an operator gave the priority (--priority, scontrol
+	// update priority=); the multifactor plugin leaves it alone.
+	PrioritySet bool   `json:"priority_set,omitempty"`
+	Nice        int    `json:"nice,omitempty"`
+	TimeLimit   int64  `json:"time_limit"` // seconds after defaults; Unlimited possible
+	Name        string `json:"name"`
+	Comment     string `json:"comment,omitempty"`
+	Restarts    int    `json:"restarts,omitempty"`
+	DepFailed   bool   `json:"dep_failed,omitempty"`
 	// BeginTime, when set, replaces Spec.BeginTime for this job alone:
 	// scontrol update StartTime=, or the wait Slurm imposes on a requeued
 	// job before it may start again.

@@ -193,6 +193,11 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		return 0, invalid(err.Error())
 	}
 	prio := uint32(1)
+	if st.Priority.Multifactor {
+		now := s.clock.Now().Unix()
+		j := &model.Job{Spec: spec, Partition: part.Name, UserName: id.User, Nice: spec.Nice, TimeLimit: limit, EligibleTime: now}
+		prio = s.NewPrioritizer(snap, nil).Factors(j, now).Priority
+	}
 	if spec.Priority != nil {
 		// An operator's --priority; 0 holds the job, as in Slurm.
 		if prio = *spec.Priority; prio == 0 {

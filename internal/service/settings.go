@@ -19,7 +19,9 @@ type Settings struct {
 	// a batch script in bytes; 0 = Slurm's default.
 	MaxJobCount, MaxStepCount, MaxScriptSize int
 	// Preempt is PreemptType, PreemptMode and PreemptExemptTime.
-	Preempt       sched.Preempt
+	Preempt sched.Preempt
+	// Priority is PriorityType=priority/multifactor and its weights.
+	Priority      PriorityConfig
 	FirstJobID    model.JobID
 	DefMemPerCPU  int64
 	DefMemPerNode int64

@@ -61,6 +61,8 @@ type Config struct {
 	// Preemption: PreemptType without "preempt/" ("none", "partition_prio",
 	// "qos"), the cluster's PreemptMode (OFF, CANCEL, REQUEUE, SUSPEND; GANG
 	// kept apart) and PreemptExemptTime in seconds.
+	// Priority is PriorityType and its companions (multifactor).
+	Priority          Priority
 	PreemptType       string
 	PreemptMode       string
 	PreemptGang       bool
@@ -216,6 +218,7 @@ func newConfig(file string) *Config {
 		MaxArraySize:      DefaultMaxArraySize,
 		MaxJobCount:       DefaultMaxJobCount,
 		PreemptType:       "none",
+		Priority:          Priority{MaxAge: 7 * 24 * 3600, DecayHalfLife: 7 * 24 * 3600, CalcPeriod: 300},
 		PreemptMode:       "OFF",
 		MaxStepCount:      DefaultMaxStepCount,
 		MaxScriptSize:     DefaultMaxScriptSize,
@@ -287,4 +290,15 @@ func (c *Config) DefaultPartition() (*PartitionConf, bool) {
 		}
 	}
 	return nil, false
+}
+
+// Priority holds the PriorityType=priority/multifactor settings.
+type Priority struct {
+	Multifactor                                                           bool // PriorityType=priority/multifactor (else basic)
+	WeightAge, WeightFairshare, WeightJobSize, WeightPartition, WeightQOS uint32
+	MaxAge                                                                int64 // seconds
+	FavorSmall                                                            bool
+	SmallRelativeToTime, NoFairTree                                       bool  // PriorityFlags
+	DecayHalfLife                                                         int64 // seconds
+	CalcPeriod                                                            int64 // seconds
 }

@@ -356,6 +356,56 @@ func (p *parser) global(pos Pos, kv pair) error {
 		if c.MaxJobCount, err = parseInt(v, 1, 1<<31-1); err != nil {
 			return bad("a positive integer")
 		}
+	case "prioritytype":
+		switch strings.ToLower(v) {
+		case "priority/multifactor":
+			c.Priority.Multifactor = true
+		case "priority/basic":
+			c.Priority.Multifactor = false
+		default:
+			return bad("priority/basic or priority/multifactor")
+		}
+	case "priorityweightage", "priorityweightfairshare", "priorityweightjobsize", "priorityweightpartition", "priorityweightqos":
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 || n > 1<<32-1 {
+			return bad("a weight from 0 to 4294967295")
+		}
+		w := map[string]*uint32{"priorityweightage": &c.Priority.WeightAge, "priorityweightfairshare": &c.Priority.WeightFairshare,
+			"priorityweightjobsize": &c.Priority.WeightJobSize, "priorityweightpartition": &c.Priority.WeightPartition,
+			"priorityweightqos": &c.Priority.WeightQOS}[lower]
+		*w = uint32(n)
+	case "prioritymaxage", "prioritydecayhalflife", "prioritycalcperiod":
+		n, err := units.ParseDuration(v)
+		if err != nil || n < 0 {
+			return bad("a time (minutes, or [days-]hours:minutes:seconds)")
+		}
+		switch lower {
+		case "prioritymaxage":
+			c.Priority.MaxAge = n
+		case "prioritydecayhalflife":
+			c.Priority.DecayHalfLife = n
+		default:
+			c.Priority.CalcPeriod = max(1, n)
+		}
+	case "priorityfavorsmall":
+		b, ok := parseBool(v)
+		if !ok {
+			return bad("YES or NO")
+		}
+		c.Priority.FavorSmall = b
+	case "priorityflags":
+		for _, f := range strings.Split(v, ",") {
+			switch strings.ToUpper(strings.TrimSpace(f)) {
+			case "SMALL_RELATIVE_TO_TIME":
+				c.Priority.SmallRelativeToTime = true
+			case "NO_FAIR_TREE":
+				c.Priority.NoFairTree = true
+			case "", "ACCRUE_ALWAYS", "CALCULATE_RUNNING", "DEPTH_OBLIVIOUS", "INCR_ONLY", "MAX_TRES",
+				"NO_NORMAL_ALL", "NO_NORMAL_ASSOC", "NO_NORMAL_PART", "NO_NORMAL_QOS", "NO_NORMAL_TRES":
+			default:
+				c.Warnings = append(c.Warnings, fmt.Sprintf("%s: PriorityFlags: unknown flag %q ignored", pos, strings.TrimSpace(f)))
+			}
+		}
 	case "preempttype":
 		t := strings.ToLower(strings.TrimPrefix(strings.ToLower(v), "preempt/"))
 		switch t {

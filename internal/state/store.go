@@ -23,6 +23,8 @@ type Snapshot struct {
 	acctDB     *model.AcctDB               // sacctmgr's configuration; nil until first set
 	acctDBVer  uint64                      // bumped on each change of acctDB
 	stats      JobStats
+	usage      map[string]float64 // fair-share usage by account/user, decayed to usageAt; replaced, never changed
+	usageAt    int64
 }
 
 // Store holds the current snapshot and wakes watchers on each change.
@@ -277,3 +279,10 @@ func (s *Snapshot) ActiveByNameUser(name string, uid uint32) []*model.Job {
 	})
 	return out
 }
+
+// Usage is the decayed fair-share usage (CPU-seconds) by association and
+// the time it was brought up to; nil before the first computation.
+func (s *Snapshot) Usage() (map[string]float64, int64) { return s.usage, s.usageAt }
+
+// SetUsage replaces the fair-share usage.
+func (t *Txn) SetUsage(u map[string]float64, at int64) { t.snap.usage, t.snap.usageAt = u, at }

@@ -49,7 +49,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("e2e: build failed:", err)
 		os.Exit(1)
 	}
-	for _, c := range []string{"sbatch", "srun", "salloc", "sattach", "sbcast", "squeue", "sinfo", "scancel", "scontrol", "sstat", "sdiag", "sacctmgr", "sacct", "sreport"} {
+	for _, c := range []string{"sbatch", "srun", "salloc", "sattach", "sbcast", "squeue", "sinfo", "scancel", "scontrol", "sstat", "sdiag", "sacctmgr", "sacct", "sreport", "sprio", "sshare"} {
 		_ = os.Symlink("drover", filepath.Join(dir, c))
 	}
 	code := m.Run()

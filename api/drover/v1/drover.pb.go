@@ -7717,6 +7717,420 @@ func (x *DiagResponse) GetAcctDisabled() bool {
 	return false
 }
 
+type PrioritiesRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrioritiesRequest) Reset() {
+	*x = PrioritiesRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrioritiesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrioritiesRequest) ProtoMessage() {}
+
+func (x *PrioritiesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrioritiesRequest.ProtoReflect.Descriptor instead.
+func (*PrioritiesRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
+}
+
+type PriorityWeights struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Age           uint32                 `protobuf:"varint,1,opt,name=age,proto3" json:"age,omitempty"`
+	Fairshare     uint32                 `protobuf:"varint,2,opt,name=fairshare,proto3" json:"fairshare,omitempty"`
+	Jobsize       uint32                 `protobuf:"varint,3,opt,name=jobsize,proto3" json:"jobsize,omitempty"`
+	Partition     uint32                 `protobuf:"varint,4,opt,name=partition,proto3" json:"partition,omitempty"`
+	Qos           uint32                 `protobuf:"varint,5,opt,name=qos,proto3" json:"qos,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PriorityWeights) Reset() {
+	*x = PriorityWeights{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PriorityWeights) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PriorityWeights) ProtoMessage() {}
+
+func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PriorityWeights.ProtoReflect.Descriptor instead.
+func (*PriorityWeights) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
+}
+
+func (x *PriorityWeights) GetAge() uint32 {
+	if x != nil {
+		return x.Age
+	}
+	return 0
+}
+
+func (x *PriorityWeights) GetFairshare() uint32 {
+	if x != nil {
+		return x.Fairshare
+	}
+	return 0
+}
+
+func (x *PriorityWeights) GetJobsize() uint32 {
+	if x != nil {
+		return x.Jobsize
+	}
+	return 0
+}
+
+func (x *PriorityWeights) GetPartition() uint32 {
+	if x != nil {
+		return x.Partition
+	}
+	return 0
+}
+
+func (x *PriorityWeights) GetQos() uint32 {
+	if x != nil {
+		return x.Qos
+	}
+	return 0
+}
+
+// JobPriority is one pending job's normalised factors (0 to 1).
+type JobPriority struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	JobId           uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Partition       string                 `protobuf:"bytes,2,opt,name=partition,proto3" json:"partition,omitempty"`
+	User            string                 `protobuf:"bytes,3,opt,name=user,proto3" json:"user,omitempty"`
+	Priority        uint32                 `protobuf:"varint,4,opt,name=priority,proto3" json:"priority,omitempty"`
+	Age             float64                `protobuf:"fixed64,5,opt,name=age,proto3" json:"age,omitempty"`
+	Fairshare       float64                `protobuf:"fixed64,6,opt,name=fairshare,proto3" json:"fairshare,omitempty"`
+	Jobsize         float64                `protobuf:"fixed64,7,opt,name=jobsize,proto3" json:"jobsize,omitempty"`
+	PartitionFactor float64                `protobuf:"fixed64,8,opt,name=partition_factor,json=partitionFactor,proto3" json:"partition_factor,omitempty"`
+	Qos             float64                `protobuf:"fixed64,9,opt,name=qos,proto3" json:"qos,omitempty"`
+	Nice            int32                  `protobuf:"varint,10,opt,name=nice,proto3" json:"nice,omitempty"`
+	DisplayId       string                 `protobuf:"bytes,11,opt,name=display_id,json=displayId,proto3" json:"display_id,omitempty"`
+	Uid             uint32                 `protobuf:"varint,12,opt,name=uid,proto3" json:"uid,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *JobPriority) Reset() {
+	*x = JobPriority{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JobPriority) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JobPriority) ProtoMessage() {}
+
+func (x *JobPriority) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
+func (*JobPriority) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
+}
+
+func (x *JobPriority) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *JobPriority) GetPartition() string {
+	if x != nil {
+		return x.Partition
+	}
+	return ""
+}
+
+func (x *JobPriority) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *JobPriority) GetPriority() uint32 {
+	if x != nil {
+		return x.Priority
+	}
+	return 0
+}
+
+func (x *JobPriority) GetAge() float64 {
+	if x != nil {
+		return x.Age
+	}
+	return 0
+}
+
+func (x *JobPriority) GetFairshare() float64 {
+	if x != nil {
+		return x.Fairshare
+	}
+	return 0
+}
+
+func (x *JobPriority) GetJobsize() float64 {
+	if x != nil {
+		return x.Jobsize
+	}
+	return 0
+}
+
+func (x *JobPriority) GetPartitionFactor() float64 {
+	if x != nil {
+		return x.PartitionFactor
+	}
+	return 0
+}
+
+func (x *JobPriority) GetQos() float64 {
+	if x != nil {
+		return x.Qos
+	}
+	return 0
+}
+
+func (x *JobPriority) GetNice() int32 {
+	if x != nil {
+		return x.Nice
+	}
+	return 0
+}
+
+func (x *JobPriority) GetDisplayId() string {
+	if x != nil {
+		return x.DisplayId
+	}
+	return ""
+}
+
+func (x *JobPriority) GetUid() uint32 {
+	if x != nil {
+		return x.Uid
+	}
+	return 0
+}
+
+// ShareRow is one association of the fair-share tree (sshare).
+type ShareRow struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Account       string                 `protobuf:"bytes,1,opt,name=account,proto3" json:"account,omitempty"`
+	User          string                 `protobuf:"bytes,2,opt,name=user,proto3" json:"user,omitempty"`
+	Depth         int32                  `protobuf:"varint,3,opt,name=depth,proto3" json:"depth,omitempty"`
+	RawShares     int32                  `protobuf:"varint,4,opt,name=raw_shares,json=rawShares,proto3" json:"raw_shares,omitempty"`
+	NormShares    float64                `protobuf:"fixed64,5,opt,name=norm_shares,json=normShares,proto3" json:"norm_shares,omitempty"`
+	RawUsage      float64                `protobuf:"fixed64,6,opt,name=raw_usage,json=rawUsage,proto3" json:"raw_usage,omitempty"`
+	EffectvUsage  float64                `protobuf:"fixed64,7,opt,name=effectv_usage,json=effectvUsage,proto3" json:"effectv_usage,omitempty"`
+	Fairshare     float64                `protobuf:"fixed64,8,opt,name=fairshare,proto3" json:"fairshare,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ShareRow) Reset() {
+	*x = ShareRow{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ShareRow) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ShareRow) ProtoMessage() {}
+
+func (x *ShareRow) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ShareRow.ProtoReflect.Descriptor instead.
+func (*ShareRow) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{95}
+}
+
+func (x *ShareRow) GetAccount() string {
+	if x != nil {
+		return x.Account
+	}
+	return ""
+}
+
+func (x *ShareRow) GetUser() string {
+	if x != nil {
+		return x.User
+	}
+	return ""
+}
+
+func (x *ShareRow) GetDepth() int32 {
+	if x != nil {
+		return x.Depth
+	}
+	return 0
+}
+
+func (x *ShareRow) GetRawShares() int32 {
+	if x != nil {
+		return x.RawShares
+	}
+	return 0
+}
+
+func (x *ShareRow) GetNormShares() float64 {
+	if x != nil {
+		return x.NormShares
+	}
+	return 0
+}
+
+func (x *ShareRow) GetRawUsage() float64 {
+	if x != nil {
+		return x.RawUsage
+	}
+	return 0
+}
+
+func (x *ShareRow) GetEffectvUsage() float64 {
+	if x != nil {
+		return x.EffectvUsage
+	}
+	return 0
+}
+
+func (x *ShareRow) GetFairshare() float64 {
+	if x != nil {
+		return x.Fairshare
+	}
+	return 0
+}
+
+type PrioritiesResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Multifactor   bool                   `protobuf:"varint,1,opt,name=multifactor,proto3" json:"multifactor,omitempty"`
+	Weights       *PriorityWeights       `protobuf:"bytes,2,opt,name=weights,proto3" json:"weights,omitempty"`
+	Jobs          []*JobPriority         `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`
+	Shares        []*ShareRow            `protobuf:"bytes,4,rep,name=shares,proto3" json:"shares,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *PrioritiesResponse) Reset() {
+	*x = PrioritiesResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *PrioritiesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*PrioritiesResponse) ProtoMessage() {}
+
+func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use PrioritiesResponse.ProtoReflect.Descriptor instead.
+func (*PrioritiesResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{96}
+}
+
+func (x *PrioritiesResponse) GetMultifactor() bool {
+	if x != nil {
+		return x.Multifactor
+	}
+	return false
+}
+
+func (x *PrioritiesResponse) GetWeights() *PriorityWeights {
+	if x != nil {
+		return x.Weights
+	}
+	return nil
+}
+
+func (x *PrioritiesResponse) GetJobs() []*JobPriority {
+	if x != nil {
+		return x.Jobs
+	}
+	return nil
+}
+
+func (x *PrioritiesResponse) GetShares() []*ShareRow {
+	if x != nil {
+		return x.Shares
+	}
+	return nil
+}
+
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
 
 const file_api_drover_v1_drover_proto_rawDesc = "" +
@@ -8439,7 +8853,45 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"schedSince\x122\n" +
 	"\vrpc_by_type\x18\x14 \x03(\v2\x12.drover.v1.RPCStatR\trpcByType\x122\n" +
 	"\vrpc_by_user\x18\x15 \x03(\v2\x12.drover.v1.RPCStatR\trpcByUser\x12#\n" +
-	"\racct_disabled\x18\x16 \x01(\bR\facctDisabled2\xe2\f\n" +
+	"\racct_disabled\x18\x16 \x01(\bR\facctDisabled\"\x13\n" +
+	"\x11PrioritiesRequest\"\x8b\x01\n" +
+	"\x0fPriorityWeights\x12\x10\n" +
+	"\x03age\x18\x01 \x01(\rR\x03age\x12\x1c\n" +
+	"\tfairshare\x18\x02 \x01(\rR\tfairshare\x12\x18\n" +
+	"\ajobsize\x18\x03 \x01(\rR\ajobsize\x12\x1c\n" +
+	"\tpartition\x18\x04 \x01(\rR\tpartition\x12\x10\n" +
+	"\x03qos\x18\x05 \x01(\rR\x03qos\"\xbe\x02\n" +
+	"\vJobPriority\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1c\n" +
+	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x12\n" +
+	"\x04user\x18\x03 \x01(\tR\x04user\x12\x1a\n" +
+	"\bpriority\x18\x04 \x01(\rR\bpriority\x12\x10\n" +
+	"\x03age\x18\x05 \x01(\x01R\x03age\x12\x1c\n" +
+	"\tfairshare\x18\x06 \x01(\x01R\tfairshare\x12\x18\n" +
+	"\ajobsize\x18\a \x01(\x01R\ajobsize\x12)\n" +
+	"\x10partition_factor\x18\b \x01(\x01R\x0fpartitionFactor\x12\x10\n" +
+	"\x03qos\x18\t \x01(\x01R\x03qos\x12\x12\n" +
+	"\x04nice\x18\n" +
+	" \x01(\x05R\x04nice\x12\x1d\n" +
+	"\n" +
+	"display_id\x18\v \x01(\tR\tdisplayId\x12\x10\n" +
+	"\x03uid\x18\f \x01(\rR\x03uid\"\xee\x01\n" +
+	"\bShareRow\x12\x18\n" +
+	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
+	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
+	"\x05depth\x18\x03 \x01(\x05R\x05depth\x12\x1d\n" +
+	"\n" +
+	"raw_shares\x18\x04 \x01(\x05R\trawShares\x12\x1f\n" +
+	"\vnorm_shares\x18\x05 \x01(\x01R\n" +
+	"normShares\x12\x1b\n" +
+	"\traw_usage\x18\x06 \x01(\x01R\brawUsage\x12#\n" +
+	"\reffectv_usage\x18\a \x01(\x01R\feffectvUsage\x12\x1c\n" +
+	"\tfairshare\x18\b \x01(\x01R\tfairshare\"\xc5\x01\n" +
+	"\x12PrioritiesResponse\x12 \n" +
+	"\vmultifactor\x18\x01 \x01(\bR\vmultifactor\x124\n" +
+	"\aweights\x18\x02 \x01(\v2\x1a.drover.v1.PriorityWeightsR\aweights\x12*\n" +
+	"\x04jobs\x18\x03 \x03(\v2\x16.drover.v1.JobPriorityR\x04jobs\x12+\n" +
+	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares2\xad\r\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -8465,7 +8917,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12F\n" +
 	"\tGetAcctDB\x12\x1b.drover.v1.GetAcctDBRequest\x1a\x1c.drover.v1.GetAcctDBResponse\x12O\n" +
 	"\fModifyAcctDB\x12\x1e.drover.v1.ModifyAcctDBRequest\x1a\x1f.drover.v1.ModifyAcctDBResponse\x127\n" +
-	"\x04Diag\x12\x16.drover.v1.DiagRequest\x1a\x17.drover.v1.DiagResponse2\xd9\x01\n" +
+	"\x04Diag\x12\x16.drover.v1.DiagRequest\x1a\x17.drover.v1.DiagResponse\x12I\n" +
+	"\n" +
+	"Priorities\x12\x1c.drover.v1.PrioritiesRequest\x1a\x1d.drover.v1.PrioritiesResponse2\xd9\x01\n" +
 	"\tAcctStore\x12H\n" +
 	"\aPutJobs\x12\x1d.drover.v1.PutAcctJobsRequest\x1a\x1e.drover.v1.PutAcctJobsResponse\x12A\n" +
 	"\x04Jobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12?\n" +
@@ -8486,7 +8940,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 94)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 99)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -8580,8 +9034,13 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*DiagRequest)(nil),             // 89: drover.v1.DiagRequest
 	(*RPCStat)(nil),                 // 90: drover.v1.RPCStat
 	(*DiagResponse)(nil),            // 91: drover.v1.DiagResponse
-	nil,                             // 92: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 93: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*PrioritiesRequest)(nil),       // 92: drover.v1.PrioritiesRequest
+	(*PriorityWeights)(nil),         // 93: drover.v1.PriorityWeights
+	(*JobPriority)(nil),             // 94: drover.v1.JobPriority
+	(*ShareRow)(nil),                // 95: drover.v1.ShareRow
+	(*PrioritiesResponse)(nil),      // 96: drover.v1.PrioritiesResponse
+	nil,                             // 97: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 98: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
@@ -8607,9 +9066,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	92, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	97, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	93, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	98, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -8652,65 +9111,70 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	78, // 65: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
 	90, // 66: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
 	90, // 67: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	19, // 68: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 69: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 70: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 71: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 72: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 73: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 74: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 75: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 76: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 77: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 78: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 79: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 80: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 81: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 82: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 83: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 84: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 85: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	76, // 86: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	81, // 87: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	83, // 88: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	89, // 89: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	85, // 90: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	76, // 91: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	87, // 92: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	53, // 93: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 94: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 95: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 96: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 97: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 98: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 99: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 100: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 101: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 102: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 103: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 104: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 105: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 106: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 107: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 108: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 109: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 110: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 111: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 112: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	80, // 113: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	82, // 114: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	84, // 115: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	91, // 116: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	86, // 117: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	80, // 118: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	88, // 119: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	66, // 120: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 121: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	95, // [95:122] is the sub-list for method output_type
-	68, // [68:95] is the sub-list for method input_type
-	68, // [68:68] is the sub-list for extension type_name
-	68, // [68:68] is the sub-list for extension extendee
-	0,  // [0:68] is the sub-list for field type_name
+	93, // 68: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
+	94, // 69: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
+	95, // 70: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
+	19, // 71: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	21, // 72: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	23, // 73: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	24, // 74: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	26, // 75: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	30, // 76: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	31, // 77: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	32, // 78: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	35, // 79: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	37, // 80: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	41, // 81: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	43, // 82: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	45, // 83: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	47, // 84: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	49, // 85: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	51, // 86: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 87: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	57, // 88: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	76, // 89: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	81, // 90: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	83, // 91: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	89, // 92: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	92, // 93: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
+	85, // 94: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	76, // 95: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	87, // 96: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	53, // 97: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 98: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	20, // 99: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	22, // 100: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	22, // 101: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	25, // 102: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	27, // 103: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	34, // 104: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 105: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	34, // 106: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	36, // 107: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	39, // 108: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	42, // 109: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	44, // 110: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	46, // 111: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	48, // 112: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	50, // 113: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	52, // 114: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 115: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	58, // 116: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	80, // 117: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	82, // 118: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	84, // 119: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	91, // 120: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	96, // 121: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
+	86, // 122: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	80, // 123: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	88, // 124: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	66, // 125: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 126: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	99, // [99:127] is the sub-list for method output_type
+	71, // [71:99] is the sub-list for method input_type
+	71, // [71:71] is the sub-list for extension type_name
+	71, // [71:71] is the sub-list for extension extendee
+	0,  // [0:71] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -8745,7 +9209,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   94,
+			NumMessages:   99,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -46,6 +46,7 @@ const (
 	Drover_GetAcctDB_FullMethodName       = "/drover.v1.Drover/GetAcctDB"
 	Drover_ModifyAcctDB_FullMethodName    = "/drover.v1.Drover/ModifyAcctDB"
 	Drover_Diag_FullMethodName            = "/drover.v1.Drover/Diag"
+	Drover_Priorities_FullMethodName      = "/drover.v1.Drover/Priorities"
 )
 
 // DroverClient is the client API for Drover service.
@@ -93,6 +94,9 @@ type DroverClient interface {
 	// Diag reports the controller's statistics (sdiag); reset (admins only)
 	// starts them afresh.
 	Diag(ctx context.Context, in *DiagRequest, opts ...grpc.CallOption) (*DiagResponse, error)
+	// Priorities: the multifactor factors of pending jobs and the
+	// fair-share tree (sprio, sshare).
+	Priorities(ctx context.Context, in *PrioritiesRequest, opts ...grpc.CallOption) (*PrioritiesResponse, error)
 }
 
 type droverClient struct {
@@ -341,6 +345,16 @@ func (c *droverClient) Diag(ctx context.Context, in *DiagRequest, opts ...grpc.C
 	return out, nil
 }
 
+func (c *droverClient) Priorities(ctx context.Context, in *PrioritiesRequest, opts ...grpc.CallOption) (*PrioritiesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(PrioritiesResponse)
+	err := c.cc.Invoke(ctx, Drover_Priorities_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DroverServer is the server API for Drover service.
 // All implementations must embed UnimplementedDroverServer
 // for forward compatibility.
@@ -386,6 +400,9 @@ type DroverServer interface {
 	// Diag reports the controller's statistics (sdiag); reset (admins only)
 	// starts them afresh.
 	Diag(context.Context, *DiagRequest) (*DiagResponse, error)
+	// Priorities: the multifactor factors of pending jobs and the
+	// fair-share tree (sprio, sshare).
+	Priorities(context.Context, *PrioritiesRequest) (*PrioritiesResponse, error)
 	mustEmbedUnimplementedDroverServer()
 }
 
@@ -461,6 +478,9 @@ func (UnimplementedDroverServer) ModifyAcctDB(context.Context, *ModifyAcctDBRequ
 }
 func (UnimplementedDroverServer) Diag(context.Context, *DiagRequest) (*DiagResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Diag not implemented")
+}
+func (UnimplementedDroverServer) Priorities(context.Context, *PrioritiesRequest) (*PrioritiesResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method Priorities not implemented")
 }
 func (UnimplementedDroverServer) mustEmbedUnimplementedDroverServer() {}
 func (UnimplementedDroverServer) testEmbeddedByValue()                {}
@@ -865,6 +885,24 @@ func _Drover_Diag_Handler(srv interface{}, ctx context.Context, dec func(interfa
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Drover_Priorities_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(PrioritiesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).Priorities(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_Priorities_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).Priorities(ctx, req.(*PrioritiesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Drover_ServiceDesc is the grpc.ServiceDesc for Drover service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -951,6 +989,10 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Diag",
 			Handler:    _Drover_Diag_Handler,
+		},
+		{
+			MethodName: "Priorities",
+			Handler:    _Drover_Priorities_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

@@ -54,7 +54,10 @@ func (Unimplemented) StepStats(context.Context, model.JobID, model.StepID, bool)
 }
 func (Unimplemented) Close() error                                      { return nil }
 func (Unimplemented) Diag(context.Context, bool) (*cli.DiagInfo, error) { return nil, ErrUnimplemented }
-func (Unimplemented) AcctDB(context.Context) (*model.AcctDB, error)     { return nil, ErrUnimplemented }
+func (Unimplemented) Priorities(context.Context) (*cli.PriorityInfo, error) {
+	return nil, ErrUnimplemented
+}
+func (Unimplemented) AcctDB(context.Context) (*model.AcctDB, error) { return nil, ErrUnimplemented }
 func (Unimplemented) AcctModify(context.Context, *acctmgr.Request, bool) (string, error) {
 	return "", ErrUnimplemented
 }

@@ -1,0 +1,238 @@
+// Package priority computes Slurm's multifactor job priority
+// (PriorityType=priority/multifactor) and the classic fair-share factor. It
+// is pure: a function of the job, the weights, the cluster's shape, the
+// usage already recorded and a clock value, so the controller, sprio and
+// the simulator compute the same numbers.
+//
+// A job's priority is the weighted sum of factors between 0 and 1:
+//
+//	age·WeightAge + fairshare·WeightFairshare + jobsize·WeightJobSize
+//	+ partition·WeightPartition + qos·WeightQOS - nice
+//
+// where age is the time since the job became eligible over PriorityMaxAge
+// (capped at 1), jobsize averages the job's share of the cluster's nodes
+// and CPUs (or of what is left with PriorityFavorSmall), partition is the
+// partition's PriorityJobFactor over the largest one, qos the QOS's
+// Priority over the largest one, and fairshare 2^(-usage/shares) of the
+// job's association (see Shares).
+package priority
+
+import (
+	"math"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// Weights are the PriorityWeight* keys and their companions.
+type Weights struct {
+	Age, FairShare, JobSize, Partition, QOS uint32
+	MaxAge                                  int64 // seconds (PriorityMaxAge, default 7 days)
+	FavorSmall                              bool
+	// SmallRelativeToTime: PriorityFlags=SMALL_RELATIVE_TO_TIME divides
+	// the job size by its time limit in minutes.
+	SmallRelativeToTime bool
+}
+
+// DefaultMaxAge is PriorityMaxAge's default, 7-0.
+const DefaultMaxAge = 7 * 24 * 3600
+
+// Cluster is what the factors are relative to.
+type Cluster struct {
+	Nodes, CPUs      int
+	MaxPartitionJF   int // the largest PriorityJobFactor
+	MaxQOSPriority   int // the largest QOS Priority
+	QOSPriority      map[string]int
+	PartitionFactors map[string]int // partition → PriorityJobFactor
+}
+
+// Factors are one job's normalised factors and the priority they make.
+type Factors struct {
+	Age, FairShare, JobSize, Partition, QOS float64
+	Nice                                    int
+	Priority                                uint32
+}
+
+// Compute returns j's factors at now; fairShare is its association's
+// factor (1 when unknown).
+func Compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) Factors {
+	var f Factors
+	maxAge := w.MaxAge
+	if maxAge <= 0 {
+		maxAge = DefaultMaxAge
+	}
+	if since := j.EligibleTime; since > 0 && now > since {
+		f.Age = math.Min(1, float64(now-since)/float64(maxAge))
+	}
+	f.FairShare = fairShare
+	f.JobSize = jobSize(j, w, c)
+	if c.MaxPartitionJF > 0 {
+		f.Partition = float64(c.PartitionFactors[j.Partition]) / float64(c.MaxPartitionJF)
+	}
+	if c.MaxQOSPriority > 0 && j.Spec != nil {
+		qos := j.Spec.QOS
+		if qos == "" {
+			qos = "normal"
+		}
+		f.QOS = float64(c.QOSPriority[qos]) / float64(c.MaxQOSPriority)
+	}
+	f.Nice = j.Nice
+	sum := f.Age*float64(w.Age) + f.FairShare*float64(w.FairShare) + f.JobSize*float64(w.JobSize) +
+		f.Partition*float64(w.Partition) + f.QOS*float64(w.QOS) - float64(f.Nice)
+	switch {
+	case sum < 1:
+		// A job never reaches 0 this way: 0 means held.
+		f.Priority = 1
+	case sum > math.MaxUint32-1:
+		f.Priority = math.MaxUint32 - 1
+	default:
+		f.Priority = uint32(sum)
+	}
+	return f
+}
+
+// jobSize is the job's share of the cluster: the mean of its node share
+// and its CPU share, or of what it leaves free with FavorSmall.
+func jobSize(j *model.Job, w Weights, c *Cluster) float64 {
+	if c.Nodes <= 0 || c.CPUs <= 0 || j.Spec == nil {
+		return 0
+	}
+	nodes := float64(max(1, j.Spec.MinNodes))
+	cpus := float64(requestedCPUs(j.Spec))
+	nf := math.Min(1, nodes/float64(c.Nodes))
+	cf := math.Min(1, cpus/float64(c.CPUs))
+	if w.FavorSmall {
+		nf, cf = 1-nf, 1-cf
+	}
+	size := (nf + cf) / 2
+	if w.SmallRelativeToTime && j.TimeLimit > 0 {
+		size /= math.Max(1, float64(j.TimeLimit)/60)
+	}
+	return size
+}
+
+func requestedCPUs(s *model.JobSpec) int {
+	tasks := max(1, s.NTasks)
+	if s.MinNodes > 0 && s.TasksPerNode > 0 {
+		tasks = max(tasks, s.MinNodes*s.TasksPerNode)
+	}
+	return tasks * max(1, s.CPUsPerTask)
+}
+
+// Shares is the classic fair-share (PriorityFlags=NO_FAIR_TREE): for each
+// user association, 2^(-effective usage / normalised shares). Normalised
+// shares are the association's shares over its siblings', times its
+// parent account's, down from root; effective usage is its usage over the
+// cluster's. Usage keys are UsageKey values.
+type Shares struct {
+	db    *model.AcctDB
+	usage map[string]float64
+	total float64
+	norm  map[string]float64 // account → normalised shares
+}
+
+// UsageKey names the usage of a user under an account.
+func UsageKey(account, user string) string { return account + "\x00" + user }
+
+// NewShares prepares the factors for a cluster's association tree and
+// the decayed usage recorded so far.
+func NewShares(db *model.AcctDB, cluster string, usage map[string]float64) *Shares {
+	s := &Shares{db: db, usage: usage, norm: map[string]float64{}}
+	for _, u := range usage {
+		s.total += u
+	}
+	if db == nil {
+		return s
+	}
+	// Accounts: children of each parent with their shares.
+	children := map[string][]*model.Assoc{}
+	for _, a := range db.Assocs {
+		if a.Cluster != cluster || a.User != "" || a.Partition != "" || a.Account == "root" {
+			continue
+		}
+		parent := a.Parent
+		if parent == "" {
+			parent = "root"
+		}
+		children[parent] = append(children[parent], a)
+	}
+	var walk func(parent string, norm float64)
+	walk = func(parent string, norm float64) {
+		sum := 0
+		for _, a := range children[parent] {
+			sum += shareOf(a)
+		}
+		for _, a := range children[parent] {
+			n := norm
+			if sum > 0 {
+				n = norm * float64(shareOf(a)) / float64(sum)
+			}
+			if _, seen := s.norm[a.Account]; seen {
+				continue // a loop in the tree: never walk it twice
+			}
+			s.norm[a.Account] = n
+			walk(a.Account, n)
+		}
+	}
+	s.norm["root"] = 1
+	walk("root", 1)
+	return s
+}
+
+func shareOf(a *model.Assoc) int {
+	if a.Shares <= 0 || a.Shares == model.SharesParent {
+		return 1
+	}
+	return a.Shares
+}
+
+// NormShares is the user's normalised shares under account: the
+// account's, split among its users by their shares. Without an
+// association tree every user has an equal part.
+func (s *Shares) NormShares(account, user string, users int) float64 {
+	if s.db == nil || len(s.db.Assocs) == 0 {
+		return 1 / float64(max(1, users))
+	}
+	acct, ok := s.norm[account]
+	if !ok {
+		acct = s.norm["root"]
+	}
+	sum, mine := 0, 1
+	for _, a := range s.db.Assocs {
+		if a.User != "" && a.Account == account && a.Partition == "" {
+			sum += shareOf(a)
+			if a.User == user {
+				mine = shareOf(a)
+			}
+		}
+	}
+	if sum == 0 {
+		return acct
+	}
+	return acct * float64(mine) / float64(sum)
+}
+
+// EffectiveUsage is the user's share of all recorded usage.
+func (s *Shares) EffectiveUsage(account, user string) float64 {
+	if s.total <= 0 {
+		return 0
+	}
+	return s.usage[UsageKey(account, user)] / s.total
+}
+
+// Factor is the classic fair-share factor of a user under account.
+func (s *Shares) Factor(account, user string, users int) float64 {
+	norm := s.NormShares(account, user, users)
+	if norm <= 0 {
+		return 0
+	}
+	return math.Pow(2, -s.EffectiveUsage(account, user)/norm)
+}
+
+// Decay is the factor usage keeps after dt seconds with the given
+// half-life (PriorityDecayHalfLife; 0 = no decay).
+func Decay(dt, halfLife int64) float64 {
+	if halfLife <= 0 || dt <= 0 {
+		return 1
+	}
+	return math.Pow(0.5, float64(dt)/float64(halfLife))
+}
