@@ -66,6 +66,8 @@ type Schedule struct {
 	Reasons   map[model.JobID]string `json:"reasons,omitempty"`
 	DepFailed []model.JobID          `json:"dep_failed,omitempty"`
 	Now       int64                  `json:"now"`
+	// Planned sets pending jobs' planned start times (0 clears one).
+	Planned map[model.JobID]int64 `json:"planned,omitempty"`
 }
 
 // ScheduleResult lists the jobs that did start.

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"time"
+
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -22,6 +24,19 @@ type Settings struct {
 	// a QOS their association allows (EnforceQOS), and wait on or are
 	// refused by the limits (EnforceLimits).
 	EnforceAssoc, EnforceQOS, EnforceLimits bool
+	// Scheduler is SchedulerType and SchedulerParameters (backfill bounds
+	// in seconds; BfInterval and SchedMinInterval pace the controller).
+	Scheduler SchedulerSettings
 	// Config is every key for scontrol show config, in order.
 	Config [][2]string
+}
+
+// SchedulerSettings is what the scheduling loop takes from SchedulerType
+// and SchedulerParameters. The zero value is sched/builtin.
+type SchedulerSettings struct {
+	Backfill                   bool
+	BfWindow, BfResolution     int64 // seconds
+	BfMaxJobTest, BfMaxJobUser int
+	BfInterval                 time.Duration
+	SchedMinInterval           time.Duration
 }

@@ -75,6 +75,9 @@ type Config struct {
 	// nodes' Gres= and gres.conf may use.
 	GresTypes []string
 
+	// Scheduler is SchedulerType and SchedulerParameters.
+	Scheduler Scheduler
+
 	// Accounting selects the accounting database (AccountingStorage*).
 	Accounting Accounting
 
@@ -195,6 +198,7 @@ func newConfig(file string) *Config {
 		SlurmUser:         DefaultSlurmUser,
 		SlurmdTimeout:     DefaultSlurmdTimeout,
 		KillWait:          DefaultKillWait,
+		Scheduler:         DefaultScheduler(),
 		MinJobAge:         DefaultMinJobAge,
 		MaxArraySize:      DefaultMaxArraySize,
 		MaxJobCount:       DefaultMaxJobCount,

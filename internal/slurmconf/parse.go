@@ -222,6 +222,10 @@ func (p *parser) global(pos Pos, kv pair) error {
 	c, v := p.cfg, kv.value
 	var err error
 	switch lower {
+	case "schedulertype":
+		p.parseSchedulerType(pos, v)
+	case "schedulerparameters":
+		p.parseSchedulerParameters(pos, v)
 	case "clustername":
 		// Slurm folds cluster names to lower case for its database.
 		c.ClusterName = strings.ToLower(v)
