@@ -15,7 +15,7 @@ type Job struct {
 	ID     int   // the trace's job number
 	Submit int64 // seconds from the trace's start
 	Run    int64 // actual run time, seconds
-	Procs  int   // requested processors (allocated ones when none requested)
+	Procs  int   // the larger of requested and allocated processors
 	Limit  int64 // requested time, seconds; the actual run time when the trace has none
 	User   int   // trace user id, -1 when unknown
 }
@@ -26,8 +26,7 @@ type Trace struct {
 	// MaxProcs is the machine size from the header (MaxProcs, else
 	// MaxNodes), 0 when the header has neither.
 	MaxProcs int
-	// Skipped counts jobs left out: no processors or no run time recorded
-	// (cancelled before start in cleaned logs).
+	// Skipped counts jobs left out: no processors, or a run time of 0.
 	Skipped int
 }
 
@@ -81,14 +80,18 @@ func Parse(r io.Reader, name string) (*Trace, error) {
 			}
 			v[i] = int64(n)
 		}
-		j := Job{ID: int(v[0]), Submit: v[1], Run: v[3], Procs: int(v[7]), Limit: v[8], User: int(v[11])}
-		if j.Procs <= 0 {
-			j.Procs = int(v[4])
-		}
+		// As the RLScheduler and most trace studies read SWF: processors
+		// are the larger of requested and allocated; an unrecorded run time
+		// (-1) counts as 10 s; jobs that ran 0 s or on no processor are left
+		// out; no requested time means the run time.
+		j := Job{ID: int(v[0]), Submit: v[1], Run: v[3], Procs: int(max(v[7], v[4])), Limit: v[8], User: int(v[11])}
 		if j.Submit < 0 {
 			return nil, fmt.Errorf("%s:%d: negative submit time %d", name, line, j.Submit)
 		}
-		if j.Procs <= 0 || j.Run < 0 {
+		if j.Run < 0 {
+			j.Run = 10
+		}
+		if j.Procs <= 0 || j.Run == 0 {
 			t.Skipped++
 			continue
 		}
