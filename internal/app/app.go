@@ -42,6 +42,7 @@ import (
 	"github.com/drover-hpc/drover/internal/dbd"
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/slurmconf"
+	"github.com/drover-hpc/drover/internal/sim"
 	"github.com/drover-hpc/drover/internal/up"
 	"github.com/drover-hpc/drover/internal/version"
 )
@@ -138,6 +139,8 @@ func Main(argv []string) int {
 		return gresCmd(args)
 	case "up":
 		return up.Main(args)
+	case "sim":
+		return sim.Main(args, os.Stdout, os.Stderr)
 	}
 	cmd := Commands[name]
 	if cmd == nil {

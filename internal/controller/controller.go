@@ -36,6 +36,9 @@ type Controller struct {
 	stats    statCalls              // sstat requests awaiting the nodes
 	acct     *acctLoop
 	sstats   schedStats
+	// lastMoved is when planned start times that moved were last
+	// republished (bf_interval paces them); only the schedule loop uses it.
+	lastMoved time.Time
 }
 
 // New builds a controller; call SetService before Run.
@@ -86,6 +89,13 @@ func (c *Controller) scheduleLoop(ctx context.Context) {
 	defer timer.Stop()
 	for {
 		c.cycle()
+		if gap := c.svc.Settings().Scheduler.SchedMinInterval; gap > 0 {
+			select { // sched_min_interval: least time between passes
+			case <-ctx.Done():
+				return
+			case <-time.After(gap):
+			}
+		}
 		select {
 		case <-ctx.Done():
 			return
@@ -111,17 +121,16 @@ func (c *Controller) cycle() {
 		}
 		in.Limits = &sched.Limits{DB: db, Cluster: st.ClusterName}
 	}
-	preempt := st.Preempt.Enabled()
 	snap.EachActive(func(j *model.Job) bool {
 		switch {
 		case j.State == model.JobPending && !j.DepFailed:
 			in.Pending = append(in.Pending, j)
-		case j.State == model.JobRunning:
-			if in.Limits != nil {
+		case len(j.Alloc) > 0:
+			// Backfill reads when they end; preemption picks victims
+			// among them and counts the preempted ones still ending.
+			in.Running = append(in.Running, j)
+			if in.Limits != nil && j.State == model.JobRunning {
 				in.Limits.Running = append(in.Limits.Running, j)
-			}
-			if preempt {
-				in.Running = append(in.Running, j)
 			}
 		}
 		return true
@@ -162,7 +171,9 @@ func (c *Controller) cycle() {
 			cmd.Reasons[id] = reason
 		}
 	}
-	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 && len(cmd.Preempt) == 0 {
+	cmd.Planned = c.plannedChanges(snap, plan, now)
+	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 &&
+		len(cmd.Preempt) == 0 && len(cmd.Planned) == 0 {
 		return
 	}
 	res, err := c.raft.Apply(fsm.TypeSchedule, cmd)

@@ -99,6 +99,12 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		EnforceAssoc:  cfg.Accounting.Enforces("associations"),
 		EnforceQOS:    cfg.Accounting.Enforces("qos"),
 		EnforceLimits: cfg.Accounting.Enforces("limits"),
+		Scheduler: service.SchedulerSettings{
+			Backfill: cfg.Scheduler.Backfill, BfWindow: int64(cfg.Scheduler.BfWindow / time.Second),
+			BfResolution: int64(cfg.Scheduler.BfResolution / time.Second),
+			BfMaxJobTest: cfg.Scheduler.BfMaxJobTest, BfMaxJobUser: cfg.Scheduler.BfMaxJobUser,
+			BfInterval: cfg.Scheduler.BfInterval, SchedMinInterval: cfg.Scheduler.SchedMinInterval,
+		},
 	}
 	if v, ok := cfg.Get("DependencyParameters"); ok {
 		for _, f := range strings.Split(v, ",") {

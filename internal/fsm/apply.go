@@ -177,6 +177,7 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 		}
 		j = j.Clone()
 		j.State, j.StartTime, j.Alloc, j.Reason = model.JobRunning, c.Now, st.Alloc, model.ReasonNone
+		j.PlannedStart = 0
 		if j.EligibleTime == 0 {
 			j.EligibleTime = c.Now
 		}
@@ -187,6 +188,13 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 		if j := snap.Job(id); j != nil && j.State == model.JobPending && j.Reason != reason {
 			j = j.Clone()
 			j.Reason = reason
+			txn.PutJob(j)
+		}
+	}
+	for id, t := range c.Planned {
+		if j := snap.Job(id); j != nil && j.State == model.JobPending && j.PlannedStart != t {
+			j = j.Clone()
+			j.PlannedStart = t
 			txn.PutJob(j)
 		}
 	}

@@ -73,6 +73,8 @@ type Schedule struct {
 	// the same pass as the starts.
 	Preempt []PreemptEntry `json:"preempt,omitempty"`
 	Now     int64          `json:"now"`
+	// Planned sets pending jobs' planned start times (0 clears one).
+	Planned map[model.JobID]int64 `json:"planned,omitempty"`
 }
 
 // PreemptEntry is one victim: REQUEUE puts it back in the queue when it

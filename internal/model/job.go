@@ -159,6 +159,10 @@ type Job struct {
 	EligibleTime int64 `json:"eligible_time,omitempty"`
 	StartTime    int64 `json:"start_time,omitempty"`
 	EndTime      int64 `json:"end_time,omitempty"`
+	// PlannedStart is, while the job is pending, when the backfill
+	// scheduler expects to start it (0: unknown); clients see it as the
+	// pending job's StartTime, as in Slurm.
+	PlannedStart int64 `json:"planned_start,omitempty"`
 
 	Alloc       []NodeAlloc `json:"alloc,omitempty"`
 	ExitCode    int32       `json:"exit_code"` // exit status (0-255)

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math"
 	"slices"
 
@@ -27,9 +28,28 @@ type profile struct {
 	rel   [][]release // per node
 	res   [][]reserve // per node
 	times []int64     // sorted, unique: instants when something is released
+	// deltas is the whole cluster's free CPU count as a step function
+	// from the live count on: +CPUs at releases and reservation ends,
+	// -CPUs at reservation starts, sorted by time. It bounds what any
+	// window can offer, so most candidate starts are refused without
+	// looking at a node.
+	deltas []delta
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
+}
+
+type delta struct {
+	t   int64
+	cpu int64
+}
+
+func (p *profile) addDelta(t, cpu int64) {
+	if t >= never {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(p.deltas, t, func(d delta, t int64) int { return cmp.Compare(d.t, t+1) })
+	p.deltas = slices.Insert(p.deltas, i, delta{t, cpu})
 }
 
 type release struct {
@@ -79,6 +99,7 @@ func (p *profile) addRunning(c *cluster, j *model.Job, end, now int64) {
 func (p *profile) addRelease(i int32, r release) {
 	p.rel[i] = append(p.rel[i], r)
 	p.addTime(r.t)
+	p.addDelta(r.t, int64(r.cpu))
 }
 
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
@@ -108,9 +129,11 @@ func (c *cluster) window(i int32, a, b int64) (cpu int, mem int64, used model.Bi
 		return cpu, mem, used
 	}
 	// Peak reserved use over the window: the sum of overlapping
-	// reservations is largest at one of their starts (or at a).
+	// reservations is largest at one of their starts (or at a). Once the
+	// peak takes every CPU the node offers nothing, whatever the rest.
 	var peakCPU int32
 	var peakMem int64
+	full := false
 	probe := func(t int64) {
 		var sc int32
 		var sm int64
@@ -121,9 +144,13 @@ func (c *cluster) window(i int32, a, b int64) (cpu int, mem int64, used model.Bi
 			}
 		}
 		peakCPU, peakMem = max(peakCPU, sc), max(peakMem, sm)
+		full = int(peakCPU) >= cpu
 	}
 	probe(a)
 	for _, r := range res {
+		if full {
+			return -1, 0, used
+		}
 		if r.from < b && r.to > a {
 			if r.from > a {
 				probe(r.from)
@@ -133,7 +160,10 @@ func (c *cluster) window(i int32, a, b int64) (cpu int, mem int64, used model.Bi
 			}
 		}
 	}
-	return max(cpu-int(peakCPU), -1), mem - peakMem, used
+	if full {
+		return -1, 0, used
+	}
+	return cpu - int(peakCPU), mem - peakMem, used
 }
 
 // conflicts reports whether picks made on live counts would, over
@@ -178,6 +208,8 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			})
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
+		c.bf.addDelta(from, -int64(p.cpus))
+		c.bf.addDelta(to, int64(p.cpus))
 	}
 	c.bf.addTime(to)
 }
@@ -269,6 +301,8 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		horizon = s.now + s.cfg.BfWindow
 	}
 	res := max(1, s.cfg.BfResolution)
+	need := r.minCPUs()
+	free, d := s.c.free, 0 // cluster-wide free CPUs at t: an upper bound
 	for k := 0; k < len(bf.times); k++ {
 		t := bf.times[k]
 		if t <= s.now {
@@ -284,6 +318,12 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		}
 		for k+1 < len(bf.times) && bf.times[k+1] <= t {
 			k++
+		}
+		for ; d < len(bf.deltas) && bf.deltas[d].t <= t; d++ {
+			free += bf.deltas[d].cpu
+		}
+		if free < need {
+			continue
 		}
 		tEnd := endOf(t, limit)
 		s.c.winA, s.c.winB = t, tEnd

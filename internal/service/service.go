@@ -217,7 +217,10 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 
 func (s *Service) schedConfig() sched.Config {
 	st := s.Settings()
-	return sched.Config{DefMemPerCPU: st.DefMemPerCPU, DefMemPerNode: st.DefMemPerNode, Preempt: st.Preempt}
+	sc := st.Scheduler
+	return sched.Config{DefMemPerCPU: st.DefMemPerCPU, DefMemPerNode: st.DefMemPerNode, Preempt: st.Preempt,
+		Backfill: sc.Backfill, BfWindow: sc.BfWindow, BfResolution: sc.BfResolution,
+		BfMaxJobTest: sc.BfMaxJobTest, BfMaxJobUser: sc.BfMaxJobUser}
 }
 
 // SchedConfig is the scheduler configuration derived from the settings.

@@ -1,6 +1,8 @@
 package service
 
 import (
+	"time"
+
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
 )
@@ -35,6 +37,19 @@ type Settings struct {
 	// whose dependency can never be satisfied are cancelled, unless they
 	// asked otherwise with --kill-on-invalid-dep=no.
 	KillInvalidDepend bool
+	// Scheduler is SchedulerType and SchedulerParameters (backfill bounds
+	// in seconds; BfInterval and SchedMinInterval pace the controller).
+	Scheduler SchedulerSettings
 	// Config is every key for scontrol show config, in order.
 	Config [][2]string
+}
+
+// SchedulerSettings is what the scheduling loop takes from SchedulerType
+// and SchedulerParameters. The zero value is sched/builtin.
+type SchedulerSettings struct {
+	Backfill                   bool
+	BfWindow, BfResolution     int64 // seconds
+	BfMaxJobTest, BfMaxJobUser int
+	BfInterval                 time.Duration
+	SchedMinInterval           time.Duration
 }

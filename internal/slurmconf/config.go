@@ -92,6 +92,9 @@ type Config struct {
 	// nodes' Gres= and gres.conf may use.
 	GresTypes []string
 
+	// Scheduler is SchedulerType and SchedulerParameters.
+	Scheduler Scheduler
+
 	// Accounting selects the accounting database (AccountingStorage*).
 	Accounting Accounting
 
@@ -214,6 +217,7 @@ func newConfig(file string) *Config {
 		SlurmUser:         DefaultSlurmUser,
 		SlurmdTimeout:     DefaultSlurmdTimeout,
 		KillWait:          DefaultKillWait,
+		Scheduler:         DefaultScheduler(),
 		MinJobAge:         DefaultMinJobAge,
 		MaxArraySize:      DefaultMaxArraySize,
 		MaxJobCount:       DefaultMaxJobCount,

@@ -222,6 +222,10 @@ func (p *parser) global(pos Pos, kv pair) error {
 	c, v := p.cfg, kv.value
 	var err error
 	switch lower {
+	case "schedulertype":
+		p.parseSchedulerType(pos, v)
+	case "schedulerparameters":
+		p.parseSchedulerParameters(pos, v)
 	case "clustername":
 		// Slurm folds cluster names to lower case for its database.
 		c.ClusterName = strings.ToLower(v)
@@ -430,16 +434,6 @@ func (p *parser) global(pos Pos, kv pair) error {
 	case "maxstepcount":
 		if c.MaxStepCount, err = parseInt(v, 1, 1<<31-1); err != nil {
 			return bad("a positive integer")
-		}
-	case "schedulerparameters":
-		c.MaxScriptSize = DefaultMaxScriptSize
-		for _, opt := range strings.Split(v, ",") {
-			key, val, _ := strings.Cut(strings.TrimSpace(opt), "=")
-			if strings.EqualFold(key, "max_script_size") {
-				if c.MaxScriptSize, err = parseInt(val, 1, MaxScriptSizeCeiling); err != nil {
-					return bad(fmt.Sprintf("max_script_size as a byte count from 1 to %d", MaxScriptSizeCeiling))
-				}
-			}
 		}
 	case "firstjobid":
 		n, err := parseInt(v, 1, 1<<32-1)

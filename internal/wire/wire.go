@@ -102,7 +102,7 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 		HoldUser: j.HoldUser, HoldAdmin: j.HoldAdmin, Priority: j.Priority, Nice: int32(j.Nice),
 		TimeLimit: j.TimeLimit, Name: j.Name, Comment: j.Comment, Restarts: int32(j.Restarts),
 		DepFailed: j.DepFailed, SubmitTime: j.SubmitTime, EligibleTime: j.EligibleTime,
-		StartTime: j.StartTime, EndTime: j.EndTime, ExitCode: j.ExitCode, Signal: j.Signal,
+		StartTime: startTime(j), EndTime: j.EndTime, ExitCode: j.ExitCode, Signal: j.Signal,
 		CancelledBy: j.CancelledBy, SpecId: uint32(j.SpecID), NextStep: int32(j.NextStep),
 		Suspended: j.Suspended, SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, SecsPreSuspend: j.SecsPreSuspend,
 	}
@@ -260,4 +260,13 @@ func PartitionFromPB(p *pb.Partition) *model.Partition {
 		PriorityJobFactor: int(p.PriorityJobFactor), MaxNodes: int(p.MaxNodes), MinNodes: int(p.MinNodes),
 		AllowAccounts: p.AllowAccounts, AllowGroups: p.AllowGroups, OverSubscribe: p.Oversubscribe,
 	}
+}
+
+// startTime is what clients see as a job's start: for a pending job the
+// backfill scheduler's planned start (squeue --start, scontrol StartTime=).
+func startTime(j *model.Job) int64 {
+	if j.State == model.JobPending {
+		return j.PlannedStart
+	}
+	return j.StartTime
 }

@@ -1,0 +1,40 @@
+package controller
+
+import (
+	"time"
+
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched"
+	"github.com/drover-hpc/drover/internal/state"
+)
+
+// plannedChanges is what to commit of the plan's start times: a job
+// newly planned (or no longer planned) at once, so squeue --start shows
+// it after the pass that found it; a planned start that merely moved at
+// most every bf_interval, so a large queue does not rewrite thousands of
+// job records every cycle.
+func (c *Controller) plannedChanges(snap *state.Snapshot, plan *sched.Plan, now int64) map[model.JobID]int64 {
+	interval := c.svc.Settings().Scheduler.BfInterval
+	moveOK := interval <= 0 || time.Since(c.lastMoved) >= interval
+	var out map[model.JobID]int64
+	moved := false
+	for id := range plan.Reasons {
+		j := snap.Job(id)
+		if j == nil || j.State != model.JobPending {
+			continue
+		}
+		want, have := plan.StartTimes[id], j.PlannedStart
+		if want == have || (have != 0 && want != 0 && have > now && !moveOK) {
+			continue
+		}
+		if out == nil {
+			out = map[model.JobID]int64{}
+		}
+		out[id] = want
+		moved = moved || (have != 0 && want != 0)
+	}
+	if moved {
+		c.lastMoved = time.Now()
+	}
+	return out
+}

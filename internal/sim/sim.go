@@ -1,0 +1,241 @@
+package sim
+
+import (
+	"container/heap"
+	"fmt"
+	"math/rand"
+	"time"
+
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched"
+)
+
+// Options select the machine and the policy of one run.
+type Options struct {
+	// Procs is the machine size: Procs nodes of one CPU each. A job asking
+	// for more processors asks for the whole machine.
+	Procs int
+	// Sched is the scheduler configuration (Backfill selects the policy).
+	Sched sched.Config
+	// Priority, when set, gives each pending job its priority at now
+	// (nil: all equal, so jobs go in submission order).
+	Priority func(j *Job, now int64) uint32
+}
+
+// Result is what one run measured.
+type Result struct {
+	Jobs int
+	// AvgBoundedSlowdown is the mean over jobs of
+	// max(1, (wait+run) / max(run, 10 s)).
+	AvgBoundedSlowdown float64
+	AvgWait            float64 // seconds
+	// Utilization is processor-seconds used over Procs × Makespan.
+	Utilization float64
+	Makespan    int64 // first submission to last end, seconds
+	Passes      int   // scheduling passes run
+	Wall        time.Duration
+}
+
+// JobsPerSecond is how fast the run simulated.
+func (r Result) JobsPerSecond() float64 {
+	if r.Wall <= 0 {
+		return 0
+	}
+	return float64(r.Jobs) / r.Wall.Seconds()
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("jobs=%d avg_bsld=%.2f avg_wait=%.0fs util=%.3f makespan=%ds passes=%d jobs/s=%.0f",
+		r.Jobs, r.AvgBoundedSlowdown, r.AvgWait, r.Utilization, r.Makespan, r.Passes, r.JobsPerSecond())
+}
+
+// BoundedSlowdownThreshold is the run time below which slowdown is
+// measured as if the job ran this long (the usual 10 s).
+const BoundedSlowdownThreshold = 10
+
+type ending struct {
+	end int64
+	job *model.Job
+}
+
+type endHeap []ending
+
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(i, j int) bool {
+	if h[i].end != h[j].end {
+		return h[i].end < h[j].end
+	}
+	return h[i].job.ID < h[j].job.ID
+}
+func (h endHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
+func (h *endHeap) Push(x any)   { *h = append(*h, x.(ending)) }
+func (h *endHeap) Pop() (x any) { old := *h; x = old[len(old)-1]; *h = old[:len(old)-1]; return x }
+func (h endHeap) peek() int64   { return h[0].end }
+
+// Run replays jobs (sorted by submission) on an empty machine. Every
+// instant at which a job arrives or ends, finished jobs give their node
+// back, arrivals join the queue, and one sched.Schedule pass runs at that
+// time; its starts are applied as the controller would commit them. A job
+// ends at its actual run time; its requested time is its time limit.
+func Run(jobs []Job, o Options) (Result, error) {
+	if o.Procs <= 0 {
+		return Result{}, fmt.Errorf("sim: machine size %d: want at least one processor", o.Procs)
+	}
+	t0 := time.Now()
+	nodes := make([]*model.Node, o.Procs)
+	index := make(map[string]int, o.Procs)
+	names := make([]string, o.Procs)
+	for i := range nodes {
+		names[i] = fmt.Sprintf("n%d", i+1)
+		nodes[i] = &model.Node{Name: names[i], CPUs: 1, Sockets: 1, Cores: 1, Threads: 1, Memory: 1,
+			State: model.NodeUp, Responding: true, Weight: 1}
+		index[names[i]] = i
+	}
+	part := &model.Partition{Name: "sim", Nodes: names, Default: true, MaxTime: model.Unlimited,
+		DefaultTime: model.Unset, State: model.PartUp, PriorityTier: 1, MaxNodes: model.Unlimited}
+	in := &sched.Input{Nodes: nodes, Partitions: map[string]*model.Partition{"sim": part}}
+
+	mjobs := make([]*model.Job, len(jobs))
+	for i := range jobs {
+		spec := &model.JobSpec{Name: "sim", TimeLimit: jobs[i].Limit, TimeMin: model.Unset,
+			MinNodes: model.Unset, MaxNodes: model.Unset, NTasks: min(jobs[i].Procs, o.Procs),
+			CPUsPerTask: model.Unset, TasksPerNode: model.Unset, MemPerNode: model.Unset, MemPerCPU: model.Unset}
+		mjobs[i] = &model.Job{ID: model.JobID(i + 1), ArrayTaskID: model.NoArrayTask, Spec: spec,
+			UserID: uint32(max(0, jobs[i].User)), Partition: "sim", State: model.JobPending, Priority: 1,
+			TimeLimit: jobs[i].Limit, SubmitTime: jobs[i].Submit}
+	}
+	var (
+		ends    endHeap
+		pending []*model.Job
+		running = map[model.JobID]*model.Job{}
+		free    = o.Procs
+		next    = 0
+		done    = 0
+		res     = Result{Jobs: len(jobs)}
+		waitSum float64
+		bsldSum float64
+		work    float64
+		first   = int64(-1)
+		last    int64
+	)
+	for done < len(jobs) {
+		now := int64(-1)
+		if next < len(jobs) {
+			now = jobs[next].Submit
+		}
+		if ends.Len() > 0 && (now < 0 || ends.peek() < now) {
+			now = ends.peek()
+		}
+		if first < 0 {
+			first = now
+		}
+		for ends.Len() > 0 && ends.peek() <= now {
+			e := heap.Pop(&ends).(ending)
+			for _, a := range e.job.Alloc {
+				n := nodes[index[a.Node]]
+				n.AllocCPUs -= a.CPUs
+				n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
+				free += a.CPUs
+			}
+			e.job.State, e.job.EndTime = model.JobCompleted, e.end
+			delete(running, e.job.ID)
+			done++
+			last = max(last, e.end)
+		}
+		for next < len(jobs) && jobs[next].Submit <= now {
+			pending = append(pending, mjobs[next])
+			next++
+		}
+		// With no processor free no job can start: skip the pass (its
+		// reasons and planned starts are not measured).
+		if len(pending) == 0 || free == 0 {
+			continue
+		}
+		if o.Priority != nil {
+			for _, j := range pending {
+				j.Priority = o.Priority(&jobs[j.ID-1], now)
+			}
+		}
+		in.Pending = pending
+		in.Running = in.Running[:0]
+		for _, j := range running {
+			in.Running = append(in.Running, j)
+		}
+		plan := sched.Schedule(in, now, o.Sched)
+		res.Passes++
+		if len(plan.Starts) == 0 {
+			continue
+		}
+		for _, s := range plan.Starts {
+			j := mjobs[s.Job-1]
+			if j.State != model.JobPending {
+				return res, fmt.Errorf("sim: job %d started twice", jobs[s.Job-1].ID)
+			}
+			for _, a := range s.Alloc {
+				n := nodes[index[a.Node]]
+				if n.AllocCPUs+a.CPUs > n.CPUs {
+					return res, fmt.Errorf("sim: node %s oversubscribed by job %d", a.Node, jobs[s.Job-1].ID)
+				}
+				n.AllocCPUs += a.CPUs
+				n.AllocCores = n.AllocCores.Or(a.CPUIDs)
+				free -= a.CPUs
+			}
+			j.State, j.StartTime, j.Alloc = model.JobRunning, now, s.Alloc
+			running[j.ID] = j
+			src := &jobs[s.Job-1]
+			heap.Push(&ends, ending{now + src.Run, j})
+			wait := float64(now - src.Submit)
+			waitSum += wait
+			bsldSum += max(1, (wait+float64(src.Run))/float64(max(src.Run, BoundedSlowdownThreshold)))
+			work += float64(src.Run) * float64(min(src.Procs, o.Procs))
+		}
+		kept := pending[:0]
+		for _, j := range pending {
+			if j.State == model.JobPending {
+				kept = append(kept, j)
+			}
+		}
+		clear(pending[len(kept):])
+		pending = kept
+	}
+	if len(jobs) > 0 {
+		res.AvgBoundedSlowdown = bsldSum / float64(len(jobs))
+		res.AvgWait = waitSum / float64(len(jobs))
+		res.Makespan = last - first
+		if res.Makespan > 0 {
+			res.Utilization = work / (float64(o.Procs) * float64(res.Makespan))
+		}
+	}
+	res.Wall = time.Since(t0)
+	return res, nil
+}
+
+// SampleStarts picks count start indices of sequences of length jobs out
+// of n, uniformly with a seeded generator (math/rand, source seed): the
+// same seed gives the same sequences on every machine.
+func SampleStarts(n, length, count int, seed int64) []int {
+	if n < length {
+		return []int{0}
+	}
+	rng := rand.New(rand.NewSource(seed))
+	out := make([]int, count)
+	for i := range out {
+		out[i] = rng.Intn(n - length + 1)
+	}
+	return out
+}
+
+// Slice returns jobs[start:start+length] with submit times rebased so
+// the first arrives at 0 (each sequence starts on an empty machine).
+func Slice(jobs []Job, start, length int) []Job {
+	end := min(len(jobs), start+length)
+	out := make([]Job, end-start)
+	copy(out, jobs[start:end])
+	if len(out) > 0 {
+		base := out[0].Submit
+		for i := range out {
+			out[i].Submit -= base
+		}
+	}
+	return out
+}
