@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,24 @@ func TestSignalScope(t *testing.T) {
 	state, out = run("full", full)
 	if !strings.Contains(out, "batch-got-usr1") || !strings.Contains(out, "step-got-usr1") {
 		t.Errorf("--full: state %s, output %q", state, out)
+	}
+}
+
+// TestSrunStdinAll checks issue 17 item 5: srun gives its stdin to every
+// task by default (--input=all), and to one task with --input=N.
+func TestSrunStdinAll(t *testing.T) {
+	c := startUp(t, 1, "--cpus", "2")
+	lines := func(s string) string {
+		l := strings.Split(strings.TrimSpace(s), "\n")
+		sort.Strings(l)
+		return strings.Join(l, ",")
+	}
+	out, errOut, code := c.runAs(nil, "x\n", "srun", "-n2", "-l", "cat")
+	if code != 0 || lines(out) != "0: x,1: x" {
+		t.Errorf("srun -n2 -l cat: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = c.runAs(nil, "y\n", "srun", "-n2", "-l", "--input=1", "cat")
+	if code != 0 || lines(out) != "1: y" {
+		t.Errorf("srun --input=1: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
