@@ -26,6 +26,9 @@ type Settings struct {
 	// whose dependency can never be satisfied are cancelled, unless they
 	// asked otherwise with --kill-on-invalid-dep=no.
 	KillInvalidDepend bool
+	// EnforcePartLimits is NO (queue jobs over partition limits), ALL or
+	// ANY (refuse them at submission).
+	EnforcePartLimits string
 	// Config is every key for scontrol show config, in order.
 	Config [][2]string
 }

@@ -205,3 +205,24 @@ func TestSrunStdinAll(t *testing.T) {
 		t.Errorf("srun --input=1: exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestEnforcePartLimits checks issue 17 item 6: with Slurm's default
+// EnforcePartLimits=NO a job over its partition's size waits
+// (PartitionNodeLimit); under ALL it is refused at submission.
+func TestEnforcePartLimits(t *testing.T) {
+	c := startUp(t, 2, "--conf", "PartitionName=short Nodes=ALL MaxTime=10")
+	id := c.sbatch("-N3", "-o", "/dev/null", "--wrap", "true")
+	c.waitFor("PartitionNodeLimit", 20*time.Second, func() bool { return c.jobField(id, "Reason") == "PartitionNodeLimit" })
+	long := c.sbatch("-p", "short", "-t", "60", "-o", "/dev/null", "--wrap", "true")
+	c.waitFor("PartitionTimeLimit", 20*time.Second, func() bool { return c.jobField(long, "Reason") == "PartitionTimeLimit" })
+	if out := c.must("scontrol", "show", "config"); !strings.Contains(out, "EnforcePartLimits       = NO") {
+		t.Errorf("show config lacks EnforcePartLimits = NO")
+	}
+	c.must("scancel", id, long)
+	c.stop()
+	c = startUp(t, 2, "--conf", "EnforcePartLimits=ALL")
+	_, errOut, code := c.run("sbatch", "-N3", "-o", "/dev/null", "--wrap", "true")
+	if code != 1 || !strings.Contains(errOut, "Batch job submission failed: Node count specification invalid") {
+		t.Errorf("-N3 under EnforcePartLimits=ALL: exit %d, %q", code, errOut)
+	}
+}
