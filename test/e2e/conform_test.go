@@ -226,3 +226,25 @@ func TestEnforcePartLimits(t *testing.T) {
 		t.Errorf("-N3 under EnforcePartLimits=ALL: exit %d, %q", code, errOut)
 	}
 }
+
+// TestAddUserAcrossClusters checks issue 17 item 8: a user is added on
+// every cluster where the account exists; the others get Slurm's warning
+// and the exit status is 1.
+func TestAddUserAcrossClusters(t *testing.T) {
+	c := startUp(t, 1)
+	c.must("sacctmgr", "-i", "add", "cluster", "other")
+	c.must("sacctmgr", "-i", "add", "account", "elsewhere", "Cluster=other")
+	out, errOut, code := c.run("sacctmgr", "-i", "add", "user", "someone", "Account=elsewhere")
+	if code != 1 || !strings.Contains(errOut, "This account 'elsewhere' doesn't exist on cluster drover") ||
+		!strings.Contains(out, "C = other") {
+		t.Errorf("add user: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	got := c.must("sacctmgr", "-n", "-P", "show", "assoc", "where", "user=someone", "format=cluster,account,user")
+	if got != "other|elsewhere|someone\n" {
+		t.Errorf("associations: %q", got)
+	}
+	_, errOut, code = c.run("sacctmgr", "-i", "add", "user", "nobody2", "Account=nowhere")
+	if code != 1 || !strings.Contains(errOut, "This account 'nowhere' doesn't exist") {
+		t.Errorf("unknown account: exit %d, %q", code, errOut)
+	}
+}
