@@ -449,6 +449,9 @@ func (c *Client) AcctModify(ctx context.Context, req *acctmgr.Request, commit bo
 	if err != nil {
 		return "", fromStatus(err)
 	}
+	if r.Warning != "" {
+		return r.Text, &acctmgr.Warning{Text: r.Warning}
+	}
 	return r.Text, nil
 }
 

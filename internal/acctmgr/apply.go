@@ -54,11 +54,15 @@ func Apply(db *model.AcctDB, req *Request, cluster string) (*model.AcctDB, strin
 		return nil, "", err
 	}
 	text := t.out.String()
+	var warn error
+	if t.warn.Len() > 0 {
+		warn = &Warning{t.warn.String()}
+	}
 	if !t.changed {
-		return nil, text, nil
+		return nil, text, warn
 	}
 	t.finish()
-	return t.db, text, nil
+	return t.db, text, warn
 }
 
 // verbName reads the verbs sacctmgr takes as their canonical names.
@@ -131,6 +135,7 @@ type txn struct {
 	pos     map[*model.Assoc]int // index in db.Assocs, old copies included
 	gone    map[*model.Assoc]bool
 	out     strings.Builder
+	warn    strings.Builder // see Warning
 	changed bool
 }
 

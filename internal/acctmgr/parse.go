@@ -33,6 +33,12 @@ type Error struct{ Text string }
 
 func (e *Error) Error() string { return e.Text }
 
+// Warning is what Apply returns with a change it made in part: sacctmgr
+// prints it on stderr and exits 1, and the change stands.
+type Warning struct{ Text string }
+
+func (w *Warning) Error() string { return w.Text }
+
 func errorf(format string, args ...any) error {
 	return &Error{fmt.Sprintf(format, args...)}
 }

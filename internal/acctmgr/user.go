@@ -162,11 +162,21 @@ func (t *txn) addUser(opts []KeyValue) error {
 	}
 	tr := buildTree(t.live())
 	memo := map[*model.Assoc]*model.Assoc{}
+	// Slurm adds the user where the account exists and warns about the
+	// other clusters; only an account on none of them is an error.
+	missing := map[key]bool{}
 	for _, a := range accounts {
+		found := false
 		for _, c := range clusters {
 			if tr.acct[key{c, a}] == nil {
-				return errorf(" This account '%s' doesn't exist on cluster %s\n        Contact your admin to add this account.\n", a, c)
+				missing[key{c, a}] = true
+				fmt.Fprintf(&t.warn, " This account '%s' doesn't exist on cluster %s\n        Contact your admin to add this account.\n", a, c)
+			} else {
+				found = true
 			}
+		}
+		if !found {
+			return errorf(" This account '%s' doesn't exist on cluster %s\n        Contact your admin to add this account.\n", a, clusters[0])
 		}
 	}
 	exists := map[[4]string]bool{}
@@ -193,6 +203,9 @@ func (t *txn) addUser(opts []KeyValue) error {
 		first := ""
 		for _, acct := range accounts {
 			for _, c := range clusters {
+				if missing[key{c, acct}] {
+					continue
+				}
 				for _, p := range partitions {
 					if exists[[4]string{c, acct, name, p}] {
 						continue

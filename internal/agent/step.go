@@ -343,7 +343,7 @@ func (s *stepRun) wireIO(es *executor.Spec, jm *model.Job, rank int) {
 	switch {
 	case spec.StdIn != "":
 		es.Stdin = path(spec.StdIn)
-	case spec.IOAddr != "" && readsInput(spec.Input, rank):
+	case spec.IOAddr != "" && readsInput(spec.Input, spec.Pty, rank):
 		r, w := io.Pipe()
 		es.StdinR = r
 		s.mu.Lock()
@@ -353,10 +353,12 @@ func (s *stepRun) wireIO(es *executor.Spec, jm *model.Job, rank int) {
 }
 
 // readsInput says whether rank gets srun's stdin under --input mode.
-func readsInput(mode string, rank int) bool {
+// Slurm's default is every task, except that with --pty only task 0 (the
+// terminal's) reads.
+func readsInput(mode string, pty bool, rank int) bool {
 	switch mode {
-	case "", "0":
-		return rank == 0
+	case "":
+		return !pty || rank == 0
 	case "all":
 		return true
 	case "none":

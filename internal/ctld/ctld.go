@@ -106,6 +106,15 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 			BfInterval: cfg.Scheduler.BfInterval, SchedMinInterval: cfg.Scheduler.SchedMinInterval,
 		},
 	}
+	st.EnforcePartLimits = "NO"
+	if v, ok := cfg.Get("EnforcePartLimits"); ok {
+		switch v = strings.ToUpper(strings.TrimSpace(v)); v {
+		case "YES":
+			st.EnforcePartLimits = "ANY"
+		case "ALL", "ANY", "NO":
+			st.EnforcePartLimits = v
+		}
+	}
 	if v, ok := cfg.Get("DependencyParameters"); ok {
 		for _, f := range strings.Split(v, ",") {
 			if strings.EqualFold(strings.TrimSpace(f), "kill_invalid_depend") {
@@ -120,9 +129,7 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		n, _ := strconv.ParseUint(u.Uid, 10, 32)
 		st.SlurmUID = uint32(n)
 	}
-	for _, kv := range cfg.Raw {
-		st.Config = append(st.Config, [2]string{kv.Key, kv.Value})
-	}
+	st.Config = cfg.ShowConfig(time.Time{})
 	return st
 }
 

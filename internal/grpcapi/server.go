@@ -359,6 +359,10 @@ func (s *Server) ModifyAcctDB(ctx context.Context, r *pb.ModifyAcctDBRequest) (*
 		return nil, status.Error(codes.InvalidArgument, "malformed request: "+err.Error())
 	}
 	text, err := s.svc.AcctModify(ctx, &req, r.Commit)
+	var warn *acctmgr.Warning
+	if errors.As(err, &warn) {
+		return &pb.ModifyAcctDBResponse{Text: text, Warning: warn.Text}, nil
+	}
 	if err != nil {
 		return &pb.ModifyAcctDBResponse{Text: text}, toStatus(err)
 	}

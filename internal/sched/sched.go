@@ -201,7 +201,7 @@ func (s *scheduler) consider(j *model.Job) {
 	if r.pack && ps.p.MaxNodes > 0 && (r.maxNodes == 0 || ps.p.MaxNodes < r.maxNodes) {
 		r.maxNodes = ps.p.MaxNodes
 	}
-	if n := r.minNodes(len(req)); (ps.p.MaxNodes > 0 && n > ps.p.MaxNodes) || n < ps.p.MinNodes {
+	if n := r.minNodes(len(req)); (ps.p.MaxNodes > 0 && n > ps.p.MaxNodes) || n < ps.p.MinNodes || n > len(ps.p.Nodes) {
 		s.wait(j, model.ReasonPartitionNodes)
 		return
 	}

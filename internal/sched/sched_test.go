@@ -135,7 +135,8 @@ func TestReasons(t *testing.T) {
 			submit(c, 1, func(s *model.JobSpec) { s.MemPerNode = 1001 })
 			submit(c, 1, nil)
 		},
-		want: map[model.JobID]string{1: model.ReasonBadConstraints, 2: model.ReasonBadConstraints,
+		// More nodes than the partition has: Slurm's PartitionNodeLimit.
+		want: map[model.JobID]string{1: model.ReasonBadConstraints, 2: model.ReasonPartitionNodes,
 			3: model.ReasonBadConstraints, 4: model.ReasonBadConstraints, 5: startN1},
 	}, {
 		name: "required node busy: Resources; its partition's nodes are withheld",
@@ -304,7 +305,7 @@ func TestLayouts(t *testing.T) {
 		{"--ntasks-per-node=2 -n5 derives 3 nodes", sched.Config{}, func(s *model.JobSpec) { s.TasksPerNode, s.NTasks = 2, 5 }, "start n1:2:0 n2:2:0 n3:1:0"},
 		{"-w grows the node count", sched.Config{}, func(s *model.JobSpec) { s.ReqNodes = []string{"n3", "n2"} }, "start n2:1:0 n3:1:0"},
 		{"-x skips nodes", sched.Config{}, func(s *model.JobSpec) { s.ExcNodes = []string{"n1"} }, startN2},
-		{"-N4 on three nodes", sched.Config{}, func(s *model.JobSpec) { s.MinNodes = 4 }, model.ReasonBadConstraints},
+		{"-N4 on three nodes", sched.Config{}, func(s *model.JobSpec) { s.MinNodes = 4 }, model.ReasonPartitionNodes},
 		{"-n13 on twelve CPUs", sched.Config{}, func(s *model.JobSpec) { s.NTasks = 13 }, model.ReasonBadConstraints},
 		{"-n6 with --nodes max 1", sched.Config{}, func(s *model.JobSpec) { s.NTasks, s.MaxNodes = 6, 1 }, model.ReasonBadConstraints},
 		{"exclusive takes every CPU", sched.Config{}, func(s *model.JobSpec) { s.Exclusive = true }, "start n1:4:0"},

@@ -42,12 +42,24 @@ func (s *Service) AcctModify(ctx context.Context, req *acctmgr.Request, commit b
 			return "", &Error{CodeDenied, "Access/permission denied"}
 		}
 		next, text, err := acctmgr.Apply(db, req, s.Settings().ClusterName)
+		// A *acctmgr.Warning comes with a change made in part: it is
+		// committed, and the warning goes back to the client as the error.
+		var warn *acctmgr.Warning
+		if errors.As(err, &warn) {
+			err = nil
+		}
 		if err != nil || !commit || next == nil {
+			if err == nil && warn != nil {
+				return text, warn
+			}
 			return text, invalidErr(err)
 		}
 		_, err = s.raft.Apply(fsm.TypeSetAcctDB, &fsm.SetAcctDB{DB: next, Base: ver})
 		if errors.Is(err, fsm.ErrAcctDBChanged) && attempt < 10 {
 			continue
+		}
+		if err == nil && warn != nil {
+			return text, warn
 		}
 		return text, err
 	}

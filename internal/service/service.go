@@ -173,9 +173,20 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err != nil {
 		return 0, err
 	}
+	// EnforcePartLimits=NO (Slurm's default) queues a job over its
+	// partition's size or time limits (PartitionNodeLimit,
+	// PartitionTimeLimit); ALL and ANY refuse it.
+	enforce := st.EnforcePartLimits != "" && st.EnforcePartLimits != "NO"
 	limit, err := timeLimit(spec, part)
 	if err != nil {
-		return 0, err
+		if enforce {
+			return 0, err
+		}
+		limit = spec.TimeLimit
+	}
+	overSize := overPartitionNodes(spec, part)
+	if overSize && enforce {
+		return 0, invalid("Node count specification invalid")
 	}
 	if a := spec.Array; a != nil {
 		if len(a.TaskIDs) == 0 || a.TaskIDs[len(a.TaskIDs)-1] >= st.MaxArraySize || a.TaskIDs[0] < 0 {
@@ -189,7 +200,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		return 0, err
 	}
 	nodes := partitionNodes(snap, part)
-	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil {
+	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil && !overSize {
 		return 0, invalid(err.Error())
 	}
 	prio := uint32(1)
@@ -313,6 +324,13 @@ func inGroups(names []string, id *auth.Identity) bool {
 		}
 	}
 	return false
+}
+
+// overPartitionNodes reports whether the job asks for more nodes than its
+// partition has or allows, or fewer than it requires.
+func overPartitionNodes(spec *model.JobSpec, p *model.Partition) bool {
+	n := max(1, spec.MinNodes)
+	return n > len(p.Nodes) || (p.MaxNodes > 0 && n > p.MaxNodes) || n < p.MinNodes
 }
 
 func timeLimit(spec *model.JobSpec, p *model.Partition) (int64, error) {

@@ -103,6 +103,11 @@ func spec() *model.JobSpec {
 
 func TestSubmitAdmission(t *testing.T) {
 	svc, _, _ := setup(t)
+	st := *svc.Settings()
+	st.EnforcePartLimits = "ALL"
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		edit func(*model.JobSpec)
@@ -114,7 +119,7 @@ func TestSubmitAdmission(t *testing.T) {
 		{"over MaxTime", func(s *model.JobSpec) { s.Partition = "short"; s.TimeLimit = 601 }, "Requested time limit is invalid"},
 		{"unlimited over MaxTime", func(s *model.JobSpec) { s.Partition = "short"; s.TimeLimit = model.Unlimited }, "Requested time limit is invalid"},
 		{"too many cpus", func(s *model.JobSpec) { s.CPUsPerTask = 5 }, "Requested node configuration is not available"},
-		{"too many nodes", func(s *model.JobSpec) { s.MinNodes = 3 }, "Requested node configuration is not available"},
+		{"too many nodes", func(s *model.JobSpec) { s.MinNodes = 3 }, "Node count specification invalid"},
 		{"too much memory", func(s *model.JobSpec) { s.MemPerNode = 9000 }, "Requested node configuration is not available"},
 		{"array too large", func(s *model.JobSpec) { s.Array = &model.ArraySpec{Raw: "0-1001", TaskIDs: []int{0, 1001}} }, "Invalid job array specification"},
 		{"afterok unknown", func(s *model.JobSpec) {
@@ -126,6 +131,22 @@ func TestSubmitAdmission(t *testing.T) {
 		tc.edit(s)
 		if _, err := svc.SubmitJob(as(1000), s); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: err %v, want %q", tc.name, err, tc.want)
+		}
+	}
+	// EnforcePartLimits=NO (the default) queues what is over the
+	// partition's size and time limits.
+	st.EnforcePartLimits = "NO"
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
+	for _, edit := range []func(*model.JobSpec){
+		func(s *model.JobSpec) { s.MinNodes = 3 },
+		func(s *model.JobSpec) { s.Partition = "short"; s.TimeLimit = 601 },
+	} {
+		s := spec()
+		edit(s)
+		if _, err := svc.SubmitJob(as(1000), s); err != nil {
+			t.Errorf("EnforcePartLimits=NO: %v", err)
 		}
 	}
 	// A valid job gets the partition default time and the caller's identity.

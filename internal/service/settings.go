@@ -40,6 +40,9 @@ type Settings struct {
 	// Scheduler is SchedulerType and SchedulerParameters (backfill bounds
 	// in seconds; BfInterval and SchedMinInterval pace the controller).
 	Scheduler SchedulerSettings
+	// EnforcePartLimits is NO (queue jobs over partition limits), ALL or
+	// ANY (refuse them at submission).
+	EnforcePartLimits string
 	// Config is every key for scontrol show config, in order.
 	Config [][2]string
 }

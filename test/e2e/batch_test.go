@@ -136,7 +136,8 @@ echo "mine=$MY_VAR pwd=$(pwd)"
 // TestBadInput checks that bad requests get Slurm's wording, exit 1, and
 // leave the controller serving.
 func TestBadInput(t *testing.T) {
-	c := startUp(t, 1, "--conf", "PartitionName=short Nodes=ALL MaxTime=10")
+	// EnforcePartLimits=ALL: over-limit jobs are refused, not queued.
+	c := startUp(t, 1, "--conf", "PartitionName=short Nodes=ALL MaxTime=10", "--conf", "EnforcePartLimits=ALL")
 	cases := []struct {
 		args []string
 		want string

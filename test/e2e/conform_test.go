@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"os"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -183,5 +184,67 @@ func TestSignalScope(t *testing.T) {
 	state, out = run("full", full)
 	if !strings.Contains(out, "batch-got-usr1") || !strings.Contains(out, "step-got-usr1") {
 		t.Errorf("--full: state %s, output %q", state, out)
+	}
+}
+
+// TestSrunStdinAll checks issue 17 item 5: srun gives its stdin to every
+// task by default (--input=all), and to one task with --input=N.
+func TestSrunStdinAll(t *testing.T) {
+	c := startUp(t, 1, "--cpus", "2")
+	lines := func(s string) string {
+		l := strings.Split(strings.TrimSpace(s), "\n")
+		sort.Strings(l)
+		return strings.Join(l, ",")
+	}
+	out, errOut, code := c.runAs(nil, "x\n", "srun", "-n2", "-l", "cat")
+	if code != 0 || lines(out) != "0: x,1: x" {
+		t.Errorf("srun -n2 -l cat: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	out, errOut, code = c.runAs(nil, "y\n", "srun", "-n2", "-l", "--input=1", "cat")
+	if code != 0 || lines(out) != "1: y" {
+		t.Errorf("srun --input=1: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestEnforcePartLimits checks issue 17 item 6: with Slurm's default
+// EnforcePartLimits=NO a job over its partition's size waits
+// (PartitionNodeLimit); under ALL it is refused at submission.
+func TestEnforcePartLimits(t *testing.T) {
+	c := startUp(t, 2, "--conf", "PartitionName=short Nodes=ALL MaxTime=10")
+	id := c.sbatch("-N3", "-o", "/dev/null", "--wrap", "true")
+	c.waitFor("PartitionNodeLimit", 20*time.Second, func() bool { return c.jobField(id, "Reason") == "PartitionNodeLimit" })
+	long := c.sbatch("-p", "short", "-t", "60", "-o", "/dev/null", "--wrap", "true")
+	c.waitFor("PartitionTimeLimit", 20*time.Second, func() bool { return c.jobField(long, "Reason") == "PartitionTimeLimit" })
+	if out := c.must("scontrol", "show", "config"); !strings.Contains(out, "EnforcePartLimits       = NO") {
+		t.Errorf("show config lacks EnforcePartLimits = NO")
+	}
+	c.must("scancel", id, long)
+	c.stop()
+	c = startUp(t, 2, "--conf", "EnforcePartLimits=ALL")
+	_, errOut, code := c.run("sbatch", "-N3", "-o", "/dev/null", "--wrap", "true")
+	if code != 1 || !strings.Contains(errOut, "Batch job submission failed: Node count specification invalid") {
+		t.Errorf("-N3 under EnforcePartLimits=ALL: exit %d, %q", code, errOut)
+	}
+}
+
+// TestAddUserAcrossClusters checks issue 17 item 8: a user is added on
+// every cluster where the account exists; the others get Slurm's warning
+// and the exit status is 1.
+func TestAddUserAcrossClusters(t *testing.T) {
+	c := startUp(t, 1)
+	c.must("sacctmgr", "-i", "add", "cluster", "other")
+	c.must("sacctmgr", "-i", "add", "account", "elsewhere", "Cluster=other")
+	out, errOut, code := c.run("sacctmgr", "-i", "add", "user", "someone", "Account=elsewhere")
+	if code != 1 || !strings.Contains(errOut, "This account 'elsewhere' doesn't exist on cluster drover") ||
+		!strings.Contains(out, "C = other") {
+		t.Errorf("add user: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	got := c.must("sacctmgr", "-n", "-P", "show", "assoc", "where", "user=someone", "format=cluster,account,user")
+	if got != "other|elsewhere|someone\n" {
+		t.Errorf("associations: %q", got)
+	}
+	_, errOut, code = c.run("sacctmgr", "-i", "add", "user", "nobody2", "Account=nowhere")
+	if code != 1 || !strings.Contains(errOut, "This account 'nowhere' doesn't exist") {
+		t.Errorf("unknown account: exit %d, %q", code, errOut)
 	}
 }

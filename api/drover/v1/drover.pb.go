@@ -7190,8 +7190,11 @@ func (x *ModifyAcctDBRequest) GetCommit() bool {
 }
 
 type ModifyAcctDBResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Text          string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Text  string                 `protobuf:"bytes,1,opt,name=text,proto3" json:"text,omitempty"`
+	// warning: the change was made in part; sacctmgr prints this on stderr
+	// and exits 1.
+	Warning       string `protobuf:"bytes,2,opt,name=warning,proto3" json:"warning,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -7229,6 +7232,13 @@ func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
 func (x *ModifyAcctDBResponse) GetText() string {
 	if x != nil {
 		return x.Text
+	}
+	return ""
+}
+
+func (x *ModifyAcctDBResponse) GetWarning() string {
+	if x != nil {
+		return x.Warning
 	}
 	return ""
 }
@@ -8809,9 +8819,10 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\adb_json\x18\x01 \x01(\fR\x06dbJson\"P\n" +
 	"\x13ModifyAcctDBRequest\x12!\n" +
 	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\x12\x16\n" +
-	"\x06commit\x18\x02 \x01(\bR\x06commit\"*\n" +
+	"\x06commit\x18\x02 \x01(\bR\x06commit\"D\n" +
 	"\x14ModifyAcctDBResponse\x12\x12\n" +
-	"\x04text\x18\x01 \x01(\tR\x04text\"<\n" +
+	"\x04text\x18\x01 \x01(\tR\x04text\x12\x18\n" +
+	"\awarning\x18\x02 \x01(\tR\awarning\"<\n" +
 	"\x12PutAcctJobsRequest\x12&\n" +
 	"\x04jobs\x18\x01 \x03(\v2\x12.drover.v1.AcctJobR\x04jobs\"\x15\n" +
 	"\x13PutAcctJobsResponse\"\x11\n" +

@@ -224,11 +224,20 @@ func (s *session) change(verb string, words []string) {
 		return
 	}
 	text, err := c.AcctModify(s.ctx, req, s.o.immediate)
+	var warn *acctmgr.Warning
+	if errors.As(err, &warn) {
+		err = nil // done in part: the change stands (see below)
+	}
 	if err != nil {
 		s.printErr(err, deniedWords(verb, entity))
 		return
 	}
 	fmt.Fprint(s.env.Stdout, text)
+	if warn != nil {
+		// A user added where the account exists: the warning about the
+		// other clusters goes to stderr and the exit is 1.
+		s.fail("%s", warn.Text)
+	}
 	if acctmgr.Unchanged(text) {
 		s.failed = true
 		return
@@ -240,7 +249,8 @@ func (s *session) change(verb string, words []string) {
 		fmt.Fprint(s.env.Stdout, " Changes Discarded\n")
 		return
 	}
-	if _, err := c.AcctModify(s.ctx, req, true); err != nil {
+	var w *acctmgr.Warning
+	if _, err := c.AcctModify(s.ctx, req, true); err != nil && !errors.As(err, &w) {
 		s.printErr(err, deniedWords(verb, entity))
 	}
 }
