@@ -2,7 +2,7 @@ package controller
 
 import (
 	"context"
-	"github.com/drover-hpc/drover/internal/acctmgr"
+	"errors"
 	"log/slog"
 	"slices"
 	"sync"
@@ -10,9 +10,11 @@ import (
 	"time"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/acctmgr"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/raftnode"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/state"
@@ -178,7 +180,11 @@ func (c *Controller) cycle() {
 	}
 	res, err := c.raft.Apply(fsm.TypeSchedule, cmd)
 	if err != nil {
-		c.log.Error("commit schedule", "err", err)
+		// A full state directory is reported once, by raftnode, not
+		// every cycle.
+		if !errors.Is(err, raftnode.ErrNoSpace) {
+			c.log.Error("commit schedule", "err", err)
+		}
 		return
 	}
 	r := res.(fsm.ScheduleResult)
@@ -359,7 +365,7 @@ func (c *Controller) purge(before int64) {
 	if len(old) == 0 {
 		return
 	}
-	if _, err := c.raft.Apply(fsm.TypePurge, &fsm.Purge{Jobs: old}); err != nil {
+	if _, err := c.raft.Apply(fsm.TypePurge, &fsm.Purge{Jobs: old}); err != nil && !errors.Is(err, raftnode.ErrNoSpace) {
 		c.log.Error("commit purge", "err", err)
 	}
 	c.mu.Lock()

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -81,7 +82,7 @@ func Open(cfg Config, f *fsm.FSM) (*Node, error) {
 	}
 	n := &Node{
 		cfg: cfg, log: log, adapter: &adapter{fsm: f},
-		space:  newSpaceGuard(cfg.Dir, cfg.MinFree, cfg.statfs),
+		space:  newSpaceGuard(cfg.Dir, cfg.MinFree, cfg.statfs, log),
 		broken: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	inst, err := n.open(false)
@@ -235,10 +236,19 @@ func (n *Node) Apply(t fsm.Type, body any) (any, error) {
 		if !errors.Is(err, raft.ErrEnqueueTimeout) {
 			n.markBroken()
 		}
-		if n.space.low() {
-			return nil, n.space.err()
+		if err := n.space.check(); err != nil {
+			return nil, err
 		}
-		return nil, fmt.Errorf("commit: %w", err)
+		if errors.Is(err, syscall.ENOSPC) {
+			return nil, n.space.full()
+		}
+		if errors.Is(err, raft.ErrEnqueueTimeout) {
+			return nil, fmt.Errorf("commit: %w", err)
+		}
+		// The log refused a write (raft then steps down): the watcher
+		// reopens it.
+		return nil, fmt.Errorf("Unable to save state in %s (%w): the controller reopens its log by itself, try again",
+			n.space.stateDir(), err)
 	}
 	if e, ok := fut.Response().(error); ok {
 		return nil, e

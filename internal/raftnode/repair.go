@@ -58,7 +58,7 @@ func (n *Node) repair() {
 		if n.space.low() {
 			if !waiting {
 				n.log.Warn("waiting for free space in the state directory before reopening the raft log",
-					"err", n.space.err())
+					"err", n.space.check())
 				waiting = true
 			}
 		} else {
@@ -83,7 +83,7 @@ func (n *Node) repair() {
 			return
 		case <-time.After(backoff):
 		}
-		backoff = min(backoff*2, 30*time.Second)
+		backoff = min(backoff*2, 10*time.Second)
 	}
 }
 

@@ -3,8 +3,9 @@ package raftnode
 import (
 	"errors"
 	"fmt"
+	"log/slog"
+	"path/filepath"
 	"sync"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -16,7 +17,7 @@ var ErrNoSpace = errors.New("No space left on device")
 
 // ErrRecovering is Apply's error while the log is being reopened after a
 // failed write.
-var ErrRecovering = errors.New("controller state is being reopened after a failed write, try again")
+var ErrRecovering = errors.New("Unable to save state: the controller is reopening its log after a failed write, try again")
 
 // DefaultMinFree is the least free space kept by default when the
 // filesystem is large: 1 GiB, or 2% of a smaller filesystem, but never less
@@ -27,11 +28,6 @@ const DefaultMinFree = 1 << 30
 // metadata and a small snapshot need: below it a write can fail half-way,
 // so the default rule never goes lower.
 const minReserve = 80 << 20
-
-// checkEvery is how long a free-space reading is trusted. Short enough
-// that writes resume about as soon as space is freed; long enough that a
-// burst of commits costs one statfs.
-const checkEvery = 250 * time.Millisecond
 
 // NoSpaceError says how short the state directory is.
 type NoSpaceError struct {
@@ -55,18 +51,27 @@ type spaceGuard struct {
 	dir     string
 	minFree int64 // 0: default rule; <0: off
 	statfs  func(dir string) (free, size uint64, err error)
+	log     *slog.Logger
 
 	mu      sync.Mutex
-	checked time.Time
 	free    uint64
 	reserve uint64
 }
 
-func newSpaceGuard(dir string, minFree int64, statfs func(string) (uint64, uint64, error)) *spaceGuard {
+func newSpaceGuard(dir string, minFree int64, statfs func(string) (uint64, uint64, error), log *slog.Logger) *spaceGuard {
 	if statfs == nil {
 		statfs = statDir
 	}
-	return &spaceGuard{dir: dir, minFree: minFree, statfs: statfs}
+	return &spaceGuard{dir: dir, minFree: minFree, statfs: statfs, log: log}
+}
+
+// stateDir is StateSaveLocation, the name an administrator knows (the
+// log is its raft subdirectory).
+func (g *spaceGuard) stateDir() string {
+	if filepath.Base(g.dir) == "raft" {
+		return filepath.Dir(g.dir)
+	}
+	return g.dir
 }
 
 func statDir(dir string) (free, size uint64, err error) {
@@ -77,16 +82,16 @@ func statDir(dir string) (free, size uint64, err error) {
 	return st.Bavail * uint64(st.Bsize), st.Blocks * uint64(st.Bsize), nil
 }
 
-// refresh reads the free space unless a recent reading is still good.
-// An unreadable filesystem counts as having room: the write itself will
-// tell.
-func (g *spaceGuard) refresh(force bool) {
+// refresh reads the free space. A statfs costs about a microsecond, less
+// than the commit it guards, so every change reads afresh: writes stop as
+// soon as the disk is short and resume as soon as space is freed. An
+// unreadable filesystem counts as having room: the write itself will tell.
+func (g *spaceGuard) refresh() {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.minFree < 0 || (!force && time.Since(g.checked) < checkEvery) {
+	if g.minFree < 0 {
 		return
 	}
-	g.checked = time.Now()
 	free, size, err := g.statfs(g.dir)
 	if err != nil {
 		g.free, g.reserve = 1, 0
@@ -96,12 +101,21 @@ func (g *spaceGuard) refresh(force bool) {
 	if g.minFree == 0 {
 		reserve = max(min(DefaultMinFree, size/50), minReserve)
 	}
+	// Say it once per change, not once per refused command.
+	was, now := g.free < g.reserve, free < reserve
 	g.free, g.reserve = free, reserve
+	switch {
+	case now && !was:
+		g.log.Error("state directory short of space: changes are refused, reads are served",
+			"dir", g.dir, "free_mib", free>>20, "reserve_mib", reserve>>20)
+	case was && !now:
+		g.log.Info("state directory has space again: changes are accepted", "dir", g.dir, "free_mib", free>>20)
+	}
 }
 
-// low reports whether free space is below the reserve (fresh reading).
+// low reports whether free space is below the reserve.
 func (g *spaceGuard) low() bool {
-	g.refresh(true)
+	g.refresh()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	return g.free < g.reserve
@@ -109,22 +123,20 @@ func (g *spaceGuard) low() bool {
 
 // check returns a *NoSpaceError while free space is below the reserve.
 func (g *spaceGuard) check() error {
-	g.mu.Lock()
-	wasLow := g.free < g.reserve
-	g.mu.Unlock()
-	// While short, read afresh each time: writes resume the moment space
-	// is freed.
-	g.refresh(wasLow)
+	g.refresh()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.free < g.reserve {
-		return &NoSpaceError{Dir: g.dir, Free: g.free, Reserve: g.reserve}
+		return &NoSpaceError{Dir: g.stateDir(), Free: g.free, Reserve: g.reserve}
 	}
 	return nil
 }
 
-// err is check's error after a fresh reading.
-func (g *spaceGuard) err() error {
-	g.refresh(true)
-	return g.check()
+// full is the error for a write the filesystem itself refused (ENOSPC),
+// which happens with the guard off or below its reserve.
+func (g *spaceGuard) full() error {
+	free, _, _ := g.statfs(g.dir)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return &NoSpaceError{Dir: g.stateDir(), Free: free, Reserve: g.reserve}
 }
