@@ -378,11 +378,12 @@ func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.Step
 	return out, r.Errors, nil
 }
 
-// CreateJoinToken makes a join token (admins only).
-func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (string, int64, error) {
+// CreateJoinToken makes a join token for the nodes a hostlist expression
+// (or ALL) names, good for uses joins (0: one per name); admins only.
+func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration, nodes string, uses int) (string, int64, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(ttl / time.Second)})
+	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(ttl / time.Second), Nodes: nodes, Uses: int32(uses)})
 	if err != nil {
 		return "", 0, fromStatus(err)
 	}

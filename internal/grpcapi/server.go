@@ -224,7 +224,7 @@ func (s *Server) Reconfigure(ctx context.Context, _ *pb.ReconfigureRequest) (*pb
 
 func (s *Server) Connect(stream pb.AgentService_ConnectServer) error {
 	id, err := s.verifier.Identify(stream.Context())
-	if err != nil || !id.Cluster {
+	if err != nil || (!id.Cluster && id.Node == "") {
 		return status.Error(codes.PermissionDenied, "Access/permission denied")
 	}
 	addr := ""
@@ -291,7 +291,7 @@ func (s *Server) StepStats(ctx context.Context, r *pb.StepStatsRequest) (*pb.Ste
 }
 
 func (s *Server) CreateJoinToken(ctx context.Context, r *pb.CreateJoinTokenRequest) (*pb.CreateJoinTokenResponse, error) {
-	tok, exp, err := s.svc.CreateJoinToken(ctx, time.Duration(r.TtlSeconds)*time.Second)
+	tok, exp, err := s.svc.CreateJoinToken(ctx, service.TokenSpec{TTL: time.Duration(r.TtlSeconds) * time.Second, Nodes: r.Nodes, Uses: int(r.Uses)})
 	if err != nil {
 		return nil, toStatus(err)
 	}

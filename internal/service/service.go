@@ -112,7 +112,10 @@ var errDenied = &Error{CodeDenied, "Access/permission denied"}
 // Identify authenticates the caller of ctx.
 func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
 	id, err := s.verifier.Identify(ctx)
-	if err != nil {
+	if err != nil || id.Node != "" {
+		// A node certificate speaks only the node protocol (Connect),
+		// never the user and admin API: a stolen node key is one node,
+		// not the cluster.
 		return nil, errDenied
 	}
 	return id, nil

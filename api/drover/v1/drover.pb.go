@@ -155,8 +155,12 @@ func (x *JoinResponse) GetSlurmConf() string {
 }
 
 type CreateJoinTokenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TtlSeconds    int64                  `protobuf:"varint,1,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	TtlSeconds int64                  `protobuf:"varint,1,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	// nodes: hostlist expression of the names the token may join as, or ALL.
+	Nodes string `protobuf:"bytes,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// uses bounds the joins (0: one per name).
+	Uses          int32 `protobuf:"varint,3,opt,name=uses,proto3" json:"uses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -194,6 +198,20 @@ func (*CreateJoinTokenRequest) Descriptor() ([]byte, []int) {
 func (x *CreateJoinTokenRequest) GetTtlSeconds() int64 {
 	if x != nil {
 		return x.TtlSeconds
+	}
+	return 0
+}
+
+func (x *CreateJoinTokenRequest) GetNodes() string {
+	if x != nil {
+		return x.Nodes
+	}
+	return ""
+}
+
+func (x *CreateJoinTokenRequest) GetUses() int32 {
+	if x != nil {
+		return x.Uses
 	}
 	return 0
 }
@@ -7386,10 +7404,12 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\bcert_pem\x18\x01 \x01(\fR\acertPem\x12\x15\n" +
 	"\x06ca_pem\x18\x02 \x01(\fR\x05caPem\x12\x1d\n" +
 	"\n" +
-	"slurm_conf\x18\x03 \x01(\tR\tslurmConf\"9\n" +
+	"slurm_conf\x18\x03 \x01(\tR\tslurmConf\"c\n" +
 	"\x16CreateJoinTokenRequest\x12\x1f\n" +
 	"\vttl_seconds\x18\x01 \x01(\x03R\n" +
-	"ttlSeconds\"I\n" +
+	"ttlSeconds\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\tR\x05nodes\x12\x12\n" +
+	"\x04uses\x18\x03 \x01(\x05R\x04uses\"I\n" +
 	"\x17CreateJoinTokenResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x18\n" +
 	"\aexpires\x18\x02 \x01(\x03R\aexpires\"T\n" +
