@@ -105,7 +105,21 @@ func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJ
 	case r.WithoutSpec:
 		return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Listing), Now: now}, nil
 	}
-	return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Full), Now: now}, nil
+	// The full spec carries the batch script and the environment (tokens,
+	// passwords): only the owner's and an operator's.
+	full, err := s.svc.SpecVisible(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := make([]*pb.Job, len(jobs))
+	for i, j := range jobs {
+		d := wire.Listing
+		if full(j) {
+			d = wire.Full
+		}
+		out[i] = wire.JobToPB(j, d)
+	}
+	return &pb.ListJobsResponse{Jobs: out, Now: now}, nil
 }
 
 func (s *Server) WatchJobs(r *pb.WatchJobsRequest, stream pb.Drover_WatchJobsServer) error {
