@@ -390,6 +390,41 @@ func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration, nodes s
 	return r.Token, r.Expires, nil
 }
 
+// JoinToken is a join token as ListJoinTokens shows it (no secret).
+type JoinToken struct {
+	ID, Nodes        string
+	Uses             int
+	Joined           []string
+	Expires, Created int64
+	CreatedBy        uint32
+}
+
+// ListJoinTokens lists the join tokens that have not expired (admins only).
+func (c *Client) ListJoinTokens(ctx context.Context) ([]JoinToken, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.ListJoinTokens(ctx, &pb.ListJoinTokensRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := make([]JoinToken, len(r.Tokens))
+	for i, t := range r.Tokens {
+		out[i] = JoinToken{ID: t.Id, Nodes: t.Nodes, Uses: int(t.Uses), Joined: t.Joined, Expires: t.Expires, Created: t.Created,
+			CreatedBy: t.CreatedBy}
+	}
+	return out, nil
+}
+
+// DeleteJoinToken revokes a join token (admins only).
+func (c *Client) DeleteJoinToken(ctx context.Context, id string) error {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	if _, err := c.api.DeleteJoinToken(ctx, &pb.DeleteJoinTokenRequest{Id: id}); err != nil {
+		return fromStatus(err)
+	}
+	return nil
+}
+
 // AcctJobs reads job records from the accounting database (sacct).
 func (c *Client) AcctJobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)

@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -182,6 +181,7 @@ Cluster:
                                join a new machine to the cluster
   dbd [-f slurmdbd.conf]       run an accounting daemon shared by several clusters
   token create --nodes NAMES   make a join token for these nodes (admins; --uses N, --ttl 24h)
+  token list | delete ID       show the join tokens (no secrets), revoke one
   gres [-f slurm.conf] [--autodetect]  list the GPUs this node finds (gres.conf lines)
   version                      print the version
 
@@ -284,42 +284,5 @@ func daemon(name string, args []string, fn func(context.Context, string, *slog.L
 		fmt.Fprintf(os.Stderr, "drover %s: %v\n", name, err)
 		return 1
 	}
-	return 0
-}
-
-// tokenCmd is `drover token create --nodes NAMES [--uses N] [--ttl D]`.
-func tokenCmd(args []string) int {
-	fs := pflag.NewFlagSet("token", pflag.ContinueOnError)
-	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token lasts")
-	nodes := fs.String("nodes", "", "the node names the token may join as (hostlist, e.g. node[01-16], or ALL)")
-	uses := fs.Int("uses", 0, "how many joins it allows (default: one per name, one for ALL)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 || fs.Arg(0) != "create" || *nodes == "" {
-		fmt.Fprintln(os.Stderr, "usage: drover token create --nodes NAMES|ALL [--uses N] [--ttl 24h]")
-		return 2
-	}
-	c, err := dialer()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
-		return 1
-	}
-	defer c.Close()
-	tc, ok := c.(interface {
-		CreateJoinToken(context.Context, time.Duration, string, int) (string, int64, error)
-	})
-	if !ok {
-		fmt.Fprintln(os.Stderr, "drover token: not supported by this client")
-		return 1
-	}
-	tok, exp, err := tc.CreateJoinToken(context.Background(), *ttl, *nodes, *uses)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
-		return 1
-	}
-	fmt.Println(tok)
-	fmt.Fprintf(os.Stderr, "for nodes %s, expires %s; on each new machine:\n  drover agent --join %s --controller HOST:PORT [--name NODE]\n",
-		*nodes, time.Unix(exp, 0).Format(time.RFC3339), tok)
 	return 0
 }

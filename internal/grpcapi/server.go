@@ -312,6 +312,26 @@ func (s *Server) CreateJoinToken(ctx context.Context, r *pb.CreateJoinTokenReque
 	return &pb.CreateJoinTokenResponse{Token: tok, Expires: exp}, nil
 }
 
+func (s *Server) ListJoinTokens(ctx context.Context, _ *pb.ListJoinTokensRequest) (*pb.ListJoinTokensResponse, error) {
+	toks, err := s.svc.ListJoinTokens(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListJoinTokensResponse{}
+	for _, t := range toks {
+		out.Tokens = append(out.Tokens, &pb.JoinTokenInfo{Id: t.ID, Nodes: t.Nodes, Uses: int32(t.MaxUses()), Joined: t.Joined,
+			Expires: t.Expires, Created: t.Created, CreatedBy: t.CreatedBy})
+	}
+	return out, nil
+}
+
+func (s *Server) DeleteJoinToken(ctx context.Context, r *pb.DeleteJoinTokenRequest) (*pb.DeleteJoinTokenResponse, error) {
+	if err := s.svc.DeleteJoinToken(ctx, r.Id); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.DeleteJoinTokenResponse{}, nil
+}
+
 func (s *Server) Join(_ context.Context, r *pb.JoinRequest) (*pb.JoinResponse, error) {
 	cert, ca, conf, err := s.svc.Join(r.TokenId, r.Secret, r.Node, r.Csr)
 	if err != nil {

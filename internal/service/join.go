@@ -1,9 +1,11 @@
 package service
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/auth"
@@ -154,4 +156,48 @@ func (s *Service) Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM
 	}
 	s.log.Info("node joined", "node", node, "token", tokenID)
 	return certPEM, s.ca.CertPEM, conf, nil
+}
+
+// ListJoinTokens lists the join tokens, newest first (admins only; the
+// store keeps no secrets, only their hashes, which are not returned).
+func (s *Service) ListJoinTokens(ctx context.Context) ([]*model.JoinToken, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.privileged(id) {
+		return nil, errDenied
+	}
+	now := s.clock.Now().Unix()
+	var out []*model.JoinToken
+	for _, t := range s.store.Snapshot().Tokens() {
+		if t.Expires > 0 && t.Expires < now {
+			continue
+		}
+		c := t.Clone()
+		c.SecretHash = ""
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *model.JoinToken) int { return cmp.Compare(b.Created, a.Created) })
+	return out, nil
+}
+
+// DeleteJoinToken revokes a join token: joins with it are refused from
+// then on (certificates it already made stay valid).
+func (s *Service) DeleteJoinToken(ctx context.Context, tokenID string) error {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.privileged(id) {
+		return errDenied
+	}
+	if s.store.Snapshot().Token(tokenID) == nil {
+		return &Error{CodeNotFound, "no join token " + tokenID}
+	}
+	if _, err := s.raft.Apply(fsm.TypeJoinToken, &fsm.JoinToken{Delete: tokenID, Now: s.clock.Now().Unix()}); err != nil {
+		return errCommit(err)
+	}
+	s.log.Info("join token deleted", "token", tokenID, "by", id.UID)
+	return nil
 }

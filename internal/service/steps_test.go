@@ -232,3 +232,42 @@ func nodeCertState(t *testing.T, node string) tls.ConnectionState {
 	}
 	return tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
 }
+
+// Admins list tokens (no secret hashes) and revoke one; a revoked token
+// joins nothing.
+func TestJoinTokenListDelete(t *testing.T) {
+	svc, _, _ := setup(t)
+	ca, err := auth.LoadOrCreateCA(t.TempDir(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.SetCA(ca, nil)
+	tok, _, err := svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "n[1-2]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := auth.ParseJoinSecret(tok)
+	if _, err := svc.ListJoinTokens(as(1000)); err == nil {
+		t.Error("an ordinary user listed join tokens")
+	}
+	if err := svc.DeleteJoinToken(as(1000), sec.ID); err == nil {
+		t.Error("an ordinary user deleted a join token")
+	}
+	list, err := svc.ListJoinTokens(as(0))
+	if err != nil || len(list) != 1 || list[0].ID != sec.ID || list[0].SecretHash != "" || list[0].MaxUses() != 2 || list[0].Nodes != "n[1-2]" {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if err := svc.DeleteJoinToken(as(0), "zzzzzz"); err == nil {
+		t.Error("deleting a token that does not exist")
+	}
+	if err := svc.DeleteJoinToken(as(0), sec.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, csr, _ := auth.NewNodeKey("n1")
+	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n1", csr); err == nil {
+		t.Error("join with a deleted token")
+	}
+	if list, _ := svc.ListJoinTokens(as(0)); len(list) != 0 {
+		t.Errorf("after delete: %+v", list)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -134,6 +135,18 @@ func TestJoinTokenBoundNodeCertConfined(t *testing.T) {
 	if err := again.Wait(); err == nil || !strings.Contains(log.String(), "used up") {
 		t.Errorf("a second join with a one-use token: %v\n%s", err, log)
 	}
+	// The admin sees what the token did; a revoked token joins nothing.
+	id := strings.SplitN(token, ".", 2)[0]
+	if l := b.must("drover", "token", "list"); !regexp.MustCompile(`(?m)^` + id + `\s+n2\s+1/1\s+\S+\s+n2$`).MatchString(l) {
+		t.Errorf("token list:\n%s", l)
+	}
+	spare := strings.TrimSpace(b.must("drover", "token", "create", "--nodes", "n3"))
+	b.must("drover", "token", "delete", strings.SplitN(spare, ".", 2)[0])
+	token = spare
+	revoked, log := join("n3", filepath.Join(b.dir, "agent-n3-revoked"))
+	if err := revoked.Wait(); err == nil || !strings.Contains(log.String(), "invalid or expired join token") {
+		t.Errorf("a join with a deleted token: %v\n%s", err, log)
+	}
 	// Stop the joined agent; the test speaks with its certificate now.
 	_ = syscall.Kill(-n2.Process.Pid, syscall.SIGTERM)
 	_ = n2.Wait()
@@ -173,9 +186,9 @@ func TestJoinTokenBoundNodeCertConfined(t *testing.T) {
 	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{Node: "n2", Cpus: 1, Memory: 500}}}); err != nil {
 		t.Fatal(err)
 	}
-	var id uint32
-	fmt.Sscan(job, &id)
-	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: &pb.JobEnded{JobId: id, State: uint32(model.JobCompleted), EndTime: time.Now().Unix()}}}); err != nil {
+	var jobID uint32
+	fmt.Sscan(job, &jobID)
+	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: &pb.JobEnded{JobId: jobID, State: uint32(model.JobCompleted), EndTime: time.Now().Unix()}}}); err != nil {
 		t.Fatal(err)
 	}
 	for acked := false; !acked; {
@@ -183,7 +196,7 @@ func TestJoinTokenBoundNodeCertConfined(t *testing.T) {
 		if err != nil {
 			t.Fatalf("waiting for the end's acknowledgement: %v", err)
 		}
-		acked = m.GetEndAck() != nil && m.GetEndAck().JobId == id
+		acked = m.GetEndAck() != nil && m.GetEndAck().JobId == jobID
 	}
 	if s := b.jobField(job, "JobState"); s != "RUNNING" {
 		t.Errorf("n2 ended n1's job: it is %s", s)

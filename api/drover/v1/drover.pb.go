@@ -268,6 +268,258 @@ func (x *CreateJoinTokenResponse) GetExpires() int64 {
 	return 0
 }
 
+type JoinTokenInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Nodes         string                 `protobuf:"bytes,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Uses          int32                  `protobuf:"varint,3,opt,name=uses,proto3" json:"uses,omitempty"`
+	Joined        []string               `protobuf:"bytes,4,rep,name=joined,proto3" json:"joined,omitempty"`
+	Expires       int64                  `protobuf:"varint,5,opt,name=expires,proto3" json:"expires,omitempty"`
+	Created       int64                  `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`
+	CreatedBy     uint32                 `protobuf:"varint,7,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinTokenInfo) Reset() {
+	*x = JoinTokenInfo{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinTokenInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinTokenInfo) ProtoMessage() {}
+
+func (x *JoinTokenInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinTokenInfo.ProtoReflect.Descriptor instead.
+func (*JoinTokenInfo) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *JoinTokenInfo) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *JoinTokenInfo) GetNodes() string {
+	if x != nil {
+		return x.Nodes
+	}
+	return ""
+}
+
+func (x *JoinTokenInfo) GetUses() int32 {
+	if x != nil {
+		return x.Uses
+	}
+	return 0
+}
+
+func (x *JoinTokenInfo) GetJoined() []string {
+	if x != nil {
+		return x.Joined
+	}
+	return nil
+}
+
+func (x *JoinTokenInfo) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+func (x *JoinTokenInfo) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *JoinTokenInfo) GetCreatedBy() uint32 {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return 0
+}
+
+type ListJoinTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJoinTokensRequest) Reset() {
+	*x = ListJoinTokensRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJoinTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJoinTokensRequest) ProtoMessage() {}
+
+func (x *ListJoinTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJoinTokensRequest.ProtoReflect.Descriptor instead.
+func (*ListJoinTokensRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{5}
+}
+
+type ListJoinTokensResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tokens        []*JoinTokenInfo       `protobuf:"bytes,1,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJoinTokensResponse) Reset() {
+	*x = ListJoinTokensResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJoinTokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJoinTokensResponse) ProtoMessage() {}
+
+func (x *ListJoinTokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJoinTokensResponse.ProtoReflect.Descriptor instead.
+func (*ListJoinTokensResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListJoinTokensResponse) GetTokens() []*JoinTokenInfo {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+type DeleteJoinTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteJoinTokenRequest) Reset() {
+	*x = DeleteJoinTokenRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteJoinTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteJoinTokenRequest) ProtoMessage() {}
+
+func (x *DeleteJoinTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteJoinTokenRequest.ProtoReflect.Descriptor instead.
+func (*DeleteJoinTokenRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DeleteJoinTokenRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type DeleteJoinTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteJoinTokenResponse) Reset() {
+	*x = DeleteJoinTokenResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteJoinTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteJoinTokenResponse) ProtoMessage() {}
+
+func (x *DeleteJoinTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteJoinTokenResponse.ProtoReflect.Descriptor instead.
+func (*DeleteJoinTokenResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
+}
+
 type ArraySpec struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Raw           string                 `protobuf:"bytes,1,opt,name=raw,proto3" json:"raw,omitempty"`
@@ -279,7 +531,7 @@ type ArraySpec struct {
 
 func (x *ArraySpec) Reset() {
 	*x = ArraySpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -291,7 +543,7 @@ func (x *ArraySpec) String() string {
 func (*ArraySpec) ProtoMessage() {}
 
 func (x *ArraySpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -304,7 +556,7 @@ func (x *ArraySpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArraySpec.ProtoReflect.Descriptor instead.
 func (*ArraySpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{4}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ArraySpec) GetRaw() string {
@@ -340,7 +592,7 @@ type DepTerm struct {
 
 func (x *DepTerm) Reset() {
 	*x = DepTerm{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -352,7 +604,7 @@ func (x *DepTerm) String() string {
 func (*DepTerm) ProtoMessage() {}
 
 func (x *DepTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -365,7 +617,7 @@ func (x *DepTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepTerm.ProtoReflect.Descriptor instead.
 func (*DepTerm) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{5}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DepTerm) GetType() string {
@@ -407,7 +659,7 @@ type Dependency struct {
 
 func (x *Dependency) Reset() {
 	*x = Dependency{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -419,7 +671,7 @@ func (x *Dependency) String() string {
 func (*Dependency) ProtoMessage() {}
 
 func (x *Dependency) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -432,7 +684,7 @@ func (x *Dependency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dependency.ProtoReflect.Descriptor instead.
 func (*Dependency) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{6}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Dependency) GetRaw() string {
@@ -502,7 +754,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -514,7 +766,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -527,7 +779,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{7}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobSpec) GetName() string {
@@ -810,7 +1062,7 @@ type GPUReq struct {
 
 func (x *GPUReq) Reset() {
 	*x = GPUReq{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -822,7 +1074,7 @@ func (x *GPUReq) String() string {
 func (*GPUReq) ProtoMessage() {}
 
 func (x *GPUReq) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -835,7 +1087,7 @@ func (x *GPUReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPUReq.ProtoReflect.Descriptor instead.
 func (*GPUReq) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GPUReq) GetType() string {
@@ -893,7 +1145,7 @@ type GPU struct {
 
 func (x *GPU) Reset() {
 	*x = GPU{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -905,7 +1157,7 @@ func (x *GPU) String() string {
 func (*GPU) ProtoMessage() {}
 
 func (x *GPU) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -918,7 +1170,7 @@ func (x *GPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPU.ProtoReflect.Descriptor instead.
 func (*GPU) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GPU) GetIndex() int32 {
@@ -974,7 +1226,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -986,7 +1238,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -999,7 +1251,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Usage) GetMaxRss() int64 {
@@ -1078,7 +1330,7 @@ type NodeAlloc struct {
 
 func (x *NodeAlloc) Reset() {
 	*x = NodeAlloc{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1090,7 +1342,7 @@ func (x *NodeAlloc) String() string {
 func (*NodeAlloc) ProtoMessage() {}
 
 func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1103,7 +1355,7 @@ func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAlloc.ProtoReflect.Descriptor instead.
 func (*NodeAlloc) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NodeAlloc) GetNode() string {
@@ -1185,7 +1437,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1197,7 +1449,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1210,7 +1462,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Job) GetId() uint32 {
@@ -1494,7 +1746,7 @@ type StepSpec struct {
 
 func (x *StepSpec) Reset() {
 	*x = StepSpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1506,7 +1758,7 @@ func (x *StepSpec) String() string {
 func (*StepSpec) ProtoMessage() {}
 
 func (x *StepSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1519,7 +1771,7 @@ func (x *StepSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepSpec.ProtoReflect.Descriptor instead.
 func (*StepSpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StepSpec) GetName() string {
@@ -1727,7 +1979,7 @@ type StringList struct {
 
 func (x *StringList) Reset() {
 	*x = StringList{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1739,7 +1991,7 @@ func (x *StringList) String() string {
 func (*StringList) ProtoMessage() {}
 
 func (x *StringList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1752,7 +2004,7 @@ func (x *StringList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringList.ProtoReflect.Descriptor instead.
 func (*StringList) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StringList) GetItems() []string {
@@ -1775,7 +2027,7 @@ type StepNode struct {
 
 func (x *StepNode) Reset() {
 	*x = StepNode{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1787,7 +2039,7 @@ func (x *StepNode) String() string {
 func (*StepNode) ProtoMessage() {}
 
 func (x *StepNode) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1800,7 +2052,7 @@ func (x *StepNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepNode.ProtoReflect.Descriptor instead.
 func (*StepNode) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StepNode) GetNode() string {
@@ -1861,7 +2113,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1873,7 +2125,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1886,7 +2138,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Step) GetId() int32 {
@@ -2028,7 +2280,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2040,7 +2292,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2053,7 +2305,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Node) GetName() string {
@@ -2260,7 +2512,7 @@ type Partition struct {
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2272,7 +2524,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2285,7 +2537,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Partition) GetName() string {
@@ -2395,7 +2647,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2407,7 +2659,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2420,7 +2672,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SubmitJobRequest) GetSpec() *JobSpec {
@@ -2439,7 +2691,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2703,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2716,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubmitJobResponse) GetJobId() uint32 {
@@ -2493,7 +2745,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2505,7 +2757,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2518,7 +2770,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListJobsRequest) GetIds() []uint32 {
@@ -2569,7 +2821,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2581,7 +2833,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2594,7 +2846,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -2627,7 +2879,7 @@ type WatchJobsRequest struct {
 
 func (x *WatchJobsRequest) Reset() {
 	*x = WatchJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2891,7 @@ func (x *WatchJobsRequest) String() string {
 func (*WatchJobsRequest) ProtoMessage() {}
 
 func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2904,7 @@ func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobsRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchJobsRequest) GetIds() []uint32 {
@@ -2670,7 +2922,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2682,7 +2934,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2695,7 +2947,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
 }
 
 type ListNodesResponse struct {
@@ -2707,7 +2959,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2719,7 +2971,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2732,7 +2984,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -2750,7 +3002,7 @@ type ListPartitionsRequest struct {
 
 func (x *ListPartitionsRequest) Reset() {
 	*x = ListPartitionsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2762,7 +3014,7 @@ func (x *ListPartitionsRequest) String() string {
 func (*ListPartitionsRequest) ProtoMessage() {}
 
 func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2775,7 +3027,7 @@ func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListPartitionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
 }
 
 type ListPartitionsResponse struct {
@@ -2787,7 +3039,7 @@ type ListPartitionsResponse struct {
 
 func (x *ListPartitionsResponse) Reset() {
 	*x = ListPartitionsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2799,7 +3051,7 @@ func (x *ListPartitionsResponse) String() string {
 func (*ListPartitionsResponse) ProtoMessage() {}
 
 func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2812,7 +3064,7 @@ func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListPartitionsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListPartitionsResponse) GetPartitions() []*Partition {
@@ -2837,7 +3089,7 @@ type JobTarget struct {
 
 func (x *JobTarget) Reset() {
 	*x = JobTarget{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2849,7 +3101,7 @@ func (x *JobTarget) String() string {
 func (*JobTarget) ProtoMessage() {}
 
 func (x *JobTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2862,7 +3114,7 @@ func (x *JobTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobTarget.ProtoReflect.Descriptor instead.
 func (*JobTarget) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobTarget) GetId() uint32 {
@@ -2924,7 +3176,7 @@ type JobSelection struct {
 
 func (x *JobSelection) Reset() {
 	*x = JobSelection{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2936,7 +3188,7 @@ func (x *JobSelection) String() string {
 func (*JobSelection) ProtoMessage() {}
 
 func (x *JobSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2949,7 +3201,7 @@ func (x *JobSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSelection.ProtoReflect.Descriptor instead.
 func (*JobSelection) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobSelection) GetTargets() []*JobTarget {
@@ -3027,7 +3279,7 @@ type SignalJobsRequest struct {
 
 func (x *SignalJobsRequest) Reset() {
 	*x = SignalJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3039,7 +3291,7 @@ func (x *SignalJobsRequest) String() string {
 func (*SignalJobsRequest) ProtoMessage() {}
 
 func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3052,7 +3304,7 @@ func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJobsRequest.ProtoReflect.Descriptor instead.
 func (*SignalJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SignalJobsRequest) GetSelection() *JobSelection {
@@ -3093,7 +3345,7 @@ type ControlJobsRequest struct {
 
 func (x *ControlJobsRequest) Reset() {
 	*x = ControlJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3105,7 +3357,7 @@ func (x *ControlJobsRequest) String() string {
 func (*ControlJobsRequest) ProtoMessage() {}
 
 func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3118,7 +3370,7 @@ func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlJobsRequest.ProtoReflect.Descriptor instead.
 func (*ControlJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ControlJobsRequest) GetSelection() *JobSelection {
@@ -3145,7 +3397,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3157,7 +3409,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3170,7 +3422,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *UpdateJobRequest) GetSelection() *JobSelection {
@@ -3197,7 +3449,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3209,7 +3461,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3222,7 +3474,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *JobResult) GetJob() string {
@@ -3248,7 +3500,7 @@ type JobResultsResponse struct {
 
 func (x *JobResultsResponse) Reset() {
 	*x = JobResultsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3260,7 +3512,7 @@ func (x *JobResultsResponse) String() string {
 func (*JobResultsResponse) ProtoMessage() {}
 
 func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3273,7 +3525,7 @@ func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResultsResponse.ProtoReflect.Descriptor instead.
 func (*JobResultsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *JobResultsResponse) GetResults() []*JobResult {
@@ -3293,7 +3545,7 @@ type UpdateNodesRequest struct {
 
 func (x *UpdateNodesRequest) Reset() {
 	*x = UpdateNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3305,7 +3557,7 @@ func (x *UpdateNodesRequest) String() string {
 func (*UpdateNodesRequest) ProtoMessage() {}
 
 func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3318,7 +3570,7 @@ func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesRequest.ProtoReflect.Descriptor instead.
 func (*UpdateNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *UpdateNodesRequest) GetNodes() []string {
@@ -3343,7 +3595,7 @@ type UpdateNodesResponse struct {
 
 func (x *UpdateNodesResponse) Reset() {
 	*x = UpdateNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3355,7 +3607,7 @@ func (x *UpdateNodesResponse) String() string {
 func (*UpdateNodesResponse) ProtoMessage() {}
 
 func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3368,7 +3620,7 @@ func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesResponse.ProtoReflect.Descriptor instead.
 func (*UpdateNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
 }
 
 type PingRequest struct {
@@ -3379,7 +3631,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3391,7 +3643,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3404,7 +3656,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
 }
 
 type ControllerStatus struct {
@@ -3419,7 +3671,7 @@ type ControllerStatus struct {
 
 func (x *ControllerStatus) Reset() {
 	*x = ControllerStatus{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3431,7 +3683,7 @@ func (x *ControllerStatus) String() string {
 func (*ControllerStatus) ProtoMessage() {}
 
 func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3444,7 +3696,7 @@ func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerStatus.ProtoReflect.Descriptor instead.
 func (*ControllerStatus) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ControllerStatus) GetHost() string {
@@ -3484,7 +3736,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3496,7 +3748,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3509,7 +3761,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PingResponse) GetControllers() []*ControllerStatus {
@@ -3529,7 +3781,7 @@ type KV struct {
 
 func (x *KV) Reset() {
 	*x = KV{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3541,7 +3793,7 @@ func (x *KV) String() string {
 func (*KV) ProtoMessage() {}
 
 func (x *KV) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3554,7 +3806,7 @@ func (x *KV) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KV.ProtoReflect.Descriptor instead.
 func (*KV) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *KV) GetKey() string {
@@ -3579,7 +3831,7 @@ type GetConfigRequest struct {
 
 func (x *GetConfigRequest) Reset() {
 	*x = GetConfigRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3591,7 +3843,7 @@ func (x *GetConfigRequest) String() string {
 func (*GetConfigRequest) ProtoMessage() {}
 
 func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3604,7 +3856,7 @@ func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetConfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{46}
 }
 
 type GetConfigResponse struct {
@@ -3616,7 +3868,7 @@ type GetConfigResponse struct {
 
 func (x *GetConfigResponse) Reset() {
 	*x = GetConfigResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3628,7 +3880,7 @@ func (x *GetConfigResponse) String() string {
 func (*GetConfigResponse) ProtoMessage() {}
 
 func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3641,7 +3893,7 @@ func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetConfigResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetConfigResponse) GetItems() []*KV {
@@ -3659,7 +3911,7 @@ type ReconfigureRequest struct {
 
 func (x *ReconfigureRequest) Reset() {
 	*x = ReconfigureRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3671,7 +3923,7 @@ func (x *ReconfigureRequest) String() string {
 func (*ReconfigureRequest) ProtoMessage() {}
 
 func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3684,7 +3936,7 @@ func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{48}
 }
 
 type ReconfigureResponse struct {
@@ -3695,7 +3947,7 @@ type ReconfigureResponse struct {
 
 func (x *ReconfigureResponse) Reset() {
 	*x = ReconfigureResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3707,7 +3959,7 @@ func (x *ReconfigureResponse) String() string {
 func (*ReconfigureResponse) ProtoMessage() {}
 
 func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3720,7 +3972,7 @@ func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureResponse.ProtoReflect.Descriptor instead.
 func (*ReconfigureResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{44}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{49}
 }
 
 type CreateStepRequest struct {
@@ -3733,7 +3985,7 @@ type CreateStepRequest struct {
 
 func (x *CreateStepRequest) Reset() {
 	*x = CreateStepRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3745,7 +3997,7 @@ func (x *CreateStepRequest) String() string {
 func (*CreateStepRequest) ProtoMessage() {}
 
 func (x *CreateStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3758,7 +4010,7 @@ func (x *CreateStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStepRequest.ProtoReflect.Descriptor instead.
 func (*CreateStepRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{45}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreateStepRequest) GetJobId() uint32 {
@@ -3785,7 +4037,7 @@ type CreateStepResponse struct {
 
 func (x *CreateStepResponse) Reset() {
 	*x = CreateStepResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3797,7 +4049,7 @@ func (x *CreateStepResponse) String() string {
 func (*CreateStepResponse) ProtoMessage() {}
 
 func (x *CreateStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3810,7 +4062,7 @@ func (x *CreateStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStepResponse.ProtoReflect.Descriptor instead.
 func (*CreateStepResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{46}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreateStepResponse) GetJob() *Job {
@@ -3838,7 +4090,7 @@ type CompleteJobRequest struct {
 
 func (x *CompleteJobRequest) Reset() {
 	*x = CompleteJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3850,7 +4102,7 @@ func (x *CompleteJobRequest) String() string {
 func (*CompleteJobRequest) ProtoMessage() {}
 
 func (x *CompleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3863,7 +4115,7 @@ func (x *CompleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobRequest.ProtoReflect.Descriptor instead.
 func (*CompleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{47}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CompleteJobRequest) GetJobId() uint32 {
@@ -3895,7 +4147,7 @@ type CompleteJobResponse struct {
 
 func (x *CompleteJobResponse) Reset() {
 	*x = CompleteJobResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3907,7 +4159,7 @@ func (x *CompleteJobResponse) String() string {
 func (*CompleteJobResponse) ProtoMessage() {}
 
 func (x *CompleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3920,7 +4172,7 @@ func (x *CompleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobResponse.ProtoReflect.Descriptor instead.
 func (*CompleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{48}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{53}
 }
 
 type AttachStepRequest struct {
@@ -3935,7 +4187,7 @@ type AttachStepRequest struct {
 
 func (x *AttachStepRequest) Reset() {
 	*x = AttachStepRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3947,7 +4199,7 @@ func (x *AttachStepRequest) String() string {
 func (*AttachStepRequest) ProtoMessage() {}
 
 func (x *AttachStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3960,7 +4212,7 @@ func (x *AttachStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStepRequest.ProtoReflect.Descriptor instead.
 func (*AttachStepRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{49}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *AttachStepRequest) GetJobId() uint32 {
@@ -4000,7 +4252,7 @@ type AttachStepResponse struct {
 
 func (x *AttachStepResponse) Reset() {
 	*x = AttachStepResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4012,7 +4264,7 @@ func (x *AttachStepResponse) String() string {
 func (*AttachStepResponse) ProtoMessage() {}
 
 func (x *AttachStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4025,7 +4277,7 @@ func (x *AttachStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStepResponse.ProtoReflect.Descriptor instead.
 func (*AttachStepResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{50}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *AttachStepResponse) GetStep() *Step {
@@ -4051,7 +4303,7 @@ type BroadcastRequest struct {
 
 func (x *BroadcastRequest) Reset() {
 	*x = BroadcastRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4063,7 +4315,7 @@ func (x *BroadcastRequest) String() string {
 func (*BroadcastRequest) ProtoMessage() {}
 
 func (x *BroadcastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4076,7 +4328,7 @@ func (x *BroadcastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BroadcastRequest.ProtoReflect.Descriptor instead.
 func (*BroadcastRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{51}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *BroadcastRequest) GetJobId() uint32 {
@@ -4144,7 +4396,7 @@ type BroadcastResponse struct {
 
 func (x *BroadcastResponse) Reset() {
 	*x = BroadcastResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4156,7 +4408,7 @@ func (x *BroadcastResponse) String() string {
 func (*BroadcastResponse) ProtoMessage() {}
 
 func (x *BroadcastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4169,7 +4421,7 @@ func (x *BroadcastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BroadcastResponse.ProtoReflect.Descriptor instead.
 func (*BroadcastResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{52}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BroadcastResponse) GetNodes() []string {
@@ -4197,7 +4449,7 @@ type AgentMessage struct {
 
 func (x *AgentMessage) Reset() {
 	*x = AgentMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4209,7 +4461,7 @@ func (x *AgentMessage) String() string {
 func (*AgentMessage) ProtoMessage() {}
 
 func (x *AgentMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4222,7 +4474,7 @@ func (x *AgentMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
 func (*AgentMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{53}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *AgentMessage) GetMsg() isAgentMessage_Msg {
@@ -4352,7 +4604,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4364,7 +4616,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4377,7 +4629,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{54}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StatReply) GetRequestId() uint64 {
@@ -4406,7 +4658,7 @@ type NodeHealth struct {
 
 func (x *NodeHealth) Reset() {
 	*x = NodeHealth{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4418,7 +4670,7 @@ func (x *NodeHealth) String() string {
 func (*NodeHealth) ProtoMessage() {}
 
 func (x *NodeHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4431,7 +4683,7 @@ func (x *NodeHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHealth.ProtoReflect.Descriptor instead.
 func (*NodeHealth) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{55}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *NodeHealth) GetHealthy() bool {
@@ -4463,7 +4715,7 @@ type StepStat struct {
 
 func (x *StepStat) Reset() {
 	*x = StepStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4475,7 +4727,7 @@ func (x *StepStat) String() string {
 func (*StepStat) ProtoMessage() {}
 
 func (x *StepStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4488,7 +4740,7 @@ func (x *StepStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStat.ProtoReflect.Descriptor instead.
 func (*StepStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{56}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StepStat) GetJobId() uint32 {
@@ -4544,7 +4796,7 @@ type StepStatsRequest struct {
 
 func (x *StepStatsRequest) Reset() {
 	*x = StepStatsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4556,7 +4808,7 @@ func (x *StepStatsRequest) String() string {
 func (*StepStatsRequest) ProtoMessage() {}
 
 func (x *StepStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4569,7 +4821,7 @@ func (x *StepStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStatsRequest.ProtoReflect.Descriptor instead.
 func (*StepStatsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{57}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *StepStatsRequest) GetJobId() uint32 {
@@ -4604,7 +4856,7 @@ type StepStatsResponse struct {
 
 func (x *StepStatsResponse) Reset() {
 	*x = StepStatsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4616,7 +4868,7 @@ func (x *StepStatsResponse) String() string {
 func (*StepStatsResponse) ProtoMessage() {}
 
 func (x *StepStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4629,7 +4881,7 @@ func (x *StepStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStatsResponse.ProtoReflect.Descriptor instead.
 func (*StepStatsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{58}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *StepStatsResponse) GetSteps() []*StepStat {
@@ -4660,7 +4912,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4672,7 +4924,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4685,7 +4937,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{59}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *StatRequest) GetRequestId() uint64 {
@@ -4735,7 +4987,7 @@ type StepEnded struct {
 
 func (x *StepEnded) Reset() {
 	*x = StepEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4747,7 +4999,7 @@ func (x *StepEnded) String() string {
 func (*StepEnded) ProtoMessage() {}
 
 func (x *StepEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4760,7 +5012,7 @@ func (x *StepEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEnded.ProtoReflect.Descriptor instead.
 func (*StepEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{60}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *StepEnded) GetJobId() uint32 {
@@ -4846,7 +5098,7 @@ type Register struct {
 
 func (x *Register) Reset() {
 	*x = Register{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4858,7 +5110,7 @@ func (x *Register) String() string {
 func (*Register) ProtoMessage() {}
 
 func (x *Register) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4871,7 +5123,7 @@ func (x *Register) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Register.ProtoReflect.Descriptor instead.
 func (*Register) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{61}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *Register) GetNode() string {
@@ -4974,7 +5226,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4986,7 +5238,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4999,7 +5251,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *Heartbeat) GetRunning() []uint32 {
@@ -5019,7 +5271,7 @@ type JobStarted struct {
 
 func (x *JobStarted) Reset() {
 	*x = JobStarted{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5031,7 +5283,7 @@ func (x *JobStarted) String() string {
 func (*JobStarted) ProtoMessage() {}
 
 func (x *JobStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5044,7 +5296,7 @@ func (x *JobStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStarted.ProtoReflect.Descriptor instead.
 func (*JobStarted) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *JobStarted) GetJobId() uint32 {
@@ -5085,7 +5337,7 @@ type JobEnded struct {
 
 func (x *JobEnded) Reset() {
 	*x = JobEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5097,7 +5349,7 @@ func (x *JobEnded) String() string {
 func (*JobEnded) ProtoMessage() {}
 
 func (x *JobEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5110,7 +5362,7 @@ func (x *JobEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEnded.ProtoReflect.Descriptor instead.
 func (*JobEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *JobEnded) GetJobId() uint32 {
@@ -5196,7 +5448,7 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5208,7 +5460,7 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5221,7 +5473,7 @@ func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerMessage.ProtoReflect.Descriptor instead.
 func (*ControllerMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{65}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *ControllerMessage) GetMsg() isControllerMessage_Msg {
@@ -5384,7 +5636,7 @@ type LaunchStep struct {
 
 func (x *LaunchStep) Reset() {
 	*x = LaunchStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5396,7 +5648,7 @@ func (x *LaunchStep) String() string {
 func (*LaunchStep) ProtoMessage() {}
 
 func (x *LaunchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5409,7 +5661,7 @@ func (x *LaunchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchStep.ProtoReflect.Descriptor instead.
 func (*LaunchStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{66}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LaunchStep) GetJob() *Job {
@@ -5453,7 +5705,7 @@ type SignalStep struct {
 
 func (x *SignalStep) Reset() {
 	*x = SignalStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5465,7 +5717,7 @@ func (x *SignalStep) String() string {
 func (*SignalStep) ProtoMessage() {}
 
 func (x *SignalStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5478,7 +5730,7 @@ func (x *SignalStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalStep.ProtoReflect.Descriptor instead.
 func (*SignalStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{67}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *SignalStep) GetJobId() uint32 {
@@ -5521,7 +5773,7 @@ type AttachIO struct {
 
 func (x *AttachIO) Reset() {
 	*x = AttachIO{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5533,7 +5785,7 @@ func (x *AttachIO) String() string {
 func (*AttachIO) ProtoMessage() {}
 
 func (x *AttachIO) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5546,7 +5798,7 @@ func (x *AttachIO) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachIO.ProtoReflect.Descriptor instead.
 func (*AttachIO) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{68}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *AttachIO) GetJobId() uint32 {
@@ -5594,7 +5846,7 @@ type FetchFile struct {
 
 func (x *FetchFile) Reset() {
 	*x = FetchFile{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5606,7 +5858,7 @@ func (x *FetchFile) String() string {
 func (*FetchFile) ProtoMessage() {}
 
 func (x *FetchFile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5619,7 +5871,7 @@ func (x *FetchFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFile.ProtoReflect.Descriptor instead.
 func (*FetchFile) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{69}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *FetchFile) GetJobId() uint32 {
@@ -5688,7 +5940,7 @@ type EndAck struct {
 
 func (x *EndAck) Reset() {
 	*x = EndAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5700,7 +5952,7 @@ func (x *EndAck) String() string {
 func (*EndAck) ProtoMessage() {}
 
 func (x *EndAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5713,7 +5965,7 @@ func (x *EndAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAck.ProtoReflect.Descriptor instead.
 func (*EndAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{70}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *EndAck) GetJobId() uint32 {
@@ -5735,7 +5987,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5747,7 +5999,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5760,7 +6012,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{71}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *Registered) GetCluster() string {
@@ -5795,7 +6047,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5807,7 +6059,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5820,7 +6072,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -5859,7 +6111,7 @@ type SignalJob struct {
 
 func (x *SignalJob) Reset() {
 	*x = SignalJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5871,7 +6123,7 @@ func (x *SignalJob) String() string {
 func (*SignalJob) ProtoMessage() {}
 
 func (x *SignalJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5884,7 +6136,7 @@ func (x *SignalJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJob.ProtoReflect.Descriptor instead.
 func (*SignalJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *SignalJob) GetJobId() uint32 {
@@ -5933,7 +6185,7 @@ type AcctJobSel struct {
 
 func (x *AcctJobSel) Reset() {
 	*x = AcctJobSel{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5945,7 +6197,7 @@ func (x *AcctJobSel) String() string {
 func (*AcctJobSel) ProtoMessage() {}
 
 func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5958,7 +6210,7 @@ func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobSel.ProtoReflect.Descriptor instead.
 func (*AcctJobSel) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *AcctJobSel) GetJobId() uint32 {
@@ -5995,7 +6247,7 @@ type AcctJobsRequest struct {
 
 func (x *AcctJobsRequest) Reset() {
 	*x = AcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6007,7 +6259,7 @@ func (x *AcctJobsRequest) String() string {
 func (*AcctJobsRequest) ProtoMessage() {}
 
 func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6020,7 +6272,7 @@ func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*AcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *AcctJobsRequest) GetClusters() []string {
@@ -6134,7 +6386,7 @@ type AcctStep struct {
 
 func (x *AcctStep) Reset() {
 	*x = AcctStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6146,7 +6398,7 @@ func (x *AcctStep) String() string {
 func (*AcctStep) ProtoMessage() {}
 
 func (x *AcctStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6159,7 +6411,7 @@ func (x *AcctStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctStep.ProtoReflect.Descriptor instead.
 func (*AcctStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *AcctStep) GetStepId() int32 {
@@ -6347,7 +6599,7 @@ type AcctJob struct {
 
 func (x *AcctJob) Reset() {
 	*x = AcctJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6359,7 +6611,7 @@ func (x *AcctJob) String() string {
 func (*AcctJob) ProtoMessage() {}
 
 func (x *AcctJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6372,7 +6624,7 @@ func (x *AcctJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJob.ProtoReflect.Descriptor instead.
 func (*AcctJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AcctJob) GetCluster() string {
@@ -6692,7 +6944,7 @@ type AcctJobsResponse struct {
 
 func (x *AcctJobsResponse) Reset() {
 	*x = AcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6704,7 +6956,7 @@ func (x *AcctJobsResponse) String() string {
 func (*AcctJobsResponse) ProtoMessage() {}
 
 func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6717,7 +6969,7 @@ func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*AcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *AcctJobsResponse) GetJobs() []*AcctJob {
@@ -6738,7 +6990,7 @@ type GetAcctDBRequest struct {
 
 func (x *GetAcctDBRequest) Reset() {
 	*x = GetAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6750,7 +7002,7 @@ func (x *GetAcctDBRequest) String() string {
 func (*GetAcctDBRequest) ProtoMessage() {}
 
 func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6763,7 +7015,7 @@ func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*GetAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
 }
 
 type GetAcctDBResponse struct {
@@ -6775,7 +7027,7 @@ type GetAcctDBResponse struct {
 
 func (x *GetAcctDBResponse) Reset() {
 	*x = GetAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6787,7 +7039,7 @@ func (x *GetAcctDBResponse) String() string {
 func (*GetAcctDBResponse) ProtoMessage() {}
 
 func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6800,7 +7052,7 @@ func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*GetAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *GetAcctDBResponse) GetDbJson() []byte {
@@ -6820,7 +7072,7 @@ type ModifyAcctDBRequest struct {
 
 func (x *ModifyAcctDBRequest) Reset() {
 	*x = ModifyAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6832,7 +7084,7 @@ func (x *ModifyAcctDBRequest) String() string {
 func (*ModifyAcctDBRequest) ProtoMessage() {}
 
 func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6845,7 +7097,7 @@ func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *ModifyAcctDBRequest) GetRequestJson() []byte {
@@ -6871,7 +7123,7 @@ type ModifyAcctDBResponse struct {
 
 func (x *ModifyAcctDBResponse) Reset() {
 	*x = ModifyAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6883,7 +7135,7 @@ func (x *ModifyAcctDBResponse) String() string {
 func (*ModifyAcctDBResponse) ProtoMessage() {}
 
 func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6896,7 +7148,7 @@ func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *ModifyAcctDBResponse) GetText() string {
@@ -6915,7 +7167,7 @@ type PutAcctJobsRequest struct {
 
 func (x *PutAcctJobsRequest) Reset() {
 	*x = PutAcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6927,7 +7179,7 @@ func (x *PutAcctJobsRequest) String() string {
 func (*PutAcctJobsRequest) ProtoMessage() {}
 
 func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6940,7 +7192,7 @@ func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *PutAcctJobsRequest) GetJobs() []*AcctJob {
@@ -6958,7 +7210,7 @@ type PutAcctJobsResponse struct {
 
 func (x *PutAcctJobsResponse) Reset() {
 	*x = PutAcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6970,7 +7222,7 @@ func (x *PutAcctJobsResponse) String() string {
 func (*PutAcctJobsResponse) ProtoMessage() {}
 
 func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6983,7 +7235,7 @@ func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
 }
 
 type AcctPingRequest struct {
@@ -6994,7 +7246,7 @@ type AcctPingRequest struct {
 
 func (x *AcctPingRequest) Reset() {
 	*x = AcctPingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7006,7 +7258,7 @@ func (x *AcctPingRequest) String() string {
 func (*AcctPingRequest) ProtoMessage() {}
 
 func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7019,7 +7271,7 @@ func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingRequest.ProtoReflect.Descriptor instead.
 func (*AcctPingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
 }
 
 type AcctPingResponse struct {
@@ -7031,7 +7283,7 @@ type AcctPingResponse struct {
 
 func (x *AcctPingResponse) Reset() {
 	*x = AcctPingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7043,7 +7295,7 @@ func (x *AcctPingResponse) String() string {
 func (*AcctPingResponse) ProtoMessage() {}
 
 func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7056,7 +7308,7 @@ func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingResponse.ProtoReflect.Descriptor instead.
 func (*AcctPingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *AcctPingResponse) GetVersion() string {
@@ -7075,7 +7327,7 @@ type DiagRequest struct {
 
 func (x *DiagRequest) Reset() {
 	*x = DiagRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7087,7 +7339,7 @@ func (x *DiagRequest) String() string {
 func (*DiagRequest) ProtoMessage() {}
 
 func (x *DiagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7100,7 +7352,7 @@ func (x *DiagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagRequest.ProtoReflect.Descriptor instead.
 func (*DiagRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *DiagRequest) GetResetStats() bool {
@@ -7122,7 +7374,7 @@ type RPCStat struct {
 
 func (x *RPCStat) Reset() {
 	*x = RPCStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7134,7 +7386,7 @@ func (x *RPCStat) String() string {
 func (*RPCStat) ProtoMessage() {}
 
 func (x *RPCStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7147,7 +7399,7 @@ func (x *RPCStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCStat.ProtoReflect.Descriptor instead.
 func (*RPCStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *RPCStat) GetName() string {
@@ -7208,7 +7460,7 @@ type DiagResponse struct {
 
 func (x *DiagResponse) Reset() {
 	*x = DiagResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7220,7 +7472,7 @@ func (x *DiagResponse) String() string {
 func (*DiagResponse) ProtoMessage() {}
 
 func (x *DiagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7233,7 +7485,7 @@ func (x *DiagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagResponse.ProtoReflect.Descriptor instead.
 func (*DiagResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *DiagResponse) GetNow() int64 {
@@ -7412,7 +7664,22 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04uses\x18\x03 \x01(\x05R\x04uses\"I\n" +
 	"\x17CreateJoinTokenResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x18\n" +
-	"\aexpires\x18\x02 \x01(\x03R\aexpires\"T\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\"\xb4\x01\n" +
+	"\rJoinTokenInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\tR\x05nodes\x12\x12\n" +
+	"\x04uses\x18\x03 \x01(\x05R\x04uses\x12\x16\n" +
+	"\x06joined\x18\x04 \x03(\tR\x06joined\x12\x18\n" +
+	"\aexpires\x18\x05 \x01(\x03R\aexpires\x12\x18\n" +
+	"\acreated\x18\x06 \x01(\x03R\acreated\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\a \x01(\rR\tcreatedBy\"\x17\n" +
+	"\x15ListJoinTokensRequest\"J\n" +
+	"\x16ListJoinTokensResponse\x120\n" +
+	"\x06tokens\x18\x01 \x03(\v2\x18.drover.v1.JoinTokenInfoR\x06tokens\"(\n" +
+	"\x16DeleteJoinTokenRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x19\n" +
+	"\x17DeleteJoinTokenResponse\"T\n" +
 	"\tArraySpec\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12\x19\n" +
 	"\btask_ids\x18\x02 \x03(\x05R\ataskIds\x12\x1a\n" +
@@ -8071,7 +8338,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"schedSince\x122\n" +
 	"\vrpc_by_type\x18\x14 \x03(\v2\x12.drover.v1.RPCStatR\trpcByType\x122\n" +
 	"\vrpc_by_user\x18\x15 \x03(\v2\x12.drover.v1.RPCStatR\trpcByUser\x12#\n" +
-	"\racct_disabled\x18\x16 \x01(\bR\facctDisabled2\xe2\f\n" +
+	"\racct_disabled\x18\x16 \x01(\bR\facctDisabled2\x93\x0e\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -8092,7 +8359,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"AttachStep\x12\x1c.drover.v1.AttachStepRequest\x1a\x1d.drover.v1.AttachStepResponse\x12F\n" +
 	"\tBroadcast\x12\x1b.drover.v1.BroadcastRequest\x1a\x1c.drover.v1.BroadcastResponse\x12X\n" +
-	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse\x12F\n" +
+	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse\x12U\n" +
+	"\x0eListJoinTokens\x12 .drover.v1.ListJoinTokensRequest\x1a!.drover.v1.ListJoinTokensResponse\x12X\n" +
+	"\x0fDeleteJoinToken\x12!.drover.v1.DeleteJoinTokenRequest\x1a\".drover.v1.DeleteJoinTokenResponse\x12F\n" +
 	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse\x12E\n" +
 	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12F\n" +
 	"\tGetAcctDB\x12\x1b.drover.v1.GetAcctDBRequest\x1a\x1c.drover.v1.GetAcctDBResponse\x12O\n" +
@@ -8118,225 +8387,235 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 92)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 97)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
 	(*CreateJoinTokenRequest)(nil),  // 2: drover.v1.CreateJoinTokenRequest
 	(*CreateJoinTokenResponse)(nil), // 3: drover.v1.CreateJoinTokenResponse
-	(*ArraySpec)(nil),               // 4: drover.v1.ArraySpec
-	(*DepTerm)(nil),                 // 5: drover.v1.DepTerm
-	(*Dependency)(nil),              // 6: drover.v1.Dependency
-	(*JobSpec)(nil),                 // 7: drover.v1.JobSpec
-	(*GPUReq)(nil),                  // 8: drover.v1.GPUReq
-	(*GPU)(nil),                     // 9: drover.v1.GPU
-	(*Usage)(nil),                   // 10: drover.v1.Usage
-	(*NodeAlloc)(nil),               // 11: drover.v1.NodeAlloc
-	(*Job)(nil),                     // 12: drover.v1.Job
-	(*StepSpec)(nil),                // 13: drover.v1.StepSpec
-	(*StringList)(nil),              // 14: drover.v1.StringList
-	(*StepNode)(nil),                // 15: drover.v1.StepNode
-	(*Step)(nil),                    // 16: drover.v1.Step
-	(*Node)(nil),                    // 17: drover.v1.Node
-	(*Partition)(nil),               // 18: drover.v1.Partition
-	(*SubmitJobRequest)(nil),        // 19: drover.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),       // 20: drover.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),         // 21: drover.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),        // 22: drover.v1.ListJobsResponse
-	(*WatchJobsRequest)(nil),        // 23: drover.v1.WatchJobsRequest
-	(*ListNodesRequest)(nil),        // 24: drover.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),       // 25: drover.v1.ListNodesResponse
-	(*ListPartitionsRequest)(nil),   // 26: drover.v1.ListPartitionsRequest
-	(*ListPartitionsResponse)(nil),  // 27: drover.v1.ListPartitionsResponse
-	(*JobTarget)(nil),               // 28: drover.v1.JobTarget
-	(*JobSelection)(nil),            // 29: drover.v1.JobSelection
-	(*SignalJobsRequest)(nil),       // 30: drover.v1.SignalJobsRequest
-	(*ControlJobsRequest)(nil),      // 31: drover.v1.ControlJobsRequest
-	(*UpdateJobRequest)(nil),        // 32: drover.v1.UpdateJobRequest
-	(*JobResult)(nil),               // 33: drover.v1.JobResult
-	(*JobResultsResponse)(nil),      // 34: drover.v1.JobResultsResponse
-	(*UpdateNodesRequest)(nil),      // 35: drover.v1.UpdateNodesRequest
-	(*UpdateNodesResponse)(nil),     // 36: drover.v1.UpdateNodesResponse
-	(*PingRequest)(nil),             // 37: drover.v1.PingRequest
-	(*ControllerStatus)(nil),        // 38: drover.v1.ControllerStatus
-	(*PingResponse)(nil),            // 39: drover.v1.PingResponse
-	(*KV)(nil),                      // 40: drover.v1.KV
-	(*GetConfigRequest)(nil),        // 41: drover.v1.GetConfigRequest
-	(*GetConfigResponse)(nil),       // 42: drover.v1.GetConfigResponse
-	(*ReconfigureRequest)(nil),      // 43: drover.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil),     // 44: drover.v1.ReconfigureResponse
-	(*CreateStepRequest)(nil),       // 45: drover.v1.CreateStepRequest
-	(*CreateStepResponse)(nil),      // 46: drover.v1.CreateStepResponse
-	(*CompleteJobRequest)(nil),      // 47: drover.v1.CompleteJobRequest
-	(*CompleteJobResponse)(nil),     // 48: drover.v1.CompleteJobResponse
-	(*AttachStepRequest)(nil),       // 49: drover.v1.AttachStepRequest
-	(*AttachStepResponse)(nil),      // 50: drover.v1.AttachStepResponse
-	(*BroadcastRequest)(nil),        // 51: drover.v1.BroadcastRequest
-	(*BroadcastResponse)(nil),       // 52: drover.v1.BroadcastResponse
-	(*AgentMessage)(nil),            // 53: drover.v1.AgentMessage
-	(*StatReply)(nil),               // 54: drover.v1.StatReply
-	(*NodeHealth)(nil),              // 55: drover.v1.NodeHealth
-	(*StepStat)(nil),                // 56: drover.v1.StepStat
-	(*StepStatsRequest)(nil),        // 57: drover.v1.StepStatsRequest
-	(*StepStatsResponse)(nil),       // 58: drover.v1.StepStatsResponse
-	(*StatRequest)(nil),             // 59: drover.v1.StatRequest
-	(*StepEnded)(nil),               // 60: drover.v1.StepEnded
-	(*Register)(nil),                // 61: drover.v1.Register
-	(*Heartbeat)(nil),               // 62: drover.v1.Heartbeat
-	(*JobStarted)(nil),              // 63: drover.v1.JobStarted
-	(*JobEnded)(nil),                // 64: drover.v1.JobEnded
-	(*ControllerMessage)(nil),       // 65: drover.v1.ControllerMessage
-	(*LaunchStep)(nil),              // 66: drover.v1.LaunchStep
-	(*SignalStep)(nil),              // 67: drover.v1.SignalStep
-	(*AttachIO)(nil),                // 68: drover.v1.AttachIO
-	(*FetchFile)(nil),               // 69: drover.v1.FetchFile
-	(*EndAck)(nil),                  // 70: drover.v1.EndAck
-	(*Registered)(nil),              // 71: drover.v1.Registered
-	(*Launch)(nil),                  // 72: drover.v1.Launch
-	(*SignalJob)(nil),               // 73: drover.v1.SignalJob
-	(*AcctJobSel)(nil),              // 74: drover.v1.AcctJobSel
-	(*AcctJobsRequest)(nil),         // 75: drover.v1.AcctJobsRequest
-	(*AcctStep)(nil),                // 76: drover.v1.AcctStep
-	(*AcctJob)(nil),                 // 77: drover.v1.AcctJob
-	(*AcctJobsResponse)(nil),        // 78: drover.v1.AcctJobsResponse
-	(*GetAcctDBRequest)(nil),        // 79: drover.v1.GetAcctDBRequest
-	(*GetAcctDBResponse)(nil),       // 80: drover.v1.GetAcctDBResponse
-	(*ModifyAcctDBRequest)(nil),     // 81: drover.v1.ModifyAcctDBRequest
-	(*ModifyAcctDBResponse)(nil),    // 82: drover.v1.ModifyAcctDBResponse
-	(*PutAcctJobsRequest)(nil),      // 83: drover.v1.PutAcctJobsRequest
-	(*PutAcctJobsResponse)(nil),     // 84: drover.v1.PutAcctJobsResponse
-	(*AcctPingRequest)(nil),         // 85: drover.v1.AcctPingRequest
-	(*AcctPingResponse)(nil),        // 86: drover.v1.AcctPingResponse
-	(*DiagRequest)(nil),             // 87: drover.v1.DiagRequest
-	(*RPCStat)(nil),                 // 88: drover.v1.RPCStat
-	(*DiagResponse)(nil),            // 89: drover.v1.DiagResponse
-	nil,                             // 90: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 91: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*JoinTokenInfo)(nil),           // 4: drover.v1.JoinTokenInfo
+	(*ListJoinTokensRequest)(nil),   // 5: drover.v1.ListJoinTokensRequest
+	(*ListJoinTokensResponse)(nil),  // 6: drover.v1.ListJoinTokensResponse
+	(*DeleteJoinTokenRequest)(nil),  // 7: drover.v1.DeleteJoinTokenRequest
+	(*DeleteJoinTokenResponse)(nil), // 8: drover.v1.DeleteJoinTokenResponse
+	(*ArraySpec)(nil),               // 9: drover.v1.ArraySpec
+	(*DepTerm)(nil),                 // 10: drover.v1.DepTerm
+	(*Dependency)(nil),              // 11: drover.v1.Dependency
+	(*JobSpec)(nil),                 // 12: drover.v1.JobSpec
+	(*GPUReq)(nil),                  // 13: drover.v1.GPUReq
+	(*GPU)(nil),                     // 14: drover.v1.GPU
+	(*Usage)(nil),                   // 15: drover.v1.Usage
+	(*NodeAlloc)(nil),               // 16: drover.v1.NodeAlloc
+	(*Job)(nil),                     // 17: drover.v1.Job
+	(*StepSpec)(nil),                // 18: drover.v1.StepSpec
+	(*StringList)(nil),              // 19: drover.v1.StringList
+	(*StepNode)(nil),                // 20: drover.v1.StepNode
+	(*Step)(nil),                    // 21: drover.v1.Step
+	(*Node)(nil),                    // 22: drover.v1.Node
+	(*Partition)(nil),               // 23: drover.v1.Partition
+	(*SubmitJobRequest)(nil),        // 24: drover.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),       // 25: drover.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),         // 26: drover.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 27: drover.v1.ListJobsResponse
+	(*WatchJobsRequest)(nil),        // 28: drover.v1.WatchJobsRequest
+	(*ListNodesRequest)(nil),        // 29: drover.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),       // 30: drover.v1.ListNodesResponse
+	(*ListPartitionsRequest)(nil),   // 31: drover.v1.ListPartitionsRequest
+	(*ListPartitionsResponse)(nil),  // 32: drover.v1.ListPartitionsResponse
+	(*JobTarget)(nil),               // 33: drover.v1.JobTarget
+	(*JobSelection)(nil),            // 34: drover.v1.JobSelection
+	(*SignalJobsRequest)(nil),       // 35: drover.v1.SignalJobsRequest
+	(*ControlJobsRequest)(nil),      // 36: drover.v1.ControlJobsRequest
+	(*UpdateJobRequest)(nil),        // 37: drover.v1.UpdateJobRequest
+	(*JobResult)(nil),               // 38: drover.v1.JobResult
+	(*JobResultsResponse)(nil),      // 39: drover.v1.JobResultsResponse
+	(*UpdateNodesRequest)(nil),      // 40: drover.v1.UpdateNodesRequest
+	(*UpdateNodesResponse)(nil),     // 41: drover.v1.UpdateNodesResponse
+	(*PingRequest)(nil),             // 42: drover.v1.PingRequest
+	(*ControllerStatus)(nil),        // 43: drover.v1.ControllerStatus
+	(*PingResponse)(nil),            // 44: drover.v1.PingResponse
+	(*KV)(nil),                      // 45: drover.v1.KV
+	(*GetConfigRequest)(nil),        // 46: drover.v1.GetConfigRequest
+	(*GetConfigResponse)(nil),       // 47: drover.v1.GetConfigResponse
+	(*ReconfigureRequest)(nil),      // 48: drover.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),     // 49: drover.v1.ReconfigureResponse
+	(*CreateStepRequest)(nil),       // 50: drover.v1.CreateStepRequest
+	(*CreateStepResponse)(nil),      // 51: drover.v1.CreateStepResponse
+	(*CompleteJobRequest)(nil),      // 52: drover.v1.CompleteJobRequest
+	(*CompleteJobResponse)(nil),     // 53: drover.v1.CompleteJobResponse
+	(*AttachStepRequest)(nil),       // 54: drover.v1.AttachStepRequest
+	(*AttachStepResponse)(nil),      // 55: drover.v1.AttachStepResponse
+	(*BroadcastRequest)(nil),        // 56: drover.v1.BroadcastRequest
+	(*BroadcastResponse)(nil),       // 57: drover.v1.BroadcastResponse
+	(*AgentMessage)(nil),            // 58: drover.v1.AgentMessage
+	(*StatReply)(nil),               // 59: drover.v1.StatReply
+	(*NodeHealth)(nil),              // 60: drover.v1.NodeHealth
+	(*StepStat)(nil),                // 61: drover.v1.StepStat
+	(*StepStatsRequest)(nil),        // 62: drover.v1.StepStatsRequest
+	(*StepStatsResponse)(nil),       // 63: drover.v1.StepStatsResponse
+	(*StatRequest)(nil),             // 64: drover.v1.StatRequest
+	(*StepEnded)(nil),               // 65: drover.v1.StepEnded
+	(*Register)(nil),                // 66: drover.v1.Register
+	(*Heartbeat)(nil),               // 67: drover.v1.Heartbeat
+	(*JobStarted)(nil),              // 68: drover.v1.JobStarted
+	(*JobEnded)(nil),                // 69: drover.v1.JobEnded
+	(*ControllerMessage)(nil),       // 70: drover.v1.ControllerMessage
+	(*LaunchStep)(nil),              // 71: drover.v1.LaunchStep
+	(*SignalStep)(nil),              // 72: drover.v1.SignalStep
+	(*AttachIO)(nil),                // 73: drover.v1.AttachIO
+	(*FetchFile)(nil),               // 74: drover.v1.FetchFile
+	(*EndAck)(nil),                  // 75: drover.v1.EndAck
+	(*Registered)(nil),              // 76: drover.v1.Registered
+	(*Launch)(nil),                  // 77: drover.v1.Launch
+	(*SignalJob)(nil),               // 78: drover.v1.SignalJob
+	(*AcctJobSel)(nil),              // 79: drover.v1.AcctJobSel
+	(*AcctJobsRequest)(nil),         // 80: drover.v1.AcctJobsRequest
+	(*AcctStep)(nil),                // 81: drover.v1.AcctStep
+	(*AcctJob)(nil),                 // 82: drover.v1.AcctJob
+	(*AcctJobsResponse)(nil),        // 83: drover.v1.AcctJobsResponse
+	(*GetAcctDBRequest)(nil),        // 84: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),       // 85: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),     // 86: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),    // 87: drover.v1.ModifyAcctDBResponse
+	(*PutAcctJobsRequest)(nil),      // 88: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),     // 89: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),         // 90: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),        // 91: drover.v1.AcctPingResponse
+	(*DiagRequest)(nil),             // 92: drover.v1.DiagRequest
+	(*RPCStat)(nil),                 // 93: drover.v1.RPCStat
+	(*DiagResponse)(nil),            // 94: drover.v1.DiagResponse
+	nil,                             // 95: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 96: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
-	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
-	4,  // 1: drover.v1.JobSpec.array:type_name -> drover.v1.ArraySpec
-	6,  // 2: drover.v1.JobSpec.dependency:type_name -> drover.v1.Dependency
-	8,  // 3: drover.v1.JobSpec.gpus:type_name -> drover.v1.GPUReq
-	7,  // 4: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
-	11, // 5: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
-	16, // 6: drover.v1.Job.steps:type_name -> drover.v1.Step
-	10, // 7: drover.v1.Job.batch_usage:type_name -> drover.v1.Usage
-	14, // 8: drover.v1.StepSpec.task_argv:type_name -> drover.v1.StringList
-	8,  // 9: drover.v1.StepSpec.gpus:type_name -> drover.v1.GPUReq
-	13, // 10: drover.v1.Step.spec:type_name -> drover.v1.StepSpec
-	15, // 11: drover.v1.Step.layout:type_name -> drover.v1.StepNode
-	10, // 12: drover.v1.Step.usage:type_name -> drover.v1.Usage
-	9,  // 13: drover.v1.Node.gpus:type_name -> drover.v1.GPU
-	7,  // 14: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
-	12, // 15: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
-	7,  // 16: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
-	17, // 17: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
-	18, // 18: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
-	28, // 19: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
-	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
-	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
-	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	90, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
-	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	91, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
-	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
-	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
-	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
-	12, // 29: drover.v1.CreateStepResponse.job:type_name -> drover.v1.Job
-	16, // 30: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
-	16, // 31: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
-	61, // 32: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
-	62, // 33: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
-	64, // 34: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
-	63, // 35: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
-	60, // 36: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
-	54, // 37: drover.v1.AgentMessage.stat_reply:type_name -> drover.v1.StatReply
-	55, // 38: drover.v1.AgentMessage.health:type_name -> drover.v1.NodeHealth
-	56, // 39: drover.v1.StatReply.steps:type_name -> drover.v1.StepStat
-	10, // 40: drover.v1.StepStat.usage:type_name -> drover.v1.Usage
-	56, // 41: drover.v1.StepStatsResponse.steps:type_name -> drover.v1.StepStat
-	10, // 42: drover.v1.StepEnded.usage:type_name -> drover.v1.Usage
-	9,  // 43: drover.v1.Register.gpus:type_name -> drover.v1.GPU
-	10, // 44: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
-	72, // 45: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	73, // 46: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	71, // 47: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	70, // 48: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
-	66, // 49: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
-	67, // 50: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
-	68, // 51: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
-	69, // 52: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
-	59, // 53: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
-	12, // 54: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
-	16, // 55: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
-	12, // 56: drover.v1.FetchFile.job:type_name -> drover.v1.Job
-	12, // 57: drover.v1.Launch.job:type_name -> drover.v1.Job
-	74, // 58: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
-	76, // 59: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
-	77, // 60: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
-	77, // 61: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
-	88, // 62: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
-	88, // 63: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	19, // 64: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 65: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 66: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 67: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 68: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 69: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 70: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 71: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 72: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 73: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 74: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 75: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 76: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 77: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 78: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 79: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 80: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 81: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	75, // 82: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	79, // 83: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	81, // 84: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	87, // 85: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	83, // 86: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	75, // 87: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	85, // 88: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	53, // 89: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 90: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 91: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 92: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 93: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 94: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 95: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 96: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 97: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 98: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 99: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 100: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 101: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 102: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 103: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 104: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 105: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 106: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 107: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 108: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	78, // 109: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	80, // 110: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	82, // 111: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	89, // 112: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	84, // 113: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	78, // 114: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	86, // 115: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	65, // 116: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 117: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	91, // [91:118] is the sub-list for method output_type
-	64, // [64:91] is the sub-list for method input_type
-	64, // [64:64] is the sub-list for extension type_name
-	64, // [64:64] is the sub-list for extension extendee
-	0,  // [0:64] is the sub-list for field type_name
+	4,  // 0: drover.v1.ListJoinTokensResponse.tokens:type_name -> drover.v1.JoinTokenInfo
+	10, // 1: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
+	9,  // 2: drover.v1.JobSpec.array:type_name -> drover.v1.ArraySpec
+	11, // 3: drover.v1.JobSpec.dependency:type_name -> drover.v1.Dependency
+	13, // 4: drover.v1.JobSpec.gpus:type_name -> drover.v1.GPUReq
+	12, // 5: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
+	16, // 6: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
+	21, // 7: drover.v1.Job.steps:type_name -> drover.v1.Step
+	15, // 8: drover.v1.Job.batch_usage:type_name -> drover.v1.Usage
+	19, // 9: drover.v1.StepSpec.task_argv:type_name -> drover.v1.StringList
+	13, // 10: drover.v1.StepSpec.gpus:type_name -> drover.v1.GPUReq
+	18, // 11: drover.v1.Step.spec:type_name -> drover.v1.StepSpec
+	20, // 12: drover.v1.Step.layout:type_name -> drover.v1.StepNode
+	15, // 13: drover.v1.Step.usage:type_name -> drover.v1.Usage
+	14, // 14: drover.v1.Node.gpus:type_name -> drover.v1.GPU
+	12, // 15: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
+	17, // 16: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
+	12, // 17: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
+	22, // 18: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
+	23, // 19: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
+	33, // 20: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
+	34, // 21: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
+	34, // 22: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
+	34, // 23: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
+	95, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	38, // 25: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
+	96, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	43, // 27: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
+	45, // 28: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
+	18, // 29: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
+	17, // 30: drover.v1.CreateStepResponse.job:type_name -> drover.v1.Job
+	21, // 31: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
+	21, // 32: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
+	66, // 33: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
+	67, // 34: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
+	69, // 35: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
+	68, // 36: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
+	65, // 37: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
+	59, // 38: drover.v1.AgentMessage.stat_reply:type_name -> drover.v1.StatReply
+	60, // 39: drover.v1.AgentMessage.health:type_name -> drover.v1.NodeHealth
+	61, // 40: drover.v1.StatReply.steps:type_name -> drover.v1.StepStat
+	15, // 41: drover.v1.StepStat.usage:type_name -> drover.v1.Usage
+	61, // 42: drover.v1.StepStatsResponse.steps:type_name -> drover.v1.StepStat
+	15, // 43: drover.v1.StepEnded.usage:type_name -> drover.v1.Usage
+	14, // 44: drover.v1.Register.gpus:type_name -> drover.v1.GPU
+	15, // 45: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
+	77, // 46: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	78, // 47: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	76, // 48: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	75, // 49: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	71, // 50: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
+	72, // 51: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
+	73, // 52: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
+	74, // 53: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
+	64, // 54: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
+	17, // 55: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
+	21, // 56: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
+	17, // 57: drover.v1.FetchFile.job:type_name -> drover.v1.Job
+	17, // 58: drover.v1.Launch.job:type_name -> drover.v1.Job
+	79, // 59: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
+	81, // 60: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
+	82, // 61: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
+	82, // 62: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
+	93, // 63: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
+	93, // 64: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
+	24, // 65: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	26, // 66: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	28, // 67: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	29, // 68: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	31, // 69: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	35, // 70: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	36, // 71: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	37, // 72: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	40, // 73: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	42, // 74: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	46, // 75: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	48, // 76: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	50, // 77: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	52, // 78: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	54, // 79: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	56, // 80: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,  // 81: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	5,  // 82: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
+	7,  // 83: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
+	62, // 84: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	80, // 85: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	84, // 86: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	86, // 87: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	92, // 88: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	88, // 89: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	80, // 90: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	90, // 91: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	58, // 92: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,  // 93: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	25, // 94: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	27, // 95: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	27, // 96: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	30, // 97: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	32, // 98: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	39, // 99: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	39, // 100: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	39, // 101: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	41, // 102: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	44, // 103: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	47, // 104: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	49, // 105: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	51, // 106: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	53, // 107: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	55, // 108: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	57, // 109: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,  // 110: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	6,  // 111: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
+	8,  // 112: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
+	63, // 113: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	83, // 114: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	85, // 115: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	87, // 116: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	94, // 117: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	89, // 118: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	83, // 119: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	91, // 120: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	70, // 121: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,  // 122: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	94, // [94:123] is the sub-list for method output_type
+	65, // [65:94] is the sub-list for method input_type
+	65, // [65:65] is the sub-list for extension type_name
+	65, // [65:65] is the sub-list for extension extendee
+	0,  // [0:65] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -8344,7 +8623,7 @@ func file_api_drover_v1_drover_proto_init() {
 	if File_api_drover_v1_drover_proto != nil {
 		return
 	}
-	file_api_drover_v1_drover_proto_msgTypes[53].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[58].OneofWrappers = []any{
 		(*AgentMessage_Register)(nil),
 		(*AgentMessage_Heartbeat)(nil),
 		(*AgentMessage_JobEnded)(nil),
@@ -8353,7 +8632,7 @@ func file_api_drover_v1_drover_proto_init() {
 		(*AgentMessage_StatReply)(nil),
 		(*AgentMessage_Health)(nil),
 	}
-	file_api_drover_v1_drover_proto_msgTypes[65].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[70].OneofWrappers = []any{
 		(*ControllerMessage_Launch)(nil),
 		(*ControllerMessage_Signal)(nil),
 		(*ControllerMessage_Registered)(nil),
@@ -8370,7 +8649,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   92,
+			NumMessages:   97,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
