@@ -381,15 +381,51 @@ func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.Step
 	return out, r.Errors, nil
 }
 
-// CreateJoinToken makes a join token (admins only).
-func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration) (string, int64, error) {
+// CreateJoinToken makes a join token for the nodes a hostlist expression
+// (or ALL) names, good for uses joins (0: one per name); admins only.
+func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration, nodes string, uses int) (string, int64, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(ttl / time.Second)})
+	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(ttl / time.Second), Nodes: nodes, Uses: int32(uses)})
 	if err != nil {
 		return "", 0, fromStatus(err)
 	}
 	return r.Token, r.Expires, nil
+}
+
+// JoinToken is a join token as ListJoinTokens shows it (no secret).
+type JoinToken struct {
+	ID, Nodes        string
+	Uses             int
+	Joined           []string
+	Expires, Created int64
+	CreatedBy        uint32
+}
+
+// ListJoinTokens lists the join tokens that have not expired (admins only).
+func (c *Client) ListJoinTokens(ctx context.Context) ([]JoinToken, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.ListJoinTokens(ctx, &pb.ListJoinTokensRequest{})
+	if err != nil {
+		return nil, fromStatus(err)
+	}
+	out := make([]JoinToken, len(r.Tokens))
+	for i, t := range r.Tokens {
+		out[i] = JoinToken{ID: t.Id, Nodes: t.Nodes, Uses: int(t.Uses), Joined: t.Joined, Expires: t.Expires, Created: t.Created,
+			CreatedBy: t.CreatedBy}
+	}
+	return out, nil
+}
+
+// DeleteJoinToken revokes a join token (admins only).
+func (c *Client) DeleteJoinToken(ctx context.Context, id string) error {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	if _, err := c.api.DeleteJoinToken(ctx, &pb.DeleteJoinTokenRequest{Id: id}); err != nil {
+		return fromStatus(err)
+	}
+	return nil
 }
 
 // AcctJobs reads job records from the accounting database (sacct).

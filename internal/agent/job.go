@@ -152,11 +152,11 @@ func (a *Agent) run(j *job) {
 func (a *Agent) start(j *job) executor.Result {
 	mj := j.model
 	spec := mj.Spec
-	j.dir = filepath.Join(a.spool, "job"+strconv.FormatUint(uint64(j.id), 10))
-	if err := os.MkdirAll(j.dir, 0o700); err != nil {
+	dir, err := newJobDir(a.spool, j.id, mj.UserID, mj.GroupID)
+	if err != nil {
 		return executor.Result{ExitCode: 1, Err: err}
 	}
-	_ = os.Chown(j.dir, int(mj.UserID), int(mj.GroupID))
+	j.dir = dir
 
 	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.cluster, mj.StartTime)
 	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
@@ -191,11 +191,10 @@ func (a *Agent) start(j *job) executor.Result {
 	j.mu.Lock()
 	j.batch = newSampler(g, a.iso.every)
 	j.mu.Unlock()
-	script := filepath.Join(j.dir, "slurm_script")
-	if err := os.WriteFile(script, []byte(spec.Script), 0o700); err != nil {
+	script, err := writeScript(j.dir, spec.Script, mj.UserID, mj.GroupID, mj.Groups)
+	if err != nil {
 		return executor.Result{ExitCode: 1, Err: err}
 	}
-	_ = os.Chown(script, int(mj.UserID), int(mj.GroupID))
 	es.Path, es.Args = script, spec.Argv
 	out := spec.StdOut
 	if out == "" {

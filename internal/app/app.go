@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/spf13/pflag"
 
@@ -188,7 +187,8 @@ Cluster:
   agent --join TOKEN --controller HOST:PORT [--name NODE]
                                join a new machine to the cluster
   dbd [-f slurmdbd.conf]       run an accounting daemon shared by several clusters
-  token create [--ttl 24h]     make a join token (admins)
+  token create --nodes NAMES   make a join token for these nodes (admins; --uses N, --ttl 24h)
+  token list | delete ID       show the join tokens (no secrets), revoke one
   gres [-f slurm.conf] [--autodetect]  list the GPUs this node finds (gres.conf lines)
   version                      print the version
 
@@ -291,40 +291,5 @@ func daemon(name string, args []string, fn func(context.Context, string, *slog.L
 		fmt.Fprintf(os.Stderr, "drover %s: %v\n", name, err)
 		return 1
 	}
-	return 0
-}
-
-// tokenCmd is `drover token create [--ttl D]`.
-func tokenCmd(args []string) int {
-	fs := pflag.NewFlagSet("token", pflag.ContinueOnError)
-	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token lasts")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() != 1 || fs.Arg(0) != "create" {
-		fmt.Fprintln(os.Stderr, "usage: drover token create [--ttl 24h]")
-		return 2
-	}
-	c, err := dialer()
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
-		return 1
-	}
-	defer c.Close()
-	tc, ok := c.(interface {
-		CreateJoinToken(context.Context, time.Duration) (string, int64, error)
-	})
-	if !ok {
-		fmt.Fprintln(os.Stderr, "drover token: not supported by this client")
-		return 1
-	}
-	tok, exp, err := tc.CreateJoinToken(context.Background(), *ttl)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
-		return 1
-	}
-	fmt.Println(tok)
-	fmt.Fprintf(os.Stderr, "expires %s; on the new machine:\n  drover agent --join %s --controller HOST:PORT [--name NODE]\n",
-		time.Unix(exp, 0).Format(time.RFC3339), tok)
 	return 0
 }

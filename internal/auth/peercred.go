@@ -91,16 +91,26 @@ type Identity struct {
 	UID, GID uint32
 	Groups   []uint32
 	User     string
-	// Cluster is true for callers holding the cluster token (agents,
-	// controller peers) or a node certificate: they act with root's rights.
+	// Cluster is true for callers holding the cluster token (controller
+	// peers, agents started beside the controller): they act with root's
+	// rights.
 	Cluster bool
-	// Node is the node a caller's certificate names ("" without one).
+	// Node is the node a caller's certificate names ("" without one). A
+	// node certificate is no user and no operator: it may speak the node
+	// protocol as that node, nothing else (UID is NoUID).
 	Node string
 }
+
+// NoUID is the uid of a caller that is no user ((uid_t)-1, which no
+// account has): a node certificate.
+const NoUID = ^uint32(0)
 
 // Privileged reports whether the caller may act on every job: root, the
 // configured SlurmUser, or a holder of the cluster token.
 func (id *Identity) Privileged(slurmUID uint32) bool {
+	if id.Node != "" {
+		return false
+	}
 	return id.Cluster || id.UID == 0 || id.UID == slurmUID
 }
 
@@ -128,7 +138,7 @@ func (v *Verifier) Identify(ctx context.Context) (*Identity, error) {
 	}
 	if tlsInfo, ok := p.AuthInfo.(credentials.TLSInfo); ok {
 		if node, ok := NodeOf(&tlsInfo.State); ok {
-			return &Identity{UID: 0, GID: 0, User: "root", Cluster: true, Node: node}, nil
+			return &Identity{UID: NoUID, GID: NoUID, User: NodeCNPrefix + node, Node: node}, nil
 		}
 	}
 	if v.CheckToken(ctx) {

@@ -201,6 +201,14 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			c.mu.Unlock()
 		case *pb.AgentMessage_JobEnded:
 			e := m.JobEnded
+			if !c.endsHere(reg.Node, model.JobID(e.JobId)) {
+				// Only the node that runs a job's batch script ends it:
+				// another node's (or a forged) report never does. Acked,
+				// so that an agent holding a stale record stops resending.
+				c.log.Warn("ignoring the end of a job this node does not hold", "node", reg.Node, "job", e.JobId)
+				conn.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: e.JobId}}})
+				continue
+			}
 			end := e.EndTime
 			if end == 0 {
 				end = c.clock.Now().Unix()
@@ -229,7 +237,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 				c.log.Error("commit step end", "job", m.StepEnded.JobId, "step", m.StepEnded.StepId, "err", err)
 			}
 		case *pb.AgentMessage_StatReply:
-			c.stats.deliver(m.StatReply)
+			c.stats.deliver(ownStats(reg.Node, m.StatReply))
 		case *pb.AgentMessage_Health:
 			c.health(reg.Node, m.Health)
 		}
@@ -297,4 +305,24 @@ func (c *Controller) loseSteps(snap *state.Snapshot, node string, running []stri
 		}
 		return true
 	})
+}
+
+// endsHere reports whether node may report the end of job: it is the
+// job's batch host (the first node of its allocation, whose agent holds
+// the job's primary record).
+func (c *Controller) endsHere(node string, job model.JobID) bool {
+	j := c.store.Snapshot().Job(job)
+	return j != nil && j.BatchHost() == node
+}
+
+// ownStats keeps of a node's usage answer what it says about itself: a
+// node speaks for no other.
+func ownStats(node string, r *pb.StatReply) *pb.StatReply {
+	out := &pb.StatReply{RequestId: r.RequestId}
+	for _, s := range r.Steps {
+		if s.Node == node {
+			out.Steps = append(out.Steps, s)
+		}
+	}
+	return out
 }

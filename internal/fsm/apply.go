@@ -92,14 +92,7 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 	case *Release:
 		return applyRelease(txn, c)
 	case *JoinToken:
-		for _, t := range txn.Snapshot().Tokens() {
-			if t.ID == c.Delete || (t.Expires > 0 && t.Expires < c.Now) {
-				txn.DeleteToken(t.ID)
-			}
-		}
-		if c.Token != nil {
-			txn.PutToken(c.Token)
-		}
+		return applyJoinToken(txn, c)
 	default:
 		return fmt.Errorf("unhandled command type %d", t)
 	}

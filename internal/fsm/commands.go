@@ -277,10 +277,14 @@ func Decode(data []byte) (Type, any, error) {
 }
 
 // JoinToken adds a join token, or deletes one (Delete) and every expired
-// token older than Now.
+// token older than Now, or spends one join of token Use for node Node
+// (refused, as a whole, when the token does not allow it: two joins
+// racing for a token's last use cannot both win).
 type JoinToken struct {
 	Token  *model.JoinToken `json:"token,omitempty"`
 	Delete string           `json:"delete,omitempty"`
+	Use    string           `json:"use,omitempty"`
+	Node   string           `json:"node,omitempty"`
 	Now    int64            `json:"now"`
 }
 

@@ -106,16 +106,16 @@ func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJ
 	case r.WithoutSpec:
 		return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Listing), Now: now}, nil
 	}
-	// Scripts and environments (secrets, often) only to their owner and
-	// operators; everyone else gets the listing, as Slurm shows them.
-	id, err := s.svc.Identify(ctx)
+	// The full spec carries the batch script and the environment (tokens,
+	// passwords): only the owner's and an operator's.
+	full, err := s.svc.SpecVisible(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	out := make([]*pb.Job, len(jobs))
 	for i, j := range jobs {
 		d := wire.Listing
-		if s.svc.MaySeeSpec(id, j) {
+		if full(j) {
 			d = wire.Full
 		}
 		out[i] = wire.JobToPB(j, d)
@@ -246,7 +246,7 @@ func (s *Server) Reconfigure(ctx context.Context, _ *pb.ReconfigureRequest) (*pb
 
 func (s *Server) Connect(stream pb.AgentService_ConnectServer) error {
 	id, err := s.verifier.Identify(stream.Context())
-	if err != nil || !id.Cluster {
+	if err != nil || (!id.Cluster && id.Node == "") {
 		return status.Error(codes.PermissionDenied, "Access/permission denied")
 	}
 	addr := ""
@@ -313,11 +313,31 @@ func (s *Server) StepStats(ctx context.Context, r *pb.StepStatsRequest) (*pb.Ste
 }
 
 func (s *Server) CreateJoinToken(ctx context.Context, r *pb.CreateJoinTokenRequest) (*pb.CreateJoinTokenResponse, error) {
-	tok, exp, err := s.svc.CreateJoinToken(ctx, time.Duration(r.TtlSeconds)*time.Second)
+	tok, exp, err := s.svc.CreateJoinToken(ctx, service.TokenSpec{TTL: time.Duration(r.TtlSeconds) * time.Second, Nodes: r.Nodes, Uses: int(r.Uses)})
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	return &pb.CreateJoinTokenResponse{Token: tok, Expires: exp}, nil
+}
+
+func (s *Server) ListJoinTokens(ctx context.Context, _ *pb.ListJoinTokensRequest) (*pb.ListJoinTokensResponse, error) {
+	toks, err := s.svc.ListJoinTokens(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &pb.ListJoinTokensResponse{}
+	for _, t := range toks {
+		out.Tokens = append(out.Tokens, &pb.JoinTokenInfo{Id: t.ID, Nodes: t.Nodes, Uses: int32(t.MaxUses()), Joined: t.Joined,
+			Expires: t.Expires, Created: t.Created, CreatedBy: t.CreatedBy})
+	}
+	return out, nil
+}
+
+func (s *Server) DeleteJoinToken(ctx context.Context, r *pb.DeleteJoinTokenRequest) (*pb.DeleteJoinTokenResponse, error) {
+	if err := s.svc.DeleteJoinToken(ctx, r.Id); err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.DeleteJoinTokenResponse{}, nil
 }
 
 func (s *Server) Join(_ context.Context, r *pb.JoinRequest) (*pb.JoinResponse, error) {

@@ -96,11 +96,36 @@ func (n *Node) Clone() *Node {
 }
 
 // JoinToken lets a new machine join the cluster as a node (drover agent
-// --join). Only a hash of its secret is kept.
+// --join). Only a hash of its secret is kept. A token is bound to node
+// names and good for a bounded number of joins, each name at most once:
+// whoever holds it can become only a node the admin meant, once.
 type JoinToken struct {
 	ID         string `json:"id"`
 	SecretHash string `json:"secret_hash"` // hex SHA-256 of the secret
 	Expires    int64  `json:"expires"`     // unix seconds; 0 = never
 	Created    int64  `json:"created"`
 	CreatedBy  uint32 `json:"created_by"`
+	// Nodes is the hostlist expression of the names the token may join
+	// as, or "ALL" (any node defined in slurm.conf). Tokens made before
+	// names were bound have "" and count as ALL.
+	Nodes string `json:"nodes,omitempty"`
+	// Uses bounds the joins (0: one, for tokens made before the bound).
+	Uses int `json:"uses,omitempty"`
+	// Joined lists the names that joined with the token, in order.
+	Joined []string `json:"joined,omitempty"`
+}
+
+// MaxUses is how many joins t allows.
+func (t *JoinToken) MaxUses() int {
+	if t.Uses < 1 {
+		return 1
+	}
+	return t.Uses
+}
+
+// Clone returns a copy of t that may be modified.
+func (t *JoinToken) Clone() *JoinToken {
+	c := *t
+	c.Joined = append([]string(nil), t.Joined...)
+	return &c
 }

@@ -65,6 +65,21 @@ func (s *Service) ListJobs(ctx context.Context, ids []model.JobID, finished bool
 	return lookupJobs(snap, ids), now, nil
 }
 
+// SpecVisible returns, for the caller, which jobs' full specs (batch
+// script, environment) it may read: its own, or every job for an
+// operator. Others see the rest of a job as squeue and scontrol show it,
+// as in Slurm, where only the owner and admins get a job's script.
+func (s *Service) SpecVisible(ctx context.Context) (func(*model.Job) bool, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if s.privileged(id) {
+		return func(*model.Job) bool { return true }, nil
+	}
+	return func(j *model.Job) bool { return j.UserID == id.UID }, nil
+}
+
 func lookupJobs(snap *state.Snapshot, ids []model.JobID) []*model.Job {
 	var out []*model.Job
 	seen := map[model.JobID]bool{}

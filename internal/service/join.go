@@ -1,11 +1,16 @@
 package service
 
 import (
+	"cmp"
 	"context"
+	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -23,8 +28,27 @@ func (s *Service) SetCA(ca *auth.CA, confText func() (string, error)) {
 	s.ca, s.confText = ca, confText
 }
 
-// CreateJoinToken makes a join token; ttl <= 0 means DefaultTokenTTL.
-func (s *Service) CreateJoinToken(ctx context.Context, ttl time.Duration) (string, int64, error) {
+// MaxTokenNodes bounds the names one token may be bound to (and its
+// uses), maxTokenNodesLen the expression naming them (Slurm's cap on a
+// hostlist).
+const (
+	MaxTokenNodes    = 100000
+	maxTokenNodesLen = 64 << 10
+)
+
+// TokenSpec is what an admin asks of a new join token.
+type TokenSpec struct {
+	TTL time.Duration // <= 0: DefaultTokenTTL
+	// Nodes is a hostlist expression of the node names the token may
+	// join as, or "ALL"; required.
+	Nodes string
+	// Uses bounds the joins; 0 means one per name in Nodes (one for ALL).
+	Uses int
+}
+
+// CreateJoinToken makes a join token bound to node names and a number of
+// joins; it returns the token and when it expires.
+func (s *Service) CreateJoinToken(ctx context.Context, ts TokenSpec) (string, int64, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return "", 0, err
@@ -35,31 +59,80 @@ func (s *Service) CreateJoinToken(ctx context.Context, ttl time.Duration) (strin
 	if s.ca == nil {
 		return "", 0, &Error{CodeUnavailable, "this controller has no cluster CA"}
 	}
+	uses, err := s.tokenNodes(ts)
+	if err != nil {
+		return "", 0, err
+	}
+	ttl := ts.TTL
 	if ttl <= 0 {
 		ttl = DefaultTokenTTL
 	}
 	now := s.clock.Now()
 	sec := auth.NewJoinSecret(s.ca.Fingerprint())
 	tok := &model.JoinToken{ID: sec.ID, SecretHash: auth.HashSecret(sec.Secret), Expires: now.Add(ttl).Unix(),
-		Created: now.Unix(), CreatedBy: id.UID}
+		Created: now.Unix(), CreatedBy: id.UID, Nodes: ts.Nodes, Uses: uses}
 	if _, err := s.raft.Apply(fsm.TypeJoinToken, &fsm.JoinToken{Token: tok, Now: now.Unix()}); err != nil {
 		return "", 0, errCommit(err)
 	}
 	return sec.String(), tok.Expires, nil
 }
 
-// Join checks a join token and signs the node's certificate request.
+// tokenNodes checks a token's node names (each defined in slurm.conf, so
+// that a typo shows now and not at the join) and returns its use count.
+func (s *Service) tokenNodes(ts TokenSpec) (int, error) {
+	if ts.Nodes == "" {
+		return 0, invalid("a join token needs the node names it may join as (--nodes NAMES, e.g. node[01-16], or ALL)")
+	}
+	if len(ts.Nodes) > maxTokenNodesLen {
+		return 0, invalid("node list too long")
+	}
+	names := 1
+	if ts.Nodes != "ALL" {
+		n, err := hostlist.Count(ts.Nodes)
+		if err != nil {
+			return 0, invalid("Invalid node name specified: " + err.Error())
+		}
+		if n > MaxTokenNodes {
+			return 0, invalid(fmt.Sprintf("a join token may name at most %d nodes", MaxTokenNodes))
+		}
+		list, err := hostlist.Expand(ts.Nodes)
+		if err != nil {
+			return 0, invalid("Invalid node name specified: " + err.Error())
+		}
+		snap := s.store.Snapshot()
+		for _, n := range list {
+			if snap.Node(n) == nil {
+				return 0, invalid("node " + n + " is not defined in the cluster's slurm.conf")
+			}
+		}
+		names = len(list)
+	}
+	switch {
+	case ts.Uses < 0 || ts.Uses > MaxTokenNodes:
+		return 0, invalid(fmt.Sprintf("--uses must be from 1 to %d", MaxTokenNodes))
+	case ts.Uses == 0:
+		return names, nil
+	}
+	return ts.Uses, nil
+}
+
+// Join checks a join token and signs the node's certificate request. The
+// join is spent through Raft before the certificate leaves: a token allows
+// only the joins it was made for, whatever the race.
 func (s *Service) Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM []byte, conf string, err error) {
-	denied := &Error{CodeDenied, "invalid or expired join token"}
-	tok := s.store.Snapshot().Token(tokenID)
+	denied := &Error{CodeDenied, fsm.ErrTokenInvalid.Msg}
+	snap := s.store.Snapshot()
+	tok := snap.Token(tokenID)
 	if tok == nil || !auth.SecretMatches(secret, tok.SecretHash) {
 		return nil, nil, "", denied
 	}
-	if tok.Expires > 0 && s.clock.Now().Unix() > tok.Expires {
+	now := s.clock.Now().Unix()
+	if tok.Expires > 0 && now > tok.Expires {
 		return nil, nil, "", denied
 	}
-	if s.store.Snapshot().Node(node) == nil {
-		return nil, nil, "", invalid("node " + node + " is not defined in the cluster's slurm.conf")
+	if err := fsm.TokenAllows(tok, node, snap.Node(node) != nil); err != nil {
+		s.log.Warn("join refused", "node", node, "token", tokenID, "err", err)
+		return nil, nil, "", &Error{CodeDenied, err.Error()}
 	}
 	if s.ca == nil {
 		return nil, nil, "", &Error{CodeUnavailable, "this controller has no cluster CA"}
@@ -73,6 +146,58 @@ func (s *Service) Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM
 			return nil, nil, "", &Error{CodeUnavailable, err.Error()}
 		}
 	}
+	if _, err := s.raft.Apply(fsm.TypeJoinToken, &fsm.JoinToken{Use: tokenID, Node: node, Now: now}); err != nil {
+		var te *fsm.TokenError
+		if !errors.As(err, &te) {
+			return nil, nil, "", errCommit(err)
+		}
+		s.log.Warn("join refused", "node", node, "token", tokenID, "err", err)
+		return nil, nil, "", &Error{CodeDenied, te.Msg}
+	}
 	s.log.Info("node joined", "node", node, "token", tokenID)
 	return certPEM, s.ca.CertPEM, conf, nil
+}
+
+// ListJoinTokens lists the join tokens, newest first (admins only; the
+// store keeps no secrets, only their hashes, which are not returned).
+func (s *Service) ListJoinTokens(ctx context.Context) ([]*model.JoinToken, error) {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if !s.privileged(id) {
+		return nil, errDenied
+	}
+	now := s.clock.Now().Unix()
+	var out []*model.JoinToken
+	for _, t := range s.store.Snapshot().Tokens() {
+		if t.Expires > 0 && t.Expires < now {
+			continue
+		}
+		c := t.Clone()
+		c.SecretHash = ""
+		out = append(out, c)
+	}
+	slices.SortFunc(out, func(a, b *model.JoinToken) int { return cmp.Compare(b.Created, a.Created) })
+	return out, nil
+}
+
+// DeleteJoinToken revokes a join token: joins with it are refused from
+// then on (certificates it already made stay valid).
+func (s *Service) DeleteJoinToken(ctx context.Context, tokenID string) error {
+	id, err := s.Identify(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.privileged(id) {
+		return errDenied
+	}
+	if s.store.Snapshot().Token(tokenID) == nil {
+		return &Error{CodeNotFound, "no join token " + tokenID}
+	}
+	if _, err := s.raft.Apply(fsm.TypeJoinToken, &fsm.JoinToken{Delete: tokenID, Now: s.clock.Now().Unix()}); err != nil {
+		return errCommit(err)
+	}
+	s.log.Info("join token deleted", "token", tokenID, "by", id.UID)
+	return nil
 }

@@ -126,17 +126,3 @@ func TestMaxJobCount(t *testing.T) {
 	}
 }
 
-func TestMaySeeSpec(t *testing.T) {
-	svc, _, _ := setup(t)
-	id, err := svc.SubmitJob(as(1000), spec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := svc.store.Snapshot().Job(id)
-	for uid, want := range map[uint32]bool{1000: true, 0: true, 1001: false} {
-		caller, _ := svc.Identify(as(uid))
-		if got := svc.MaySeeSpec(caller, j); got != want {
-			t.Errorf("uid %d may see job of uid 1000: %v, want %v", uid, got, want)
-		}
-	}
-}

@@ -114,7 +114,10 @@ var errDenied = &Error{CodeDenied, "Access/permission denied"}
 // Identify authenticates the caller of ctx.
 func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
 	id, err := s.verifier.Identify(ctx)
-	if err != nil {
+	if err != nil || id.Node != "" {
+		// A node certificate speaks only the node protocol (Connect),
+		// never the user and admin API: a stolen node key is one node,
+		// not the cluster.
 		return nil, errDenied
 	}
 	return id, nil
@@ -122,11 +125,6 @@ func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
 
 func (s *Service) privileged(id *auth.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
 
-// MaySeeSpec reports whether the caller may read j's script and
-// environment: its owner and operators only.
-func (s *Service) MaySeeSpec(id *auth.Identity, j *model.Job) bool {
-	return s.privileged(id) || j.UserID == id.UID
-}
 
 // SubmitJob validates a job and commits it; it returns the job id only
 // once the job is in the replicated log.

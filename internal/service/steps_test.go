@@ -1,10 +1,18 @@
 package service
 
 import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
+	"net"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/peer"
 
 	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/fsm"
@@ -112,10 +120,16 @@ func TestJoinTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc.SetCA(ca, func() (string, error) { return "ClusterName=c\n", nil })
-	if _, _, err := svc.CreateJoinToken(as(1000), time.Hour); err == nil {
+	if _, _, err := svc.CreateJoinToken(as(1000), TokenSpec{TTL: time.Hour, Nodes: "n2"}); err == nil {
 		t.Error("an ordinary user made a join token")
 	}
-	tok, exp, err := svc.CreateJoinToken(as(0), time.Hour)
+	// A token names the nodes it is for, each defined in slurm.conf.
+	for _, bad := range []TokenSpec{{}, {Nodes: "n[1-9]"}, {Nodes: "n["}, {Nodes: "n2", Uses: -1}} {
+		if _, _, err := svc.CreateJoinToken(as(0), bad); err == nil {
+			t.Errorf("token %+v accepted", bad)
+		}
+	}
+	tok, exp, err := svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "n2"})
 	if err != nil || exp != 1000+3600 {
 		t.Fatalf("token: %v %d", err, exp)
 	}
@@ -133,12 +147,127 @@ func TestJoinTokens(t *testing.T) {
 	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n9", csr); err == nil {
 		t.Error("join as an unknown node")
 	}
+	// Bound to n2: n1 (defined, but not named) is refused.
+	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n1", csr); err == nil || !strings.Contains(err.Error(), "is for nodes n2") {
+		t.Errorf("join as a node the token does not name: %v", err)
+	}
 	cert, caPEM, conf, err := svc.Join(sec.ID, sec.Secret, "n2", csr)
 	if err != nil || len(cert) == 0 || string(caPEM) != string(ca.CertPEM) || conf != "ClusterName=c\n" {
 		t.Fatalf("join: %v", err)
 	}
+	// Single use: the same token cannot make a second certificate.
+	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n2", csr); err == nil || !strings.Contains(err.Error(), "used up") {
+		t.Errorf("second join with a one-use token: %v", err)
+	}
+
+	// ALL with two uses: any defined node, each once, two joins in all.
+	tok, _, err = svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "ALL", Uses: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, _ = auth.ParseJoinSecret(tok)
+	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n1", csr); err != nil {
+		t.Fatalf("first join with ALL: %v", err)
+	}
+	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n1", csr); err == nil || !strings.Contains(err.Error(), "already joined") {
+		t.Errorf("the same name twice: %v", err)
+	}
+	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n2", csr); err != nil {
+		t.Errorf("second join with ALL: %v", err)
+	}
+	svc.clock.(interface{ Advance(time.Duration) }).Advance(2 * time.Hour)
+	tok, _, _ = svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "n[1-2]"})
+	sec, _ = auth.ParseJoinSecret(tok)
 	svc.clock.(interface{ Advance(time.Duration) }).Advance(2 * time.Hour)
 	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n2", csr); err == nil {
 		t.Error("join with an expired token")
+	}
+}
+
+// A node certificate is the node protocol's, not the API's: it lists,
+// cancels and administers nothing.
+func TestNodeCertificateIsNoUser(t *testing.T) {
+	svc, _, _ := setup(t)
+	if _, err := svc.SubmitJob(as(1000), spec()); err != nil {
+		t.Fatal(err)
+	}
+	node := peer.NewContext(context.Background(), &peer.Peer{
+		Addr:     &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1},
+		AuthInfo: credentials.TLSInfo{State: nodeCertState(t, "n2")},
+	})
+	if got, err := auth.NewVerifier("tok").Identify(node); err != nil || got.Node != "n2" || got.Privileged(0) {
+		t.Fatalf("node certificate identity: %+v %v", got, err)
+	}
+	if _, _, err := svc.ListJobs(node, nil, false); err == nil {
+		t.Error("a node certificate listed jobs")
+	}
+	if rs, err := svc.Signal(node, Selection{UID: -1}, 0, ScopeSteps); err == nil {
+		t.Errorf("a node certificate cancelled jobs: %+v", rs)
+	}
+	if _, _, err := svc.CreateJoinToken(node, TokenSpec{Nodes: "ALL"}); err == nil {
+		t.Error("a node certificate made a join token")
+	}
+}
+
+// nodeCertState is the TLS state of a caller presenting a node
+// certificate the cluster CA signed.
+func nodeCertState(t *testing.T, node string) tls.ConnectionState {
+	t.Helper()
+	ca, err := auth.LoadOrCreateCA(t.TempDir(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, csr, err := auth.NewNodeKey(node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, err := ca.SignNode(csr, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := pem.Decode(certPEM)
+	leaf, err := x509.ParseCertificate(b.Bytes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{leaf}}}
+}
+
+// Admins list tokens (no secret hashes) and revoke one; a revoked token
+// joins nothing.
+func TestJoinTokenListDelete(t *testing.T) {
+	svc, _, _ := setup(t)
+	ca, err := auth.LoadOrCreateCA(t.TempDir(), "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc.SetCA(ca, nil)
+	tok, _, err := svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "n[1-2]"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := auth.ParseJoinSecret(tok)
+	if _, err := svc.ListJoinTokens(as(1000)); err == nil {
+		t.Error("an ordinary user listed join tokens")
+	}
+	if err := svc.DeleteJoinToken(as(1000), sec.ID); err == nil {
+		t.Error("an ordinary user deleted a join token")
+	}
+	list, err := svc.ListJoinTokens(as(0))
+	if err != nil || len(list) != 1 || list[0].ID != sec.ID || list[0].SecretHash != "" || list[0].MaxUses() != 2 || list[0].Nodes != "n[1-2]" {
+		t.Fatalf("list: %+v %v", list, err)
+	}
+	if err := svc.DeleteJoinToken(as(0), "zzzzzz"); err == nil {
+		t.Error("deleting a token that does not exist")
+	}
+	if err := svc.DeleteJoinToken(as(0), sec.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, csr, _ := auth.NewNodeKey("n1")
+	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n1", csr); err == nil {
+		t.Error("join with a deleted token")
+	}
+	if list, _ := svc.ListJoinTokens(as(0)); len(list) != 0 {
+		t.Errorf("after delete: %+v", list)
 	}
 }

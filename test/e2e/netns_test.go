@@ -210,7 +210,7 @@ func (n *netCluster) teardown() {
 // link ends its job NODE_FAIL while the other node carries on.
 func TestJoinAcrossNamespaces(t *testing.T) {
 	n := newNetCluster(t, []string{"n1", "n2"})
-	token := strings.TrimSpace(n.must("drover", "token", "create"))
+	token := strings.TrimSpace(n.must("drover", "token", "create", "--nodes", "n[1-2]"))
 	n.joinNode(token, "n1")
 	n.joinNode(token, "n2")
 	// A forged token is refused.

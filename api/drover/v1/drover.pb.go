@@ -155,8 +155,12 @@ func (x *JoinResponse) GetSlurmConf() string {
 }
 
 type CreateJoinTokenRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	TtlSeconds    int64                  `protobuf:"varint,1,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	TtlSeconds int64                  `protobuf:"varint,1,opt,name=ttl_seconds,json=ttlSeconds,proto3" json:"ttl_seconds,omitempty"`
+	// nodes: hostlist expression of the names the token may join as, or ALL.
+	Nodes string `protobuf:"bytes,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	// uses bounds the joins (0: one per name).
+	Uses          int32 `protobuf:"varint,3,opt,name=uses,proto3" json:"uses,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -194,6 +198,20 @@ func (*CreateJoinTokenRequest) Descriptor() ([]byte, []int) {
 func (x *CreateJoinTokenRequest) GetTtlSeconds() int64 {
 	if x != nil {
 		return x.TtlSeconds
+	}
+	return 0
+}
+
+func (x *CreateJoinTokenRequest) GetNodes() string {
+	if x != nil {
+		return x.Nodes
+	}
+	return ""
+}
+
+func (x *CreateJoinTokenRequest) GetUses() int32 {
+	if x != nil {
+		return x.Uses
 	}
 	return 0
 }
@@ -250,6 +268,258 @@ func (x *CreateJoinTokenResponse) GetExpires() int64 {
 	return 0
 }
 
+type JoinTokenInfo struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	Nodes         string                 `protobuf:"bytes,2,opt,name=nodes,proto3" json:"nodes,omitempty"`
+	Uses          int32                  `protobuf:"varint,3,opt,name=uses,proto3" json:"uses,omitempty"`
+	Joined        []string               `protobuf:"bytes,4,rep,name=joined,proto3" json:"joined,omitempty"`
+	Expires       int64                  `protobuf:"varint,5,opt,name=expires,proto3" json:"expires,omitempty"`
+	Created       int64                  `protobuf:"varint,6,opt,name=created,proto3" json:"created,omitempty"`
+	CreatedBy     uint32                 `protobuf:"varint,7,opt,name=created_by,json=createdBy,proto3" json:"created_by,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *JoinTokenInfo) Reset() {
+	*x = JoinTokenInfo{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *JoinTokenInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*JoinTokenInfo) ProtoMessage() {}
+
+func (x *JoinTokenInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use JoinTokenInfo.ProtoReflect.Descriptor instead.
+func (*JoinTokenInfo) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *JoinTokenInfo) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+func (x *JoinTokenInfo) GetNodes() string {
+	if x != nil {
+		return x.Nodes
+	}
+	return ""
+}
+
+func (x *JoinTokenInfo) GetUses() int32 {
+	if x != nil {
+		return x.Uses
+	}
+	return 0
+}
+
+func (x *JoinTokenInfo) GetJoined() []string {
+	if x != nil {
+		return x.Joined
+	}
+	return nil
+}
+
+func (x *JoinTokenInfo) GetExpires() int64 {
+	if x != nil {
+		return x.Expires
+	}
+	return 0
+}
+
+func (x *JoinTokenInfo) GetCreated() int64 {
+	if x != nil {
+		return x.Created
+	}
+	return 0
+}
+
+func (x *JoinTokenInfo) GetCreatedBy() uint32 {
+	if x != nil {
+		return x.CreatedBy
+	}
+	return 0
+}
+
+type ListJoinTokensRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJoinTokensRequest) Reset() {
+	*x = ListJoinTokensRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJoinTokensRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJoinTokensRequest) ProtoMessage() {}
+
+func (x *ListJoinTokensRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJoinTokensRequest.ProtoReflect.Descriptor instead.
+func (*ListJoinTokensRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{5}
+}
+
+type ListJoinTokensResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Tokens        []*JoinTokenInfo       `protobuf:"bytes,1,rep,name=tokens,proto3" json:"tokens,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListJoinTokensResponse) Reset() {
+	*x = ListJoinTokensResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListJoinTokensResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListJoinTokensResponse) ProtoMessage() {}
+
+func (x *ListJoinTokensResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListJoinTokensResponse.ProtoReflect.Descriptor instead.
+func (*ListJoinTokensResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{6}
+}
+
+func (x *ListJoinTokensResponse) GetTokens() []*JoinTokenInfo {
+	if x != nil {
+		return x.Tokens
+	}
+	return nil
+}
+
+type DeleteJoinTokenRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Id            string                 `protobuf:"bytes,1,opt,name=id,proto3" json:"id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteJoinTokenRequest) Reset() {
+	*x = DeleteJoinTokenRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteJoinTokenRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteJoinTokenRequest) ProtoMessage() {}
+
+func (x *DeleteJoinTokenRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteJoinTokenRequest.ProtoReflect.Descriptor instead.
+func (*DeleteJoinTokenRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *DeleteJoinTokenRequest) GetId() string {
+	if x != nil {
+		return x.Id
+	}
+	return ""
+}
+
+type DeleteJoinTokenResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *DeleteJoinTokenResponse) Reset() {
+	*x = DeleteJoinTokenResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *DeleteJoinTokenResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*DeleteJoinTokenResponse) ProtoMessage() {}
+
+func (x *DeleteJoinTokenResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use DeleteJoinTokenResponse.ProtoReflect.Descriptor instead.
+func (*DeleteJoinTokenResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
+}
+
 type ArraySpec struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Raw           string                 `protobuf:"bytes,1,opt,name=raw,proto3" json:"raw,omitempty"`
@@ -261,7 +531,7 @@ type ArraySpec struct {
 
 func (x *ArraySpec) Reset() {
 	*x = ArraySpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -273,7 +543,7 @@ func (x *ArraySpec) String() string {
 func (*ArraySpec) ProtoMessage() {}
 
 func (x *ArraySpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[4]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -286,7 +556,7 @@ func (x *ArraySpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArraySpec.ProtoReflect.Descriptor instead.
 func (*ArraySpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{4}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ArraySpec) GetRaw() string {
@@ -322,7 +592,7 @@ type DepTerm struct {
 
 func (x *DepTerm) Reset() {
 	*x = DepTerm{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -334,7 +604,7 @@ func (x *DepTerm) String() string {
 func (*DepTerm) ProtoMessage() {}
 
 func (x *DepTerm) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[5]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -347,7 +617,7 @@ func (x *DepTerm) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DepTerm.ProtoReflect.Descriptor instead.
 func (*DepTerm) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{5}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *DepTerm) GetType() string {
@@ -389,7 +659,7 @@ type Dependency struct {
 
 func (x *Dependency) Reset() {
 	*x = Dependency{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -401,7 +671,7 @@ func (x *Dependency) String() string {
 func (*Dependency) ProtoMessage() {}
 
 func (x *Dependency) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[6]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -414,7 +684,7 @@ func (x *Dependency) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Dependency.ProtoReflect.Descriptor instead.
 func (*Dependency) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{6}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Dependency) GetRaw() string {
@@ -491,7 +761,7 @@ type JobSpec struct {
 
 func (x *JobSpec) Reset() {
 	*x = JobSpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -503,7 +773,7 @@ func (x *JobSpec) String() string {
 func (*JobSpec) ProtoMessage() {}
 
 func (x *JobSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[7]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -516,7 +786,7 @@ func (x *JobSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSpec.ProtoReflect.Descriptor instead.
 func (*JobSpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{7}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *JobSpec) GetName() string {
@@ -834,7 +1104,7 @@ type GPUReq struct {
 
 func (x *GPUReq) Reset() {
 	*x = GPUReq{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +1116,7 @@ func (x *GPUReq) String() string {
 func (*GPUReq) ProtoMessage() {}
 
 func (x *GPUReq) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[8]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +1129,7 @@ func (x *GPUReq) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPUReq.ProtoReflect.Descriptor instead.
 func (*GPUReq) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{8}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *GPUReq) GetType() string {
@@ -917,7 +1187,7 @@ type GPU struct {
 
 func (x *GPU) Reset() {
 	*x = GPU{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -929,7 +1199,7 @@ func (x *GPU) String() string {
 func (*GPU) ProtoMessage() {}
 
 func (x *GPU) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[9]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -942,7 +1212,7 @@ func (x *GPU) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GPU.ProtoReflect.Descriptor instead.
 func (*GPU) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{9}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *GPU) GetIndex() int32 {
@@ -998,7 +1268,7 @@ type Usage struct {
 
 func (x *Usage) Reset() {
 	*x = Usage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1010,7 +1280,7 @@ func (x *Usage) String() string {
 func (*Usage) ProtoMessage() {}
 
 func (x *Usage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[10]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1023,7 +1293,7 @@ func (x *Usage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Usage.ProtoReflect.Descriptor instead.
 func (*Usage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{10}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *Usage) GetMaxRss() int64 {
@@ -1102,7 +1372,7 @@ type NodeAlloc struct {
 
 func (x *NodeAlloc) Reset() {
 	*x = NodeAlloc{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1114,7 +1384,7 @@ func (x *NodeAlloc) String() string {
 func (*NodeAlloc) ProtoMessage() {}
 
 func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[11]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1127,7 +1397,7 @@ func (x *NodeAlloc) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeAlloc.ProtoReflect.Descriptor instead.
 func (*NodeAlloc) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{11}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *NodeAlloc) GetNode() string {
@@ -1215,7 +1485,7 @@ type Job struct {
 
 func (x *Job) Reset() {
 	*x = Job{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1227,7 +1497,7 @@ func (x *Job) String() string {
 func (*Job) ProtoMessage() {}
 
 func (x *Job) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[12]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1240,7 +1510,7 @@ func (x *Job) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Job.ProtoReflect.Descriptor instead.
 func (*Job) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{12}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Job) GetId() uint32 {
@@ -1552,7 +1822,7 @@ type StepSpec struct {
 
 func (x *StepSpec) Reset() {
 	*x = StepSpec{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1564,7 +1834,7 @@ func (x *StepSpec) String() string {
 func (*StepSpec) ProtoMessage() {}
 
 func (x *StepSpec) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[13]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1577,7 +1847,7 @@ func (x *StepSpec) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepSpec.ProtoReflect.Descriptor instead.
 func (*StepSpec) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{13}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StepSpec) GetName() string {
@@ -1785,7 +2055,7 @@ type StringList struct {
 
 func (x *StringList) Reset() {
 	*x = StringList{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1797,7 +2067,7 @@ func (x *StringList) String() string {
 func (*StringList) ProtoMessage() {}
 
 func (x *StringList) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[14]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1810,7 +2080,7 @@ func (x *StringList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StringList.ProtoReflect.Descriptor instead.
 func (*StringList) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{14}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StringList) GetItems() []string {
@@ -1833,7 +2103,7 @@ type StepNode struct {
 
 func (x *StepNode) Reset() {
 	*x = StepNode{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1845,7 +2115,7 @@ func (x *StepNode) String() string {
 func (*StepNode) ProtoMessage() {}
 
 func (x *StepNode) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[15]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1858,7 +2128,7 @@ func (x *StepNode) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepNode.ProtoReflect.Descriptor instead.
 func (*StepNode) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{15}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StepNode) GetNode() string {
@@ -1919,7 +2189,7 @@ type Step struct {
 
 func (x *Step) Reset() {
 	*x = Step{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2201,7 @@ func (x *Step) String() string {
 func (*Step) ProtoMessage() {}
 
 func (x *Step) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[16]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2214,7 @@ func (x *Step) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Step.ProtoReflect.Descriptor instead.
 func (*Step) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{16}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *Step) GetId() int32 {
@@ -2086,7 +2356,7 @@ type Node struct {
 
 func (x *Node) Reset() {
 	*x = Node{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2098,7 +2368,7 @@ func (x *Node) String() string {
 func (*Node) ProtoMessage() {}
 
 func (x *Node) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[17]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2111,7 +2381,7 @@ func (x *Node) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Node.ProtoReflect.Descriptor instead.
 func (*Node) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{17}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *Node) GetName() string {
@@ -2318,7 +2588,7 @@ type Partition struct {
 
 func (x *Partition) Reset() {
 	*x = Partition{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2330,7 +2600,7 @@ func (x *Partition) String() string {
 func (*Partition) ProtoMessage() {}
 
 func (x *Partition) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[18]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2343,7 +2613,7 @@ func (x *Partition) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Partition.ProtoReflect.Descriptor instead.
 func (*Partition) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{18}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *Partition) GetName() string {
@@ -2453,7 +2723,7 @@ type SubmitJobRequest struct {
 
 func (x *SubmitJobRequest) Reset() {
 	*x = SubmitJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2465,7 +2735,7 @@ func (x *SubmitJobRequest) String() string {
 func (*SubmitJobRequest) ProtoMessage() {}
 
 func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[19]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2478,7 +2748,7 @@ func (x *SubmitJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobRequest.ProtoReflect.Descriptor instead.
 func (*SubmitJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{19}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *SubmitJobRequest) GetSpec() *JobSpec {
@@ -2497,7 +2767,7 @@ type SubmitJobResponse struct {
 
 func (x *SubmitJobResponse) Reset() {
 	*x = SubmitJobResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2509,7 +2779,7 @@ func (x *SubmitJobResponse) String() string {
 func (*SubmitJobResponse) ProtoMessage() {}
 
 func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[20]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2522,7 +2792,7 @@ func (x *SubmitJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubmitJobResponse.ProtoReflect.Descriptor instead.
 func (*SubmitJobResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{20}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubmitJobResponse) GetJobId() uint32 {
@@ -2551,7 +2821,7 @@ type ListJobsRequest struct {
 
 func (x *ListJobsRequest) Reset() {
 	*x = ListJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2563,7 +2833,7 @@ func (x *ListJobsRequest) String() string {
 func (*ListJobsRequest) ProtoMessage() {}
 
 func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[21]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2576,7 +2846,7 @@ func (x *ListJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsRequest.ProtoReflect.Descriptor instead.
 func (*ListJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{21}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListJobsRequest) GetIds() []uint32 {
@@ -2627,7 +2897,7 @@ type ListJobsResponse struct {
 
 func (x *ListJobsResponse) Reset() {
 	*x = ListJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2639,7 +2909,7 @@ func (x *ListJobsResponse) String() string {
 func (*ListJobsResponse) ProtoMessage() {}
 
 func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[22]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2652,7 +2922,7 @@ func (x *ListJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListJobsResponse.ProtoReflect.Descriptor instead.
 func (*ListJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{22}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListJobsResponse) GetJobs() []*Job {
@@ -2685,7 +2955,7 @@ type WatchJobsRequest struct {
 
 func (x *WatchJobsRequest) Reset() {
 	*x = WatchJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2697,7 +2967,7 @@ func (x *WatchJobsRequest) String() string {
 func (*WatchJobsRequest) ProtoMessage() {}
 
 func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[23]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2710,7 +2980,7 @@ func (x *WatchJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchJobsRequest.ProtoReflect.Descriptor instead.
 func (*WatchJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{23}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *WatchJobsRequest) GetIds() []uint32 {
@@ -2728,7 +2998,7 @@ type ListNodesRequest struct {
 
 func (x *ListNodesRequest) Reset() {
 	*x = ListNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2740,7 +3010,7 @@ func (x *ListNodesRequest) String() string {
 func (*ListNodesRequest) ProtoMessage() {}
 
 func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[24]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2753,7 +3023,7 @@ func (x *ListNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesRequest.ProtoReflect.Descriptor instead.
 func (*ListNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{24}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
 }
 
 type ListNodesResponse struct {
@@ -2765,7 +3035,7 @@ type ListNodesResponse struct {
 
 func (x *ListNodesResponse) Reset() {
 	*x = ListNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2777,7 +3047,7 @@ func (x *ListNodesResponse) String() string {
 func (*ListNodesResponse) ProtoMessage() {}
 
 func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[25]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2790,7 +3060,7 @@ func (x *ListNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListNodesResponse.ProtoReflect.Descriptor instead.
 func (*ListNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{25}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListNodesResponse) GetNodes() []*Node {
@@ -2808,7 +3078,7 @@ type ListPartitionsRequest struct {
 
 func (x *ListPartitionsRequest) Reset() {
 	*x = ListPartitionsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2820,7 +3090,7 @@ func (x *ListPartitionsRequest) String() string {
 func (*ListPartitionsRequest) ProtoMessage() {}
 
 func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[26]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2833,7 +3103,7 @@ func (x *ListPartitionsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsRequest.ProtoReflect.Descriptor instead.
 func (*ListPartitionsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{26}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
 }
 
 type ListPartitionsResponse struct {
@@ -2845,7 +3115,7 @@ type ListPartitionsResponse struct {
 
 func (x *ListPartitionsResponse) Reset() {
 	*x = ListPartitionsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2857,7 +3127,7 @@ func (x *ListPartitionsResponse) String() string {
 func (*ListPartitionsResponse) ProtoMessage() {}
 
 func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[27]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2870,7 +3140,7 @@ func (x *ListPartitionsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPartitionsResponse.ProtoReflect.Descriptor instead.
 func (*ListPartitionsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{27}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListPartitionsResponse) GetPartitions() []*Partition {
@@ -2895,7 +3165,7 @@ type JobTarget struct {
 
 func (x *JobTarget) Reset() {
 	*x = JobTarget{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2907,7 +3177,7 @@ func (x *JobTarget) String() string {
 func (*JobTarget) ProtoMessage() {}
 
 func (x *JobTarget) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[28]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2920,7 +3190,7 @@ func (x *JobTarget) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobTarget.ProtoReflect.Descriptor instead.
 func (*JobTarget) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{28}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *JobTarget) GetId() uint32 {
@@ -2982,7 +3252,7 @@ type JobSelection struct {
 
 func (x *JobSelection) Reset() {
 	*x = JobSelection{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2994,7 +3264,7 @@ func (x *JobSelection) String() string {
 func (*JobSelection) ProtoMessage() {}
 
 func (x *JobSelection) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[29]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3007,7 +3277,7 @@ func (x *JobSelection) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobSelection.ProtoReflect.Descriptor instead.
 func (*JobSelection) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{29}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *JobSelection) GetTargets() []*JobTarget {
@@ -3085,7 +3355,7 @@ type SignalJobsRequest struct {
 
 func (x *SignalJobsRequest) Reset() {
 	*x = SignalJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3097,7 +3367,7 @@ func (x *SignalJobsRequest) String() string {
 func (*SignalJobsRequest) ProtoMessage() {}
 
 func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[30]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3110,7 +3380,7 @@ func (x *SignalJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJobsRequest.ProtoReflect.Descriptor instead.
 func (*SignalJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{30}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SignalJobsRequest) GetSelection() *JobSelection {
@@ -3151,7 +3421,7 @@ type ControlJobsRequest struct {
 
 func (x *ControlJobsRequest) Reset() {
 	*x = ControlJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3163,7 +3433,7 @@ func (x *ControlJobsRequest) String() string {
 func (*ControlJobsRequest) ProtoMessage() {}
 
 func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[31]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3176,7 +3446,7 @@ func (x *ControlJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControlJobsRequest.ProtoReflect.Descriptor instead.
 func (*ControlJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{31}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ControlJobsRequest) GetSelection() *JobSelection {
@@ -3203,7 +3473,7 @@ type UpdateJobRequest struct {
 
 func (x *UpdateJobRequest) Reset() {
 	*x = UpdateJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3215,7 +3485,7 @@ func (x *UpdateJobRequest) String() string {
 func (*UpdateJobRequest) ProtoMessage() {}
 
 func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[32]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3228,7 +3498,7 @@ func (x *UpdateJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateJobRequest.ProtoReflect.Descriptor instead.
 func (*UpdateJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{32}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *UpdateJobRequest) GetSelection() *JobSelection {
@@ -3255,7 +3525,7 @@ type JobResult struct {
 
 func (x *JobResult) Reset() {
 	*x = JobResult{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3267,7 +3537,7 @@ func (x *JobResult) String() string {
 func (*JobResult) ProtoMessage() {}
 
 func (x *JobResult) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[33]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3280,7 +3550,7 @@ func (x *JobResult) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResult.ProtoReflect.Descriptor instead.
 func (*JobResult) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{33}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *JobResult) GetJob() string {
@@ -3306,7 +3576,7 @@ type JobResultsResponse struct {
 
 func (x *JobResultsResponse) Reset() {
 	*x = JobResultsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3318,7 +3588,7 @@ func (x *JobResultsResponse) String() string {
 func (*JobResultsResponse) ProtoMessage() {}
 
 func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[34]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3331,7 +3601,7 @@ func (x *JobResultsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobResultsResponse.ProtoReflect.Descriptor instead.
 func (*JobResultsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{34}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *JobResultsResponse) GetResults() []*JobResult {
@@ -3351,7 +3621,7 @@ type UpdateNodesRequest struct {
 
 func (x *UpdateNodesRequest) Reset() {
 	*x = UpdateNodesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3363,7 +3633,7 @@ func (x *UpdateNodesRequest) String() string {
 func (*UpdateNodesRequest) ProtoMessage() {}
 
 func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[35]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3376,7 +3646,7 @@ func (x *UpdateNodesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesRequest.ProtoReflect.Descriptor instead.
 func (*UpdateNodesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{35}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *UpdateNodesRequest) GetNodes() []string {
@@ -3401,7 +3671,7 @@ type UpdateNodesResponse struct {
 
 func (x *UpdateNodesResponse) Reset() {
 	*x = UpdateNodesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3413,7 +3683,7 @@ func (x *UpdateNodesResponse) String() string {
 func (*UpdateNodesResponse) ProtoMessage() {}
 
 func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[36]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3426,7 +3696,7 @@ func (x *UpdateNodesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateNodesResponse.ProtoReflect.Descriptor instead.
 func (*UpdateNodesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{36}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
 }
 
 type PingRequest struct {
@@ -3437,7 +3707,7 @@ type PingRequest struct {
 
 func (x *PingRequest) Reset() {
 	*x = PingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3449,7 +3719,7 @@ func (x *PingRequest) String() string {
 func (*PingRequest) ProtoMessage() {}
 
 func (x *PingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[37]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3462,7 +3732,7 @@ func (x *PingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingRequest.ProtoReflect.Descriptor instead.
 func (*PingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{37}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
 }
 
 type ControllerStatus struct {
@@ -3477,7 +3747,7 @@ type ControllerStatus struct {
 
 func (x *ControllerStatus) Reset() {
 	*x = ControllerStatus{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3489,7 +3759,7 @@ func (x *ControllerStatus) String() string {
 func (*ControllerStatus) ProtoMessage() {}
 
 func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[38]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3502,7 +3772,7 @@ func (x *ControllerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerStatus.ProtoReflect.Descriptor instead.
 func (*ControllerStatus) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{38}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ControllerStatus) GetHost() string {
@@ -3542,7 +3812,7 @@ type PingResponse struct {
 
 func (x *PingResponse) Reset() {
 	*x = PingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3554,7 +3824,7 @@ func (x *PingResponse) String() string {
 func (*PingResponse) ProtoMessage() {}
 
 func (x *PingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[39]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3567,7 +3837,7 @@ func (x *PingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PingResponse.ProtoReflect.Descriptor instead.
 func (*PingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{39}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *PingResponse) GetControllers() []*ControllerStatus {
@@ -3587,7 +3857,7 @@ type KV struct {
 
 func (x *KV) Reset() {
 	*x = KV{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3599,7 +3869,7 @@ func (x *KV) String() string {
 func (*KV) ProtoMessage() {}
 
 func (x *KV) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[40]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3612,7 +3882,7 @@ func (x *KV) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use KV.ProtoReflect.Descriptor instead.
 func (*KV) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{40}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *KV) GetKey() string {
@@ -3637,7 +3907,7 @@ type GetConfigRequest struct {
 
 func (x *GetConfigRequest) Reset() {
 	*x = GetConfigRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3649,7 +3919,7 @@ func (x *GetConfigRequest) String() string {
 func (*GetConfigRequest) ProtoMessage() {}
 
 func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[41]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3662,7 +3932,7 @@ func (x *GetConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigRequest.ProtoReflect.Descriptor instead.
 func (*GetConfigRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{41}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{46}
 }
 
 type GetConfigResponse struct {
@@ -3674,7 +3944,7 @@ type GetConfigResponse struct {
 
 func (x *GetConfigResponse) Reset() {
 	*x = GetConfigResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3686,7 +3956,7 @@ func (x *GetConfigResponse) String() string {
 func (*GetConfigResponse) ProtoMessage() {}
 
 func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[42]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3699,7 +3969,7 @@ func (x *GetConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetConfigResponse.ProtoReflect.Descriptor instead.
 func (*GetConfigResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{42}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *GetConfigResponse) GetItems() []*KV {
@@ -3717,7 +3987,7 @@ type ReconfigureRequest struct {
 
 func (x *ReconfigureRequest) Reset() {
 	*x = ReconfigureRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3729,7 +3999,7 @@ func (x *ReconfigureRequest) String() string {
 func (*ReconfigureRequest) ProtoMessage() {}
 
 func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[43]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3742,7 +4012,7 @@ func (x *ReconfigureRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureRequest.ProtoReflect.Descriptor instead.
 func (*ReconfigureRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{43}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{48}
 }
 
 type ReconfigureResponse struct {
@@ -3753,7 +4023,7 @@ type ReconfigureResponse struct {
 
 func (x *ReconfigureResponse) Reset() {
 	*x = ReconfigureResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3765,7 +4035,7 @@ func (x *ReconfigureResponse) String() string {
 func (*ReconfigureResponse) ProtoMessage() {}
 
 func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[44]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3778,7 +4048,7 @@ func (x *ReconfigureResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReconfigureResponse.ProtoReflect.Descriptor instead.
 func (*ReconfigureResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{44}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{49}
 }
 
 type CreateStepRequest struct {
@@ -3791,7 +4061,7 @@ type CreateStepRequest struct {
 
 func (x *CreateStepRequest) Reset() {
 	*x = CreateStepRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3803,7 +4073,7 @@ func (x *CreateStepRequest) String() string {
 func (*CreateStepRequest) ProtoMessage() {}
 
 func (x *CreateStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[45]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3816,7 +4086,7 @@ func (x *CreateStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStepRequest.ProtoReflect.Descriptor instead.
 func (*CreateStepRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{45}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *CreateStepRequest) GetJobId() uint32 {
@@ -3843,7 +4113,7 @@ type CreateStepResponse struct {
 
 func (x *CreateStepResponse) Reset() {
 	*x = CreateStepResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3855,7 +4125,7 @@ func (x *CreateStepResponse) String() string {
 func (*CreateStepResponse) ProtoMessage() {}
 
 func (x *CreateStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[46]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3868,7 +4138,7 @@ func (x *CreateStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CreateStepResponse.ProtoReflect.Descriptor instead.
 func (*CreateStepResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{46}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *CreateStepResponse) GetJob() *Job {
@@ -3896,7 +4166,7 @@ type CompleteJobRequest struct {
 
 func (x *CompleteJobRequest) Reset() {
 	*x = CompleteJobRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3908,7 +4178,7 @@ func (x *CompleteJobRequest) String() string {
 func (*CompleteJobRequest) ProtoMessage() {}
 
 func (x *CompleteJobRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[47]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3921,7 +4191,7 @@ func (x *CompleteJobRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobRequest.ProtoReflect.Descriptor instead.
 func (*CompleteJobRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{47}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *CompleteJobRequest) GetJobId() uint32 {
@@ -3953,7 +4223,7 @@ type CompleteJobResponse struct {
 
 func (x *CompleteJobResponse) Reset() {
 	*x = CompleteJobResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3965,7 +4235,7 @@ func (x *CompleteJobResponse) String() string {
 func (*CompleteJobResponse) ProtoMessage() {}
 
 func (x *CompleteJobResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[48]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3978,7 +4248,7 @@ func (x *CompleteJobResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteJobResponse.ProtoReflect.Descriptor instead.
 func (*CompleteJobResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{48}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{53}
 }
 
 type AttachStepRequest struct {
@@ -3993,7 +4263,7 @@ type AttachStepRequest struct {
 
 func (x *AttachStepRequest) Reset() {
 	*x = AttachStepRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4005,7 +4275,7 @@ func (x *AttachStepRequest) String() string {
 func (*AttachStepRequest) ProtoMessage() {}
 
 func (x *AttachStepRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[49]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4018,7 +4288,7 @@ func (x *AttachStepRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStepRequest.ProtoReflect.Descriptor instead.
 func (*AttachStepRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{49}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *AttachStepRequest) GetJobId() uint32 {
@@ -4058,7 +4328,7 @@ type AttachStepResponse struct {
 
 func (x *AttachStepResponse) Reset() {
 	*x = AttachStepResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4070,7 +4340,7 @@ func (x *AttachStepResponse) String() string {
 func (*AttachStepResponse) ProtoMessage() {}
 
 func (x *AttachStepResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[50]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4083,7 +4353,7 @@ func (x *AttachStepResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachStepResponse.ProtoReflect.Descriptor instead.
 func (*AttachStepResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{50}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *AttachStepResponse) GetStep() *Step {
@@ -4109,7 +4379,7 @@ type BroadcastRequest struct {
 
 func (x *BroadcastRequest) Reset() {
 	*x = BroadcastRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4121,7 +4391,7 @@ func (x *BroadcastRequest) String() string {
 func (*BroadcastRequest) ProtoMessage() {}
 
 func (x *BroadcastRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[51]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4134,7 +4404,7 @@ func (x *BroadcastRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BroadcastRequest.ProtoReflect.Descriptor instead.
 func (*BroadcastRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{51}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *BroadcastRequest) GetJobId() uint32 {
@@ -4202,7 +4472,7 @@ type BroadcastResponse struct {
 
 func (x *BroadcastResponse) Reset() {
 	*x = BroadcastResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4214,7 +4484,7 @@ func (x *BroadcastResponse) String() string {
 func (*BroadcastResponse) ProtoMessage() {}
 
 func (x *BroadcastResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[52]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4227,7 +4497,7 @@ func (x *BroadcastResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use BroadcastResponse.ProtoReflect.Descriptor instead.
 func (*BroadcastResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{52}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *BroadcastResponse) GetNodes() []string {
@@ -4255,7 +4525,7 @@ type AgentMessage struct {
 
 func (x *AgentMessage) Reset() {
 	*x = AgentMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4267,7 +4537,7 @@ func (x *AgentMessage) String() string {
 func (*AgentMessage) ProtoMessage() {}
 
 func (x *AgentMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[53]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4280,7 +4550,7 @@ func (x *AgentMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AgentMessage.ProtoReflect.Descriptor instead.
 func (*AgentMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{53}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *AgentMessage) GetMsg() isAgentMessage_Msg {
@@ -4410,7 +4680,7 @@ type StatReply struct {
 
 func (x *StatReply) Reset() {
 	*x = StatReply{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4422,7 +4692,7 @@ func (x *StatReply) String() string {
 func (*StatReply) ProtoMessage() {}
 
 func (x *StatReply) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[54]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4435,7 +4705,7 @@ func (x *StatReply) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatReply.ProtoReflect.Descriptor instead.
 func (*StatReply) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{54}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *StatReply) GetRequestId() uint64 {
@@ -4464,7 +4734,7 @@ type NodeHealth struct {
 
 func (x *NodeHealth) Reset() {
 	*x = NodeHealth{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4476,7 +4746,7 @@ func (x *NodeHealth) String() string {
 func (*NodeHealth) ProtoMessage() {}
 
 func (x *NodeHealth) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[55]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4489,7 +4759,7 @@ func (x *NodeHealth) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use NodeHealth.ProtoReflect.Descriptor instead.
 func (*NodeHealth) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{55}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *NodeHealth) GetHealthy() bool {
@@ -4521,7 +4791,7 @@ type StepStat struct {
 
 func (x *StepStat) Reset() {
 	*x = StepStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4533,7 +4803,7 @@ func (x *StepStat) String() string {
 func (*StepStat) ProtoMessage() {}
 
 func (x *StepStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[56]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4546,7 +4816,7 @@ func (x *StepStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStat.ProtoReflect.Descriptor instead.
 func (*StepStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{56}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *StepStat) GetJobId() uint32 {
@@ -4602,7 +4872,7 @@ type StepStatsRequest struct {
 
 func (x *StepStatsRequest) Reset() {
 	*x = StepStatsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4614,7 +4884,7 @@ func (x *StepStatsRequest) String() string {
 func (*StepStatsRequest) ProtoMessage() {}
 
 func (x *StepStatsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[57]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4627,7 +4897,7 @@ func (x *StepStatsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStatsRequest.ProtoReflect.Descriptor instead.
 func (*StepStatsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{57}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *StepStatsRequest) GetJobId() uint32 {
@@ -4662,7 +4932,7 @@ type StepStatsResponse struct {
 
 func (x *StepStatsResponse) Reset() {
 	*x = StepStatsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4674,7 +4944,7 @@ func (x *StepStatsResponse) String() string {
 func (*StepStatsResponse) ProtoMessage() {}
 
 func (x *StepStatsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[58]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4687,7 +4957,7 @@ func (x *StepStatsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepStatsResponse.ProtoReflect.Descriptor instead.
 func (*StepStatsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{58}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *StepStatsResponse) GetSteps() []*StepStat {
@@ -4718,7 +4988,7 @@ type StatRequest struct {
 
 func (x *StatRequest) Reset() {
 	*x = StatRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4730,7 +5000,7 @@ func (x *StatRequest) String() string {
 func (*StatRequest) ProtoMessage() {}
 
 func (x *StatRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[59]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4743,7 +5013,7 @@ func (x *StatRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StatRequest.ProtoReflect.Descriptor instead.
 func (*StatRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{59}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *StatRequest) GetRequestId() uint64 {
@@ -4795,7 +5065,7 @@ type StepEnded struct {
 
 func (x *StepEnded) Reset() {
 	*x = StepEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4807,7 +5077,7 @@ func (x *StepEnded) String() string {
 func (*StepEnded) ProtoMessage() {}
 
 func (x *StepEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[60]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4820,7 +5090,7 @@ func (x *StepEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StepEnded.ProtoReflect.Descriptor instead.
 func (*StepEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{60}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *StepEnded) GetJobId() uint32 {
@@ -4915,7 +5185,7 @@ type Register struct {
 
 func (x *Register) Reset() {
 	*x = Register{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4927,7 +5197,7 @@ func (x *Register) String() string {
 func (*Register) ProtoMessage() {}
 
 func (x *Register) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[61]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4940,7 +5210,7 @@ func (x *Register) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Register.ProtoReflect.Descriptor instead.
 func (*Register) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{61}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *Register) GetNode() string {
@@ -5054,7 +5324,7 @@ type JobRun struct {
 
 func (x *JobRun) Reset() {
 	*x = JobRun{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5066,7 +5336,7 @@ func (x *JobRun) String() string {
 func (*JobRun) ProtoMessage() {}
 
 func (x *JobRun) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[62]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5079,7 +5349,7 @@ func (x *JobRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobRun.ProtoReflect.Descriptor instead.
 func (*JobRun) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{62}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *JobRun) GetJobId() uint32 {
@@ -5106,7 +5376,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5118,7 +5388,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[63]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5131,7 +5401,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{63}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *Heartbeat) GetRunning() []uint32 {
@@ -5159,7 +5429,7 @@ type JobStarted struct {
 
 func (x *JobStarted) Reset() {
 	*x = JobStarted{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5171,7 +5441,7 @@ func (x *JobStarted) String() string {
 func (*JobStarted) ProtoMessage() {}
 
 func (x *JobStarted) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[64]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5184,7 +5454,7 @@ func (x *JobStarted) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobStarted.ProtoReflect.Descriptor instead.
 func (*JobStarted) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{64}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *JobStarted) GetJobId() uint32 {
@@ -5234,7 +5504,7 @@ type JobEnded struct {
 
 func (x *JobEnded) Reset() {
 	*x = JobEnded{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5246,7 +5516,7 @@ func (x *JobEnded) String() string {
 func (*JobEnded) ProtoMessage() {}
 
 func (x *JobEnded) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[65]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5259,7 +5529,7 @@ func (x *JobEnded) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobEnded.ProtoReflect.Descriptor instead.
 func (*JobEnded) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{65}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *JobEnded) GetJobId() uint32 {
@@ -5352,7 +5622,7 @@ type ControllerMessage struct {
 
 func (x *ControllerMessage) Reset() {
 	*x = ControllerMessage{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5364,7 +5634,7 @@ func (x *ControllerMessage) String() string {
 func (*ControllerMessage) ProtoMessage() {}
 
 func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[66]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5377,7 +5647,7 @@ func (x *ControllerMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ControllerMessage.ProtoReflect.Descriptor instead.
 func (*ControllerMessage) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{66}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *ControllerMessage) GetMsg() isControllerMessage_Msg {
@@ -5540,7 +5810,7 @@ type LaunchStep struct {
 
 func (x *LaunchStep) Reset() {
 	*x = LaunchStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5552,7 +5822,7 @@ func (x *LaunchStep) String() string {
 func (*LaunchStep) ProtoMessage() {}
 
 func (x *LaunchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[67]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5565,7 +5835,7 @@ func (x *LaunchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchStep.ProtoReflect.Descriptor instead.
 func (*LaunchStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{67}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *LaunchStep) GetJob() *Job {
@@ -5609,7 +5879,7 @@ type SignalStep struct {
 
 func (x *SignalStep) Reset() {
 	*x = SignalStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5621,7 +5891,7 @@ func (x *SignalStep) String() string {
 func (*SignalStep) ProtoMessage() {}
 
 func (x *SignalStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[68]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5634,7 +5904,7 @@ func (x *SignalStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalStep.ProtoReflect.Descriptor instead.
 func (*SignalStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{68}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *SignalStep) GetJobId() uint32 {
@@ -5677,7 +5947,7 @@ type AttachIO struct {
 
 func (x *AttachIO) Reset() {
 	*x = AttachIO{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5689,7 +5959,7 @@ func (x *AttachIO) String() string {
 func (*AttachIO) ProtoMessage() {}
 
 func (x *AttachIO) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[69]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5702,7 +5972,7 @@ func (x *AttachIO) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachIO.ProtoReflect.Descriptor instead.
 func (*AttachIO) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{69}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *AttachIO) GetJobId() uint32 {
@@ -5750,7 +6020,7 @@ type FetchFile struct {
 
 func (x *FetchFile) Reset() {
 	*x = FetchFile{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5762,7 +6032,7 @@ func (x *FetchFile) String() string {
 func (*FetchFile) ProtoMessage() {}
 
 func (x *FetchFile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[70]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5775,7 +6045,7 @@ func (x *FetchFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFile.ProtoReflect.Descriptor instead.
 func (*FetchFile) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{70}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *FetchFile) GetJobId() uint32 {
@@ -5845,7 +6115,7 @@ type EndAck struct {
 
 func (x *EndAck) Reset() {
 	*x = EndAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5857,7 +6127,7 @@ func (x *EndAck) String() string {
 func (*EndAck) ProtoMessage() {}
 
 func (x *EndAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[71]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5870,7 +6140,7 @@ func (x *EndAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAck.ProtoReflect.Descriptor instead.
 func (*EndAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{71}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *EndAck) GetJobId() uint32 {
@@ -5902,7 +6172,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5914,7 +6184,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5927,7 +6197,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *Registered) GetCluster() string {
@@ -5969,7 +6239,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5981,7 +6251,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5994,7 +6264,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -6041,7 +6311,7 @@ type SignalJob struct {
 
 func (x *SignalJob) Reset() {
 	*x = SignalJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6053,7 +6323,7 @@ func (x *SignalJob) String() string {
 func (*SignalJob) ProtoMessage() {}
 
 func (x *SignalJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6066,7 +6336,7 @@ func (x *SignalJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJob.ProtoReflect.Descriptor instead.
 func (*SignalJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *SignalJob) GetJobId() uint32 {
@@ -6143,7 +6413,7 @@ type AcctJobSel struct {
 
 func (x *AcctJobSel) Reset() {
 	*x = AcctJobSel{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6155,7 +6425,7 @@ func (x *AcctJobSel) String() string {
 func (*AcctJobSel) ProtoMessage() {}
 
 func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6168,7 +6438,7 @@ func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobSel.ProtoReflect.Descriptor instead.
 func (*AcctJobSel) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *AcctJobSel) GetJobId() uint32 {
@@ -6205,7 +6475,7 @@ type AcctJobsRequest struct {
 
 func (x *AcctJobsRequest) Reset() {
 	*x = AcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6217,7 +6487,7 @@ func (x *AcctJobsRequest) String() string {
 func (*AcctJobsRequest) ProtoMessage() {}
 
 func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6230,7 +6500,7 @@ func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*AcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *AcctJobsRequest) GetClusters() []string {
@@ -6344,7 +6614,7 @@ type AcctStep struct {
 
 func (x *AcctStep) Reset() {
 	*x = AcctStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6356,7 +6626,7 @@ func (x *AcctStep) String() string {
 func (*AcctStep) ProtoMessage() {}
 
 func (x *AcctStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6369,7 +6639,7 @@ func (x *AcctStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctStep.ProtoReflect.Descriptor instead.
 func (*AcctStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AcctStep) GetStepId() int32 {
@@ -6558,7 +6828,7 @@ type AcctJob struct {
 
 func (x *AcctJob) Reset() {
 	*x = AcctJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6570,7 +6840,7 @@ func (x *AcctJob) String() string {
 func (*AcctJob) ProtoMessage() {}
 
 func (x *AcctJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6583,7 +6853,7 @@ func (x *AcctJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJob.ProtoReflect.Descriptor instead.
 func (*AcctJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *AcctJob) GetCluster() string {
@@ -6919,7 +7189,7 @@ type AcctRun struct {
 
 func (x *AcctRun) Reset() {
 	*x = AcctRun{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6931,7 +7201,7 @@ func (x *AcctRun) String() string {
 func (*AcctRun) ProtoMessage() {}
 
 func (x *AcctRun) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6944,7 +7214,7 @@ func (x *AcctRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRun.ProtoReflect.Descriptor instead.
 func (*AcctRun) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *AcctRun) GetSubmit() int64 {
@@ -7019,7 +7289,7 @@ type AcctJobsResponse struct {
 
 func (x *AcctJobsResponse) Reset() {
 	*x = AcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7031,7 +7301,7 @@ func (x *AcctJobsResponse) String() string {
 func (*AcctJobsResponse) ProtoMessage() {}
 
 func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7044,7 +7314,7 @@ func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*AcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *AcctJobsResponse) GetJobs() []*AcctJob {
@@ -7065,7 +7335,7 @@ type GetAcctDBRequest struct {
 
 func (x *GetAcctDBRequest) Reset() {
 	*x = GetAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7077,7 +7347,7 @@ func (x *GetAcctDBRequest) String() string {
 func (*GetAcctDBRequest) ProtoMessage() {}
 
 func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7090,7 +7360,7 @@ func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*GetAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
 }
 
 type GetAcctDBResponse struct {
@@ -7102,7 +7372,7 @@ type GetAcctDBResponse struct {
 
 func (x *GetAcctDBResponse) Reset() {
 	*x = GetAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7114,7 +7384,7 @@ func (x *GetAcctDBResponse) String() string {
 func (*GetAcctDBResponse) ProtoMessage() {}
 
 func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7127,7 +7397,7 @@ func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*GetAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *GetAcctDBResponse) GetDbJson() []byte {
@@ -7147,7 +7417,7 @@ type ModifyAcctDBRequest struct {
 
 func (x *ModifyAcctDBRequest) Reset() {
 	*x = ModifyAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7159,7 +7429,7 @@ func (x *ModifyAcctDBRequest) String() string {
 func (*ModifyAcctDBRequest) ProtoMessage() {}
 
 func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7172,7 +7442,7 @@ func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *ModifyAcctDBRequest) GetRequestJson() []byte {
@@ -7201,7 +7471,7 @@ type ModifyAcctDBResponse struct {
 
 func (x *ModifyAcctDBResponse) Reset() {
 	*x = ModifyAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7213,7 +7483,7 @@ func (x *ModifyAcctDBResponse) String() string {
 func (*ModifyAcctDBResponse) ProtoMessage() {}
 
 func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7226,7 +7496,7 @@ func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ModifyAcctDBResponse) GetText() string {
@@ -7252,7 +7522,7 @@ type PutAcctJobsRequest struct {
 
 func (x *PutAcctJobsRequest) Reset() {
 	*x = PutAcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7264,7 +7534,7 @@ func (x *PutAcctJobsRequest) String() string {
 func (*PutAcctJobsRequest) ProtoMessage() {}
 
 func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7277,7 +7547,7 @@ func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *PutAcctJobsRequest) GetJobs() []*AcctJob {
@@ -7295,7 +7565,7 @@ type PutAcctJobsResponse struct {
 
 func (x *PutAcctJobsResponse) Reset() {
 	*x = PutAcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7307,7 +7577,7 @@ func (x *PutAcctJobsResponse) String() string {
 func (*PutAcctJobsResponse) ProtoMessage() {}
 
 func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7320,7 +7590,7 @@ func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
 }
 
 type AcctPingRequest struct {
@@ -7331,7 +7601,7 @@ type AcctPingRequest struct {
 
 func (x *AcctPingRequest) Reset() {
 	*x = AcctPingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7343,7 +7613,7 @@ func (x *AcctPingRequest) String() string {
 func (*AcctPingRequest) ProtoMessage() {}
 
 func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7356,7 +7626,7 @@ func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingRequest.ProtoReflect.Descriptor instead.
 func (*AcctPingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
 }
 
 type AcctPingResponse struct {
@@ -7368,7 +7638,7 @@ type AcctPingResponse struct {
 
 func (x *AcctPingResponse) Reset() {
 	*x = AcctPingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7380,7 +7650,7 @@ func (x *AcctPingResponse) String() string {
 func (*AcctPingResponse) ProtoMessage() {}
 
 func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7393,7 +7663,7 @@ func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingResponse.ProtoReflect.Descriptor instead.
 func (*AcctPingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
 }
 
 func (x *AcctPingResponse) GetVersion() string {
@@ -7412,7 +7682,7 @@ type DiagRequest struct {
 
 func (x *DiagRequest) Reset() {
 	*x = DiagRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7424,7 +7694,7 @@ func (x *DiagRequest) String() string {
 func (*DiagRequest) ProtoMessage() {}
 
 func (x *DiagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7437,7 +7707,7 @@ func (x *DiagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagRequest.ProtoReflect.Descriptor instead.
 func (*DiagRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *DiagRequest) GetResetStats() bool {
@@ -7459,7 +7729,7 @@ type RPCStat struct {
 
 func (x *RPCStat) Reset() {
 	*x = RPCStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7471,7 +7741,7 @@ func (x *RPCStat) String() string {
 func (*RPCStat) ProtoMessage() {}
 
 func (x *RPCStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7484,7 +7754,7 @@ func (x *RPCStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCStat.ProtoReflect.Descriptor instead.
 func (*RPCStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *RPCStat) GetName() string {
@@ -7545,7 +7815,7 @@ type DiagResponse struct {
 
 func (x *DiagResponse) Reset() {
 	*x = DiagResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7557,7 +7827,7 @@ func (x *DiagResponse) String() string {
 func (*DiagResponse) ProtoMessage() {}
 
 func (x *DiagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7570,7 +7840,7 @@ func (x *DiagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagResponse.ProtoReflect.Descriptor instead.
 func (*DiagResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *DiagResponse) GetNow() int64 {
@@ -7735,7 +8005,7 @@ type PrioritiesRequest struct {
 
 func (x *PrioritiesRequest) Reset() {
 	*x = PrioritiesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7747,7 +8017,7 @@ func (x *PrioritiesRequest) String() string {
 func (*PrioritiesRequest) ProtoMessage() {}
 
 func (x *PrioritiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7760,7 +8030,7 @@ func (x *PrioritiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrioritiesRequest.ProtoReflect.Descriptor instead.
 func (*PrioritiesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{97}
 }
 
 type PriorityWeights struct {
@@ -7776,7 +8046,7 @@ type PriorityWeights struct {
 
 func (x *PriorityWeights) Reset() {
 	*x = PriorityWeights{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7788,7 +8058,7 @@ func (x *PriorityWeights) String() string {
 func (*PriorityWeights) ProtoMessage() {}
 
 func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7801,7 +8071,7 @@ func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityWeights.ProtoReflect.Descriptor instead.
 func (*PriorityWeights) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *PriorityWeights) GetAge() uint32 {
@@ -7860,7 +8130,7 @@ type JobPriority struct {
 
 func (x *JobPriority) Reset() {
 	*x = JobPriority{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7872,7 +8142,7 @@ func (x *JobPriority) String() string {
 func (*JobPriority) ProtoMessage() {}
 
 func (x *JobPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7885,7 +8155,7 @@ func (x *JobPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
 func (*JobPriority) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *JobPriority) GetJobId() uint32 {
@@ -7989,7 +8259,7 @@ type ShareRow struct {
 
 func (x *ShareRow) Reset() {
 	*x = ShareRow{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8001,7 +8271,7 @@ func (x *ShareRow) String() string {
 func (*ShareRow) ProtoMessage() {}
 
 func (x *ShareRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8014,7 +8284,7 @@ func (x *ShareRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShareRow.ProtoReflect.Descriptor instead.
 func (*ShareRow) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{95}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *ShareRow) GetAccount() string {
@@ -8085,7 +8355,7 @@ type PrioritiesResponse struct {
 
 func (x *PrioritiesResponse) Reset() {
 	*x = PrioritiesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8097,7 +8367,7 @@ func (x *PrioritiesResponse) String() string {
 func (*PrioritiesResponse) ProtoMessage() {}
 
 func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8110,7 +8380,7 @@ func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrioritiesResponse.ProtoReflect.Descriptor instead.
 func (*PrioritiesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{96}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *PrioritiesResponse) GetMultifactor() bool {
@@ -8155,13 +8425,30 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\bcert_pem\x18\x01 \x01(\fR\acertPem\x12\x15\n" +
 	"\x06ca_pem\x18\x02 \x01(\fR\x05caPem\x12\x1d\n" +
 	"\n" +
-	"slurm_conf\x18\x03 \x01(\tR\tslurmConf\"9\n" +
+	"slurm_conf\x18\x03 \x01(\tR\tslurmConf\"c\n" +
 	"\x16CreateJoinTokenRequest\x12\x1f\n" +
 	"\vttl_seconds\x18\x01 \x01(\x03R\n" +
-	"ttlSeconds\"I\n" +
+	"ttlSeconds\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\tR\x05nodes\x12\x12\n" +
+	"\x04uses\x18\x03 \x01(\x05R\x04uses\"I\n" +
 	"\x17CreateJoinTokenResponse\x12\x14\n" +
 	"\x05token\x18\x01 \x01(\tR\x05token\x12\x18\n" +
-	"\aexpires\x18\x02 \x01(\x03R\aexpires\"T\n" +
+	"\aexpires\x18\x02 \x01(\x03R\aexpires\"\xb4\x01\n" +
+	"\rJoinTokenInfo\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\x12\x14\n" +
+	"\x05nodes\x18\x02 \x01(\tR\x05nodes\x12\x12\n" +
+	"\x04uses\x18\x03 \x01(\x05R\x04uses\x12\x16\n" +
+	"\x06joined\x18\x04 \x03(\tR\x06joined\x12\x18\n" +
+	"\aexpires\x18\x05 \x01(\x03R\aexpires\x12\x18\n" +
+	"\acreated\x18\x06 \x01(\x03R\acreated\x12\x1d\n" +
+	"\n" +
+	"created_by\x18\a \x01(\rR\tcreatedBy\"\x17\n" +
+	"\x15ListJoinTokensRequest\"J\n" +
+	"\x16ListJoinTokensResponse\x120\n" +
+	"\x06tokens\x18\x01 \x03(\v2\x18.drover.v1.JoinTokenInfoR\x06tokens\"(\n" +
+	"\x16DeleteJoinTokenRequest\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\tR\x02id\"\x19\n" +
+	"\x17DeleteJoinTokenResponse\"T\n" +
 	"\tArraySpec\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12\x19\n" +
 	"\btask_ids\x18\x02 \x03(\x05R\ataskIds\x12\x1a\n" +
@@ -8902,7 +9189,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vmultifactor\x18\x01 \x01(\bR\vmultifactor\x124\n" +
 	"\aweights\x18\x02 \x01(\v2\x1a.drover.v1.PriorityWeightsR\aweights\x12*\n" +
 	"\x04jobs\x18\x03 \x03(\v2\x16.drover.v1.JobPriorityR\x04jobs\x12+\n" +
-	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares2\xad\r\n" +
+	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares2\xde\x0e\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -8923,7 +9210,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"AttachStep\x12\x1c.drover.v1.AttachStepRequest\x1a\x1d.drover.v1.AttachStepResponse\x12F\n" +
 	"\tBroadcast\x12\x1b.drover.v1.BroadcastRequest\x1a\x1c.drover.v1.BroadcastResponse\x12X\n" +
-	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse\x12F\n" +
+	"\x0fCreateJoinToken\x12!.drover.v1.CreateJoinTokenRequest\x1a\".drover.v1.CreateJoinTokenResponse\x12U\n" +
+	"\x0eListJoinTokens\x12 .drover.v1.ListJoinTokensRequest\x1a!.drover.v1.ListJoinTokensResponse\x12X\n" +
+	"\x0fDeleteJoinToken\x12!.drover.v1.DeleteJoinTokenRequest\x1a\".drover.v1.DeleteJoinTokenResponse\x12F\n" +
 	"\tStepStats\x12\x1b.drover.v1.StepStatsRequest\x1a\x1c.drover.v1.StepStatsResponse\x12E\n" +
 	"\bAcctJobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12F\n" +
 	"\tGetAcctDB\x12\x1b.drover.v1.GetAcctDBRequest\x1a\x1c.drover.v1.GetAcctDBResponse\x12O\n" +
@@ -8951,241 +9240,251 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 99)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 104)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
 	(*CreateJoinTokenRequest)(nil),  // 2: drover.v1.CreateJoinTokenRequest
 	(*CreateJoinTokenResponse)(nil), // 3: drover.v1.CreateJoinTokenResponse
-	(*ArraySpec)(nil),               // 4: drover.v1.ArraySpec
-	(*DepTerm)(nil),                 // 5: drover.v1.DepTerm
-	(*Dependency)(nil),              // 6: drover.v1.Dependency
-	(*JobSpec)(nil),                 // 7: drover.v1.JobSpec
-	(*GPUReq)(nil),                  // 8: drover.v1.GPUReq
-	(*GPU)(nil),                     // 9: drover.v1.GPU
-	(*Usage)(nil),                   // 10: drover.v1.Usage
-	(*NodeAlloc)(nil),               // 11: drover.v1.NodeAlloc
-	(*Job)(nil),                     // 12: drover.v1.Job
-	(*StepSpec)(nil),                // 13: drover.v1.StepSpec
-	(*StringList)(nil),              // 14: drover.v1.StringList
-	(*StepNode)(nil),                // 15: drover.v1.StepNode
-	(*Step)(nil),                    // 16: drover.v1.Step
-	(*Node)(nil),                    // 17: drover.v1.Node
-	(*Partition)(nil),               // 18: drover.v1.Partition
-	(*SubmitJobRequest)(nil),        // 19: drover.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),       // 20: drover.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),         // 21: drover.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),        // 22: drover.v1.ListJobsResponse
-	(*WatchJobsRequest)(nil),        // 23: drover.v1.WatchJobsRequest
-	(*ListNodesRequest)(nil),        // 24: drover.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),       // 25: drover.v1.ListNodesResponse
-	(*ListPartitionsRequest)(nil),   // 26: drover.v1.ListPartitionsRequest
-	(*ListPartitionsResponse)(nil),  // 27: drover.v1.ListPartitionsResponse
-	(*JobTarget)(nil),               // 28: drover.v1.JobTarget
-	(*JobSelection)(nil),            // 29: drover.v1.JobSelection
-	(*SignalJobsRequest)(nil),       // 30: drover.v1.SignalJobsRequest
-	(*ControlJobsRequest)(nil),      // 31: drover.v1.ControlJobsRequest
-	(*UpdateJobRequest)(nil),        // 32: drover.v1.UpdateJobRequest
-	(*JobResult)(nil),               // 33: drover.v1.JobResult
-	(*JobResultsResponse)(nil),      // 34: drover.v1.JobResultsResponse
-	(*UpdateNodesRequest)(nil),      // 35: drover.v1.UpdateNodesRequest
-	(*UpdateNodesResponse)(nil),     // 36: drover.v1.UpdateNodesResponse
-	(*PingRequest)(nil),             // 37: drover.v1.PingRequest
-	(*ControllerStatus)(nil),        // 38: drover.v1.ControllerStatus
-	(*PingResponse)(nil),            // 39: drover.v1.PingResponse
-	(*KV)(nil),                      // 40: drover.v1.KV
-	(*GetConfigRequest)(nil),        // 41: drover.v1.GetConfigRequest
-	(*GetConfigResponse)(nil),       // 42: drover.v1.GetConfigResponse
-	(*ReconfigureRequest)(nil),      // 43: drover.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil),     // 44: drover.v1.ReconfigureResponse
-	(*CreateStepRequest)(nil),       // 45: drover.v1.CreateStepRequest
-	(*CreateStepResponse)(nil),      // 46: drover.v1.CreateStepResponse
-	(*CompleteJobRequest)(nil),      // 47: drover.v1.CompleteJobRequest
-	(*CompleteJobResponse)(nil),     // 48: drover.v1.CompleteJobResponse
-	(*AttachStepRequest)(nil),       // 49: drover.v1.AttachStepRequest
-	(*AttachStepResponse)(nil),      // 50: drover.v1.AttachStepResponse
-	(*BroadcastRequest)(nil),        // 51: drover.v1.BroadcastRequest
-	(*BroadcastResponse)(nil),       // 52: drover.v1.BroadcastResponse
-	(*AgentMessage)(nil),            // 53: drover.v1.AgentMessage
-	(*StatReply)(nil),               // 54: drover.v1.StatReply
-	(*NodeHealth)(nil),              // 55: drover.v1.NodeHealth
-	(*StepStat)(nil),                // 56: drover.v1.StepStat
-	(*StepStatsRequest)(nil),        // 57: drover.v1.StepStatsRequest
-	(*StepStatsResponse)(nil),       // 58: drover.v1.StepStatsResponse
-	(*StatRequest)(nil),             // 59: drover.v1.StatRequest
-	(*StepEnded)(nil),               // 60: drover.v1.StepEnded
-	(*Register)(nil),                // 61: drover.v1.Register
-	(*JobRun)(nil),                  // 62: drover.v1.JobRun
-	(*Heartbeat)(nil),               // 63: drover.v1.Heartbeat
-	(*JobStarted)(nil),              // 64: drover.v1.JobStarted
-	(*JobEnded)(nil),                // 65: drover.v1.JobEnded
-	(*ControllerMessage)(nil),       // 66: drover.v1.ControllerMessage
-	(*LaunchStep)(nil),              // 67: drover.v1.LaunchStep
-	(*SignalStep)(nil),              // 68: drover.v1.SignalStep
-	(*AttachIO)(nil),                // 69: drover.v1.AttachIO
-	(*FetchFile)(nil),               // 70: drover.v1.FetchFile
-	(*EndAck)(nil),                  // 71: drover.v1.EndAck
-	(*Registered)(nil),              // 72: drover.v1.Registered
-	(*Launch)(nil),                  // 73: drover.v1.Launch
-	(*SignalJob)(nil),               // 74: drover.v1.SignalJob
-	(*AcctJobSel)(nil),              // 75: drover.v1.AcctJobSel
-	(*AcctJobsRequest)(nil),         // 76: drover.v1.AcctJobsRequest
-	(*AcctStep)(nil),                // 77: drover.v1.AcctStep
-	(*AcctJob)(nil),                 // 78: drover.v1.AcctJob
-	(*AcctRun)(nil),                 // 79: drover.v1.AcctRun
-	(*AcctJobsResponse)(nil),        // 80: drover.v1.AcctJobsResponse
-	(*GetAcctDBRequest)(nil),        // 81: drover.v1.GetAcctDBRequest
-	(*GetAcctDBResponse)(nil),       // 82: drover.v1.GetAcctDBResponse
-	(*ModifyAcctDBRequest)(nil),     // 83: drover.v1.ModifyAcctDBRequest
-	(*ModifyAcctDBResponse)(nil),    // 84: drover.v1.ModifyAcctDBResponse
-	(*PutAcctJobsRequest)(nil),      // 85: drover.v1.PutAcctJobsRequest
-	(*PutAcctJobsResponse)(nil),     // 86: drover.v1.PutAcctJobsResponse
-	(*AcctPingRequest)(nil),         // 87: drover.v1.AcctPingRequest
-	(*AcctPingResponse)(nil),        // 88: drover.v1.AcctPingResponse
-	(*DiagRequest)(nil),             // 89: drover.v1.DiagRequest
-	(*RPCStat)(nil),                 // 90: drover.v1.RPCStat
-	(*DiagResponse)(nil),            // 91: drover.v1.DiagResponse
-	(*PrioritiesRequest)(nil),       // 92: drover.v1.PrioritiesRequest
-	(*PriorityWeights)(nil),         // 93: drover.v1.PriorityWeights
-	(*JobPriority)(nil),             // 94: drover.v1.JobPriority
-	(*ShareRow)(nil),                // 95: drover.v1.ShareRow
-	(*PrioritiesResponse)(nil),      // 96: drover.v1.PrioritiesResponse
-	nil,                             // 97: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 98: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*JoinTokenInfo)(nil),           // 4: drover.v1.JoinTokenInfo
+	(*ListJoinTokensRequest)(nil),   // 5: drover.v1.ListJoinTokensRequest
+	(*ListJoinTokensResponse)(nil),  // 6: drover.v1.ListJoinTokensResponse
+	(*DeleteJoinTokenRequest)(nil),  // 7: drover.v1.DeleteJoinTokenRequest
+	(*DeleteJoinTokenResponse)(nil), // 8: drover.v1.DeleteJoinTokenResponse
+	(*ArraySpec)(nil),               // 9: drover.v1.ArraySpec
+	(*DepTerm)(nil),                 // 10: drover.v1.DepTerm
+	(*Dependency)(nil),              // 11: drover.v1.Dependency
+	(*JobSpec)(nil),                 // 12: drover.v1.JobSpec
+	(*GPUReq)(nil),                  // 13: drover.v1.GPUReq
+	(*GPU)(nil),                     // 14: drover.v1.GPU
+	(*Usage)(nil),                   // 15: drover.v1.Usage
+	(*NodeAlloc)(nil),               // 16: drover.v1.NodeAlloc
+	(*Job)(nil),                     // 17: drover.v1.Job
+	(*StepSpec)(nil),                // 18: drover.v1.StepSpec
+	(*StringList)(nil),              // 19: drover.v1.StringList
+	(*StepNode)(nil),                // 20: drover.v1.StepNode
+	(*Step)(nil),                    // 21: drover.v1.Step
+	(*Node)(nil),                    // 22: drover.v1.Node
+	(*Partition)(nil),               // 23: drover.v1.Partition
+	(*SubmitJobRequest)(nil),        // 24: drover.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),       // 25: drover.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),         // 26: drover.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),        // 27: drover.v1.ListJobsResponse
+	(*WatchJobsRequest)(nil),        // 28: drover.v1.WatchJobsRequest
+	(*ListNodesRequest)(nil),        // 29: drover.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),       // 30: drover.v1.ListNodesResponse
+	(*ListPartitionsRequest)(nil),   // 31: drover.v1.ListPartitionsRequest
+	(*ListPartitionsResponse)(nil),  // 32: drover.v1.ListPartitionsResponse
+	(*JobTarget)(nil),               // 33: drover.v1.JobTarget
+	(*JobSelection)(nil),            // 34: drover.v1.JobSelection
+	(*SignalJobsRequest)(nil),       // 35: drover.v1.SignalJobsRequest
+	(*ControlJobsRequest)(nil),      // 36: drover.v1.ControlJobsRequest
+	(*UpdateJobRequest)(nil),        // 37: drover.v1.UpdateJobRequest
+	(*JobResult)(nil),               // 38: drover.v1.JobResult
+	(*JobResultsResponse)(nil),      // 39: drover.v1.JobResultsResponse
+	(*UpdateNodesRequest)(nil),      // 40: drover.v1.UpdateNodesRequest
+	(*UpdateNodesResponse)(nil),     // 41: drover.v1.UpdateNodesResponse
+	(*PingRequest)(nil),             // 42: drover.v1.PingRequest
+	(*ControllerStatus)(nil),        // 43: drover.v1.ControllerStatus
+	(*PingResponse)(nil),            // 44: drover.v1.PingResponse
+	(*KV)(nil),                      // 45: drover.v1.KV
+	(*GetConfigRequest)(nil),        // 46: drover.v1.GetConfigRequest
+	(*GetConfigResponse)(nil),       // 47: drover.v1.GetConfigResponse
+	(*ReconfigureRequest)(nil),      // 48: drover.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),     // 49: drover.v1.ReconfigureResponse
+	(*CreateStepRequest)(nil),       // 50: drover.v1.CreateStepRequest
+	(*CreateStepResponse)(nil),      // 51: drover.v1.CreateStepResponse
+	(*CompleteJobRequest)(nil),      // 52: drover.v1.CompleteJobRequest
+	(*CompleteJobResponse)(nil),     // 53: drover.v1.CompleteJobResponse
+	(*AttachStepRequest)(nil),       // 54: drover.v1.AttachStepRequest
+	(*AttachStepResponse)(nil),      // 55: drover.v1.AttachStepResponse
+	(*BroadcastRequest)(nil),        // 56: drover.v1.BroadcastRequest
+	(*BroadcastResponse)(nil),       // 57: drover.v1.BroadcastResponse
+	(*AgentMessage)(nil),            // 58: drover.v1.AgentMessage
+	(*StatReply)(nil),               // 59: drover.v1.StatReply
+	(*NodeHealth)(nil),              // 60: drover.v1.NodeHealth
+	(*StepStat)(nil),                // 61: drover.v1.StepStat
+	(*StepStatsRequest)(nil),        // 62: drover.v1.StepStatsRequest
+	(*StepStatsResponse)(nil),       // 63: drover.v1.StepStatsResponse
+	(*StatRequest)(nil),             // 64: drover.v1.StatRequest
+	(*StepEnded)(nil),               // 65: drover.v1.StepEnded
+	(*Register)(nil),                // 66: drover.v1.Register
+	(*JobRun)(nil),                  // 67: drover.v1.JobRun
+	(*Heartbeat)(nil),               // 68: drover.v1.Heartbeat
+	(*JobStarted)(nil),              // 69: drover.v1.JobStarted
+	(*JobEnded)(nil),                // 70: drover.v1.JobEnded
+	(*ControllerMessage)(nil),       // 71: drover.v1.ControllerMessage
+	(*LaunchStep)(nil),              // 72: drover.v1.LaunchStep
+	(*SignalStep)(nil),              // 73: drover.v1.SignalStep
+	(*AttachIO)(nil),                // 74: drover.v1.AttachIO
+	(*FetchFile)(nil),               // 75: drover.v1.FetchFile
+	(*EndAck)(nil),                  // 76: drover.v1.EndAck
+	(*Registered)(nil),              // 77: drover.v1.Registered
+	(*Launch)(nil),                  // 78: drover.v1.Launch
+	(*SignalJob)(nil),               // 79: drover.v1.SignalJob
+	(*AcctJobSel)(nil),              // 80: drover.v1.AcctJobSel
+	(*AcctJobsRequest)(nil),         // 81: drover.v1.AcctJobsRequest
+	(*AcctStep)(nil),                // 82: drover.v1.AcctStep
+	(*AcctJob)(nil),                 // 83: drover.v1.AcctJob
+	(*AcctRun)(nil),                 // 84: drover.v1.AcctRun
+	(*AcctJobsResponse)(nil),        // 85: drover.v1.AcctJobsResponse
+	(*GetAcctDBRequest)(nil),        // 86: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),       // 87: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),     // 88: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),    // 89: drover.v1.ModifyAcctDBResponse
+	(*PutAcctJobsRequest)(nil),      // 90: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),     // 91: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),         // 92: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),        // 93: drover.v1.AcctPingResponse
+	(*DiagRequest)(nil),             // 94: drover.v1.DiagRequest
+	(*RPCStat)(nil),                 // 95: drover.v1.RPCStat
+	(*DiagResponse)(nil),            // 96: drover.v1.DiagResponse
+	(*PrioritiesRequest)(nil),       // 97: drover.v1.PrioritiesRequest
+	(*PriorityWeights)(nil),         // 98: drover.v1.PriorityWeights
+	(*JobPriority)(nil),             // 99: drover.v1.JobPriority
+	(*ShareRow)(nil),                // 100: drover.v1.ShareRow
+	(*PrioritiesResponse)(nil),      // 101: drover.v1.PrioritiesResponse
+	nil,                             // 102: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 103: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
-	5,  // 0: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
-	4,  // 1: drover.v1.JobSpec.array:type_name -> drover.v1.ArraySpec
-	6,  // 2: drover.v1.JobSpec.dependency:type_name -> drover.v1.Dependency
-	8,  // 3: drover.v1.JobSpec.gpus:type_name -> drover.v1.GPUReq
-	7,  // 4: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
-	11, // 5: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
-	16, // 6: drover.v1.Job.steps:type_name -> drover.v1.Step
-	10, // 7: drover.v1.Job.batch_usage:type_name -> drover.v1.Usage
-	14, // 8: drover.v1.StepSpec.task_argv:type_name -> drover.v1.StringList
-	8,  // 9: drover.v1.StepSpec.gpus:type_name -> drover.v1.GPUReq
-	13, // 10: drover.v1.Step.spec:type_name -> drover.v1.StepSpec
-	15, // 11: drover.v1.Step.layout:type_name -> drover.v1.StepNode
-	10, // 12: drover.v1.Step.usage:type_name -> drover.v1.Usage
-	9,  // 13: drover.v1.Node.gpus:type_name -> drover.v1.GPU
-	7,  // 14: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
-	12, // 15: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
-	7,  // 16: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
-	17, // 17: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
-	18, // 18: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
-	28, // 19: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
-	29, // 20: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
-	29, // 21: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
-	29, // 22: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	97, // 23: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
-	33, // 24: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	98, // 25: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
-	38, // 26: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
-	40, // 27: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
-	13, // 28: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
-	12, // 29: drover.v1.CreateStepResponse.job:type_name -> drover.v1.Job
-	16, // 30: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
-	16, // 31: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
-	61, // 32: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
-	63, // 33: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
-	65, // 34: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
-	64, // 35: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
-	60, // 36: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
-	54, // 37: drover.v1.AgentMessage.stat_reply:type_name -> drover.v1.StatReply
-	55, // 38: drover.v1.AgentMessage.health:type_name -> drover.v1.NodeHealth
-	56, // 39: drover.v1.StatReply.steps:type_name -> drover.v1.StepStat
-	10, // 40: drover.v1.StepStat.usage:type_name -> drover.v1.Usage
-	56, // 41: drover.v1.StepStatsResponse.steps:type_name -> drover.v1.StepStat
-	10, // 42: drover.v1.StepEnded.usage:type_name -> drover.v1.Usage
-	9,  // 43: drover.v1.Register.gpus:type_name -> drover.v1.GPU
-	62, // 44: drover.v1.Register.runs:type_name -> drover.v1.JobRun
-	62, // 45: drover.v1.Heartbeat.runs:type_name -> drover.v1.JobRun
-	10, // 46: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
-	73, // 47: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	74, // 48: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	72, // 49: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	71, // 50: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
-	67, // 51: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
-	68, // 52: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
-	69, // 53: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
-	70, // 54: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
-	59, // 55: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
-	12, // 56: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
-	16, // 57: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
-	12, // 58: drover.v1.FetchFile.job:type_name -> drover.v1.Job
-	62, // 59: drover.v1.Registered.expected_runs:type_name -> drover.v1.JobRun
-	12, // 60: drover.v1.Launch.job:type_name -> drover.v1.Job
-	75, // 61: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
-	77, // 62: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
-	79, // 63: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
-	78, // 64: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
-	78, // 65: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
-	90, // 66: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
-	90, // 67: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	93, // 68: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
-	94, // 69: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
-	95, // 70: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
-	19, // 71: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	21, // 72: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	23, // 73: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	24, // 74: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	26, // 75: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	30, // 76: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	31, // 77: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	32, // 78: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	35, // 79: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	37, // 80: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	41, // 81: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	43, // 82: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	45, // 83: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	47, // 84: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	49, // 85: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	51, // 86: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,  // 87: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	57, // 88: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	76, // 89: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	81, // 90: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	83, // 91: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	89, // 92: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	92, // 93: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
-	85, // 94: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	76, // 95: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	87, // 96: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	53, // 97: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,  // 98: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	20, // 99: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	22, // 100: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	22, // 101: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	25, // 102: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	27, // 103: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	34, // 104: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 105: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	34, // 106: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	36, // 107: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	39, // 108: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	42, // 109: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	44, // 110: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	46, // 111: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	48, // 112: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	50, // 113: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	52, // 114: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,  // 115: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	58, // 116: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	80, // 117: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	82, // 118: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	84, // 119: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	91, // 120: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	96, // 121: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
-	86, // 122: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	80, // 123: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	88, // 124: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	66, // 125: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,  // 126: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	99, // [99:127] is the sub-list for method output_type
-	71, // [71:99] is the sub-list for method input_type
-	71, // [71:71] is the sub-list for extension type_name
-	71, // [71:71] is the sub-list for extension extendee
-	0,  // [0:71] is the sub-list for field type_name
+	4,   // 0: drover.v1.ListJoinTokensResponse.tokens:type_name -> drover.v1.JoinTokenInfo
+	10,  // 1: drover.v1.Dependency.terms:type_name -> drover.v1.DepTerm
+	9,   // 2: drover.v1.JobSpec.array:type_name -> drover.v1.ArraySpec
+	11,  // 3: drover.v1.JobSpec.dependency:type_name -> drover.v1.Dependency
+	13,  // 4: drover.v1.JobSpec.gpus:type_name -> drover.v1.GPUReq
+	12,  // 5: drover.v1.Job.spec:type_name -> drover.v1.JobSpec
+	16,  // 6: drover.v1.Job.alloc:type_name -> drover.v1.NodeAlloc
+	21,  // 7: drover.v1.Job.steps:type_name -> drover.v1.Step
+	15,  // 8: drover.v1.Job.batch_usage:type_name -> drover.v1.Usage
+	19,  // 9: drover.v1.StepSpec.task_argv:type_name -> drover.v1.StringList
+	13,  // 10: drover.v1.StepSpec.gpus:type_name -> drover.v1.GPUReq
+	18,  // 11: drover.v1.Step.spec:type_name -> drover.v1.StepSpec
+	20,  // 12: drover.v1.Step.layout:type_name -> drover.v1.StepNode
+	15,  // 13: drover.v1.Step.usage:type_name -> drover.v1.Usage
+	14,  // 14: drover.v1.Node.gpus:type_name -> drover.v1.GPU
+	12,  // 15: drover.v1.SubmitJobRequest.spec:type_name -> drover.v1.JobSpec
+	17,  // 16: drover.v1.ListJobsResponse.jobs:type_name -> drover.v1.Job
+	12,  // 17: drover.v1.ListJobsResponse.specs:type_name -> drover.v1.JobSpec
+	22,  // 18: drover.v1.ListNodesResponse.nodes:type_name -> drover.v1.Node
+	23,  // 19: drover.v1.ListPartitionsResponse.partitions:type_name -> drover.v1.Partition
+	33,  // 20: drover.v1.JobSelection.targets:type_name -> drover.v1.JobTarget
+	34,  // 21: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
+	34,  // 22: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
+	34,  // 23: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
+	102, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	38,  // 25: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
+	103, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	43,  // 27: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
+	45,  // 28: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
+	18,  // 29: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
+	17,  // 30: drover.v1.CreateStepResponse.job:type_name -> drover.v1.Job
+	21,  // 31: drover.v1.CreateStepResponse.step:type_name -> drover.v1.Step
+	21,  // 32: drover.v1.AttachStepResponse.step:type_name -> drover.v1.Step
+	66,  // 33: drover.v1.AgentMessage.register:type_name -> drover.v1.Register
+	68,  // 34: drover.v1.AgentMessage.heartbeat:type_name -> drover.v1.Heartbeat
+	70,  // 35: drover.v1.AgentMessage.job_ended:type_name -> drover.v1.JobEnded
+	69,  // 36: drover.v1.AgentMessage.job_started:type_name -> drover.v1.JobStarted
+	65,  // 37: drover.v1.AgentMessage.step_ended:type_name -> drover.v1.StepEnded
+	59,  // 38: drover.v1.AgentMessage.stat_reply:type_name -> drover.v1.StatReply
+	60,  // 39: drover.v1.AgentMessage.health:type_name -> drover.v1.NodeHealth
+	61,  // 40: drover.v1.StatReply.steps:type_name -> drover.v1.StepStat
+	15,  // 41: drover.v1.StepStat.usage:type_name -> drover.v1.Usage
+	61,  // 42: drover.v1.StepStatsResponse.steps:type_name -> drover.v1.StepStat
+	15,  // 43: drover.v1.StepEnded.usage:type_name -> drover.v1.Usage
+	14,  // 44: drover.v1.Register.gpus:type_name -> drover.v1.GPU
+	67,  // 45: drover.v1.Register.runs:type_name -> drover.v1.JobRun
+	67,  // 46: drover.v1.Heartbeat.runs:type_name -> drover.v1.JobRun
+	15,  // 47: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
+	78,  // 48: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	79,  // 49: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	77,  // 50: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	76,  // 51: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	72,  // 52: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
+	73,  // 53: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
+	74,  // 54: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
+	75,  // 55: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
+	64,  // 56: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
+	17,  // 57: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
+	21,  // 58: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
+	17,  // 59: drover.v1.FetchFile.job:type_name -> drover.v1.Job
+	67,  // 60: drover.v1.Registered.expected_runs:type_name -> drover.v1.JobRun
+	17,  // 61: drover.v1.Launch.job:type_name -> drover.v1.Job
+	80,  // 62: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
+	82,  // 63: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
+	84,  // 64: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
+	83,  // 65: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
+	83,  // 66: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
+	95,  // 67: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
+	95,  // 68: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
+	98,  // 69: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
+	99,  // 70: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
+	100, // 71: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
+	24,  // 72: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	26,  // 73: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	28,  // 74: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	29,  // 75: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	31,  // 76: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	35,  // 77: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	36,  // 78: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	37,  // 79: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	40,  // 80: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	42,  // 81: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	46,  // 82: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	48,  // 83: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	50,  // 84: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	52,  // 85: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	54,  // 86: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	56,  // 87: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,   // 88: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	5,   // 89: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
+	7,   // 90: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
+	62,  // 91: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	81,  // 92: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	86,  // 93: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	88,  // 94: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	94,  // 95: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	97,  // 96: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
+	90,  // 97: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	81,  // 98: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	92,  // 99: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	58,  // 100: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,   // 101: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	25,  // 102: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	27,  // 103: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	27,  // 104: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	30,  // 105: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	32,  // 106: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	39,  // 107: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 108: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 109: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	41,  // 110: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	44,  // 111: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	47,  // 112: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	49,  // 113: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	51,  // 114: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	53,  // 115: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	55,  // 116: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	57,  // 117: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,   // 118: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	6,   // 119: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
+	8,   // 120: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
+	63,  // 121: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	85,  // 122: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	87,  // 123: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	89,  // 124: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	96,  // 125: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	101, // 126: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
+	91,  // 127: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	85,  // 128: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	93,  // 129: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	71,  // 130: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,   // 131: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	102, // [102:132] is the sub-list for method output_type
+	72,  // [72:102] is the sub-list for method input_type
+	72,  // [72:72] is the sub-list for extension type_name
+	72,  // [72:72] is the sub-list for extension extendee
+	0,   // [0:72] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -9193,8 +9492,8 @@ func file_api_drover_v1_drover_proto_init() {
 	if File_api_drover_v1_drover_proto != nil {
 		return
 	}
-	file_api_drover_v1_drover_proto_msgTypes[7].OneofWrappers = []any{}
-	file_api_drover_v1_drover_proto_msgTypes[53].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[12].OneofWrappers = []any{}
+	file_api_drover_v1_drover_proto_msgTypes[58].OneofWrappers = []any{
 		(*AgentMessage_Register)(nil),
 		(*AgentMessage_Heartbeat)(nil),
 		(*AgentMessage_JobEnded)(nil),
@@ -9203,7 +9502,7 @@ func file_api_drover_v1_drover_proto_init() {
 		(*AgentMessage_StatReply)(nil),
 		(*AgentMessage_Health)(nil),
 	}
-	file_api_drover_v1_drover_proto_msgTypes[66].OneofWrappers = []any{
+	file_api_drover_v1_drover_proto_msgTypes[71].OneofWrappers = []any{
 		(*ControllerMessage_Launch)(nil),
 		(*ControllerMessage_Signal)(nil),
 		(*ControllerMessage_Registered)(nil),
@@ -9220,7 +9519,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   99,
+			NumMessages:   104,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

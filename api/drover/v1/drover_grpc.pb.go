@@ -41,6 +41,8 @@ const (
 	Drover_AttachStep_FullMethodName      = "/drover.v1.Drover/AttachStep"
 	Drover_Broadcast_FullMethodName       = "/drover.v1.Drover/Broadcast"
 	Drover_CreateJoinToken_FullMethodName = "/drover.v1.Drover/CreateJoinToken"
+	Drover_ListJoinTokens_FullMethodName  = "/drover.v1.Drover/ListJoinTokens"
+	Drover_DeleteJoinToken_FullMethodName = "/drover.v1.Drover/DeleteJoinToken"
 	Drover_StepStats_FullMethodName       = "/drover.v1.Drover/StepStats"
 	Drover_AcctJobs_FullMethodName        = "/drover.v1.Drover/AcctJobs"
 	Drover_GetAcctDB_FullMethodName       = "/drover.v1.Drover/GetAcctDB"
@@ -80,6 +82,10 @@ type DroverClient interface {
 	Broadcast(ctx context.Context, in *BroadcastRequest, opts ...grpc.CallOption) (*BroadcastResponse, error)
 	// CreateJoinToken makes a token a new machine joins with (admins only).
 	CreateJoinToken(ctx context.Context, in *CreateJoinTokenRequest, opts ...grpc.CallOption) (*CreateJoinTokenResponse, error)
+	// ListJoinTokens lists the join tokens, without secrets (admins only).
+	ListJoinTokens(ctx context.Context, in *ListJoinTokensRequest, opts ...grpc.CallOption) (*ListJoinTokensResponse, error)
+	// DeleteJoinToken revokes a join token (admins only).
+	DeleteJoinToken(ctx context.Context, in *DeleteJoinTokenRequest, opts ...grpc.CallOption) (*DeleteJoinTokenResponse, error)
 	// StepStats asks the nodes of running steps for their current usage (sstat).
 	StepStats(ctx context.Context, in *StepStatsRequest, opts ...grpc.CallOption) (*StepStatsResponse, error)
 	// AcctJobs reads job records from the accounting database (sacct), in
@@ -286,6 +292,26 @@ func (c *droverClient) CreateJoinToken(ctx context.Context, in *CreateJoinTokenR
 	return out, nil
 }
 
+func (c *droverClient) ListJoinTokens(ctx context.Context, in *ListJoinTokensRequest, opts ...grpc.CallOption) (*ListJoinTokensResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListJoinTokensResponse)
+	err := c.cc.Invoke(ctx, Drover_ListJoinTokens_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *droverClient) DeleteJoinToken(ctx context.Context, in *DeleteJoinTokenRequest, opts ...grpc.CallOption) (*DeleteJoinTokenResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(DeleteJoinTokenResponse)
+	err := c.cc.Invoke(ctx, Drover_DeleteJoinToken_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 func (c *droverClient) StepStats(ctx context.Context, in *StepStatsRequest, opts ...grpc.CallOption) (*StepStatsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	out := new(StepStatsResponse)
@@ -386,6 +412,10 @@ type DroverServer interface {
 	Broadcast(context.Context, *BroadcastRequest) (*BroadcastResponse, error)
 	// CreateJoinToken makes a token a new machine joins with (admins only).
 	CreateJoinToken(context.Context, *CreateJoinTokenRequest) (*CreateJoinTokenResponse, error)
+	// ListJoinTokens lists the join tokens, without secrets (admins only).
+	ListJoinTokens(context.Context, *ListJoinTokensRequest) (*ListJoinTokensResponse, error)
+	// DeleteJoinToken revokes a join token (admins only).
+	DeleteJoinToken(context.Context, *DeleteJoinTokenRequest) (*DeleteJoinTokenResponse, error)
 	// StepStats asks the nodes of running steps for their current usage (sstat).
 	StepStats(context.Context, *StepStatsRequest) (*StepStatsResponse, error)
 	// AcctJobs reads job records from the accounting database (sacct), in
@@ -463,6 +493,12 @@ func (UnimplementedDroverServer) Broadcast(context.Context, *BroadcastRequest) (
 }
 func (UnimplementedDroverServer) CreateJoinToken(context.Context, *CreateJoinTokenRequest) (*CreateJoinTokenResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method CreateJoinToken not implemented")
+}
+func (UnimplementedDroverServer) ListJoinTokens(context.Context, *ListJoinTokensRequest) (*ListJoinTokensResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListJoinTokens not implemented")
+}
+func (UnimplementedDroverServer) DeleteJoinToken(context.Context, *DeleteJoinTokenRequest) (*DeleteJoinTokenResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method DeleteJoinToken not implemented")
 }
 func (UnimplementedDroverServer) StepStats(context.Context, *StepStatsRequest) (*StepStatsResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method StepStats not implemented")
@@ -802,6 +838,42 @@ func _Drover_CreateJoinToken_Handler(srv interface{}, ctx context.Context, dec f
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Drover_ListJoinTokens_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListJoinTokensRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).ListJoinTokens(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_ListJoinTokens_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).ListJoinTokens(ctx, req.(*ListJoinTokensRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Drover_DeleteJoinToken_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(DeleteJoinTokenRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).DeleteJoinToken(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_DeleteJoinToken_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).DeleteJoinToken(ctx, req.(*DeleteJoinTokenRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 func _Drover_StepStats_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(StepStatsRequest)
 	if err := dec(in); err != nil {
@@ -973,6 +1045,14 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CreateJoinToken",
 			Handler:    _Drover_CreateJoinToken_Handler,
+		},
+		{
+			MethodName: "ListJoinTokens",
+			Handler:    _Drover_ListJoinTokens_Handler,
+		},
+		{
+			MethodName: "DeleteJoinToken",
+			Handler:    _Drover_DeleteJoinToken_Handler,
 		},
 		{
 			MethodName: "StepStats",
