@@ -77,8 +77,22 @@ func Main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 
-	var procs []*child
-	ctl, err := spawn(self, filepath.Join(abs, "log", "controller.log"), "controller", "-f", conf)
+	// Each daemon is kept up: one that dies is started again (keeper).
+	keepCtx, stopKeeping := context.WithCancel(ctx)
+	defer stopKeeping()
+	var keepers []*keeper
+	var kwg sync.WaitGroup
+	keep := func(name string, first *child, start func() (*child, error)) *keeper {
+		k := &keeper{name: name, start: start, out: os.Stdout}
+		k.cur = first
+		kwg.Add(1)
+		go func() { defer kwg.Done(); k.run(keepCtx, first) }()
+		return k
+	}
+	startCtl := func() (*child, error) {
+		return spawn(self, filepath.Join(abs, "log", "controller.log"), "controller", "-f", conf)
+	}
+	ctl, err := startCtl()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
 		return 1
@@ -88,26 +102,32 @@ func Main(args []string) int {
 		ctl.stop(5 * time.Second)
 		return 1
 	}
+	ctlKeeper := keep("controller", ctl, startCtl)
 	for _, n := range cfg.Nodes {
-		a, err := spawn(self, filepath.Join(abs, "log", n.Name+".log"), "agent", "-f", conf, "--name", n.Name, "--kill-jobs-on-exit")
+		startAgent := func() (*child, error) {
+			return spawn(self, filepath.Join(abs, "log", n.Name+".log"), "agent", "-f", conf, "--name", n.Name, "--kill-jobs-on-exit")
+		}
+		a, err := startAgent()
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
 			break
 		}
-		procs = append(procs, a)
+		keepers = append(keepers, keep("agent "+n.Name, a, startAgent))
 	}
 	fmt.Printf("drover: cluster %q is up with %d node(s); logs in %s\n", cfg.ClusterName, len(cfg.Nodes), filepath.Join(abs, "log"))
 	fmt.Printf("export SLURM_CONF=%s\n", conf)
 
 	<-ctx.Done()
 	fmt.Println("drover: stopping")
+	stopKeeping()
+	kwg.Wait()
 	var wg sync.WaitGroup
-	for _, p := range procs {
+	for _, k := range keepers {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.stop(10 * time.Second) }()
+		go func() { defer wg.Done(); k.stop(10 * time.Second) }()
 	}
 	wg.Wait()
-	ctl.stop(10 * time.Second)
+	ctlKeeper.stop(10 * time.Second)
 	fmt.Println("drover: stopped")
 	return 0
 }
