@@ -126,7 +126,12 @@ func (c *Controller) cycle() {
 	snap.EachActive(func(j *model.Job) bool {
 		switch {
 		case j.State == model.JobPending && !j.DepFailed:
-			in.Pending = append(in.Pending, j)
+			// A held job's reason was set when it was held, and only a
+			// release (which kicks a pass) can change it: a queue of
+			// held jobs costs the pass nothing.
+			if !j.HoldUser && !j.HoldAdmin {
+				in.Pending = append(in.Pending, j)
+			}
 		case len(j.Alloc) > 0:
 			// Backfill reads when they end; preemption picks victims
 			// among them and counts the preempted ones still ending.

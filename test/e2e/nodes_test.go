@@ -27,8 +27,8 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 
 	pidFile := filepath.Join(c.dir, "orphan.pid")
 	long := c.sbatch("-w", "node2", "--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile+"; wait")
-	// A killed agent leaves its job's processes behind (as slurmd's death
-	// leaves slurmstepd's); clean them up after the test.
+	// A lost node's job processes are left behind (as a hung slurmd's
+	// slurmstepds are); clean them up after the test.
 	pidFile2 := filepath.Join(c.dir, "orphan2.pid")
 	t.Cleanup(func() {
 		for _, f := range []string{pidFile, pidFile2} {
@@ -45,10 +45,13 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 	if n := c.jobField(long, "NodeList"); n != "node2" {
 		t.Fatalf("job on %q, want node2", n)
 	}
+	// A node that stops answering: its agent frozen (`drover up` would
+	// start a killed one again at once, which is no node loss).
 	pid := c.agentPID(t, "node2")
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
 	c.waitState(long, "NODE_FAIL", 30*time.Second)
 	// A requeueable job (the default, or --requeue) goes back to the queue
 	// instead (-w node2 keeps it waiting for the node), a restart counted.

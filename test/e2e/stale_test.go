@@ -70,7 +70,8 @@ func TestReturningAgentSparesNewRun(t *testing.T) {
 	// it as such (or, wrongly, ends the job with it).
 	c.waitFor("the stale run's end report", 30*time.Second, func() bool {
 		b, _ := os.ReadFile(filepath.Join(c.dir, "log", "controller.log"))
-		return strings.Contains(string(b), "end of a stale run") || c.jobField(id, "JobState") != "RUNNING"
+		return strings.Contains(string(b), "end of a stale run") || strings.Contains(string(b), "end of a job this node does not hold") ||
+			c.jobField(id, "JobState") != "RUNNING"
 	})
 	if st := c.jobField(id, "JobState"); st != "RUNNING" {
 		t.Fatalf("the new run was ended when the old agent came back: state %s", st)
