@@ -40,8 +40,8 @@ import (
 	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/dbd"
 	"github.com/drover-hpc/drover/internal/executor"
-	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/sim"
+	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/up"
 	"github.com/drover-hpc/drover/internal/version"
 )

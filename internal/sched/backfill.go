@@ -97,31 +97,35 @@ func (p *profile) addRunning(c *cluster, j *model.Job, end, now int64) {
 }
 
 func (p *profile) addRelease(i int32, r release) {
-	p.rel[i] = append(p.rel[i], r)
+	// Kept sorted by time so window stops at the first later one.
+	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
+	p.rel[i] = slices.Insert(p.rel[i], k, r)
 	p.addTime(r.t)
 	p.addDelta(r.t, int64(r.cpu))
 }
 
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
-// new work. used is the node's GPUs taken at some point of the window.
-func (c *cluster) window(i int32, a, b int64) (cpu int, mem int64, used model.Bitmap) {
+// new work. With wantGPU, used is the node's GPUs taken at some point of
+// the window (building it allocates, so CPU-only questions skip it).
+func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64, used model.Bitmap) {
 	if c.cpu[i] < 0 {
 		return -1, 0, nil
 	}
 	cpu, mem = int(c.cpu[i]), c.mem[i]
 	p := c.bf
 	n := c.nodes[i]
-	gpus := len(n.GPUs) > 0
+	gpus := wantGPU && len(n.GPUs) > 0
 	if gpus {
 		used = n.AllocGPUs.Or(c.gpus[i])
 	}
 	for _, r := range p.rel[i] {
-		if r.t <= a {
-			cpu += int(r.cpu)
-			mem += r.mem
-			if gpus {
-				used = used.AndNot(r.gpus)
-			}
+		if r.t > a {
+			break
+		}
+		cpu += int(r.cpu)
+		mem += r.mem
+		if gpus {
+			used = used.AndNot(r.gpus)
 		}
 	}
 	res := p.res[i]
@@ -173,7 +177,7 @@ func (c *cluster) conflicts(picks []pick, r *request, now, end int64) bool {
 		if len(c.bf.res[p.node]) == 0 {
 			continue
 		}
-		cpu, mem, used := c.window(p.node, now, end)
+		cpu, mem, used := c.window(p.node, now, end, p.gpus > 0)
 		if cpu < p.cpus || mem < p.mem {
 			return true
 		}
@@ -202,7 +206,7 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 		rv := reserve{from: from, to: to, cpu: int32(p.cpus), mem: p.mem}
 		if p.gpus > 0 {
 			n := c.nodes[p.node]
-			_, _, used := c.window(p.node, from, to)
+			_, _, used := c.window(p.node, from, to, true)
 			rv.gpus, _ = used.FirstFree(p.gpus, len(n.GPUs), func(id int) bool {
 				return gpuType == "" || n.GPUs[id].Type == gpuType
 			})
@@ -302,6 +306,10 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	res := max(1, s.cfg.BfResolution)
 	need := r.minCPUs()
+	earliest := s.c.earliestBound(ps, r, req, exc, limit, s.now, horizon)
+	if earliest >= never {
+		return
+	}
 	free, d := s.c.free, 0 // cluster-wide free CPUs at t: an upper bound
 	for k := 0; k < len(bf.times); k++ {
 		t := bf.times[k]
@@ -315,6 +323,9 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		}
 		if t > horizon {
 			break
+		}
+		if t < earliest {
+			continue
 		}
 		for k+1 < len(bf.times) && bf.times[k+1] <= t {
 			k++
@@ -338,4 +349,82 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			return
 		}
 	}
+}
+
+// earliestBound is a time before which j cannot start, found node by
+// node: each candidate node's first instant (its own releases and
+// reservation ends) at which it could hold the smallest share of the job
+// for the job's whole time limit; the job needs several such nodes (its
+// -N, or enough for its tasks), so the bound is the instant by which
+// enough nodes have come free. The time-ordered search starts there,
+// skipping the instants at which placing the job is bound to fail. never
+// means no set of nodes frees up within the horizon.
+func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, limit, now, horizon int64) int64 {
+	if len(req) > 0 {
+		return now // named nodes: leave it to the exact search
+	}
+	unit := 1 // tasks on a node in the smallest share
+	if !r.pack {
+		unit = r.big
+		if r.nBig < r.nodes {
+			unit = r.big - 1
+		}
+		unit = max(1, unit)
+	}
+	type avail struct {
+		t     int64
+		tasks int
+	}
+	var found []avail
+	for _, i := range ps.order {
+		if c.cpu[i] < 0 || inSorted(exc, i) {
+			continue
+		}
+		n := c.nodes[i]
+		if t := c.nodeEarliest(i, r, unit, limit, now, horizon); t < never {
+			found = append(found, avail{t, max(1, n.CPUs/r.cpt)})
+		}
+	}
+	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
+	tasks, nodes := 0, 0
+	for _, f := range found {
+		tasks += f.tasks
+		nodes++
+		if (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes) {
+			return f.t
+		}
+	}
+	return never
+}
+
+// nodeEarliest is the first instant after now (within the horizon) at
+// which node i can hold unit tasks of r over a whole time limit.
+func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon int64) int64 {
+	n := c.nodes[i]
+	fits := func(t int64) bool {
+		cpu, mem, used := c.window(i, t, endOf(t, limit), r.hasGPU())
+		gpu := 0
+		if r.hasGPU() {
+			gpu = c.countFree(i, used, r.gpuType)
+		}
+		if r.pack {
+			return r.capTasks(1, cpu, mem, gpu, n) > 0
+		}
+		_, _, ok := r.fits(unit, cpu, mem, gpu, n)
+		return ok
+	}
+	best := never
+	try := func(t int64) {
+		if t > now && t < best && t <= horizon && fits(t) {
+			best = t
+		}
+	}
+	for _, rl := range c.bf.rel[i] {
+		try(rl.t)
+	}
+	for _, rv := range c.bf.res[i] {
+		try(rv.to)
+	}
+	try(now + 1)
+	return best
 }

@@ -158,7 +158,7 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 	case viewIgnoreHolds:
 		return int(c.cpu[i]), c.mem[i]
 	case viewWindow:
-		cpu, mem, _ := c.window(i, c.winA, c.winB)
+		cpu, mem, _ := c.window(i, c.winA, c.winB, false)
 		return cpu, mem
 	case viewEmptyUsable:
 		if !n.Usable() {
@@ -176,7 +176,7 @@ func (c *cluster) freeGPU(v view, i int32, typ string) int {
 		return 0
 	}
 	if v == viewWindow {
-		_, _, used := c.window(i, c.winA, c.winB)
+		_, _, used := c.window(i, c.winA, c.winB, true)
 		return c.countFree(i, used, typ)
 	}
 	live := v == viewLive || v == viewIgnoreHolds

@@ -5,7 +5,6 @@ import (
 	"testing"
 )
 
-
 // BenchmarkSDSC replays the first 5,000 jobs of SDSC-SP2 under each policy
 // (the whole trace: drover sim --trace ... ; see bench/README.md).
 func BenchmarkSDSC(b *testing.B) {

@@ -11,18 +11,19 @@ import (
 )
 
 // Policies maps --policy to a scheduler configuration: fifo is
-// sched/builtin (strict submission order); backfill is sched/backfill
-// (every blocked job reserved, conservative); easy is backfill with one
+// sched/builtin (strict submission order); backfill is sched/backfill as
+// shipped: Slurm's default bf_max_job_test=500, so the first 500 blocked
+// jobs get reservations (conservative backfill); easy is backfill with one
 // reservation (the head of the queue), as in EASY backfilling.
 var Policies = map[string]sched.Config{
 	"fifo":     {},
-	"backfill": {Backfill: true, BfResolution: 1},
+	"backfill": {Backfill: true, BfResolution: 1, BfMaxJobTest: 500},
 	"easy":     {Backfill: true, BfResolution: 1, BfMaxJobTest: 1},
 }
 
 const usageText = `usage: drover sim --trace FILE.swf[.gz] [--procs P] [--policy fifo|backfill|easy]
                  [--first K --jobs N] [--sequences S [--length L] [--seed N]]
-                 [--bf-max-job-test N]
+                 [--bf-max-job-test N] [--priority basic|multifactor|age=W,jobsize=W,maxage=S,favorsmall=yes|no,smallreltime=yes|no]
 
 Replays a Standard Workload Format trace through Drover's scheduler with a
 simulated clock (no processes): P nodes of one CPU (P from the trace
@@ -33,7 +34,10 @@ average wait, utilization, makespan and jobs simulated per second, for
 the jobs selected (--first/--jobs: a window of the trace; default all)
 and, with --sequences, for S sequences of L consecutive jobs at start
 indices drawn by a seeded sampler (math/rand, seed --seed), each replayed
-on an empty machine, and their mean.
+on an empty machine, and their mean. --priority basic keeps submission
+order; multifactor is PriorityWeightAge=100 (PriorityMaxAge 7 days),
+PriorityWeightJobSize=10000, PriorityFlags=SMALL_RELATIVE_TO_TIME,
+PriorityFavorSmall=NO (short jobs first; age lifts the waiting ones).
 `
 
 // Main runs the sim command and returns its exit status.
@@ -47,6 +51,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		seqs, length       int
 		seed               int64
 		maxJobTest         int
+		priority           string
 	)
 	fs.StringVar(&trace, "trace", "", "")
 	fs.IntVar(&procs, "procs", 0, "")
@@ -57,6 +62,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&length, "length", 1024, "")
 	fs.Int64Var(&seed, "seed", 0, "")
 	fs.IntVar(&maxJobTest, "bf-max-job-test", -1, "")
+	fs.StringVar(&priority, "priority", "basic", "")
 	help := fs.BoolP("help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "drover sim: %v\n%s", err, usageText)
@@ -99,7 +105,13 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		sel = sel[:jobs]
 	}
 	o := Options{Procs: procs, Sched: cfg}
-	fmt.Fprintf(stdout, "trace=%s procs=%d policy=%s jobs_in_trace=%d skipped=%d\n", trace, procs, policy, len(t.Jobs), t.Skipped)
+	m, err := ParseMultifactor(priority)
+	if err != nil {
+		fmt.Fprintf(stderr, "drover sim: --priority: %v\n", err)
+		return 2
+	}
+	o.Priority = m.Func(procs)
+	fmt.Fprintf(stdout, "trace=%s procs=%d policy=%s priority=%s jobs_in_trace=%d skipped=%d\n", trace, procs, policy, priority, len(t.Jobs), t.Skipped)
 	if seqs > 0 {
 		var sum float64
 		for i, start := range SampleStarts(len(sel), length, seqs, seed) {

@@ -102,3 +102,27 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestMultifactor(t *testing.T) {
+	if m, err := ParseMultifactor("basic"); m != nil || err != nil {
+		t.Errorf("basic: %v %v", m, err)
+	}
+	m, err := ParseMultifactor("age=10,jobsize=0,maxage=100,favorsmall=yes,smallreltime=no")
+	if err != nil || *m != (Multifactor{WeightAge: 10, MaxAge: 100, FavorSmall: true}) {
+		t.Fatalf("%+v %v", m, err)
+	}
+	f := m.Func(4)
+	if got := f(&Job{Submit: 0, Procs: 1, Limit: 60}, 50); got != 5 {
+		t.Errorf("half aged: %d, want 5", got)
+	}
+	d, _ := ParseMultifactor("multifactor")
+	short, long := d.Func(128)(&Job{Procs: 8, Limit: 60}, 0), d.Func(128)(&Job{Procs: 8, Limit: 36000}, 0)
+	if short <= long {
+		t.Errorf("default multifactor: short job %d not above long %d", short, long)
+	}
+	for _, bad := range []string{"age=-1", "jobsize=4294967296", "maxage=0", "speed=3", "age"} {
+		if _, err := ParseMultifactor(bad); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
