@@ -68,6 +68,10 @@ type JobSpec struct {
 	SubmitLine  string `json:"submit_line,omitempty"`
 }
 
+// NoCanceller is CancelledBy of a job the controller itself cancelled (a
+// dependency that can never be satisfied): sacct shows plain CANCELLED.
+const NoCanceller uint32 = 1<<32 - 1
+
 // KillInvalidDep values; the zero value means "as slurm.conf says".
 const (
 	KillDepYes int8 = 1
@@ -149,9 +153,10 @@ type Job struct {
 	EndTime      int64 `json:"end_time,omitempty"`
 
 	Alloc       []NodeAlloc `json:"alloc,omitempty"`
-	ExitCode    int32       `json:"exit_code"` // exit status (0-255)
-	Signal      int32       `json:"signal"`    // terminating signal, 0 if none
-	CancelledBy uint32      `json:"cancelled_by,omitempty"`
+	ExitCode    int32       `json:"exit_code"`              // exit status (0-255)
+	Signal      int32       `json:"signal"`                 // terminating signal, 0 if none
+	CancelledBy uint32      `json:"cancelled_by,omitempty"` // NoCanceller: the controller
+
 	// Released: the holder of an allocation (salloc, srun) gave it back
 	// with ExitCode/Signal, which the node's end report must not replace.
 	Released bool `json:"released,omitempty"`
