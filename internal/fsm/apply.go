@@ -217,7 +217,7 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 		if j := snap.Job(id); j != nil && j.State == model.JobPending {
 			j = j.Clone()
 			j.DepFailed, j.Reason = true, model.ReasonDepNeverSatisfied
-			j.State, j.EndTime = model.JobCancelled, c.Now
+			j.State, j.EndTime, j.CancelledBy = model.JobCancelled, c.Now, model.NoCanceller
 			txn.PutJob(j)
 		}
 	}
@@ -328,6 +328,8 @@ func requeueLater(j *model.Job, now int64) {
 	j.EligibleTime = j.BeginTime
 	if !j.HoldAdmin && !j.HoldUser {
 		j.Reason = model.ReasonBeginTime
+	} else if j.HoldAdmin {
+		j.Reason = model.ReasonRequeuedHeld
 	}
 }
 
@@ -439,9 +441,7 @@ func applyControl(txn *state.Txn, c *Control) any {
 			}
 			if c.Action == "requeuehold" {
 				j.HoldAdmin, j.Priority = true, 0
-				if j.State == model.JobPending {
-					j.Reason = model.ReasonHeldAdmin
-				}
+				j.Reason = model.ReasonRequeuedHeld
 			}
 		}
 		txn.PutJob(j)

@@ -77,6 +77,10 @@ type JobSpec struct {
 	Umask *uint32 `json:"umask,omitempty"`
 }
 
+// NoCanceller is CancelledBy of a job the controller itself cancelled (a
+// dependency that can never be satisfied): sacct shows plain CANCELLED.
+const NoCanceller uint32 = 1<<32 - 1
+
 // KillInvalidDep values; the zero value means "as slurm.conf says".
 const (
 	KillDepYes int8 = 1
@@ -165,9 +169,9 @@ type Job struct {
 	PlannedStart int64 `json:"planned_start,omitempty"`
 
 	Alloc       []NodeAlloc `json:"alloc,omitempty"`
-	ExitCode    int32       `json:"exit_code"` // exit status (0-255)
-	Signal      int32       `json:"signal"`    // terminating signal, 0 if none
-	CancelledBy uint32      `json:"cancelled_by,omitempty"`
+	ExitCode    int32       `json:"exit_code"`              // exit status (0-255)
+	Signal      int32       `json:"signal"`                 // terminating signal, 0 if none
+	CancelledBy uint32      `json:"cancelled_by,omitempty"` // NoCanceller: the controller
 	// Preempted: this run is being ended for a higher-tier job; its end
 	// requeues it at once (REQUEUE) or ends it PREEMPTED (CANCEL).
 	Preempted bool `json:"preempted,omitempty"`

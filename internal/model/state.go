@@ -108,4 +108,5 @@ const (
 	ReasonLaunchFailed      = "JobLaunchFailure"
 	ReasonOutOfMemory       = "OutOfMemory"
 	ReasonLaunchFailedHeld  = "launch failed requeued held"
+	ReasonRequeuedHeld      = "job requeued in held state"
 )

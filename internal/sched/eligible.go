@@ -15,6 +15,10 @@ func (s *scheduler) eligible(j *model.Job) string {
 	}
 	// Admin hold first: a user cannot release it, so it is the real blocker.
 	if j.HoldAdmin {
+		// A hold that came with a requeue keeps saying so, as in Slurm.
+		if j.Reason == model.ReasonRequeuedHeld || j.Reason == model.ReasonLaunchFailedHeld {
+			return j.Reason
+		}
 		return model.ReasonHeldAdmin
 	}
 	if j.HoldUser {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // row is one line of output: a job, or one of its steps (s != nil).
@@ -191,7 +192,7 @@ var fields = []*field{
 		if r.s != nil {
 			return r.s.State
 		}
-		if r.j.State == "CANCELLED" {
+		if r.j.State == "CANCELLED" && r.j.CancelledBy != model.NoCanceller {
 			return "CANCELLED by " + itoa(int64(r.j.CancelledBy))
 		}
 		return r.j.State

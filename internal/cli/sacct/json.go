@@ -42,7 +42,7 @@ type jsonExit struct {
 }
 
 type jsonState struct {
-	Current []string `json:"current"`
+	Current string `json:"current"` // Slurm 22.05 (v0.0.38): one word
 	Reason  string   `json:"reason"`
 }
 
@@ -162,7 +162,7 @@ func writeJSON(w io.Writer, jobs []*acct.Job, now int64, sel *selection, noSteps
 			Name: j.Name, Nodes: j.NodeList, Partition: j.Partition, Priority: j.Priority, QOS: j.QOS,
 			SubmitLine: j.SubmitLine, User: j.User, WorkingDir: j.WorkDir, Steps: []jsonStep{},
 			DerivedExitCode: exitJSON(j.DerivedExitStatus, j.DerivedExitSignal), ExitCode: exitJSON(j.ExitStatus, j.ExitSignal),
-			State: jsonState{Current: []string{j.State}, Reason: j.Reason},
+			State: jsonState{Current: j.State, Reason: j.Reason},
 			TRES:  jsonTRES{Allocated: j.AllocTRES, Requested: j.ReqTRES}, Required: jsonReq{CPUs: j.ReqCPUs, Memory: j.ReqMem}}
 		if j.Start != 0 {
 			jj.AllocationNodes = j.NNodes

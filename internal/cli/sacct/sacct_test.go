@@ -231,7 +231,7 @@ func TestJSON(t *testing.T) {
 	var doc struct {
 		Jobs []struct {
 			JobID    uint32 `json:"job_id"`
-			State    struct{ Current []string }
+			State    struct{ Current string }
 			ExitCode struct {
 				ReturnCode int32 `json:"return_code"`
 				Signal     struct{ ID int32 }
@@ -242,7 +242,7 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
 		t.Fatalf("%v %d %s", err, code, out)
 	}
-	if len(doc.Jobs) != 1 || doc.Jobs[0].JobID != 41950 || doc.Jobs[0].State.Current[0] != "FAILED" ||
+	if len(doc.Jobs) != 1 || doc.Jobs[0].JobID != 41950 || doc.Jobs[0].State.Current != "FAILED" ||
 		doc.Jobs[0].ExitCode.Signal.ID != 9 || doc.Jobs[0].Steps[0].Step.ID != "41950.batch" {
 		t.Errorf("json: %+v", doc.Jobs)
 	}
