@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // A user who plants a symlink where the batch script goes (in a spool
@@ -76,5 +78,50 @@ func TestBatchScriptSymlinkAttack(t *testing.T) {
 	rootDir := t.TempDir()
 	if _, err := writeScript(rootDir, "#!/bin/sh\n", uid, gid, nil); err == nil {
 		t.Error("the script was written with root's rights into root's directory")
+	}
+}
+
+// Lines the agent adds to a job's output file (errors, the OOM notice) go
+// there with the user's rights: never through a link, never into a file
+// the user cannot write, never creating one.
+func TestAppendFileAsUser(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the agent's identity switch")
+	}
+	const uid = 65534
+	dir := t.TempDir()
+	for _, d := range []string{dir, filepath.Dir(dir)} {
+		if err := os.Chmod(d, 0o711); err != nil {
+			t.Fatal(err)
+		}
+	}
+	j := newJob(1, &model.Job{UserID: uid, GroupID: uid}, true)
+	rootFile := filepath.Join(dir, "root-file")
+	if err := os.WriteFile(rootFile, []byte("root's\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(rootFile, link); err != nil {
+		t.Fatal(err)
+	}
+	users := filepath.Join(dir, "users.out")
+	if err := os.WriteFile(users, []byte("out\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(users, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing")
+	for _, p := range []string{rootFile, link, users, missing} {
+		appendFile(j, p, "slurmstepd: error: note\nsecond line")
+	}
+	if b, _ := os.ReadFile(rootFile); string(b) != "root's\n" {
+		t.Errorf("root's file was appended to: %q", b)
+	}
+	if b, _ := os.ReadFile(users); string(b) != "out\nslurmstepd: error: note second line\n" {
+		t.Errorf("the user's file: %q", b)
+	}
+	if _, err := os.Lstat(missing); !os.IsNotExist(err) {
+		t.Errorf("a missing file was created: %v", err)
 	}
 }

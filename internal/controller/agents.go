@@ -186,6 +186,12 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		c.mu.Lock()
 		c.lastSeen[reg.Node] = c.clock.Now()
 		c.mu.Unlock()
+		if st := msg.GetJobStarted(); st != nil && !c.endsHere(reg.Node, model.JobID(st.JobId)) {
+			// A start confirmed by another node than the batch host
+			// would make the controller count a launch as received.
+			c.log.Warn("ignoring the start of a job this node does not hold", "node", reg.Node, "job", st.JobId)
+			continue
+		}
 		switch m := msg.Msg.(type) {
 		case *pb.AgentMessage_Heartbeat:
 			c.heartbeat(reg.Node, m.Heartbeat)
@@ -307,9 +313,9 @@ func (c *Controller) loseSteps(snap *state.Snapshot, node string, running []stri
 	})
 }
 
-// endsHere reports whether node may report the end of job: it is the
-// job's batch host (the first node of its allocation, whose agent holds
-// the job's primary record).
+// endsHere reports whether node may report the start or the end of job:
+// it is the job's batch host (the first node of its allocation, whose
+// agent holds the job's primary record).
 func (c *Controller) endsHere(node string, job model.JobID) bool {
 	j := c.store.Snapshot().Job(job)
 	return j != nil && j.BatchHost() == node
