@@ -67,7 +67,8 @@ type Agent struct {
 	iso      *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
-	unhealthy string
+	unhealthy   string
+	healthKnown bool // a verdict was reached (unhealthy is meaningful)
 }
 
 // Run runs the agent until ctx ends.

@@ -31,6 +31,9 @@ type Node struct {
 
 	State      NodeState `json:"state"`
 	Drain      bool      `json:"drain,omitempty"`
+	// HealthDrain: the drain is the node's health check's, which lifts it
+	// when the check passes again; an administrator's drain never is.
+	HealthDrain bool `json:"health_drain,omitempty"`
 	Responding bool      `json:"responding"`
 	Reason     string    `json:"reason,omitempty"`
 	ReasonUID  uint32    `json:"reason_uid,omitempty"`
