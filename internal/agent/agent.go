@@ -67,7 +67,8 @@ type Agent struct {
 	iso      *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
-	unhealthy string
+	unhealthy   string
+	healthKnown bool // a verdict was reached (unhealthy is meaningful)
 }
 
 // Run runs the agent until ctx ends.
@@ -130,7 +131,7 @@ func Run(ctx context.Context, o Options) error {
 	if addr == "" {
 		addr = controllerAddr(cfg)
 	}
-	creds, err := transport(cfg, stateDir, o.Token, addr)
+	creds, err := a.waitTransport(ctx, stateDir, o.Token, addr)
 	if err != nil {
 		return err
 	}
@@ -155,6 +156,27 @@ func Run(ctx context.Context, o Options) error {
 	}
 	a.shutdown()
 	return nil
+}
+
+// waitTransport gets the credentials to reach the controller. An agent
+// started before the controller's first start finds no cluster CA (or
+// token) yet: like slurmd, it waits and retries with backoff, saying what
+// it waits for, instead of exiting.
+func (a *Agent) waitTransport(ctx context.Context, stateDir, token, addr string) ([]grpc.DialOption, error) {
+	backoff := 200 * time.Millisecond
+	for {
+		creds, err := transport(a.cfg, stateDir, token, addr)
+		if err == nil {
+			return creds, nil
+		}
+		a.log.Warn("waiting for the cluster's credentials (is the controller started?)", "err", err, "retry_in", backoff)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("stopped while waiting for the cluster's credentials: %w", err)
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 10*time.Second)
+	}
 }
 
 func controllerAddr(cfg *slurmconf.Config) string {

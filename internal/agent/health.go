@@ -98,35 +98,48 @@ func (a *Agent) healthStateMatches() bool {
 	return false
 }
 
-// setHealth reports a change of verdict ("" = healthy).
+// setHealth reports the first verdict and every change ("" = healthy).
+// The first matters too: a node drained by an earlier agent's check is
+// lifted when this agent's first check passes.
 func (a *Agent) setHealth(reason string) {
 	a.mu.Lock()
-	prev := a.unhealthy
-	a.unhealthy = reason
+	prev, known := a.unhealthy, a.healthKnown
+	a.unhealthy, a.healthKnown = reason, true
 	a.mu.Unlock()
 	switch {
-	case reason != "" && reason != prev:
+	case known && reason == prev:
+	case reason != "":
 		a.log.Warn("node unhealthy: draining", "reason", reason)
-		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Reason: reason}}})
-	case reason == "" && prev != "":
-		a.log.Info("node healthy again", "was", prev)
-		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Healthy: true, Reason: prev}}})
+		a.report(healthMsg(reason))
+	default:
+		if known {
+			a.log.Info("node healthy again", "was", prev)
+		} else {
+			a.log.Info("node healthy")
+		}
+		a.report(healthMsg(""))
 	}
+}
+
+func healthMsg(reason string) *pb.AgentMessage {
+	return &pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Healthy: reason == "", Reason: reason}}}
 }
 
 // drainSelf drains the node for a failure only an administrator can clear
 // (scontrol update State=RESUME): the health checks never lift it.
 func (a *Agent) drainSelf(reason string) {
-	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Reason: reason}}})
+	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Reason: reason, Sticky: true}}})
 }
 
-// resendHealth repeats an unhealthy verdict to a controller met anew.
+// resendHealth repeats the last verdict, healthy or not, to a controller
+// met anew: the controller drains or lifts its health drain by it, and a
+// verdict sent while the stream was down is not lost.
 func (a *Agent) resendHealth() {
 	a.mu.Lock()
-	reason := a.unhealthy
+	reason, known := a.unhealthy, a.healthKnown
 	a.mu.Unlock()
-	if reason != "" {
-		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_Health{Health: &pb.NodeHealth{Reason: reason}}})
+	if known {
+		a.report(healthMsg(reason))
 	}
 }
 

@@ -112,11 +112,13 @@ func (c *Controller) health(node string, h *pb.NodeHealth) {
 	if n == nil {
 		return
 	}
-	cmd := &fsm.UpdateNodes{Nodes: []string{node}, Reason: h.Reason, Now: c.clock.Now().Unix()}
+	cmd := &fsm.UpdateNodes{Nodes: []string{node}, Reason: h.Reason, Now: c.clock.Now().Unix(), Health: !h.Sticky}
 	switch {
-	case !h.Healthy && !n.Drain:
-		cmd.State = "DRAIN"
-	case h.Healthy && n.Drain && n.Reason == h.Reason && n.ReasonUID == 0:
+	case !h.Healthy && (!n.Drain || (n.HealthDrain && (n.Reason != h.Reason || h.Sticky))):
+		cmd.State = "DRAIN" // a new drain, or the health drain's new reason
+	case h.Healthy && n.Drain && n.HealthDrain:
+		// Only the drain health set: an administrator's (or a sticky
+		// failure's) stays, whatever its reason.
 		cmd.State, cmd.Reason = "UNDRAIN", ""
 	default:
 		return

@@ -190,6 +190,9 @@ type UpdateNodes struct {
 	Reason string   `json:"reason,omitempty"`
 	UID    uint32   `json:"uid"`
 	Now    int64    `json:"now"`
+	// Health: the node's health check drains it (and may lift that drain);
+	// any other DRAIN is an administrator's, kept until one resumes it.
+	Health bool `json:"health,omitempty"`
 }
 
 // Purge drops finished jobs older than MinJobAge.

@@ -29,16 +29,19 @@ type Node struct {
 	DetectCPUs   bool `json:"detect_cpus,omitempty"`
 	DetectMemory bool `json:"detect_memory,omitempty"`
 
-	State      NodeState `json:"state"`
-	Drain      bool      `json:"drain,omitempty"`
-	Responding bool      `json:"responding"`
-	Reason     string    `json:"reason,omitempty"`
-	ReasonUID  uint32    `json:"reason_uid,omitempty"`
-	ReasonTime int64     `json:"reason_time,omitempty"`
-	BootTime   int64     `json:"boot_time,omitempty"`
-	LastSeen   int64     `json:"last_seen,omitempty"` // as committed; liveness lives in the leader
-	Version    string    `json:"version,omitempty"`
-	RegTime    int64     `json:"reg_time,omitempty"`
+	State NodeState `json:"state"`
+	Drain bool      `json:"drain,omitempty"`
+	// HealthDrain: the drain is the node's health check's, which lifts it
+	// when the check passes again; an administrator's drain never is.
+	HealthDrain bool   `json:"health_drain,omitempty"`
+	Responding  bool   `json:"responding"`
+	Reason      string `json:"reason,omitempty"`
+	ReasonUID   uint32 `json:"reason_uid,omitempty"`
+	ReasonTime  int64  `json:"reason_time,omitempty"`
+	BootTime    int64  `json:"boot_time,omitempty"`
+	LastSeen    int64  `json:"last_seen,omitempty"` // as committed; liveness lives in the leader
+	Version     string `json:"version,omitempty"`
+	RegTime     int64  `json:"reg_time,omitempty"`
 
 	AllocCPUs int   `json:"alloc_cpus"`
 	AllocMem  int64 `json:"alloc_mem"`

@@ -4725,9 +4725,12 @@ func (x *StatReply) GetSteps() []*StepStat {
 // NodeHealth is the agent's health verdict: healthy=false drains the node
 // with reason; healthy=true undrains a node this agent drained itself.
 type NodeHealth struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Healthy       bool                   `protobuf:"varint,1,opt,name=healthy,proto3" json:"healthy,omitempty"`
-	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	state   protoimpl.MessageState `protogen:"open.v1"`
+	Healthy bool                   `protobuf:"varint,1,opt,name=healthy,proto3" json:"healthy,omitempty"`
+	Reason  string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	// sticky: a failure only an administrator clears (a failed Prolog); the
+	// health checks passing never lift it.
+	Sticky        bool `protobuf:"varint,3,opt,name=sticky,proto3" json:"sticky,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4774,6 +4777,13 @@ func (x *NodeHealth) GetReason() string {
 		return x.Reason
 	}
 	return ""
+}
+
+func (x *NodeHealth) GetSticky() bool {
+	if x != nil {
+		return x.Sticky
+	}
+	return false
 }
 
 type StepStat struct {
@@ -8845,11 +8855,12 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tStatReply\x12\x1d\n" +
 	"\n" +
 	"request_id\x18\x01 \x01(\x04R\trequestId\x12)\n" +
-	"\x05steps\x18\x02 \x03(\v2\x13.drover.v1.StepStatR\x05steps\">\n" +
+	"\x05steps\x18\x02 \x03(\v2\x13.drover.v1.StepStatR\x05steps\"V\n" +
 	"\n" +
 	"NodeHealth\x12\x18\n" +
 	"\ahealthy\x18\x01 \x01(\bR\ahealthy\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\"\xa2\x01\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\x12\x16\n" +
+	"\x06sticky\x18\x03 \x01(\bR\x06sticky\"\xa2\x01\n" +
 	"\bStepStat\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
 	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x12\n" +
