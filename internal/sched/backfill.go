@@ -104,6 +104,13 @@ func (p *profile) addRelease(i int32, r release) {
 	p.addDelta(r.t, int64(r.cpu))
 }
 
+// A node whose own earliest instant (earliestBound) is after the
+// window's start cannot hold even the job's smallest share then: a node's
+// offer over [t, t+limit) only improves at its own releases and
+// reservation ends, so it would have offered as much at the last of those
+// before t. While masked, viewWindow skips such nodes without looking.
+func (c *cluster) skipped(i int32) bool { return c.masked && c.earliest[i] > c.winA }
+
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
 // new work. With wantGPU, used is the node's GPUs taken at some point of
 // the window (building it allocates, so CPU-only questions skip it).
@@ -167,7 +174,9 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	if full {
 		return -1, 0, used
 	}
-	return cpu - int(peakCPU), mem - peakMem, used
+	// Memory reserved beyond what is free now (a running job's release
+	// counted in) leaves none, not a debt.
+	return cpu - int(peakCPU), max(0, mem-peakMem), used
 }
 
 // conflicts reports whether picks made on live counts would, over
@@ -272,6 +281,14 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		picks, fits = s.c.place(viewWindow, ps, r, req, exc)
 	}
 	if fits {
+		// GPUs are counted as indices: the ones chosen must be outside
+		// those reserved over the job's limit, or the reservation that
+		// counted on them would find them taken.
+		for k := range picks {
+			if p := &picks[k]; p.gpus > 0 && len(s.c.bf.res[p.node]) > 0 {
+				_, _, p.avoid = s.c.window(p.node, s.now, end, true)
+			}
+		}
 		s.c.commit(picks, r.gpuType)
 		for _, p := range picks {
 			s.c.bf.addRelease(p.node, release{t: end, cpu: int32(p.cpus), mem: p.mem, gpus: p.gpuIDs})
@@ -301,6 +318,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	need := r.minCPUs()
 	earliest := s.c.earliestBound(ps, r, req, exc, limit, s.now, horizon)
 	if earliest >= never {
+		s.c.masked = false
 		return
 	}
 	free, d := s.c.free, 0 // cluster-wide free CPUs at t: an upper bound
@@ -331,7 +349,9 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		}
 		tEnd := endOf(t, limit)
 		s.c.winA, s.c.winB = t, tEnd
-		if picks, ok := s.c.place(viewWindow, ps, r, req, exc); ok {
+		picks, ok := s.c.place(viewWindow, ps, r, req, exc)
+		if ok {
+			s.c.masked = false
 			s.c.reserve(picks, r.gpuType, t, tEnd)
 			bf.count++
 			bf.perUser[j.UserID]++
@@ -342,6 +362,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			return
 		}
 	}
+	s.c.masked = false
 }
 
 // earliestBound is a time before which j cannot start, found node by
@@ -356,6 +377,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	if len(req) > 0 {
 		return now // named nodes: leave it to the exact search
 	}
+	c.masked = true
 	unit := 1 // tasks on a node in the smallest share
 	if !r.pack {
 		unit = r.big
@@ -368,13 +390,18 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		t     int64
 		tasks int
 	}
+	if c.earliest == nil {
+		c.earliest = make([]int64, len(c.nodes))
+	}
 	var found []avail
 	for _, i := range ps.order {
+		c.earliest[i] = never
 		if c.cpu[i] < 0 || inSorted(exc, i) {
 			continue
 		}
 		n := c.nodes[i]
 		if t := c.nodeEarliest(i, r, unit, limit, now, horizon); t < never {
+			c.earliest[i] = t
 			found = append(found, avail{t, max(1, n.CPUs/r.cpt)})
 		}
 	}
