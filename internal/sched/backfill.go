@@ -277,8 +277,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	fits := liveFits
 	if fits && s.c.bf.count > 0 && s.c.conflicts(picks, r, s.now, end) {
-		s.c.winA, s.c.winB = s.now, end
-		picks, fits = s.c.place(viewWindow, ps, r, req, exc)
+		picks, fits = s.c.placeAvoiding(ps, r, req, exc, s.now, end)
 	}
 	if fits {
 		// GPUs are counted as indices: the ones chosen must be outside
@@ -447,4 +446,64 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	}
 	try(now + 1)
 	return best
+}
+
+// placeAvoiding is first-fit on the live counts (the partition trees, so
+// 10,000 nodes cost a few lookups) for a job that must not take, over
+// [now, end), anything reserved. Each node a placement lands on that
+// would break a reservation is lowered, for this search only, to what it
+// offers over the whole window, and placement runs again; the changes
+// are undone before returning. Each round lowers at least one new node,
+// so it ends after at most as many rounds as nodes hold reservations.
+func (c *cluster) placeAvoiding(ps *partState, r *request, req, exc []int32, now, end int64) ([]pick, bool) {
+	type saved struct {
+		i    int32
+		cpu  int32
+		mem  int64
+		gpus model.Bitmap
+	}
+	var undo []saved
+	lowered := map[int32]bool{}
+	defer func() {
+		for k := len(undo) - 1; k >= 0; k-- {
+			u := undo[k]
+			c.cpu[u.i], c.mem[u.i], c.gpus[u.i] = u.cpu, u.mem, u.gpus
+			c.refresh(u.i)
+		}
+	}()
+	for {
+		picks, ok := c.place(viewLive, ps, r, req, exc)
+		if !ok {
+			return nil, false
+		}
+		again := false
+		for _, p := range picks {
+			if lowered[p.node] || len(c.bf.res[p.node]) == 0 || !c.conflicts([]pick{p}, r, now, end) {
+				continue
+			}
+			i := p.node
+			lowered[i] = true
+			undo = append(undo, saved{i, c.cpu[i], c.mem[i], c.gpus[i]})
+			cpu, mem, used := c.window(i, now, end, len(c.nodes[i].GPUs) > 0)
+			c.cpu[i], c.mem[i] = int32(max(cpu, 0)), mem
+			if len(c.nodes[i].GPUs) > 0 {
+				c.gpus[i] = c.gpus[i].Or(used)
+			}
+			c.refresh(i)
+			again = true
+		}
+		if !again {
+			return picks, true
+		}
+	}
+}
+
+// refresh rewrites node i's leaf in every partition tree.
+func (c *cluster) refresh(i int32) {
+	cpu, idle, mem := c.leaf(i)
+	for _, m := range c.member[i] {
+		if m.part.tree != nil {
+			m.part.tree.update(int(m.pos), cpu, idle, mem)
+		}
+	}
 }
