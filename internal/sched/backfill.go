@@ -432,20 +432,31 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		_, _, ok := r.fits(unit, cpu, mem, gpu, n)
 		return ok
 	}
-	best := never
-	try := func(t int64) {
-		if t > now && t < best && t <= horizon && fits(t) {
-			best = t
-		}
-	}
+	// Try the node's own instants in time order: the first that fits is
+	// the answer, so a node that is free early costs one window.
+	ts := append(c.tbuf[:0], now+1)
 	for _, rl := range c.bf.rel[i] {
-		try(rl.t)
+		ts = append(ts, rl.t)
 	}
 	for _, rv := range c.bf.res[i] {
-		try(rv.to)
+		ts = append(ts, rv.to)
 	}
-	try(now + 1)
-	return best
+	slices.Sort(ts)
+	c.tbuf = ts
+	prev := int64(-1)
+	for _, t := range ts {
+		if t <= now || t == prev {
+			continue
+		}
+		if t > horizon || t >= never {
+			break
+		}
+		prev = t
+		if fits(t) {
+			return t
+		}
+	}
+	return never
 }
 
 // placeAvoiding is first-fit on the live counts (the partition trees, so

@@ -31,6 +31,7 @@ type cluster struct {
 	// start for the job being reserved (see skipped).
 	earliest []int64
 	masked   bool
+	tbuf     []int64 // scratch for nodeEarliest
 }
 
 type membership struct {
