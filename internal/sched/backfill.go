@@ -104,6 +104,13 @@ func (p *profile) addRelease(i int32, r release) {
 	p.addDelta(r.t, int64(r.cpu))
 }
 
+// A node whose own earliest instant (earliestBound) is after the
+// window's start cannot hold even the job's smallest share then: a node's
+// offer over [t, t+limit) only improves at its own releases and
+// reservation ends, so it would have offered as much at the last of those
+// before t. While masked, viewWindow skips such nodes without looking.
+func (c *cluster) skipped(i int32) bool { return c.masked && c.earliest[i] > c.winA }
+
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
 // new work. With wantGPU, used is the node's GPUs taken at some point of
 // the window (building it allocates, so CPU-only questions skip it).
@@ -167,7 +174,9 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	if full {
 		return -1, 0, used
 	}
-	return cpu - int(peakCPU), mem - peakMem, used
+	// Memory reserved beyond what is free now (a running job's release
+	// counted in) leaves none, not a debt.
+	return cpu - int(peakCPU), max(0, mem-peakMem), used
 }
 
 // conflicts reports whether picks made on live counts would, over
@@ -268,10 +277,17 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	fits := liveFits
 	if fits && s.c.bf.count > 0 && s.c.conflicts(picks, r, s.now, end) {
-		s.c.winA, s.c.winB = s.now, end
-		picks, fits = s.c.place(viewWindow, ps, r, req, exc)
+		picks, fits = s.c.placeAvoiding(ps, r, req, exc, s.now, end)
 	}
 	if fits {
+		// GPUs are counted as indices: the ones chosen must be outside
+		// those reserved over the job's limit, or the reservation that
+		// counted on them would find them taken.
+		for k := range picks {
+			if p := &picks[k]; p.gpus > 0 && len(s.c.bf.res[p.node]) > 0 {
+				_, _, p.avoid = s.c.window(p.node, s.now, end, true)
+			}
+		}
 		s.c.commit(picks, r.gpuType)
 		for _, p := range picks {
 			s.c.bf.addRelease(p.node, release{t: end, cpu: int32(p.cpus), mem: p.mem, gpus: p.gpuIDs})
@@ -308,6 +324,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	need := r.minCPUs()
 	earliest := s.c.earliestBound(ps, r, req, exc, limit, s.now, horizon)
 	if earliest >= never {
+		s.c.masked = false
 		return
 	}
 	free, d := s.c.free, 0 // cluster-wide free CPUs at t: an upper bound
@@ -338,7 +355,9 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		}
 		tEnd := endOf(t, limit)
 		s.c.winA, s.c.winB = t, tEnd
-		if picks, ok := s.c.place(viewWindow, ps, r, req, exc); ok {
+		picks, ok := s.c.place(viewWindow, ps, r, req, exc)
+		if ok {
+			s.c.masked = false
 			s.c.reserve(picks, r.gpuType, t, tEnd)
 			bf.count++
 			bf.perUser[j.UserID]++
@@ -349,6 +368,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			return
 		}
 	}
+	s.c.masked = false
 }
 
 // earliestBound is a time before which j cannot start, found node by
@@ -363,6 +383,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	if len(req) > 0 {
 		return now // named nodes: leave it to the exact search
 	}
+	c.masked = true
 	unit := 1 // tasks on a node in the smallest share
 	if !r.pack {
 		unit = r.big
@@ -375,13 +396,18 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		t     int64
 		tasks int
 	}
+	if c.earliest == nil {
+		c.earliest = make([]int64, len(c.nodes))
+	}
 	var found []avail
 	for _, i := range ps.order {
+		c.earliest[i] = never
 		if c.cpu[i] < 0 || inSorted(exc, i) {
 			continue
 		}
 		n := c.nodes[i]
 		if t := c.nodeEarliest(i, r, unit, limit, now, horizon); t < never {
+			c.earliest[i] = t
 			found = append(found, avail{t, max(1, n.CPUs/r.cpt)})
 		}
 	}
@@ -413,18 +439,89 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		_, _, ok := r.fits(unit, cpu, mem, gpu, n)
 		return ok
 	}
-	best := never
-	try := func(t int64) {
-		if t > now && t < best && t <= horizon && fits(t) {
-			best = t
-		}
-	}
+	// Try the node's own instants in time order: the first that fits is
+	// the answer, so a node that is free early costs one window.
+	ts := append(c.tbuf[:0], now+1)
 	for _, rl := range c.bf.rel[i] {
-		try(rl.t)
+		ts = append(ts, rl.t)
 	}
 	for _, rv := range c.bf.res[i] {
-		try(rv.to)
+		ts = append(ts, rv.to)
 	}
-	try(now + 1)
-	return best
+	slices.Sort(ts)
+	c.tbuf = ts
+	prev := int64(-1)
+	for _, t := range ts {
+		if t <= now || t == prev {
+			continue
+		}
+		if t > horizon || t >= never {
+			break
+		}
+		prev = t
+		if fits(t) {
+			return t
+		}
+	}
+	return never
+}
+
+// placeAvoiding is first-fit on the live counts (the partition trees, so
+// 10,000 nodes cost a few lookups) for a job that must not take, over
+// [now, end), anything reserved. Each node a placement lands on that
+// would break a reservation is lowered, for this search only, to what it
+// offers over the whole window, and placement runs again; the changes
+// are undone before returning. Each round lowers at least one new node,
+// so it ends after at most as many rounds as nodes hold reservations.
+func (c *cluster) placeAvoiding(ps *partState, r *request, req, exc []int32, now, end int64) ([]pick, bool) {
+	type saved struct {
+		i    int32
+		cpu  int32
+		mem  int64
+		gpus model.Bitmap
+	}
+	var undo []saved
+	lowered := map[int32]bool{}
+	defer func() {
+		for k := len(undo) - 1; k >= 0; k-- {
+			u := undo[k]
+			c.cpu[u.i], c.mem[u.i], c.gpus[u.i] = u.cpu, u.mem, u.gpus
+			c.refresh(u.i)
+		}
+	}()
+	for {
+		picks, ok := c.place(viewLive, ps, r, req, exc)
+		if !ok {
+			return nil, false
+		}
+		again := false
+		for _, p := range picks {
+			if lowered[p.node] || len(c.bf.res[p.node]) == 0 || !c.conflicts([]pick{p}, r, now, end) {
+				continue
+			}
+			i := p.node
+			lowered[i] = true
+			undo = append(undo, saved{i, c.cpu[i], c.mem[i], c.gpus[i]})
+			cpu, mem, used := c.window(i, now, end, len(c.nodes[i].GPUs) > 0)
+			c.cpu[i], c.mem[i] = int32(max(cpu, 0)), mem
+			if len(c.nodes[i].GPUs) > 0 {
+				c.gpus[i] = c.gpus[i].Or(used)
+			}
+			c.refresh(i)
+			again = true
+		}
+		if !again {
+			return picks, true
+		}
+	}
+}
+
+// refresh rewrites node i's leaf in every partition tree.
+func (c *cluster) refresh(i int32) {
+	cpu, idle, mem := c.leaf(i)
+	for _, m := range c.member[i] {
+		if m.part.tree != nil {
+			m.part.tree.update(int(m.pos), cpu, idle, mem)
+		}
+	}
 }

@@ -168,7 +168,7 @@ func TestBackfillBounds(t *testing.T) {
 // everything already running keeps its resources for its whole time
 // limit. The test replays time from the pass with only that job pending.
 func TestBackfillNoDelay(t *testing.T) {
-	seeds := 300
+	seeds := 1000
 	if testing.Short() {
 		seeds = 40
 	}

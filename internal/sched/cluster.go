@@ -27,6 +27,11 @@ type cluster struct {
 	// looks at what nodes offer over [winA, winB).
 	bf         *profile
 	winA, winB int64
+	// earliest, while masked, is each candidate node's first possible
+	// start for the job being reserved (see skipped).
+	earliest []int64
+	masked   bool
+	tbuf     []int64 // scratch for nodeEarliest
 }
 
 type membership struct {
@@ -71,6 +76,9 @@ type pick struct {
 	gpus   int
 	cpuIDs model.Bitmap
 	gpuIDs model.Bitmap
+	// avoid: GPU indices commit must not choose (reserved by backfill
+	// for a higher-ordered job during this job's time limit).
+	avoid model.Bitmap
 }
 
 func newCluster(nodes []*model.Node, parts map[string]*model.Partition, trees bool) *cluster {
@@ -158,6 +166,9 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 	case viewIgnoreHolds:
 		return int(c.cpu[i]), c.mem[i]
 	case viewWindow:
+		if c.skipped(i) {
+			return -1, 0
+		}
 		cpu, mem, _ := c.window(i, c.winA, c.winB, false)
 		return cpu, mem
 	case viewEmptyUsable:
@@ -176,6 +187,9 @@ func (c *cluster) freeGPU(v view, i int32, typ string) int {
 		return 0
 	}
 	if v == viewWindow {
+		if c.skipped(i) {
+			return 0
+		}
 		_, _, used := c.window(i, c.winA, c.winB, true)
 		return c.countFree(i, used, typ)
 	}
@@ -346,7 +360,7 @@ func (c *cluster) commit(picks []pick, gpuType string) {
 		p.cpuIDs = ids
 		c.cores[p.node] = c.cores[p.node].AddTo(ids)
 		if p.gpus > 0 {
-			p.gpuIDs, _ = n.AllocGPUs.FirstFreeBesides(c.gpus[p.node], p.gpus, len(n.GPUs), func(id int) bool {
+			p.gpuIDs, _ = n.AllocGPUs.FirstFreeBesides(c.gpus[p.node].Or(p.avoid), p.gpus, len(n.GPUs), func(id int) bool {
 				return gpuType == "" || n.GPUs[id].Type == gpuType
 			})
 			c.gpus[p.node] = c.gpus[p.node].AddTo(p.gpuIDs)

@@ -220,7 +220,7 @@ func (r *request) capTasks(remaining, freeCPU int, freeMem int64, freeGPU int, n
 			return 0
 		}
 	}
-	return t
+	return max(0, t) // never negative, whatever the free memory says
 }
 
 // JobResources is the per-node request of spec on nodes with nodeCPUs CPUs

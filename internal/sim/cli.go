@@ -21,7 +21,8 @@ var Policies = map[string]sched.Config{
 	"easy":     {Backfill: true, BfResolution: 1, BfMaxJobTest: 1},
 }
 
-const usageText = `usage: drover sim --trace FILE.swf[.gz] [--procs P] [--policy fifo|backfill|easy]
+const usageText = `usage: drover sim --scenario FILE.yaml|FILE.json
+       drover sim --trace FILE.swf[.gz] [--procs P] [--policy fifo|backfill|easy]
                  [--first K --jobs N] [--sequences S [--length L] [--seed N]]
                  [--bf-max-job-test N] [--priority basic|multifactor|age=W,jobsize=W,maxage=S,favorsmall=yes|no,smallreltime=yes|no]
 
@@ -38,6 +39,10 @@ on an empty machine, and their mean. --priority basic keeps submission
 order; multifactor is PriorityWeightAge=100 (PriorityMaxAge 7 days),
 PriorityWeightJobSize=10000, PriorityFlags=SMALL_RELATIVE_TO_TIME,
 PriorityFavorSmall=NO (short jobs first; age lifts the waiting ones).
+
+--scenario runs a YAML/JSON cluster and workload (nodes with CPUs, memory
+and GPUs, partitions, jobs with their run times, expected start times;
+see internal/sim/testdata/scenarios) and exits 1 when a start differs.
 `
 
 // Main runs the sim command and returns its exit status.
@@ -52,6 +57,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		seed               int64
 		maxJobTest         int
 		priority           string
+		scenario           string
 	)
 	fs.StringVar(&trace, "trace", "", "")
 	fs.IntVar(&procs, "procs", 0, "")
@@ -63,6 +69,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&seed, "seed", 0, "")
 	fs.IntVar(&maxJobTest, "bf-max-job-test", -1, "")
 	fs.StringVar(&priority, "priority", "basic", "")
+	fs.StringVar(&scenario, "scenario", "", "")
 	help := fs.BoolP("help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "drover sim: %v\n%s", err, usageText)
@@ -71,6 +78,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *help {
 		fmt.Fprint(stdout, usageText)
 		return 0
+	}
+	if scenario != "" {
+		return runScenario(scenario, stdout, stderr)
 	}
 	cfg, ok := Policies[policy]
 	if !ok {
@@ -133,4 +143,30 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "whole first=%d %s\n", first, r)
 	return 0
+}
+
+func runScenario(path string, stdout, stderr io.Writer) int {
+	sc, err := ReadScenario(path)
+	if err == nil {
+		var w *Workload
+		var cfg sched.Config
+		if w, cfg, err = sc.Workload(); err == nil {
+			var r Result
+			if r, err = w.Simulate(cfg); err == nil {
+				for _, j := range w.Jobs {
+					fmt.Fprintf(stdout, "job %s submit=%d start=%d end=%d wait=%d\n", j.Name, j.SubmitTime, j.StartTime, j.EndTime, j.StartTime-j.SubmitTime)
+				}
+				fmt.Fprintf(stdout, "scenario=%s %s\n", path, r)
+				if bad := sc.Check(w); len(bad) > 0 {
+					for _, b := range bad {
+						fmt.Fprintf(stderr, "drover sim: %s: %s\n", path, b)
+					}
+					return 1
+				}
+				return 0
+			}
+		}
+	}
+	fmt.Fprintf(stderr, "drover sim: %v\n", err)
+	return 1
 }

@@ -72,59 +72,92 @@ func (h *endHeap) Push(x any)   { *h = append(*h, x.(ending)) }
 func (h *endHeap) Pop() (x any) { old := *h; x = old[len(old)-1]; *h = old[:len(old)-1]; return x }
 func (h endHeap) peek() int64   { return h[0].end }
 
-// Run replays jobs (sorted by submission) on an empty machine. Every
-// instant at which a job arrives or ends, finished jobs give their node
-// back, arrivals join the queue, and one sched.Schedule pass runs at that
-// time; its starts are applied as the controller would commit them. A job
-// ends at its actual run time; its requested time is its time limit.
+// Run replays trace jobs (sorted by submission) on an empty machine of
+// o.Procs one-CPU nodes (see Workload.Simulate). A job asks -n procs;
+// it ends at its actual run time; its requested time is its time limit.
 func Run(jobs []Job, o Options) (Result, error) {
 	if o.Procs <= 0 {
 		return Result{}, fmt.Errorf("sim: machine size %d: want at least one processor", o.Procs)
 	}
-	t0 := time.Now()
-	nodes := make([]*model.Node, o.Procs)
-	index := make(map[string]int, o.Procs)
 	names := make([]string, o.Procs)
+	nodes := make([]*model.Node, o.Procs)
 	for i := range nodes {
 		names[i] = fmt.Sprintf("n%d", i+1)
 		nodes[i] = &model.Node{Name: names[i], CPUs: 1, Sockets: 1, Cores: 1, Threads: 1, Memory: 1,
 			State: model.NodeUp, Responding: true, Weight: 1}
-		index[names[i]] = i
 	}
 	part := &model.Partition{Name: "sim", Nodes: names, Default: true, MaxTime: model.Unlimited,
 		DefaultTime: model.Unset, State: model.PartUp, PriorityTier: 1, MaxNodes: model.Unlimited}
-	in := &sched.Input{Nodes: nodes, Partitions: map[string]*model.Partition{"sim": part}}
-
-	mjobs := make([]*model.Job, len(jobs))
+	w := &Workload{Nodes: nodes, Partitions: map[string]*model.Partition{"sim": part}}
 	for i := range jobs {
 		spec := &model.JobSpec{Name: "sim", TimeLimit: jobs[i].Limit, TimeMin: model.Unset,
 			MinNodes: model.Unset, MaxNodes: model.Unset, NTasks: min(jobs[i].Procs, o.Procs),
 			CPUsPerTask: model.Unset, TasksPerNode: model.Unset, MemPerNode: model.Unset, MemPerCPU: model.Unset}
-		mjobs[i] = &model.Job{ID: model.JobID(i + 1), ArrayTaskID: model.NoArrayTask, Spec: spec,
+		w.Jobs = append(w.Jobs, &model.Job{ID: model.JobID(i + 1), ArrayTaskID: model.NoArrayTask, Spec: spec,
 			UserID: uint32(max(0, jobs[i].User)), Partition: "sim", State: model.JobPending, Priority: 1,
-			TimeLimit: jobs[i].Limit, SubmitTime: jobs[i].Submit}
+			TimeLimit: jobs[i].Limit, SubmitTime: jobs[i].Submit})
+		w.Run = append(w.Run, jobs[i].Run)
 	}
+	if o.Priority != nil {
+		w.Priority = func(j *model.Job, now int64) uint32 { return o.Priority(&jobs[j.ID-1], now) }
+	}
+	return w.Simulate(o.Sched)
+}
+
+// Workload is a cluster and the jobs to replay on it: Jobs are pending,
+// sorted by SubmitTime, with IDs 1..n in that order, Spec and Partition
+// set and TimeLimit resolved; Run[k] is how long job k+1 runs once started.
+// Simulate fills in each job's StartTime and EndTime.
+type Workload struct {
+	Nodes      []*model.Node
+	Partitions map[string]*model.Partition
+	Jobs       []*model.Job
+	Run        []int64
+	// Priority, when set, gives a pending job its priority at now.
+	Priority func(j *model.Job, now int64) uint32
+}
+
+// Simulate replays w: every instant at which a job arrives or ends,
+// finished jobs give their resources back, arrivals join the queue, and
+// one sched.Schedule pass runs at that time; its starts are applied as
+// the controller would commit them. A job ends at its run time.
+func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
+	t0 := time.Now()
+	index := make(map[string]int, len(w.Nodes))
+	free, total := 0, 0
+	for i, n := range w.Nodes {
+		index[n.Name] = i
+		if n.Usable() {
+			free += n.CPUs - n.AllocCPUs
+			total += n.CPUs
+		}
+	}
+	in := &sched.Input{Nodes: w.Nodes, Partitions: w.Partitions}
 	var (
 		ends    endHeap
 		pending []*model.Job
 		running = map[model.JobID]*model.Job{}
-		free    = o.Procs
 		next    = 0
 		done    = 0
-		res     = Result{Jobs: len(jobs)}
+		res     = Result{Jobs: len(w.Jobs)}
 		waitSum float64
 		bsldSum float64
 		work    float64
 		first   = int64(-1)
 		last    int64
+		jobs    = w.Jobs
 	)
 	for done < len(jobs) {
 		now := int64(-1)
 		if next < len(jobs) {
-			now = jobs[next].Submit
+			now = jobs[next].SubmitTime
 		}
 		if ends.Len() > 0 && (now < 0 || ends.peek() < now) {
 			now = ends.peek()
+		}
+		if now < 0 {
+			// Nothing runs and nothing arrives: the rest can never start.
+			return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, pending[0].Reason)
 		}
 		if first < 0 {
 			first = now
@@ -132,9 +165,11 @@ func Run(jobs []Job, o Options) (Result, error) {
 		for ends.Len() > 0 && ends.peek() <= now {
 			e := heap.Pop(&ends).(ending)
 			for _, a := range e.job.Alloc {
-				n := nodes[index[a.Node]]
+				n := w.Nodes[index[a.Node]]
 				n.AllocCPUs -= a.CPUs
+				n.AllocMem -= a.Mem
 				n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
+				n.AllocGPUs = n.AllocGPUs.AndNot(a.GPUs)
 				free += a.CPUs
 			}
 			e.job.State, e.job.EndTime = model.JobCompleted, e.end
@@ -142,18 +177,21 @@ func Run(jobs []Job, o Options) (Result, error) {
 			done++
 			last = max(last, e.end)
 		}
-		for next < len(jobs) && jobs[next].Submit <= now {
-			pending = append(pending, mjobs[next])
+		for next < len(jobs) && jobs[next].SubmitTime <= now {
+			pending = append(pending, jobs[next])
 			next++
 		}
-		// With no processor free no job can start: skip the pass (its
-		// reasons and planned starts are not measured).
+		// With no CPU free no job can start: skip the pass (its reasons
+		// and planned starts are not measured).
 		if len(pending) == 0 || free == 0 {
+			if next >= len(jobs) && ends.Len() == 0 && len(pending) > 0 {
+				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d)", len(pending), pending[0].ID)
+			}
 			continue
 		}
-		if o.Priority != nil {
+		if w.Priority != nil {
 			for _, j := range pending {
-				j.Priority = o.Priority(&jobs[j.ID-1], now)
+				j.Priority = w.Priority(j, now)
 			}
 		}
 		in.Pending = pending
@@ -161,33 +199,43 @@ func Run(jobs []Job, o Options) (Result, error) {
 		for _, j := range running {
 			in.Running = append(in.Running, j)
 		}
-		plan := sched.Schedule(in, now, o.Sched)
+		plan := sched.Schedule(in, now, cfg)
 		res.Passes++
+		for id, r := range plan.Reasons {
+			jobs[id-1].Reason = r
+		}
 		if len(plan.Starts) == 0 {
+			if next >= len(jobs) && ends.Len() == 0 {
+				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, pending[0].Reason)
+			}
 			continue
 		}
 		for _, s := range plan.Starts {
-			j := mjobs[s.Job-1]
+			j := jobs[s.Job-1]
 			if j.State != model.JobPending {
-				return res, fmt.Errorf("sim: job %d started twice", jobs[s.Job-1].ID)
+				return res, fmt.Errorf("sim: job %d started twice", s.Job)
 			}
+			cpus := 0
 			for _, a := range s.Alloc {
-				n := nodes[index[a.Node]]
+				n := w.Nodes[index[a.Node]]
 				if n.AllocCPUs+a.CPUs > n.CPUs {
-					return res, fmt.Errorf("sim: node %s oversubscribed by job %d", a.Node, jobs[s.Job-1].ID)
+					return res, fmt.Errorf("sim: node %s oversubscribed by job %d", a.Node, s.Job)
 				}
 				n.AllocCPUs += a.CPUs
+				n.AllocMem += a.Mem
 				n.AllocCores = n.AllocCores.Or(a.CPUIDs)
+				n.AllocGPUs = n.AllocGPUs.Or(a.GPUs)
 				free -= a.CPUs
+				cpus += a.CPUs
 			}
-			j.State, j.StartTime, j.Alloc = model.JobRunning, now, s.Alloc
+			j.State, j.StartTime, j.Alloc, j.Reason = model.JobRunning, now, s.Alloc, ""
 			running[j.ID] = j
-			src := &jobs[s.Job-1]
-			heap.Push(&ends, ending{now + src.Run, j})
-			wait := float64(now - src.Submit)
+			run := w.Run[s.Job-1]
+			heap.Push(&ends, ending{now + run, j})
+			wait := float64(now - j.SubmitTime)
 			waitSum += wait
-			bsldSum += max(1, (wait+float64(src.Run))/float64(max(src.Run, BoundedSlowdownThreshold)))
-			work += float64(src.Run) * float64(min(src.Procs, o.Procs))
+			bsldSum += max(1, (wait+float64(run))/float64(max(run, BoundedSlowdownThreshold)))
+			work += float64(run) * float64(cpus)
 		}
 		kept := pending[:0]
 		for _, j := range pending {
@@ -202,8 +250,8 @@ func Run(jobs []Job, o Options) (Result, error) {
 		res.AvgBoundedSlowdown = bsldSum / float64(len(jobs))
 		res.AvgWait = waitSum / float64(len(jobs))
 		res.Makespan = last - first
-		if res.Makespan > 0 {
-			res.Utilization = work / (float64(o.Procs) * float64(res.Makespan))
+		if res.Makespan > 0 && total > 0 {
+			res.Utilization = work / (float64(total) * float64(res.Makespan))
 		}
 	}
 	res.Wall = time.Since(t0)
