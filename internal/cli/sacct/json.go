@@ -43,7 +43,7 @@ type jsonExit struct {
 
 type jsonState struct {
 	Current string `json:"current"` // Slurm 22.05 (v0.0.38): one word
-	Reason  string   `json:"reason"`
+	Reason  string `json:"reason"`
 }
 
 type jsonJob struct {

@@ -97,8 +97,8 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 		}
 		fmt.Fprintln(env.Stdout, "slurm "+v)
 		return nil, cli.ExitCode(0)
-	case o.json || o.yaml:
-		env.Errorf("--json and --yaml are not supported yet")
+	case o.yaml:
+		env.Errorf("--yaml is not supported yet")
 		return nil, cli.ExitCode(1)
 	case len(fs.Args()) > 0:
 		env.Errorf("Unrecognized option: %s", fs.Args()[0])
@@ -170,6 +170,9 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 }
 
 func run(ctx context.Context, env *cli.Env, o *options) error {
+	if o.json {
+		return runJSON(ctx, env)
+	}
 	c := &renderCtx{noConvert: o.noConvert}
 	table := fields(c)
 	fm, err := chooseFormat(env, o)

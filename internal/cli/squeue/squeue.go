@@ -127,8 +127,8 @@ func parseArgs(env *cli.Env, args []string) (*options, error) {
 	case o.version:
 		fmt.Fprintln(env.Stdout, versionLine(env.Version))
 		return nil, cli.ExitCode(0)
-	case o.json || o.yaml:
-		env.Errorf("--json and --yaml are not supported yet")
+	case o.yaml:
+		env.Errorf("--yaml is not supported yet")
 		return nil, cli.ExitCode(1)
 	}
 	o.jobFlag, o.stepFlag = fs.Changed("jobs"), fs.Changed("steps")
@@ -376,6 +376,9 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 }
 
 func run(ctx context.Context, env *cli.Env, o *options) error {
+	if o.json {
+		return runJSON(ctx, env)
+	}
 	fm, err := chooseFormat(o)
 	if err != nil {
 		return formatError(env, err)
