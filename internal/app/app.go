@@ -5,38 +5,18 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"runtime/debug"
-	"runtime/pprof"
 	"sort"
-	"strconv"
 	"strings"
 	"syscall"
 
 	"github.com/spf13/pflag"
 
-	"github.com/drover-hpc/drover/client"
 	"github.com/drover-hpc/drover/internal/acct/storage"
 	"github.com/drover-hpc/drover/internal/agent"
-	"github.com/drover-hpc/drover/internal/cli"
-	"github.com/drover-hpc/drover/internal/cli/sacct"
-	"github.com/drover-hpc/drover/internal/cli/sacctmgr"
-	"github.com/drover-hpc/drover/internal/cli/salloc"
-	"github.com/drover-hpc/drover/internal/cli/sbatch"
-	"github.com/drover-hpc/drover/internal/cli/sbcast"
-	"github.com/drover-hpc/drover/internal/cli/scancel"
-	"github.com/drover-hpc/drover/internal/cli/scontrol"
-	"github.com/drover-hpc/drover/internal/cli/sdiag"
-	"github.com/drover-hpc/drover/internal/cli/sinfo"
-	"github.com/drover-hpc/drover/internal/cli/sprio"
-	"github.com/drover-hpc/drover/internal/cli/squeue"
-	"github.com/drover-hpc/drover/internal/cli/sreport"
-	"github.com/drover-hpc/drover/internal/cli/srun"
-	"github.com/drover-hpc/drover/internal/cli/sshare"
-	"github.com/drover-hpc/drover/internal/cli/sstat"
+	"github.com/drover-hpc/drover/internal/app/commands"
 	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/dbd"
 	"github.com/drover-hpc/drover/internal/executor"
@@ -46,26 +26,9 @@ import (
 	"github.com/drover-hpc/drover/internal/version"
 )
 
-// Commands are the Slurm commands this binary implements; `make build`
-// links each name to bin/drover.
-var Commands = map[string]cli.Command{
-	"sbatch":   sbatch.Run,
-	"srun":     srun.Run,
-	"salloc":   salloc.Run,
-	"sattach":  srun.Sattach,
-	"sbcast":   sbcast.Run,
-	"squeue":   squeue.Run,
-	"sinfo":    sinfo.Run,
-	"scancel":  scancel.Run,
-	"scontrol": scontrol.Run,
-	"sstat":    sstat.Run,
-	"sdiag":    sdiag.Run,
-	"sacctmgr": sacctmgr.Run,
-	"sacct":    sacct.Run,
-	"sreport":  sreport.Run,
-	"sprio":    sprio.Run,
-	"sshare":   sshare.Run,
-}
+// Commands are the Slurm commands this binary also runs (see package
+// commands, which cmd/drover-cli links alone).
+var Commands = commands.Commands
 
 // Main runs the invocation and returns the exit status.
 func Main(argv []string) int {
@@ -141,35 +104,12 @@ func Main(argv []string) int {
 	case "sim":
 		return sim.Main(args, os.Stdout, os.Stderr)
 	}
-	cmd := Commands[name]
-	if cmd == nil {
+	if Commands[name] == nil {
 		fmt.Fprintf(os.Stderr, "drover: unknown command %q\n", name)
 		usage(os.Stderr)
 		return 1
 	}
-	if os.Getenv("GOGC") == "" {
-		// A command lives for milliseconds: collecting garbage would only
-		// slow it down. The limit keeps a huge listing from running away.
-		debug.SetGCPercent(-1)
-		debug.SetMemoryLimit(1 << 30)
-	}
-	if path := os.Getenv("DROVER_CPUPROFILE"); path != "" {
-		// For performance work on the commands: profile one invocation.
-		if f, err := os.Create(path); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer pprof.StopCPUProfile()
-		}
-	}
-	env := cli.NewOSEnv(name, version.Version, dialer)
-	switch name {
-	case "srun", "sattach":
-		srun.LaunchHost = launchHost()
-	case "sbcast":
-		sbcast.LaunchHost = launchHost()
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	return cmd(ctx, env, args)
+	return commands.Run(name, args)
 }
 
 func usage(w *os.File) {
@@ -197,72 +137,7 @@ Slurm commands (also callable through a symlink of that name):
 `, strings.Join(names, " "))
 }
 
-// confPath is where commands and daemons find slurm.conf.
-func confPath() string {
-	if p := os.Getenv("SLURM_CONF"); p != "" {
-		return p
-	}
-	return "/etc/slurm/slurm.conf"
-}
-
-var loadedConf *slurmconf.Config
-
-func loadConf() (*slurmconf.Config, error) {
-	if loadedConf != nil {
-		return loadedConf, nil
-	}
-	cfg, err := slurmconf.Load(confPath())
-	if err != nil {
-		return nil, err
-	}
-	loadedConf = cfg
-	return cfg, nil
-}
-
-// dialer connects commands to the controller named by slurm.conf.
-func dialer() (cli.Client, error) {
-	cfg, err := loadConf()
-	if err != nil {
-		return nil, fmt.Errorf("%w (%v)", cli.ErrNoController, err)
-	}
-	o := client.Options{Socket: cfg.SocketPath()}
-	if len(cfg.ControllerHosts) > 0 {
-		h := cfg.ControllerHosts[0]
-		host := h.Addr
-		if host == "" {
-			host = h.Name
-		}
-		o.Addr = net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort))
-	}
-	if tok := os.Getenv("DROVER_TOKEN"); tok != "" {
-		o.Token = tok
-	}
-	o.CAFile = os.Getenv("DROVER_CA")
-	if o.CAFile == "" {
-		o.CAFile = ctld.CAPath(cfg)
-	}
-	return client.Dial(o)
-}
-
-// launchHost picks the local address that routes to the controller, so the
-// node running an srun task can dial back.
-func launchHost() string {
-	cfg, err := loadConf()
-	if err != nil || len(cfg.ControllerHosts) == 0 {
-		return "127.0.0.1"
-	}
-	h := cfg.ControllerHosts[0]
-	host := h.Addr
-	if host == "" {
-		host = h.Name
-	}
-	c, err := net.Dial("udp", net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort)))
-	if err != nil {
-		return "127.0.0.1"
-	}
-	defer c.Close()
-	return c.LocalAddr().(*net.UDPAddr).IP.String()
-}
+func confPath() string { return commands.ConfPath() }
 
 // daemon parses the common daemon flags and runs fn until SIGINT/SIGTERM.
 func daemon(name string, args []string, fn func(context.Context, string, *slog.Logger, *pflag.FlagSet) error, extra ...func(*pflag.FlagSet)) int {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/drover-hpc/drover/client"
+	"github.com/drover-hpc/drover/internal/app/commands"
 )
 
 const tokenUsage = `usage: drover token create --nodes NAMES|ALL [--uses N] [--ttl 24h]
@@ -42,7 +43,7 @@ func tokenCmd(args []string) int {
 		fmt.Fprintln(os.Stderr, tokenUsage)
 		return 2
 	}
-	c, err := dialer()
+	c, err := commands.Dial()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
 		return 1

@@ -51,9 +51,7 @@ func TokenPath(cfg *slurmconf.Config) string {
 
 // CAPath is where the cluster CA certificate lives for a configuration:
 // clients on the controller's machine read it to verify the TCP port.
-func CAPath(cfg *slurmconf.Config) string {
-	return filepath.Join(cfg.StateSaveLocation, "ca", "ca.crt")
-}
+func CAPath(cfg *slurmconf.Config) string { return cfg.CAPath() }
 
 // serverHosts are the names and addresses the controller's certificate
 // covers: the configured controller hosts, this host, loopback and every

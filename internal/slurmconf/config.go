@@ -306,3 +306,9 @@ type Priority struct {
 	DecayHalfLife                                                         int64 // seconds
 	CalcPeriod                                                            int64 // seconds
 }
+
+// CAPath is where the cluster CA certificate lives: clients on the
+// controller's machine read it to verify the TCP port.
+func (c *Config) CAPath() string {
+	return filepath.Join(c.StateSaveLocation, "ca", "ca.crt")
+}
