@@ -125,4 +125,3 @@ func TestMaxJobCount(t *testing.T) {
 		t.Errorf("a 2-task array into 1 free place: %v", err)
 	}
 }
-

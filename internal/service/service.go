@@ -125,7 +125,6 @@ func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
 
 func (s *Service) privileged(id *auth.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
 
-
 // SubmitJob validates a job and commits it; it returns the job id only
 // once the job is in the replicated log.
 func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
