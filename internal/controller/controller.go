@@ -237,23 +237,21 @@ func (c *Controller) launch(j *model.Job) {
 // release). The batch host (or, for an allocation, the first node) reports
 // the end; the others only clean up.
 func (c *Controller) Terminate(jobs []model.JobID, reason string) {
-	snap := c.store.Snapshot()
-	for _, id := range jobs {
-		j := snap.Job(id)
-		if j == nil || len(j.Alloc) == 0 {
-			continue
-		}
-		for _, n := range j.NodeNames() {
-			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-				JobId: uint32(id), Terminate: true, Message: reason, Run: j.Run(),
-			}}})
-		}
-	}
+	c.toJobNodes(jobs, func(j *model.Job) *pb.SignalJob {
+		return &pb.SignalJob{JobId: uint32(j.ID), Terminate: true, Message: reason, Run: j.Run()}
+	})
 }
 
 // Suspend freezes (true) or thaws (false) the processes of running jobs
 // on every node they hold.
 func (c *Controller) Suspend(jobs []model.JobID, suspend bool) {
+	c.toJobNodes(jobs, func(j *model.Job) *pb.SignalJob {
+		return &pb.SignalJob{JobId: uint32(j.ID), Suspend: suspend, Resume: !suspend, Run: j.Run()}
+	})
+}
+
+// toJobNodes sends each job's message to every node it holds.
+func (c *Controller) toJobNodes(jobs []model.JobID, msg func(j *model.Job) *pb.SignalJob) {
 	snap := c.store.Snapshot()
 	for _, id := range jobs {
 		j := snap.Job(id)
@@ -261,9 +259,7 @@ func (c *Controller) Suspend(jobs []model.JobID, suspend bool) {
 			continue
 		}
 		for _, n := range j.NodeNames() {
-			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-				JobId: uint32(id), Suspend: suspend, Resume: !suspend, Run: j.Run(),
-			}}})
+			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: msg(j)}})
 		}
 	}
 }

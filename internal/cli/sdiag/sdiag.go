@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/drover-hpc/drover/internal/cli"
 )
 
@@ -32,35 +30,17 @@ Help options:
 
 // Run is the sdiag command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
-	fs := pflag.NewFlagSet("sdiag", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	var all, reset, byID, byTime, byTime2, help, usage, version bool
+	fs, sf := cli.NewFlagSet("sdiag")
+	var all, reset, byID, byTime, byTime2 bool
 	var clusters string
 	fs.BoolVarP(&all, "all", "a", false, "")
 	fs.BoolVarP(&reset, "reset", "r", false, "")
 	fs.BoolVarP(&byID, "sort-by-id", "i", false, "")
 	fs.BoolVarP(&byTime, "sort-by-time", "t", false, "")
 	fs.BoolVarP(&byTime2, "sort-by-time2", "T", false, "")
-	fs.BoolVar(&help, "help", false, "")
-	fs.BoolVar(&usage, "usage", false, "")
-	fs.BoolVarP(&version, "version", "V", false, "")
 	fs.StringVarP(&clusters, "cluster", "M", "", "")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, strings.TrimPrefix(err.Error(), "unknown flag: "))
-		fmt.Fprintf(env.Stderr, "Try \"sdiag --help\" for more information\n")
-		return 1
-	}
-	switch {
-	case version:
-		fmt.Fprintf(env.Stdout, "slurm %s\n", env.Version)
-		return 0
-	case help:
-		fmt.Fprint(env.Stdout, helpText)
-		return 0
-	case usage:
-		fmt.Fprint(env.Stdout, usageText)
-		return 0
+	if code, done := cli.ParseFlags(env, fs, sf, args, helpText, usageText); done {
+		return code
 	}
 	c, err := env.Client()
 	if err != nil {

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/drover-hpc/drover/internal/cli"
 )
 
@@ -30,10 +28,8 @@ type column struct {
 
 // Run is the sprio command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
-	fs := pflag.NewFlagSet("sprio", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	var long, noHeader, norm, weights, help, usage, version bool
+	fs, sf := cli.NewFlagSet("sprio")
+	var long, noHeader, norm, weights bool
 	var jobs, users, parts string
 	fs.BoolVarP(&long, "long", "l", false, "")
 	fs.BoolVarP(&noHeader, "noheader", "h", false, "")
@@ -44,21 +40,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.StringVarP(&parts, "partition", "p", "", "")
 	fs.StringP("format", "o", "", "")
 	fs.StringP("cluster", "M", "", "")
-	fs.BoolVar(&help, "help", false, "")
-	fs.BoolVar(&usage, "usage", false, "")
-	fs.BoolVarP(&version, "version", "V", false, "")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, strings.TrimPrefix(err.Error(), "unknown flag: "))
-		fmt.Fprintf(env.Stderr, "Try \"sprio --help\" for more information\n")
-		return 1
-	}
-	switch {
-	case version:
-		fmt.Fprintf(env.Stdout, "slurm %s\n", env.Version)
-		return 0
-	case help, usage:
-		fmt.Fprint(env.Stdout, usageText)
-		return 0
+	if code, done := cli.ParseFlags(env, fs, sf, args, usageText, usageText); done {
+		return code
 	}
 	c, err := env.Client()
 	if err != nil {

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/spf13/pflag"
-
 	"github.com/drover-hpc/drover/internal/cli"
 )
 
@@ -29,10 +27,8 @@ type column struct {
 
 // Run is the sshare command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
-	fs := pflag.NewFlagSet("sshare", pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	var all, long, noHeader, parsable, parsable2, help, usage, version bool
+	fs, sf := cli.NewFlagSet("sshare")
+	var all, long, noHeader, parsable, parsable2 bool
 	var accounts, users string
 	fs.BoolVarP(&all, "all", "a", false, "")
 	fs.BoolVarP(&long, "long", "l", false, "")
@@ -42,21 +38,8 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.StringVarP(&accounts, "accounts", "A", "", "")
 	fs.StringVarP(&users, "users", "u", "", "")
 	fs.StringP("cluster", "M", "", "")
-	fs.BoolVar(&help, "help", false, "")
-	fs.BoolVar(&usage, "usage", false, "")
-	fs.BoolVarP(&version, "version", "V", false, "")
-	if err := fs.Parse(args); err != nil {
-		fmt.Fprintf(env.Stderr, "%s: %s\n", env.Prog, strings.TrimPrefix(err.Error(), "unknown flag: "))
-		fmt.Fprintf(env.Stderr, "Try \"sshare --help\" for more information\n")
-		return 1
-	}
-	switch {
-	case version:
-		fmt.Fprintf(env.Stdout, "slurm %s\n", env.Version)
-		return 0
-	case help, usage:
-		fmt.Fprint(env.Stdout, usageText)
-		return 0
+	if code, done := cli.ParseFlags(env, fs, sf, args, usageText, usageText); done {
+		return code
 	}
 	c, err := env.Client()
 	if err != nil {
