@@ -109,15 +109,23 @@ func (c *Controller) cycle() {
 		}
 		in.Limits = &sched.Limits{DB: db, Cluster: st.ClusterName}
 	}
-	snap.EachActive(func(j *model.Job) bool {
-		switch {
-		case j.State == model.JobPending && !j.DepFailed:
+	// Indexed walks: a held job's reason was set when it was held and
+	// only a release (which kicks a pass) changes it, so a queue of held
+	// jobs costs the pass nothing.
+	snap.EachQueued(func(j *model.Job) bool {
+		if !j.DepFailed {
 			in.Pending = append(in.Pending, j)
-		case in.Limits != nil && j.State == model.JobRunning:
-			in.Limits.Running = append(in.Limits.Running, j)
 		}
 		return true
 	})
+	if in.Limits != nil {
+		snap.EachAllocated(func(j *model.Job) bool {
+			if j.State == model.JobRunning {
+				in.Limits.Running = append(in.Limits.Running, j)
+			}
+			return true
+		})
+	}
 	if len(in.Pending) == 0 {
 		return
 	}
