@@ -83,7 +83,17 @@ func (c *Controller) scheduleLoop(ctx context.Context) {
 	timer := time.NewTicker(time.Second)
 	defer timer.Stop()
 	for {
+		t0 := time.Now()
 		c.cycle()
+		// sched_min_interval (once slurm.conf's value reaches Settings)
+		// goes in place of the 0.
+		rest := time.NewTimer(passGap(0, time.Since(t0)))
+		select {
+		case <-ctx.Done():
+			rest.Stop()
+			return
+		case <-rest.C:
+		}
 		select {
 		case <-ctx.Done():
 			return
