@@ -62,6 +62,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
 	bash bench/steps.sh
 	bash bench/acct.sh
+	bash bench/submit.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

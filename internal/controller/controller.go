@@ -90,13 +90,14 @@ func (c *Controller) scheduleLoop(ctx context.Context) {
 	timer := time.NewTicker(time.Second)
 	defer timer.Stop()
 	for {
+		t0 := time.Now()
 		c.cycle()
-		if gap := c.svc.Settings().Scheduler.SchedMinInterval; gap > 0 {
-			select { // sched_min_interval: least time between passes
-			case <-ctx.Done():
-				return
-			case <-time.After(gap):
-			}
+		rest := time.NewTimer(passGap(c.svc.Settings().Scheduler.SchedMinInterval, time.Since(t0)))
+		select {
+		case <-ctx.Done():
+			rest.Stop()
+			return
+		case <-rest.C:
 		}
 		select {
 		case <-ctx.Done():
@@ -123,22 +124,21 @@ func (c *Controller) cycle() {
 		}
 		in.Limits = &sched.Limits{DB: db, Cluster: st.ClusterName}
 	}
-	snap.EachActive(func(j *model.Job) bool {
-		switch {
-		case j.State == model.JobPending && !j.DepFailed:
-			// A held job's reason was set when it was held, and only a
-			// release (which kicks a pass) can change it: a queue of
-			// held jobs costs the pass nothing.
-			if !j.HoldUser && !j.HoldAdmin {
-				in.Pending = append(in.Pending, j)
-			}
-		case len(j.Alloc) > 0:
-			// Backfill reads when they end; preemption picks victims
-			// among them and counts the preempted ones still ending.
-			in.Running = append(in.Running, j)
-			if in.Limits != nil && j.State == model.JobRunning {
-				in.Limits.Running = append(in.Limits.Running, j)
-			}
+	// Indexed walks: a held job's reason was set when it was held and
+	// only a release (which kicks a pass) changes it, so a queue of held
+	// jobs costs the pass nothing.
+	snap.EachQueued(func(j *model.Job) bool {
+		if !j.DepFailed {
+			in.Pending = append(in.Pending, j)
+		}
+		return true
+	})
+	// Backfill reads when allocated jobs end; preemption picks victims
+	// among them and counts the preempted ones still ending.
+	snap.EachAllocated(func(j *model.Job) bool {
+		in.Running = append(in.Running, j)
+		if in.Limits != nil && j.State == model.JobRunning {
+			in.Limits.Running = append(in.Limits.Running, j)
 		}
 		return true
 	})

@@ -12,10 +12,15 @@ import (
 // Snapshot is an immutable view of the whole controller state. Values it
 // returns (jobs, nodes) must not be modified: copy with Clone first.
 type Snapshot struct {
-	Index      uint64 // Raft index of the last applied command
-	NextJobID  model.JobID
-	jobs       *immutable.SortedMap[model.JobID, *model.Job]
-	active     *immutable.SortedMap[model.JobID, struct{}] // jobs not yet finished
+	Index     uint64 // Raft index of the last applied command
+	NextJobID model.JobID
+	jobs      *immutable.SortedMap[model.JobID, *model.Job]
+	active    *immutable.SortedMap[model.JobID, struct{}] // jobs not yet finished
+	// queued and allocated split active for the scheduling pass, whose
+	// cost must follow what it can act on, not the queue: held jobs sit
+	// in neither.
+	queued     *immutable.SortedMap[model.JobID, struct{}] // pending, not held
+	allocated  *immutable.SortedMap[model.JobID, struct{}] // unfinished, holding nodes
 	nodes      *immutable.SortedMap[string, *model.Node]
 	partitions []*model.Partition
 	tokens     map[string]*model.JoinToken // join tokens by id; replaced, never changed
@@ -44,6 +49,8 @@ func New(firstJobID model.JobID) *Store {
 		NextJobID: firstJobID,
 		jobs:      immutable.NewSortedMap[model.JobID, *model.Job](nil),
 		active:    immutable.NewSortedMap[model.JobID, struct{}](nil),
+		queued:    immutable.NewSortedMap[model.JobID, struct{}](nil),
+		allocated: immutable.NewSortedMap[model.JobID, struct{}](nil),
 		nodes:     immutable.NewSortedMap[string, *model.Node](nil),
 		acct:      newOutbox(),
 	})
@@ -100,12 +107,29 @@ func (t *Txn) PutJob(j *model.Job) {
 	} else {
 		t.snap.active = t.snap.active.Set(j.ID, struct{}{})
 	}
+	t.snap.queued = setIf(t.snap.queued, j.ID, !j.Finished() && j.State == model.JobPending && !j.HoldUser && !j.HoldAdmin)
+	t.snap.allocated = setIf(t.snap.allocated, j.ID, !j.Finished() && len(j.Alloc) > 0)
+}
+
+// setIf keeps id in the index exactly when in holds, touching the map
+// only on a change so that unchanged indexes stay shared.
+func setIf(m *immutable.SortedMap[model.JobID, struct{}], id model.JobID, in bool) *immutable.SortedMap[model.JobID, struct{}] {
+	_, has := m.Get(id)
+	switch {
+	case in && !has:
+		return m.Set(id, struct{}{})
+	case !in && has:
+		return m.Delete(id)
+	}
+	return m
 }
 
 // DeleteJob removes a job record.
 func (t *Txn) DeleteJob(id model.JobID) {
 	t.snap.jobs = t.snap.jobs.Delete(id)
 	t.snap.active = t.snap.active.Delete(id)
+	t.snap.queued = t.snap.queued.Delete(id)
+	t.snap.allocated = t.snap.allocated.Delete(id)
 }
 
 // PutNode inserts or replaces a node.
@@ -203,6 +227,29 @@ func (s *Snapshot) EachJobFrom(from model.JobID, fn func(*model.Job) bool) {
 // completing) in id order.
 func (s *Snapshot) EachActive(fn func(*model.Job) bool) {
 	it := s.active.Iterator()
+	for !it.Done() {
+		id, _, _ := it.Next()
+		j, _ := s.jobs.Get(id)
+		if !fn(j) {
+			return
+		}
+	}
+}
+
+// EachQueued calls fn, in id order, for every pending job that is not
+// held: what a scheduling pass can start. Its cost follows their number,
+// not the queue's.
+func (s *Snapshot) EachQueued(fn func(*model.Job) bool) { s.each(s.queued, fn) }
+
+// NumQueued is the number of jobs EachQueued visits.
+func (s *Snapshot) NumQueued() int { return s.queued.Len() }
+
+// EachAllocated calls fn, in id order, for every unfinished job that
+// holds nodes (running, suspended, completing).
+func (s *Snapshot) EachAllocated(fn func(*model.Job) bool) { s.each(s.allocated, fn) }
+
+func (s *Snapshot) each(idx *immutable.SortedMap[model.JobID, struct{}], fn func(*model.Job) bool) {
+	it := idx.Iterator()
 	for !it.Done() {
 		id, _, _ := it.Next()
 		j, _ := s.jobs.Get(id)

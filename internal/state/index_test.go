@@ -1,0 +1,57 @@
+package state
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+func ids(each func(func(*model.Job) bool)) []model.JobID {
+	var out []model.JobID
+	each(func(j *model.Job) bool { out = append(out, j.ID); return true })
+	return out
+}
+
+// The scheduling indexes follow every change of state, hold and
+// allocation, and restore-style deletes.
+func TestQueuedAllocatedIndexes(t *testing.T) {
+	s := New(1)
+	put := func(j *model.Job) {
+		txn := s.Begin()
+		txn.PutJob(j)
+		txn.Commit(uint64(j.ID))
+	}
+	put(&model.Job{ID: 1, State: model.JobPending})
+	put(&model.Job{ID: 2, State: model.JobPending, HoldUser: true})
+	put(&model.Job{ID: 3, State: model.JobPending, HoldAdmin: true})
+	put(&model.Job{ID: 4, State: model.JobRunning, Alloc: []model.NodeAlloc{{Node: "n1"}}})
+	check := func(when string, queued, allocated []model.JobID) {
+		t.Helper()
+		snap := s.Snapshot()
+		if got := ids(snap.EachQueued); !slices.Equal(got, queued) {
+			t.Fatalf("%s: queued %v, want %v", when, got, queued)
+		}
+		if snap.NumQueued() != len(queued) {
+			t.Fatalf("%s: NumQueued %d, want %d", when, snap.NumQueued(), len(queued))
+		}
+		if got := ids(snap.EachAllocated); !slices.Equal(got, allocated) {
+			t.Fatalf("%s: allocated %v, want %v", when, got, allocated)
+		}
+	}
+	check("submitted", []model.JobID{1}, []model.JobID{4})
+	put(&model.Job{ID: 2, State: model.JobPending}) // released
+	check("released", []model.JobID{1, 2}, []model.JobID{4})
+	put(&model.Job{ID: 1, State: model.JobRunning, Alloc: []model.NodeAlloc{{Node: "n1"}}})
+	check("started", []model.JobID{2}, []model.JobID{1, 4})
+	put(&model.Job{ID: 4, State: model.JobCompleted, Completing: true, Alloc: []model.NodeAlloc{{Node: "n1"}}})
+	check("completing", []model.JobID{2}, []model.JobID{1, 4})
+	put(&model.Job{ID: 4, State: model.JobCompleted, Alloc: []model.NodeAlloc{{Node: "n1"}}})
+	check("finished", []model.JobID{2}, []model.JobID{1})
+	put(&model.Job{ID: 1, State: model.JobCancelled})
+	check("cancelled", []model.JobID{2}, nil)
+	txn := s.Begin()
+	txn.DeleteJob(2)
+	txn.Commit(99)
+	check("deleted", nil, nil)
+}
