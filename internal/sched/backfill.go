@@ -364,6 +364,12 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	s.c.masked = false
 }
 
+// avail is one node's earliest instant and the tasks it could take.
+type avail struct {
+	t     int64
+	tasks int
+}
+
 // earliestBound is a time before which j cannot start, found node by
 // node: each candidate node's first instant (its own releases and
 // reservation ends) at which it could hold the smallest share of the job
@@ -385,14 +391,11 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 		unit = max(1, unit)
 	}
-	type avail struct {
-		t     int64
-		tasks int
-	}
 	if c.earliest == nil {
 		c.earliest = make([]int64, len(c.nodes))
 	}
-	var found []avail
+	found := c.abuf[:0]
+	defer func() { c.abuf = found[:0] }()
 	for _, i := range ps.order {
 		c.earliest[i] = never
 		if c.cpu[i] < 0 || inSorted(exc, i) {

@@ -32,6 +32,7 @@ type cluster struct {
 	earliest []int64
 	masked   bool
 	tbuf     []int64 // scratch for nodeEarliest
+	abuf     []avail // scratch for earliestBound
 }
 
 type membership struct {
