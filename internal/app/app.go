@@ -186,6 +186,7 @@ Cluster:
   dbd [-f slurmdbd.conf]       run an accounting daemon shared by several clusters
   token create [--ttl 24h]     make a join token (admins)
   gres [-f slurm.conf] [--autodetect]  list the GPUs this node finds (gres.conf lines)
+  sim --trace F.swf | --scenario F.yaml  replay a workload through the scheduler (simulated clock)
   version                      print the version
 
 Slurm commands (also callable through a symlink of that name):
