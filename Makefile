@@ -48,6 +48,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
 	bash bench/steps.sh
 	bash bench/acct.sh
+	bash bench/sim.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)
