@@ -63,6 +63,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/steps.sh
 	bash bench/acct.sh
 	bash bench/submit.sh
+	bash bench/sim.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

@@ -130,6 +130,7 @@ Cluster:
   token create --nodes NAMES   make a join token for these nodes (admins; --uses N, --ttl 24h)
   token list | delete ID       show the join tokens (no secrets), revoke one
   gres [-f slurm.conf] [--autodetect]  list the GPUs this node finds (gres.conf lines)
+  sim --trace F.swf | --scenario F.yaml  replay a workload through the scheduler (simulated clock)
   version                      print the version
 
 Slurm commands (also callable through a symlink of that name):

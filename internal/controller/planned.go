@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"time"
-
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/state"
@@ -15,7 +13,7 @@ import (
 // job records every cycle.
 func (c *Controller) plannedChanges(snap *state.Snapshot, plan *sched.Plan, now int64) map[model.JobID]int64 {
 	interval := c.svc.Settings().Scheduler.BfInterval
-	moveOK := interval <= 0 || time.Since(c.lastMoved) >= interval
+	moveOK := interval <= 0 || c.clock.Now().Sub(c.lastMoved) >= interval
 	var out map[model.JobID]int64
 	moved := false
 	for id := range plan.Reasons {
@@ -34,7 +32,7 @@ func (c *Controller) plannedChanges(snap *state.Snapshot, plan *sched.Plan, now 
 		moved = moved || (have != 0 && want != 0)
 	}
 	if moved {
-		c.lastMoved = time.Now()
+		c.lastMoved = c.clock.Now()
 	}
 	return out
 }

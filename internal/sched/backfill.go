@@ -186,15 +186,53 @@ func (c *cluster) conflicts(picks []pick, r *request, now, end int64) bool {
 		if len(c.bf.res[p.node]) == 0 {
 			continue
 		}
-		cpu, mem, used := c.window(p.node, now, end, p.gpus > 0)
+		cpu, mem, _ := c.window(p.node, now, end, false)
 		if cpu < p.cpus || mem < p.mem {
 			return true
 		}
-		if p.gpus > 0 && c.countFree(p.node, used, r.gpuType) < p.gpus {
+		if p.gpus > 0 && c.windowGPUFree(p.node, now, end, r.gpuType) < p.gpus {
 			return true
 		}
 	}
 	return false
+}
+
+// windowGPUFree is how many of node i's GPUs of type typ ("" = any) are
+// free over all of [a, b): the count of window's used bitmap, without
+// building one (placement asks this for every node it looks at).
+func (c *cluster) windowGPUFree(i int32, a, b int64, typ string) int {
+	n := c.nodes[i]
+	p := c.bf
+	free := 0
+	for k, g := range n.GPUs {
+		if typ != "" && g.Type != typ {
+			continue
+		}
+		used := n.AllocGPUs.Has(k) || c.gpus[i].Has(k)
+		if used {
+			for _, r := range p.rel[i] {
+				if r.t > a {
+					break
+				}
+				if r.gpus.Has(k) {
+					used = false
+					break
+				}
+			}
+		}
+		if !used {
+			for _, r := range p.res[i] {
+				if r.from < b && r.to > a && r.gpus.Has(k) {
+					used = true
+					break
+				}
+			}
+		}
+		if !used {
+			free++
+		}
+	}
+	return free
 }
 
 // countFree counts node i's GPUs of type typ ("" = any) not in used.
@@ -371,6 +409,12 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	s.c.masked = false
 }
 
+// avail is one node's earliest instant and the tasks it could take.
+type avail struct {
+	t     int64
+	tasks int
+}
+
 // earliestBound is a time before which j cannot start, found node by
 // node: each candidate node's first instant (its own releases and
 // reservation ends) at which it could hold the smallest share of the job
@@ -392,14 +436,11 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 		unit = max(1, unit)
 	}
-	type avail struct {
-		t     int64
-		tasks int
-	}
 	if c.earliest == nil {
 		c.earliest = make([]int64, len(c.nodes))
 	}
-	var found []avail
+	found := c.abuf[:0]
+	defer func() { c.abuf = found[:0] }()
 	for _, i := range ps.order {
 		c.earliest[i] = never
 		if c.cpu[i] < 0 || inSorted(exc, i) {
@@ -428,10 +469,10 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon int64) int64 {
 	n := c.nodes[i]
 	fits := func(t int64) bool {
-		cpu, mem, used := c.window(i, t, endOf(t, limit), r.hasGPU())
+		cpu, mem, _ := c.window(i, t, endOf(t, limit), false)
 		gpu := 0
-		if r.hasGPU() {
-			gpu = c.countFree(i, used, r.gpuType)
+		if r.hasGPU() && cpu > 0 {
+			gpu = c.windowGPUFree(i, t, endOf(t, limit), r.gpuType)
 		}
 		if r.pack {
 			return r.capTasks(1, cpu, mem, gpu, n) > 0

@@ -32,6 +32,7 @@ type cluster struct {
 	earliest []int64
 	masked   bool
 	tbuf     []int64 // scratch for nodeEarliest
+	abuf     []avail // scratch for earliestBound
 }
 
 type membership struct {
@@ -190,8 +191,7 @@ func (c *cluster) freeGPU(v view, i int32, typ string) int {
 		if c.skipped(i) {
 			return 0
 		}
-		_, _, used := c.window(i, c.winA, c.winB, true)
-		return c.countFree(i, used, typ)
+		return c.windowGPUFree(i, c.winA, c.winB, typ)
 	}
 	live := v == viewLive || v == viewIgnoreHolds
 	used := c.gpus[i]
