@@ -12,7 +12,7 @@ VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
 export CGO_ENABLED ?= $(shell command -v gcc >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: help build demo test test-unit test-e2e race check proto fuzz bench soak clean
+.PHONY: help build demo test test-unit test-e2e race conformance check proto fuzz bench soak clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -43,6 +43,9 @@ RACE_PKGS := ./internal/agent/... ./internal/controller/... ./internal/executor/
 
 race: ## unit tests of the concurrent packages under the race detector
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
+
+conformance: build ## Slurm conformance suite against a fresh `drover up` (conformance/RESULTS.md)
+	flock /tmp/drover-e2e.lock conformance/run.sh --target drover
 
 check: ## gofmt, vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)

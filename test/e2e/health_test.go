@@ -89,7 +89,7 @@ func TestHealthAndProlog(t *testing.T) {
 	if s, r := c.nodeReason("h1"); !strings.HasPrefix(s, "drain") || r != "Prolog error" {
 		t.Errorf("after a failing prolog: node %s %q", s, r)
 	}
-	if r := c.jobField(id, "Reason"); r != "launch_failed_requeued_held" && r != "JobHeldAdmin" {
+	if r := c.jobField(id, "Reason"); r != "launch failed requeued held" && r != "launch_failed_requeued_held" && r != "JobHeldAdmin" {
 		t.Errorf("requeued job reason %q", r)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // TestStepsInBatchJob runs a three-node batch job whose script launches
 // steps: ranks and step variables on every node, block and cyclic layouts,
-// labels, stdin to task 0, exit statuses, a step that waits for another,
+// labels, stdin to every task, exit statuses, a step that waits for another,
 // --overlap, and the step records the controller keeps.
 func TestStepsInBatchJob(t *testing.T) {
 	c := startUp(t, 3, "--cpus", "2")
@@ -75,9 +75,8 @@ rank 5 local 1 node 2 on node3 step 0 ntasks 6 tpn 2(x3) nodes node[1-3] launch=
 	if strings.Join(label, "|") != "0: hi|0: there|1: hi|1: there" {
 		t.Errorf("labels: %q", label)
 	}
-	// Slurm's default --input=all: every task reads srun's stdin.
 	if got := sections["stdin"]; got != "from stdin\nfrom stdin\n" {
-		t.Errorf("stdin should reach both tasks: %q", got)
+		t.Errorf("stdin reaches every task (Slurm's --input=all): %q", got)
 	}
 	if !strings.Contains(sections["exit"], "status 4") {
 		t.Errorf("exit status of a failing step: %q", sections["exit"])
