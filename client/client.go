@@ -161,11 +161,7 @@ func ids32(ids []model.JobID) []uint32 {
 func (c *Client) ListJobs(ctx context.Context, q cli.JobQuery) (*cli.JobList, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids32(q.IDs), WithoutSpec: true, IncludeFinished: q.IncludeAll, Summary: q.Summary, WithSteps: q.WithSteps})
-	if err != nil {
-		return nil, fromStatus(err)
-	}
-	return &cli.JobList{Jobs: wire.JobsFromListing(r), Now: r.Now}, nil
+	return listJobs(ctx, c.api, q)
 }
 
 // WatchJobs streams the jobs on each change until fn returns false.
