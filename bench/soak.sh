@@ -46,7 +46,9 @@ trap cleanup EXIT
 
 for u in $USERS; do id "$u" >/dev/null 2>&1 || useradd -m -s /bin/bash "$u" || die "useradd $u"; done
 
-"$BIN/drover" up --dir "$D" --nodes "$NODES" --cpus 2 --conf SlurmdTimeout=10 --conf KillWait=2 \
+# Nodes soak1..N: cgroups are named after nodes, so the soak can run beside
+# the e2e tests (their nodes are node1..N) without touching their jobs.
+"$BIN/drover" up --dir "$D" --nodes "$NODES" --node-prefix soak --cpus 2 --conf SlurmdTimeout=10 --conf KillWait=2 \
 	--conf MinJobAge=3600 --conf MaxJobCount=200000 --conf DroverMinFreeSpace=64M >"$D/up.out" 2>&1 &
 UP_PID=$!
 for i in $(seq 1 300); do
@@ -95,7 +97,7 @@ chaos() {
 	while [ "$(date +%s)" -lt "$END" ]; do
 		now=$(date +%s)
 		if [ "$now" -ge "$next_agent" ]; then
-			node=node$(( RANDOM % NODES + 1 ))
+			node=soak$(( RANDOM % NODES + 1 ))
 			pid=$(pgrep -f "drover agent -f $SLURM_CONF --name $node " | head -1)
 			[ -n "$pid" ] && kill -9 "$pid" && log "killed agent $node ($pid)"
 			next_agent=$(( now + AGENT_KILL ))

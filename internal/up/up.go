@@ -32,6 +32,7 @@ func Main(args []string) int {
 	fs := pflag.NewFlagSet("up", pflag.ContinueOnError)
 	dir := fs.String("dir", "", "directory holding slurm.conf, state, spool and logs (required)")
 	nodes := fs.Int("nodes", 1, "number of nodes; more than one splits this machine into virtual nodes node[1-N]")
+	prefix := fs.String("node-prefix", "node", "name of the virtual nodes: PREFIX1 ... PREFIXN (clusters side by side on one machine need their own, cgroups are named after nodes)")
 	cpus := fs.Int("cpus", 0, "CPUs per node (default: this machine's CPUs divided among the nodes)")
 	mem := fs.Int64("memory", 0, "memory per node in MiB (default: this machine's memory, less 512 MiB, divided)")
 	sets := fs.StringArray("conf", nil, "extra slurm.conf line KEY=VALUE for a new configuration (repeatable)")
@@ -59,7 +60,7 @@ func Main(args []string) int {
 	_ = os.Chmod(abs, 0o755)
 	conf := filepath.Join(abs, "slurm.conf")
 	if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
-		if err := writeConf(conf, abs, *nodes, *cpus, *mem, *sets); err != nil {
+		if err := writeConf(conf, abs, *prefix, *nodes, *cpus, *mem, *sets); err != nil {
 			fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
 			return 1
 		}
@@ -183,7 +184,7 @@ func waitSocket(path string, c *child, limit time.Duration) error {
 }
 
 // writeConf creates the cluster's slurm.conf.
-func writeConf(path, dir string, nodes, cpus int, mem int64, extra []string) error {
+func writeConf(path, dir, prefix string, nodes, cpus int, mem int64, extra []string) error {
 	host, _ := os.Hostname()
 	short, _, _ := strings.Cut(host, ".")
 	if short == "" {
@@ -201,7 +202,7 @@ func writeConf(path, dir string, nodes, cpus int, mem int64, extra []string) err
 	}
 	names := short
 	if nodes > 1 {
-		names = fmt.Sprintf("node[1-%d]", nodes)
+		names = fmt.Sprintf("%s[1-%d]", prefix, nodes)
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by `drover up` for a cluster on this machine; edit and restart to change.\n")
