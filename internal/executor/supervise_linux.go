@@ -470,11 +470,18 @@ type supervisor struct {
 	lastAt  time.Time             // when an agent was last connected
 }
 
+// send writes one message to the connected agent. A reply the agent waits
+// for must never be lost: if the descriptors cannot go with it, an error
+// without them goes instead (a call left without its reply would hang every
+// later request of the agent).
 func (sv *supervisor) send(m superMsg, fds ...int) {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
-	if sv.agent != nil {
-		_ = writeMsg(sv.agent, &m, fds...)
+	if sv.agent == nil {
+		return
+	}
+	if err := writeMsg(sv.agent, &m, fds...); err != nil && m.Op != "ended" {
+		_ = writeMsg(sv.agent, &superMsg{Op: "error", Dir: m.Dir, Err: "supervisor reply: " + err.Error()})
 	}
 }
 
@@ -516,15 +523,15 @@ func (sv *supervisor) serve(conn *net.UnixConn) {
 			sv.mu.Unlock()
 			sv.send(superMsg{Op: "running", Dirs: dirs})
 		case "start":
-			pgid, err := sv.start(m.Dir, m.Spec, m.Pipes)
+			dir := m.Dir
+			err := sv.start(dir, m.Spec, m.Pipes, func(pgid int, kept []*os.File) {
+				fds, have := fdsOf(kept)
+				sv.send(superMsg{Op: "started", Dir: dir, PGID: pgid, Pipes: have}, fds...)
+			})
 			if err != nil {
-				sv.send(superMsg{Op: "error", Dir: m.Dir, Err: err.Error()})
+				sv.send(superMsg{Op: "error", Dir: dir, Err: err.Error()})
 				continue
 			}
-			sv.mu.Lock()
-			fds, have := fdsOf(sv.pipes[m.Dir])
-			sv.mu.Unlock()
-			sv.send(superMsg{Op: "started", Dir: m.Dir, PGID: pgid, Pipes: have}, fds...)
 		case "fds":
 			sv.mu.Lock()
 			files, ok := sv.pipes[m.Dir]
@@ -561,9 +568,15 @@ func (sv *supervisor) serve(conn *net.UnixConn) {
 	conn.Close()
 }
 
-func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error) {
+// start runs a program and calls reply with its process group and the
+// agent's pipe ends before anything may close those ends: a program that
+// ends at once (hostname) has its end handled only after the reply is out.
+// (Replying afterwards raced with that end: the pipes were gone, or their
+// descriptors closed under the reply, and a task's output was lost or the
+// reply never sent, hanging the agent's StartPiped.)
+func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool, reply func(pgid int, kept []*os.File)) error {
 	if ss == nil || dir == "" {
-		return 0, errors.New("bad start request")
+		return errors.New("bad start request")
 	}
 	_ = os.Remove(filepath.Join(dir, "result.json"))
 	spec := &Spec{Path: ss.Path, Args: ss.Args, Env: ss.Env, Dir: ss.Dir, UID: ss.UID, GID: ss.GID,
@@ -586,7 +599,7 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 		r, w, err := os.Pipe()
 		if err != nil {
 			closeAll()
-			return 0, err
+			return err
 		}
 		kept[0], spec.StdinR = w, r
 		ours = append(ours, r)
@@ -598,7 +611,7 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 		r, wf, err := os.Pipe()
 		if err != nil {
 			closeAll()
-			return 0, err
+			return err
 		}
 		kept[i+1], *w = r, wf
 		ours = append(ours, wf)
@@ -606,7 +619,7 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 	proc, err := Start(spec)
 	if err != nil {
 		closeAll()
-		return 0, err
+		return err
 	}
 	if want[0] || want[1] || want[2] {
 		sv.mu.Lock()
@@ -618,6 +631,7 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 	sv.mu.Lock()
 	sv.running[dir] = true
 	sv.mu.Unlock()
+	reply(pgid, kept)
 	go func() {
 		res := proc.Wait()
 		for _, f := range ours { // the output is drained: EOF for the agent
@@ -650,7 +664,7 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool) (int, error
 		sv.mu.Unlock()
 		sv.send(superMsg{Op: "ended", Dir: dir})
 	}()
-	return pgid, nil
+	return nil
 }
 
 // idleExit stops the supervisor once nothing needs it: no program runs and
