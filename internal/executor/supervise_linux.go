@@ -667,16 +667,21 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool, reply func(
 	return nil
 }
 
+// supervisorLinger is how long an idle supervisor waits for an agent.
+const supervisorLinger = 2 * time.Second
+
 // idleExit stops the supervisor once nothing needs it: no program runs and
-// no agent has been connected for a minute.
+// no agent has been connected for supervisorLinger. Short: an agent that
+// needs one again starts a new one, and a stopped cluster (or a finished
+// test) must not leave supervisors behind.
 func (sv *supervisor) idleExit(ln net.Listener) {
 	sv.mu.Lock()
 	sv.lastAt = time.Now()
 	sv.mu.Unlock()
 	for {
-		time.Sleep(5 * time.Second)
+		time.Sleep(supervisorLinger / 4)
 		sv.mu.Lock()
-		idle := len(sv.running) == 0 && sv.agent == nil && time.Since(sv.lastAt) > time.Minute
+		idle := len(sv.running) == 0 && sv.agent == nil && time.Since(sv.lastAt) > supervisorLinger
 		sv.mu.Unlock()
 		if idle {
 			ln.Close()
