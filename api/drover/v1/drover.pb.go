@@ -754,7 +754,10 @@ type JobSpec struct {
 	Gid      *uint32 `protobuf:"varint,41,opt,name=gid,proto3,oneof" json:"gid,omitempty"`
 	Priority *uint32 `protobuf:"varint,42,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
 	// The submitter's umask (SLURM_UMASK).
-	Umask         *uint32 `protobuf:"varint,43,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
+	Umask *uint32 `protobuf:"varint,43,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
+	// --constraint expression and --mincpus.
+	Features      string `protobuf:"bytes,45,opt,name=features,proto3" json:"features,omitempty"`
+	MinCpusNode   int32  `protobuf:"varint,46,opt,name=min_cpus_node,json=minCpusNode,proto3" json:"min_cpus_node,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1086,6 +1089,20 @@ func (x *JobSpec) GetPriority() uint32 {
 func (x *JobSpec) GetUmask() uint32 {
 	if x != nil && x.Umask != nil {
 		return *x.Umask
+	}
+	return 0
+}
+
+func (x *JobSpec) GetFeatures() string {
+	if x != nil {
+		return x.Features
+	}
+	return ""
+}
+
+func (x *JobSpec) GetMinCpusNode() int32 {
+	if x != nil {
+		return x.MinCpusNode
 	}
 	return 0
 }
@@ -8472,7 +8489,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"Dependency\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12(\n" +
 	"\x05terms\x18\x02 \x03(\v2\x12.drover.v1.DepTermR\x05terms\x12\x10\n" +
-	"\x03any\x18\x03 \x01(\bR\x03any\"\x81\n" +
+	"\x03any\x18\x03 \x01(\bR\x03any\"\xc1\n" +
 	"\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
@@ -8525,7 +8542,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x03uid\x18( \x01(\rH\x00R\x03uid\x88\x01\x01\x12\x15\n" +
 	"\x03gid\x18) \x01(\rH\x01R\x03gid\x88\x01\x01\x12\x1f\n" +
 	"\bpriority\x18* \x01(\rH\x02R\bpriority\x88\x01\x01\x12\x19\n" +
-	"\x05umask\x18+ \x01(\rH\x03R\x05umask\x88\x01\x01B\x06\n" +
+	"\x05umask\x18+ \x01(\rH\x03R\x05umask\x88\x01\x01\x12\x1a\n" +
+	"\bfeatures\x18- \x01(\tR\bfeatures\x12\"\n" +
+	"\rmin_cpus_node\x18. \x01(\x05R\vminCpusNodeB\x06\n" +
 	"\x04_uidB\x06\n" +
 	"\x04_gidB\v\n" +
 	"\t_priorityB\b\n" +
