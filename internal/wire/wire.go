@@ -251,6 +251,8 @@ func PartitionToPB(p *model.Partition) *pb.Partition {
 		DefaultTime: p.DefaultTime, State: uint32(p.State), PriorityTier: int32(p.PriorityTier),
 		PriorityJobFactor: int32(p.PriorityJobFactor), MaxNodes: int32(p.MaxNodes), MinNodes: int32(p.MinNodes),
 		AllowAccounts: p.AllowAccounts, AllowGroups: p.AllowGroups, Oversubscribe: p.OverSubscribe,
+		DenyAccounts: p.DenyAccounts, AllowQos: p.AllowQOS, DenyQos: p.DenyQOS, Qos: p.QOS,
+		PreemptMode: p.PreemptMode, GraceTime: p.GraceTime,
 	}
 }
 
@@ -261,6 +263,8 @@ func PartitionFromPB(p *pb.Partition) *model.Partition {
 		DefaultTime: p.DefaultTime, State: model.PartitionState(p.State), PriorityTier: int(p.PriorityTier),
 		PriorityJobFactor: int(p.PriorityJobFactor), MaxNodes: int(p.MaxNodes), MinNodes: int(p.MinNodes),
 		AllowAccounts: p.AllowAccounts, AllowGroups: p.AllowGroups, OverSubscribe: p.Oversubscribe,
+		DenyAccounts: p.DenyAccounts, AllowQOS: p.AllowQos, DenyQOS: p.DenyQos, QOS: p.Qos,
+		PreemptMode: p.PreemptMode, GraceTime: p.GraceTime,
 	}
 }
 
