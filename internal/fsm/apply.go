@@ -228,15 +228,8 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 // plan was computed on an older snapshot.
 func allocFits(snap *state.Snapshot, alloc []model.NodeAlloc) bool {
 	for _, a := range alloc {
-		n := snap.Node(a.Node)
-		if n == nil || !n.Usable() || n.FreeCPUs() < a.CPUs || (a.Mem > 0 && n.FreeMem() < a.Mem) ||
-			a.CPUIDs.Intersects(n.AllocCores) || a.GPUs.Intersects(n.AllocGPUs) {
+		if n := snap.Node(a.Node); n == nil || !n.CanTake(a) {
 			return false
-		}
-		for _, id := range a.GPUs.IDs() {
-			if id >= len(n.GPUs) {
-				return false
-			}
 		}
 	}
 	return true
