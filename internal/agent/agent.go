@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -53,9 +54,19 @@ type Agent struct {
 	confPath string
 	node     string
 	spool    string
-	killWait time.Duration
-	cluster  string
 	boot     int64
+
+	// killWait (KillWait) and cluster (ClusterName) come from slurm.conf
+	// and are updated by the controller at registration and launch, while
+	// steps read them: atomics, not fields under mu (which terminate paths
+	// may not hold).
+	killWait atomic.Int64 // nanoseconds
+	cluster  atomic.Pointer[string]
+	// srunGraceFor overrides srunGrace (tests); 0: MessageTimeout.
+	srunGraceFor time.Duration
+	// exec launches step tasks (and batch scripts without a supervisor);
+	// nil: executor.Local. Tests put a fake here.
+	exec executor.Executor
 
 	mu       sync.Mutex
 	jobs     map[uint32]*job
@@ -115,10 +126,12 @@ func Run(ctx context.Context, o Options) error {
 	_ = os.Chmod(spool, 0o711)
 	a := &Agent{
 		log: o.Log, cfg: cfg, confPath: o.ConfPath, node: name, spool: spool,
-		killWait: cfg.KillWait, cluster: cfg.ClusterName, boot: bootTime(),
+		boot: bootTime(),
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{},
 		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
 	}
+	a.setKillWait(cfg.KillWait)
+	a.setCluster(cfg.ClusterName)
 	if err := a.setupIsolation(confPath); err != nil {
 		return err
 	}
@@ -223,9 +236,9 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 		return errors.New("controller did not confirm registration")
 	}
 	if reg.KillWait > 0 {
-		a.killWait = time.Duration(reg.KillWait) * time.Second
+		a.setKillWait(time.Duration(reg.KillWait) * time.Second)
 	}
-	a.cluster = reg.Cluster
+	a.setCluster(reg.Cluster)
 	a.killUnexpected(reg.Expected, reg.ExpectedRuns)
 	a.log.Info("registered with controller", "node", a.node)
 	a.resendHealth()
@@ -473,4 +486,23 @@ func bootTime() int64 {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+func (a *Agent) getKillWait() time.Duration  { return time.Duration(a.killWait.Load()) }
+func (a *Agent) setKillWait(d time.Duration) { a.killWait.Store(int64(d)) }
+
+func (a *Agent) clusterName() string {
+	if p := a.cluster.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (a *Agent) setCluster(name string) { a.cluster.Store(&name) }
+
+func (a *Agent) executor() executor.Executor {
+	if a.exec != nil {
+		return a.exec
+	}
+	return executor.Local{}
 }

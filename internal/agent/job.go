@@ -105,7 +105,7 @@ func (a *Agent) launch(l *pb.Launch) {
 	a.jobs[j.id] = j
 	a.mu.Unlock()
 	if l.KillWait > 0 {
-		a.killWait = time.Duration(l.KillWait) * time.Second
+		a.setKillWait(time.Duration(l.KillWait) * time.Second)
 	}
 	go a.run(j)
 }
@@ -120,7 +120,7 @@ func (a *Agent) replaceStale(j *job, then func()) {
 	a.log.Warn("ending a stale run of a requeued job", "job", j.id, "run", j.run())
 	a.terminateJob(j, "", 0)
 	go func() {
-		deadline := time.Now().Add(a.killWait + 10*time.Second)
+		deadline := time.Now().Add(a.getKillWait() + 10*time.Second)
 		for {
 			a.mu.Lock()
 			gone := a.jobs[j.id] != j
@@ -158,7 +158,7 @@ func (a *Agent) start(j *job) executor.Result {
 	}
 	j.dir = dir
 
-	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.cluster, mj.StartTime)
+	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.clusterName(), mj.StartTime)
 	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
 	env = stepenv.Override(env, a.isolationEnv(mj, nil, nodeAlloc(mj, a.node).GPUs, false)...)
 	env, _ = a.taskProlog(mj, env)
@@ -221,7 +221,7 @@ func (a *Agent) start(j *job) executor.Result {
 	j.mu.Unlock()
 	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(proc.Pid()), Run: j.run()}}})
 	if ending { // cancelled while starting
-		proc.Terminate(a.killWait)
+		proc.Terminate(a.getKillWait())
 	}
 	a.timeLimit(j)
 	res := proc.Wait()
@@ -421,7 +421,7 @@ func (a *Agent) signal(s *pb.SignalJob) {
 // stepsAs (0: quietly). A secondary record leaves once its steps are gone,
 // without a report: the job's first node reports the end.
 func (a *Agent) terminateJob(j *job, msg string, stepsAs model.JobState) {
-	if !j.terminate(a.killWait, msg, stepsAs) {
+	if !j.terminate(a.getKillWait(), msg, stepsAs) {
 		return
 	}
 	j.mu.Lock()
@@ -457,7 +457,7 @@ func (a *Agent) endSteps(j *job) {
 	}
 	j.mu.Unlock()
 	for _, st := range steps {
-		st.terminate(a.killWait, 0)
+		st.terminate(a.getKillWait(), 0)
 	}
 	j.stepWG.Wait()
 }
