@@ -180,7 +180,7 @@ func (a *Agent) start(j *job) executor.Result {
 		if _, err := a.jobGroup(j); err != nil {
 			return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
 		}
-		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Run: j.run()}}})
+		a.reportStarted(j, 0)
 		return a.holdAllocation(j)
 	}
 	g, err := a.stepGroup(j, "batch", nil, nodeAlloc(mj, a.node).GPUs)
@@ -219,7 +219,7 @@ func (a *Agent) start(j *job) executor.Result {
 	j.proc = proc
 	ending := j.ending
 	j.mu.Unlock()
-	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(proc.Pid()), Run: j.run()}}})
+	a.reportStarted(j, proc.Pid())
 	if ending { // cancelled while starting
 		proc.Terminate(a.getKillWait())
 	}
@@ -228,6 +228,14 @@ func (a *Agent) start(j *job) executor.Result {
 	a.taskEpilog(mj, es.Env)
 	j.stopLimit()
 	return res
+}
+
+// reportStarted tells the controller the job's program runs (or its
+// allocation is held), until it confirms.
+func (a *Agent) reportStarted(j *job, pid int) {
+	run := j.run()
+	a.reportReliable(reportKey{job: j.id, run: run, started: true},
+		&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(pid), Run: run}}})
 }
 
 // timeLimit arms the job's time limit: TIMEOUT, and the kill sequence.

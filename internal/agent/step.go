@@ -92,10 +92,12 @@ func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
 		u.close()
 		usage = wire.UsageToPB(u.usage(a.node, s.local.GPUs))
 	}
-	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
-		JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
-		State: uint32(state), EndTime: time.Now().Unix(), Usage: usage, Run: s.j.run(),
-	}}})
+	run := s.j.run()
+	a.reportReliable(reportKey{job: s.j.id, step: int32(s.st.ID), run: run},
+		&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
+			JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
+			State: uint32(state), EndTime: time.Now().Unix(), Usage: usage, Run: run,
+		}}})
 	// The end goes out first: srun already has its tasks' exits and may
 	// ask for the next step at once, which must not find this one still
 	// holding the CPUs while its (empty) cgroup is being removed.

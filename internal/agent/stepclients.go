@@ -2,7 +2,6 @@ package agent
 
 import (
 	"io"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -25,10 +24,6 @@ import (
 // does not read its stdin therefore holds back the others only once its
 // own queue is full, and the agent's memory stays bounded.
 const stdinLimit = 256 << 10
-
-// DefaultSrunGrace is how long a step outlives its srun's connection when
-// MessageTimeout is not configured (Slurm's MessageTimeout default).
-const DefaultSrunGrace = 10 * time.Second
 
 // addClient adds a connection to the step's clients and serves what it
 // sends; srun marks srun's own connection.
@@ -98,14 +93,7 @@ func (a *Agent) srunGrace() time.Duration {
 	if a.srunGraceFor > 0 {
 		return a.srunGraceFor
 	}
-	if a.cfg != nil {
-		if v, ok := a.cfg.Get("MessageTimeout"); ok {
-			if n, err := strconv.Atoi(v); err == nil && n > 0 {
-				return time.Duration(n) * time.Second
-			}
-		}
-	}
-	return DefaultSrunGrace
+	return a.msgTimeout()
 }
 
 // readClient serves what a client sends: stdin, signals, window sizes.

@@ -15,8 +15,11 @@ import (
 )
 
 // Executor records launches. StartErr, when set, fails every Start.
+// IgnoreTERM makes the programs survive SIGTERM, so that only Terminate's
+// SIGKILL after killWait ends them (a program that traps SIGTERM).
 type Executor struct {
-	StartErr error
+	StartErr   error
+	IgnoreTERM bool
 
 	mu      sync.Mutex
 	started []*Process
@@ -33,7 +36,7 @@ func (e *Executor) Start(spec *executor.Spec) (executor.Process, error) {
 		return nil, e.StartErr
 	}
 	e.mu.Lock()
-	p := &Process{Spec: spec, pid: 1000 + len(e.started), done: make(chan struct{})}
+	p := &Process{Spec: spec, pid: 1000 + len(e.started), done: make(chan struct{}), ignoreTERM: e.IgnoreTERM}
 	e.started = append(e.started, p)
 	e.mu.Unlock()
 	if e.notify != nil {
@@ -54,8 +57,9 @@ func (e *Executor) Processes() []*Process {
 
 // Process is one fake program.
 type Process struct {
-	Spec *executor.Spec
-	pid  int
+	Spec       *executor.Spec
+	pid        int
+	ignoreTERM bool
 
 	mu      sync.Mutex
 	signals []syscall.Signal
@@ -87,14 +91,18 @@ func (p *Process) Signal(sig syscall.Signal) error {
 	}
 	p.signals = append(p.signals, sig)
 	p.mu.Unlock()
-	if sig == syscall.SIGKILL || sig == syscall.SIGTERM {
+	if sig == syscall.SIGKILL || (sig == syscall.SIGTERM && !p.ignoreTERM) {
 		p.Exit(executor.Result{Signal: int(sig)})
 	}
 	return nil
 }
 
-// Terminate ends the program as SIGTERM would (the fake never ignores it).
-func (p *Process) Terminate(time.Duration) { _ = p.Signal(syscall.SIGTERM) }
+// Terminate sends SIGTERM and, if the program still runs killWait later,
+// SIGKILL, as the real processes do.
+func (p *Process) Terminate(killWait time.Duration) {
+	_ = p.Signal(syscall.SIGTERM)
+	time.AfterFunc(killWait, func() { _ = p.Signal(syscall.SIGKILL) })
+}
 
 // Wait blocks until the program ended.
 func (p *Process) Wait() executor.Result {
