@@ -1,11 +1,10 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,7 +14,6 @@ import (
 	"github.com/drover-hpc/drover/internal/cgroups"
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/stepenv"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -148,70 +146,24 @@ func (a *Agent) run(j *job) {
 	a.finish(j, res)
 }
 
-// start prepares and launches the job's program, then waits for it.
+// start prepares the job's launch with its hooks (batchHooks), then
+// launches its program and waits for it, or holds its allocation.
 func (a *Agent) start(j *job) executor.Result {
-	mj := j.model
-	spec := mj.Spec
-	dir, err := newJobDir(a.spool, j.id, mj.UserID, mj.GroupID)
-	if err != nil {
-		return executor.Result{ExitCode: 1, Err: err}
-	}
-	j.dir = dir
+	return a.startWith(j, batchHooks())
+}
 
-	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.clusterName(), mj.StartTime)
-	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
-	env = stepenv.Override(env, a.isolationEnv(mj, nil, nodeAlloc(mj, a.node).GPUs, false)...)
-	env, _ = a.taskProlog(mj, env)
-	if u, err := user.LookupId(strconv.FormatUint(uint64(mj.UserID), 10)); err == nil {
-		env = stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
-	}
-	fields := stepenv.BatchFields(mj, a.node)
-	es := &executor.Spec{
-		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
-		Append: spec.OpenMode == "append", Umask: umaskOf(spec),
-	}
-	if err := a.prolog(j); err != nil {
-		j.mu.Lock()
-		j.prologErr = err
-		j.mu.Unlock()
-		return executor.Result{ExitCode: 1, Err: err}
-	}
-	if spec.Interactive {
-		if _, err := a.jobGroup(j); err != nil {
-			return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
+func (a *Agent) startWith(j *job, hooks []batchHook) executor.Result {
+	bc := &batchCtx{a: a, j: j, mj: j.model}
+	for _, h := range hooks {
+		if err := h.Prestart(context.Background(), bc); err != nil {
+			return executor.Result{ExitCode: 1, Err: err}
 		}
+	}
+	if bc.interactive() {
 		a.reportStarted(j, 0)
 		return a.holdAllocation(j)
 	}
-	g, err := a.stepGroup(j, "batch", nil, nodeAlloc(mj, a.node).GPUs)
-	if err != nil {
-		return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
-	}
-	place(es, g)
-	j.mu.Lock()
-	j.batch = newSampler(g, a.iso.every)
-	j.mu.Unlock()
-	script, err := writeScript(j.dir, spec.Script, mj.UserID, mj.GroupID, mj.Groups)
-	if err != nil {
-		return executor.Result{ExitCode: 1, Err: err}
-	}
-	es.Path, es.Args = script, spec.Argv
-	out := spec.StdOut
-	if out == "" {
-		out = stepenv.DefaultOutput(mj)
-	}
-	es.Stdout = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(out, fields))
-	es.Stderr = es.Stdout
-	if spec.StdErr != "" {
-		es.Stderr = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdErr, fields))
-	}
-	if spec.StdIn != "" {
-		es.Stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
-	}
-	j.mu.Lock()
-	j.errPath = es.Stderr
-	j.mu.Unlock()
-	proc, err := a.startSupervised(j, es)
+	proc, err := a.startSupervised(j, bc.es)
 	if err != nil {
 		return executor.Result{ExitCode: 1, Err: err}
 	}
@@ -225,7 +177,9 @@ func (a *Agent) start(j *job) executor.Result {
 	}
 	a.timeLimit(j)
 	res := proc.Wait()
-	a.taskEpilog(mj, es.Env)
+	for _, f := range bc.onExit {
+		f(res)
+	}
 	j.stopLimit()
 	return res
 }

@@ -46,7 +46,7 @@ func testAgent(t *testing.T) (*Agent, *fake.Executor) {
 
 // testStep is a step of job 7 with ranks on node n1 (this agent's).
 func testStep(a *Agent, spec *model.StepSpec, ranks ...int) *stepRun {
-	mj := &model.Job{ID: 7, UserID: 0, GroupID: 0, Name: "j", Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 4}},
+	mj := &model.Job{ID: 7, ArrayTaskID: model.NoArrayTask, Name: "j", Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 4}},
 		Spec: &model.JobSpec{WorkDir: "/tmp", Env: []string{"JOBVAR=1"}}, StartTime: time.Now().Unix()}
 	j := newJob(7, mj, true)
 	st := &model.Step{ID: 0, Spec: spec, NTasks: len(ranks), StartTime: time.Now().Unix(),
