@@ -137,6 +137,10 @@ func Run(ctx context.Context, o Options) error {
 	}
 	a.setKillWait(cfg.KillWait)
 	a.setCluster(cfg.ClusterName)
+	if d := unkillableTimeout(cfg); d > 0 {
+		// Set once, before any task runs: the executor's Wait reads it.
+		executor.GroupKillTimeout = d
+	}
 	if err := a.setupIsolation(confPath); err != nil {
 		return err
 	}
@@ -355,6 +359,21 @@ func (a *Agent) msgTimeout() time.Duration {
 		}
 	}
 	return DefaultMessageTimeout
+}
+
+// unkillableTimeout is UnkillableStepTimeout when slurm.conf sets it: how
+// long a step's processes may survive SIGKILL (the executor keeps killing
+// the group that long). 0: not set, the executor's default stands.
+func unkillableTimeout(cfg *slurmconf.Config) time.Duration {
+	v, ok := cfg.Get("UnkillableStepTimeout")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
 }
 
 // DefaultMessageTimeout is Slurm's MessageTimeout default.

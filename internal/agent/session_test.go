@@ -285,3 +285,14 @@ func TestShutdownWaitsKillWait(t *testing.T) {
 		t.Errorf("task killed after %s, before KillWait", d)
 	}
 }
+
+func TestUnkillableTimeoutFromConfig(t *testing.T) {
+	cfg := &slurmconf.Config{}
+	if d := unkillableTimeout(cfg); d != 0 {
+		t.Errorf("unset: %s, want the executor's default", d)
+	}
+	cfg.Raw = []slurmconf.KV{{Key: "UnkillableStepTimeout", Value: "90"}}
+	if d := unkillableTimeout(cfg); d != 90*time.Second {
+		t.Errorf("UnkillableStepTimeout=90: %s", d)
+	}
+}

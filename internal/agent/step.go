@@ -68,6 +68,9 @@ func (a *Agent) launchStep(l *pb.LaunchStep) {
 		a.jobs[j.id] = j
 	}
 	a.mu.Unlock()
+	if l.KillWait > 0 {
+		a.setKillWait(time.Duration(l.KillWait) * time.Second)
+	}
 	sr := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{}, inputs: map[int]*stdinQueue{}, launch: l}
 	j.mu.Lock()
 	if j.steps[st.ID] != nil {
