@@ -126,7 +126,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		expectedRuns = append(expectedRuns, &pb.JobRun{JobId: uint32(id), Run: j.Run()})
 	}
 	if err := stream.Send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_Registered{Registered: &pb.Registered{
-		Cluster: st.ClusterName, Expected: expected, KillWait: st.KillWait, ExpectedRuns: expectedRuns,
+		Cluster: st.ClusterName, Expected: expected, KillWait: st.KillWait, ExpectedRuns: expectedRuns, AcksReports: true,
 	}}}); err != nil {
 		return err
 	}
@@ -190,6 +190,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			// A start confirmed by another node than the batch host
 			// would make the controller count a launch as received.
 			c.log.Warn("ignoring the start of a job this node does not hold", "node", reg.Node, "job", st.JobId)
+			conn.send(reportAck(st.JobId, 0, st.Run, true)) // so that it stops resending
 			continue
 		}
 		switch m := msg.Msg.(type) {
@@ -205,6 +206,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			c.mu.Lock()
 			c.acked[model.JobID(m.JobStarted.JobId)] = run
 			c.mu.Unlock()
+			conn.send(reportAck(m.JobStarted.JobId, 0, m.JobStarted.Run, true))
 		case *pb.AgentMessage_JobEnded:
 			e := m.JobEnded
 			if !c.endsHere(reg.Node, model.JobID(e.JobId)) {
@@ -241,7 +243,9 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		case *pb.AgentMessage_StepEnded:
 			if err := c.stepEnded(reg.Node, m.StepEnded); err != nil {
 				c.log.Error("commit step end", "job", m.StepEnded.JobId, "step", m.StepEnded.StepId, "err", err)
+				continue // not confirmed: the agent sends it again
 			}
+			conn.send(reportAck(m.StepEnded.JobId, m.StepEnded.StepId, m.StepEnded.Run, false))
 		case *pb.AgentMessage_StatReply:
 			c.stats.deliver(ownStats(reg.Node, m.StatReply))
 		case *pb.AgentMessage_Health:
@@ -331,4 +335,10 @@ func ownStats(node string, r *pb.StatReply) *pb.StatReply {
 		}
 	}
 	return out
+}
+
+// reportAck confirms an agent's StepEnded (started false) or JobStarted.
+func reportAck(job uint32, step int32, run uint32, started bool) *pb.ControllerMessage {
+	return &pb.ControllerMessage{Msg: &pb.ControllerMessage_ReportAck{ReportAck: &pb.ReportAck{
+		JobId: job, StepId: step, Run: run, Started: started}}}
 }

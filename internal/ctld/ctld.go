@@ -42,12 +42,7 @@ type Options struct {
 }
 
 // TokenPath is where the cluster token lives for a configuration.
-func TokenPath(cfg *slurmconf.Config) string {
-	if v, ok := cfg.Get("DroverTokenFile"); ok && v != "" {
-		return v
-	}
-	return filepath.Join(cfg.StateSaveLocation, "cluster.token")
-}
+func TokenPath(cfg *slurmconf.Config) string { return cfg.TokenPath() }
 
 // CAPath is where the cluster CA certificate lives for a configuration:
 // clients on the controller's machine read it to verify the TCP port.

@@ -312,3 +312,13 @@ type Priority struct {
 func (c *Config) CAPath() string {
 	return filepath.Join(c.StateSaveLocation, "ca", "ca.crt")
 }
+
+// TokenPath is where the cluster token lives: DroverTokenFile, or
+// cluster.token in StateSaveLocation. Here rather than in the controller's
+// package so the agent, which reads it, does not depend on the controller.
+func (c *Config) TokenPath() string {
+	if v, ok := c.Get("DroverTokenFile"); ok && v != "" {
+		return v
+	}
+	return filepath.Join(c.StateSaveLocation, "cluster.token")
+}
