@@ -265,6 +265,15 @@ func (s *Shares) NormShares(account, user string, users int) float64 {
 	return acct * float64(mine) / float64(sum)
 }
 
+// AccountNormShares is an account's normalised shares (1 for one the
+// tree does not know).
+func (s *Shares) AccountNormShares(account string) float64 {
+	if n, ok := s.norm[account]; ok {
+		return n
+	}
+	return 1
+}
+
 // EffectiveUsage is the user's share of all recorded usage.
 func (s *Shares) EffectiveUsage(account, user string) float64 {
 	if s.total <= 0 {

@@ -3,11 +3,11 @@ package priority
 import (
 	"fmt"
 	"strings"
-	"time"
 )
 
 // ResetPeriod is PriorityUsageResetPeriod: when recorded fair-share usage
-// starts again from zero.
+// starts again from zero. The calendar arithmetic lives with the caller
+// (the controller's service), as this package keeps away from time.
 type ResetPeriod uint8
 
 const (
@@ -37,28 +37,4 @@ func ParseResetPeriod(s string) (ResetPeriod, error) {
 		}
 	}
 	return ResetNone, fmt.Errorf("want NONE, NOW, DAILY, WEEKLY, MONTHLY, QUARTERLY or YEARLY")
-}
-
-// LastReset is the latest reset time at or before now (unix seconds;
-// 0 for NONE and NOW, whose time the caller knows) in loc's calendar.
-// Usage recorded before it no longer counts.
-func LastReset(p ResetPeriod, now int64, loc *time.Location) int64 {
-	t := time.Unix(now, 0).In(loc)
-	y, m, d := t.Date()
-	var at time.Time
-	switch p {
-	case ResetDaily:
-		at = time.Date(y, m, d, 0, 0, 0, 0, loc)
-	case ResetWeekly:
-		at = time.Date(y, m, d-int(t.Weekday()), 0, 0, 0, 0, loc)
-	case ResetMonthly:
-		at = time.Date(y, m, 1, 0, 0, 0, 0, loc)
-	case ResetQuarterly:
-		at = time.Date(y, m-(m-1)%3, 1, 0, 0, 0, 0, loc)
-	case ResetYearly:
-		at = time.Date(y, 1, 1, 0, 0, 0, 0, loc)
-	default:
-		return 0
-	}
-	return at.Unix()
 }

@@ -60,7 +60,8 @@ func ParseTRESWeights(s string, memUnits bool) ([]TRESWeight, error) {
 }
 
 // TRES counts what a job asks for or holds: CPUs, memory in MiB, nodes
-// and GPUs (of GPUType when the request names one).
+// and GPUs (of GPUType when the request names one; "*" in a partition's
+// total, which counts its GPUs of every type).
 type TRES struct {
 	CPU, Mem, Node, GPU float64
 	GPUType             string
@@ -78,7 +79,7 @@ func (t *TRES) Get(name string) float64 {
 	case "gres/gpu":
 		return t.GPU
 	}
-	if typ, ok := strings.CutPrefix(name, "gres/gpu:"); ok && typ == t.GPUType {
+	if typ, ok := strings.CutPrefix(name, "gres/gpu:"); ok && (typ == t.GPUType || t.GPUType == "*") {
 		return t.GPU
 	}
 	return 0
