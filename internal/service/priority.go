@@ -53,14 +53,26 @@ type Prioritizer struct {
 	tree    *priority.Tree
 	newTree func() *priority.Tree
 	shares  *priority.Shares // classic formula (NO_FAIR_TREE)
-	cache   map[string]float64
+	cache   map[[2]string]float64
+	// detail lists each job's TRES factors (sprio); the controller's
+	// recalculation needs only the priority.
+	detail bool
 }
 
 // NewPrioritizer prepares the computation for snap with usage (nil: the
 // snapshot's recorded usage).
 func (s *Service) NewPrioritizer(snap *state.Snapshot, usage map[string]float64) *Prioritizer {
+	return s.newPrioritizer(snap, usage, true)
+}
+
+// newPrioritizer is NewPrioritizer; without jobUsers the tree holds only
+// associations and users with usage (plus whoever FairShare is asked
+// about): a submission's first priority then costs the size of the
+// association tree, not of the queue, and the next recalculation ranks
+// the users that only have queued jobs too.
+func (s *Service) newPrioritizer(snap *state.Snapshot, usage map[string]float64, jobUsers bool) *Prioritizer {
 	st := s.Settings()
-	p := &Prioritizer{cfg: st.Priority, cache: map[string]float64{}}
+	p := &Prioritizer{cfg: st.Priority, cache: map[[2]string]float64{}}
 	c := &p.cluster
 	c.PartitionFactors, c.QOSPriority = map[string]int{}, map[string]int{}
 	for _, n := range snap.Nodes() {
@@ -102,8 +114,13 @@ func (s *Service) NewPrioritizer(snap *state.Snapshot, usage map[string]float64)
 	}
 	p.newTree = func() *priority.Tree {
 		t := priority.NewTree(db, st.ClusterName, usage)
-		snap.EachActive(func(j *model.Job) bool {
-			if j.UserName != "" {
+		if !jobUsers {
+			return t
+		}
+		// EachJob walks the job map itself, cheaper than EachActive's
+		// lookups; the few finished jobs are skipped.
+		snap.EachJob(func(j *model.Job) bool {
+			if j.UserName != "" && !j.Finished() {
 				t.AddUser(jobAccount(j), j.UserName)
 			}
 			return true
@@ -126,14 +143,19 @@ func (p *Prioritizer) Tree() *priority.Tree {
 	return p.tree
 }
 
-// Factors are j's factors and priority at now.
+// Factors are j's factors and priority at now (the TRES factors listed
+// only for a report: see Priorities).
 func (p *Prioritizer) Factors(j *model.Job, now int64) priority.Factors {
-	return priority.Compute(j, now, p.cfg.Weights, &p.cluster, p.FairShare(jobAccount(j), j.UserName))
+	fs := p.FairShare(jobAccount(j), j.UserName)
+	if !p.detail {
+		return priority.ComputeSummed(j, now, p.cfg.Weights, &p.cluster, fs)
+	}
+	return priority.Compute(j, now, p.cfg.Weights, &p.cluster, fs)
 }
 
 // FairShare is the fair-share factor of user under account.
 func (p *Prioritizer) FairShare(account, user string) float64 {
-	key := priority.UsageKey(account, user)
+	key := [2]string{account, user}
 	if f, ok := p.cache[key]; ok {
 		return f
 	}
@@ -289,6 +311,7 @@ func (s *Service) Priorities(ctx context.Context) (*PriorityReport, error) {
 	snap := s.store.Snapshot()
 	now := s.clock.Now().Unix()
 	p := s.NewPrioritizer(snap, s.AccrueUsage(snap, now))
+	p.detail = true
 	r := &PriorityReport{Multifactor: st.Priority.Multifactor, FairTree: !st.Priority.NoFairTree,
 		Weights: st.Priority.Weights, WeightTRES: st.Priority.WeightTRES}
 	snap.EachActive(func(j *model.Job) bool {

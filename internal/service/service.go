@@ -208,7 +208,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if st.Priority.Multifactor {
 		now := s.clock.Now().Unix()
 		j := &model.Job{Spec: spec, Partition: part.Name, UserName: id.User, Nice: spec.Nice, TimeLimit: limit, EligibleTime: now}
-		prio = s.NewPrioritizer(snap, nil).Factors(j, now).Priority
+		prio = s.newPrioritizer(snap, nil, false).Factors(j, now).Priority
 	}
 	if spec.Priority != nil {
 		// An operator's --priority; 0 holds the job, as in Slurm.

@@ -38,7 +38,7 @@ type Tree struct {
 	Root     *Node
 	Total    float64 // all usage
 	accounts map[string]*Node
-	users    map[string]*Node // UsageKey → user node
+	users    map[[2]string]*Node // {account, user} → user node (no key string to build per lookup)
 	nusers   int              // users reachable from root
 }
 
@@ -47,7 +47,7 @@ type Tree struct {
 // under root (a cluster without sacctmgr records still shares fairly
 // among the users that ran).
 func NewTree(db *model.AcctDB, cluster string, usage map[string]float64) *Tree {
-	t := &Tree{Root: &Node{Account: "root", Shares: 1}, accounts: map[string]*Node{}, users: map[string]*Node{}}
+	t := &Tree{Root: &Node{Account: "root", Shares: 1}, accounts: map[string]*Node{}, users: map[[2]string]*Node{}}
 	t.accounts["root"] = t.Root
 	type link struct {
 		n      *Node
@@ -110,7 +110,7 @@ func NewTree(db *model.AcctDB, cluster string, usage map[string]float64) *Tree {
 // AddUser adds user under account (with one share) unless it is there;
 // it reports whether it added one. Call it before Finish.
 func (t *Tree) AddUser(account, user string) bool {
-	if _, ok := t.users[UsageKey(account, user)]; ok {
+	if _, ok := t.users[[2]string{account, user}]; ok {
 		return false
 	}
 	t.addUser(account, user, 1)
@@ -118,7 +118,7 @@ func (t *Tree) AddUser(account, user string) bool {
 }
 
 func (t *Tree) addUser(account, user string, shares int) *Node {
-	key := UsageKey(account, user)
+	key := [2]string{account, user}
 	if n := t.users[key]; n != nil {
 		return n
 	}
@@ -150,7 +150,10 @@ func (t *Tree) Finish() {
 				}
 				return 1
 			}
-			return strings.Compare(a.User+"\x00"+a.Account, b.User+"\x00"+b.Account)
+			if c := strings.Compare(a.User, b.User); c != 0 {
+				return c
+			}
+			return strings.Compare(a.Account, b.Account)
 		})
 		sum := 0.0
 		for _, c := range n.Children {
@@ -163,7 +166,7 @@ func (t *Tree) Finish() {
 }
 
 // User is the node of user under account, or nil.
-func (t *Tree) User(account, user string) *Node { return t.users[UsageKey(account, user)] }
+func (t *Tree) User(account, user string) *Node { return t.users[[2]string{account, user}] }
 
 // Users is how many user associations the tree ranks.
 func (t *Tree) Users() int { return t.nusers }

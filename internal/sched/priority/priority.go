@@ -78,6 +78,17 @@ type TRESFactor struct {
 // Compute returns j's factors at now; fairShare is its association's
 // factor (1 when unknown).
 func Compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) Factors {
+	return compute(j, now, w, c, fairShare, true)
+}
+
+// ComputeSummed is Compute with the TRES factors summed into the
+// priority but not listed in Factors.TRES, which spares an allocation
+// per job when a whole queue is recalculated.
+func ComputeSummed(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) Factors {
+	return compute(j, now, w, c, fairShare, false)
+}
+
+func compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64, detail bool) Factors {
 	var f Factors
 	maxAge := w.MaxAge
 	if maxAge <= 0 {
@@ -108,7 +119,7 @@ func Compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) 
 	sum := f.Age*float64(w.Age) + f.FairShare*float64(w.FairShare) + f.JobSize*float64(w.JobSize) +
 		f.Partition*float64(w.Partition) + f.QOS*float64(w.QOS) - float64(f.Nice)
 	if len(w.TRES) > 0 {
-		sum += tresFactors(j, w, c, &f)
+		sum += tresFactors(j, w, c, &f, detail)
 	}
 	switch {
 	case sum < 1:
@@ -123,7 +134,7 @@ func Compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) 
 }
 
 // tresFactors fills f.TRES and returns what they add to the priority.
-func tresFactors(j *model.Job, w Weights, c *Cluster, f *Factors) float64 {
+func tresFactors(j *model.Job, w Weights, c *Cluster, f *Factors, detail bool) float64 {
 	req := Requested(j.Spec, c.NodeMem[j.Partition])
 	total := c.PartitionTRES[j.Partition]
 	sum := 0.0
@@ -137,7 +148,9 @@ func tresFactors(j *model.Job, w Weights, c *Cluster, f *Factors) float64 {
 			}
 		}
 		if wt := v * tw.Weight; wt > 0 {
-			f.TRES = append(f.TRES, TRESFactor{Name: tw.Name, Factor: v, Weighted: wt})
+			if detail {
+				f.TRES = append(f.TRES, TRESFactor{Name: tw.Name, Factor: v, Weighted: wt})
+			}
 			sum += wt
 		}
 	}
@@ -182,6 +195,11 @@ type Shares struct {
 	usage map[string]float64
 	total float64
 	norm  map[string]float64 // account → normalised shares
+	// userSum is the sum of the shares of each account's users,
+	// userShares each user's: NormShares looks them up instead of
+	// walking every association per user.
+	userSum    map[string]int
+	userShares map[[2]string]int
 }
 
 // UsageKey names the usage of a user under an account.
@@ -190,12 +208,18 @@ func UsageKey(account, user string) string { return account + "\x00" + user }
 // NewShares prepares the factors for a cluster's association tree and
 // the decayed usage recorded so far.
 func NewShares(db *model.AcctDB, cluster string, usage map[string]float64) *Shares {
-	s := &Shares{db: db, usage: usage, norm: map[string]float64{}}
+	s := &Shares{db: db, usage: usage, norm: map[string]float64{}, userSum: map[string]int{}, userShares: map[[2]string]int{}}
 	for _, u := range usage {
 		s.total += u
 	}
 	if db == nil {
 		return s
+	}
+	for _, a := range db.Assocs {
+		if a.User != "" && a.Partition == "" {
+			s.userSum[a.Account] += shareOf(a)
+			s.userShares[[2]string{a.Account, a.User}] = shareOf(a)
+		}
 	}
 	// Accounts: children of each parent with their shares.
 	children := map[string][]*model.Assoc{}
@@ -250,14 +274,9 @@ func (s *Shares) NormShares(account, user string, users int) float64 {
 	if !ok {
 		acct = s.norm["root"]
 	}
-	sum, mine := 0, 1
-	for _, a := range s.db.Assocs {
-		if a.User != "" && a.Account == account && a.Partition == "" {
-			sum += shareOf(a)
-			if a.User == user {
-				mine = shareOf(a)
-			}
-		}
+	sum, mine := s.userSum[account], 1
+	if n, ok := s.userShares[[2]string{account, user}]; ok {
+		mine = n
 	}
 	if sum == 0 {
 		return acct
