@@ -39,7 +39,7 @@ type Tree struct {
 	Total    float64 // all usage
 	accounts map[string]*Node
 	users    map[[2]string]*Node // {account, user} → user node (no key string to build per lookup)
-	nusers   int              // users reachable from root
+	nusers   int                 // users reachable from root
 }
 
 // NewTree builds the tree of cluster's associations in db (nil: none),
