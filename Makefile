@@ -66,6 +66,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/acct.sh
 	bash bench/submit.sh
 	bash bench/sim.sh
+	bash bench/priority.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

@@ -683,7 +683,9 @@ func applyPriorities(txn *state.Txn, c *Priorities) {
 		j.Priority = p
 		txn.PutJob(j)
 	}
-	if c.Usage != nil {
+	// UsageAt says usage was recalculated: an empty map (after a
+	// PriorityUsageResetPeriod reset) arrives as nil and still replaces.
+	if c.Usage != nil || c.UsageAt > 0 {
 		txn.SetUsage(c.Usage, c.UsageAt)
 	}
 }

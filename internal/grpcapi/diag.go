@@ -133,17 +133,22 @@ func (s *Server) Priorities(ctx context.Context, _ *pb.PrioritiesRequest) (*pb.P
 		return nil, toStatus(err)
 	}
 	w := r.Weights
-	out := &pb.PrioritiesResponse{Multifactor: r.Multifactor, Weights: &pb.PriorityWeights{
-		Age: w.Age, Fairshare: w.FairShare, Jobsize: w.JobSize, Partition: w.Partition, Qos: w.QOS}}
+	out := &pb.PrioritiesResponse{Multifactor: r.Multifactor, FairTree: r.FairTree, Weights: &pb.PriorityWeights{
+		Age: w.Age, Fairshare: w.FairShare, Jobsize: w.JobSize, Partition: w.Partition, Qos: w.QOS, Tres: r.WeightTRES}}
 	for _, jp := range r.Jobs {
 		j, f := jp.Job, jp.Factors
-		out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: uint32(j.ID), DisplayId: j.DisplayID(), Partition: j.Partition, User: j.UserName,
+		pj := &pb.JobPriority{JobId: uint32(j.ID), DisplayId: j.DisplayID(), Partition: j.Partition, User: j.UserName,
 			Uid: j.UserID, Priority: f.Priority, Age: f.Age, Fairshare: f.FairShare, Jobsize: f.JobSize, PartitionFactor: f.Partition,
-			Qos: f.QOS, Nice: int32(f.Nice)})
+			Qos: f.QOS, Nice: int32(f.Nice)}
+		for _, t := range f.TRES {
+			pj.Tres = append(pj.Tres, &pb.TRESFactor{Name: t.Name, Factor: t.Factor, Weighted: t.Weighted})
+		}
+		out.Jobs = append(out.Jobs, pj)
 	}
 	for _, sr := range r.Shares {
 		out.Shares = append(out.Shares, &pb.ShareRow{Account: sr.Account, User: sr.User, Depth: int32(sr.Depth), RawShares: int32(sr.RawShares),
-			NormShares: sr.NormShares, RawUsage: sr.RawUsage, EffectvUsage: sr.EffUsage, Fairshare: sr.FairShare})
+			NormShares: sr.NormShares, RawUsage: sr.RawUsage, EffectvUsage: sr.EffUsage, Fairshare: sr.FairShare,
+			NormUsage: sr.NormUsage, LevelFs: sr.LevelFS})
 	}
 	return out, nil
 }

@@ -77,6 +77,7 @@ func New(log *slog.Logger, store *state.Store, raft Committer, v *auth.Verifier,
 		log = slog.Default()
 	}
 	svc := &Service{log: log, store: store, raft: raft, verifier: v, clock: clk, notify: n}
+	svc.stampReset(s)
 	svc.settings.Store(s)
 	return svc
 }
@@ -85,7 +86,10 @@ func New(log *slog.Logger, store *state.Store, raft Committer, v *auth.Verifier,
 func (s *Service) Settings() *Settings { return s.settings.Load() }
 
 // SetSettings installs a new configuration (reconfigure).
-func (s *Service) SetSettings(st *Settings) { s.settings.Store(st) }
+func (s *Service) SetSettings(st *Settings) {
+	s.stampReset(st)
+	s.settings.Store(st)
+}
 
 // Error is a refusal in Slurm's words; transports map it to a status.
 type Error struct {
@@ -207,7 +211,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if st.Priority.Multifactor {
 		now := s.clock.Now().Unix()
 		j := &model.Job{Spec: spec, Partition: part.Name, UserName: id.User, Nice: spec.Nice, TimeLimit: limit, EligibleTime: now}
-		prio = s.NewPrioritizer(snap, nil).Factors(j, now).Priority
+		prio = s.newPrioritizer(snap, nil, false).Factors(j, now).Priority
 	}
 	if spec.Priority != nil {
 		// An operator's --priority; 0 holds the job, as in Slurm.

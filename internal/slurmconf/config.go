@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/priority"
 )
 
 // Slurm's built-in defaults for the keys Drover types.
@@ -176,6 +177,9 @@ type PartitionConf struct {
 	OverSubscribe     string // NO, YES[:n], FORCE[:n] or EXCLUSIVE
 	PreemptMode       string // "" (the global one), OFF, CANCEL, REQUEUE, SUSPEND
 	GraceTime         int64  // seconds
+	// BillingWeights is TRESBillingWeights: how the partition's jobs
+	// bill fair-share usage (nil: by CPUs).
+	BillingWeights []priority.TRESWeight
 
 	Pos Pos // the PartitionName line
 }
@@ -305,6 +309,16 @@ type Priority struct {
 	SmallRelativeToTime, NoFairTree                                       bool  // PriorityFlags
 	DecayHalfLife                                                         int64 // seconds
 	CalcPeriod                                                            int64 // seconds
+	// WeightTRES is PriorityWeightTRES (WeightTRESRaw as written, for
+	// sprio -w); UsageReset PriorityUsageResetPeriod.
+	WeightTRES    []priority.TRESWeight
+	WeightTRESRaw string
+	UsageReset    priority.ResetPeriod
+	// More PriorityFlags: MAX_TRES, CALCULATE_RUNNING, DEPTH_OBLIVIOUS
+	// (which implies NO_FAIR_TREE), NO_NORMAL_PART/QOS/TRES (NO_NORMAL_ALL
+	// sets the three).
+	MaxTRES, CalculateRunning, DepthOblivious bool
+	NoNormalPart, NoNormalQOS, NoNormalTRES   bool
 }
 
 // CAPath is where the cluster CA certificate lives: clients on the

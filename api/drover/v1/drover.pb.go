@@ -8212,6 +8212,7 @@ type PriorityWeights struct {
 	Jobsize       uint32                 `protobuf:"varint,3,opt,name=jobsize,proto3" json:"jobsize,omitempty"`
 	Partition     uint32                 `protobuf:"varint,4,opt,name=partition,proto3" json:"partition,omitempty"`
 	Qos           uint32                 `protobuf:"varint,5,opt,name=qos,proto3" json:"qos,omitempty"`
+	Tres          string                 `protobuf:"bytes,6,opt,name=tres,proto3" json:"tres,omitempty"` // PriorityWeightTRES as written
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -8281,6 +8282,74 @@ func (x *PriorityWeights) GetQos() uint32 {
 	return 0
 }
 
+func (x *PriorityWeights) GetTres() string {
+	if x != nil {
+		return x.Tres
+	}
+	return ""
+}
+
+// TRESFactor is one TRES's priority factor and what it adds (weighted).
+type TRESFactor struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Factor        float64                `protobuf:"fixed64,2,opt,name=factor,proto3" json:"factor,omitempty"`
+	Weighted      float64                `protobuf:"fixed64,3,opt,name=weighted,proto3" json:"weighted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TRESFactor) Reset() {
+	*x = TRESFactor{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TRESFactor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TRESFactor) ProtoMessage() {}
+
+func (x *TRESFactor) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TRESFactor.ProtoReflect.Descriptor instead.
+func (*TRESFactor) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *TRESFactor) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TRESFactor) GetFactor() float64 {
+	if x != nil {
+		return x.Factor
+	}
+	return 0
+}
+
+func (x *TRESFactor) GetWeighted() float64 {
+	if x != nil {
+		return x.Weighted
+	}
+	return 0
+}
+
 // JobPriority is one pending job's normalised factors (0 to 1).
 type JobPriority struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -8296,13 +8365,14 @@ type JobPriority struct {
 	Nice            int32                  `protobuf:"varint,10,opt,name=nice,proto3" json:"nice,omitempty"`
 	DisplayId       string                 `protobuf:"bytes,11,opt,name=display_id,json=displayId,proto3" json:"display_id,omitempty"`
 	Uid             uint32                 `protobuf:"varint,12,opt,name=uid,proto3" json:"uid,omitempty"`
+	Tres            []*TRESFactor          `protobuf:"bytes,13,rep,name=tres,proto3" json:"tres,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *JobPriority) Reset() {
 	*x = JobPriority{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8314,7 +8384,7 @@ func (x *JobPriority) String() string {
 func (*JobPriority) ProtoMessage() {}
 
 func (x *JobPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8327,7 +8397,7 @@ func (x *JobPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
 func (*JobPriority) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{100}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *JobPriority) GetJobId() uint32 {
@@ -8414,6 +8484,13 @@ func (x *JobPriority) GetUid() uint32 {
 	return 0
 }
 
+func (x *JobPriority) GetTres() []*TRESFactor {
+	if x != nil {
+		return x.Tres
+	}
+	return nil
+}
+
 // ShareRow is one association of the fair-share tree (sshare).
 type ShareRow struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -8425,13 +8502,15 @@ type ShareRow struct {
 	RawUsage      float64                `protobuf:"fixed64,6,opt,name=raw_usage,json=rawUsage,proto3" json:"raw_usage,omitempty"`
 	EffectvUsage  float64                `protobuf:"fixed64,7,opt,name=effectv_usage,json=effectvUsage,proto3" json:"effectv_usage,omitempty"`
 	Fairshare     float64                `protobuf:"fixed64,8,opt,name=fairshare,proto3" json:"fairshare,omitempty"`
+	NormUsage     float64                `protobuf:"fixed64,9,opt,name=norm_usage,json=normUsage,proto3" json:"norm_usage,omitempty"`
+	LevelFs       float64                `protobuf:"fixed64,10,opt,name=level_fs,json=levelFs,proto3" json:"level_fs,omitempty"` // Fair Tree's S/U (+Inf without usage); NaN under the classic formula
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShareRow) Reset() {
 	*x = ShareRow{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8443,7 +8522,7 @@ func (x *ShareRow) String() string {
 func (*ShareRow) ProtoMessage() {}
 
 func (x *ShareRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8456,7 +8535,7 @@ func (x *ShareRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShareRow.ProtoReflect.Descriptor instead.
 func (*ShareRow) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{101}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *ShareRow) GetAccount() string {
@@ -8515,19 +8594,34 @@ func (x *ShareRow) GetFairshare() float64 {
 	return 0
 }
 
+func (x *ShareRow) GetNormUsage() float64 {
+	if x != nil {
+		return x.NormUsage
+	}
+	return 0
+}
+
+func (x *ShareRow) GetLevelFs() float64 {
+	if x != nil {
+		return x.LevelFs
+	}
+	return 0
+}
+
 type PrioritiesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Multifactor   bool                   `protobuf:"varint,1,opt,name=multifactor,proto3" json:"multifactor,omitempty"`
 	Weights       *PriorityWeights       `protobuf:"bytes,2,opt,name=weights,proto3" json:"weights,omitempty"`
 	Jobs          []*JobPriority         `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	Shares        []*ShareRow            `protobuf:"bytes,4,rep,name=shares,proto3" json:"shares,omitempty"`
+	FairTree      bool                   `protobuf:"varint,5,opt,name=fair_tree,json=fairTree,proto3" json:"fair_tree,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PrioritiesResponse) Reset() {
 	*x = PrioritiesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8539,7 +8633,7 @@ func (x *PrioritiesResponse) String() string {
 func (*PrioritiesResponse) ProtoMessage() {}
 
 func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8552,7 +8646,7 @@ func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrioritiesResponse.ProtoReflect.Descriptor instead.
 func (*PrioritiesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{102}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *PrioritiesResponse) GetMultifactor() bool {
@@ -8581,6 +8675,13 @@ func (x *PrioritiesResponse) GetShares() []*ShareRow {
 		return x.Shares
 	}
 	return nil
+}
+
+func (x *PrioritiesResponse) GetFairTree() bool {
+	if x != nil {
+		return x.FairTree
+	}
+	return false
 }
 
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
@@ -9343,13 +9444,19 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vrpc_by_type\x18\x14 \x03(\v2\x12.drover.v1.RPCStatR\trpcByType\x122\n" +
 	"\vrpc_by_user\x18\x15 \x03(\v2\x12.drover.v1.RPCStatR\trpcByUser\x12#\n" +
 	"\racct_disabled\x18\x16 \x01(\bR\facctDisabled\"\x13\n" +
-	"\x11PrioritiesRequest\"\x8b\x01\n" +
+	"\x11PrioritiesRequest\"\x9f\x01\n" +
 	"\x0fPriorityWeights\x12\x10\n" +
 	"\x03age\x18\x01 \x01(\rR\x03age\x12\x1c\n" +
 	"\tfairshare\x18\x02 \x01(\rR\tfairshare\x12\x18\n" +
 	"\ajobsize\x18\x03 \x01(\rR\ajobsize\x12\x1c\n" +
 	"\tpartition\x18\x04 \x01(\rR\tpartition\x12\x10\n" +
-	"\x03qos\x18\x05 \x01(\rR\x03qos\"\xbe\x02\n" +
+	"\x03qos\x18\x05 \x01(\rR\x03qos\x12\x12\n" +
+	"\x04tres\x18\x06 \x01(\tR\x04tres\"T\n" +
+	"\n" +
+	"TRESFactor\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06factor\x18\x02 \x01(\x01R\x06factor\x12\x1a\n" +
+	"\bweighted\x18\x03 \x01(\x01R\bweighted\"\xe9\x02\n" +
 	"\vJobPriority\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x12\n" +
@@ -9364,7 +9471,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	" \x01(\x05R\x04nice\x12\x1d\n" +
 	"\n" +
 	"display_id\x18\v \x01(\tR\tdisplayId\x12\x10\n" +
-	"\x03uid\x18\f \x01(\rR\x03uid\"\xee\x01\n" +
+	"\x03uid\x18\f \x01(\rR\x03uid\x12)\n" +
+	"\x04tres\x18\r \x03(\v2\x15.drover.v1.TRESFactorR\x04tres\"\xa8\x02\n" +
 	"\bShareRow\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
@@ -9375,12 +9483,17 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"normShares\x12\x1b\n" +
 	"\traw_usage\x18\x06 \x01(\x01R\brawUsage\x12#\n" +
 	"\reffectv_usage\x18\a \x01(\x01R\feffectvUsage\x12\x1c\n" +
-	"\tfairshare\x18\b \x01(\x01R\tfairshare\"\xc5\x01\n" +
+	"\tfairshare\x18\b \x01(\x01R\tfairshare\x12\x1d\n" +
+	"\n" +
+	"norm_usage\x18\t \x01(\x01R\tnormUsage\x12\x19\n" +
+	"\blevel_fs\x18\n" +
+	" \x01(\x01R\alevelFs\"\xe2\x01\n" +
 	"\x12PrioritiesResponse\x12 \n" +
 	"\vmultifactor\x18\x01 \x01(\bR\vmultifactor\x124\n" +
 	"\aweights\x18\x02 \x01(\v2\x1a.drover.v1.PriorityWeightsR\aweights\x12*\n" +
 	"\x04jobs\x18\x03 \x03(\v2\x16.drover.v1.JobPriorityR\x04jobs\x12+\n" +
-	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares2\xde\x0e\n" +
+	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares\x12\x1b\n" +
+	"\tfair_tree\x18\x05 \x01(\bR\bfairTree2\xde\x0e\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -9431,7 +9544,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 105)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -9533,11 +9646,12 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*DiagResponse)(nil),            // 97: drover.v1.DiagResponse
 	(*PrioritiesRequest)(nil),       // 98: drover.v1.PrioritiesRequest
 	(*PriorityWeights)(nil),         // 99: drover.v1.PriorityWeights
-	(*JobPriority)(nil),             // 100: drover.v1.JobPriority
-	(*ShareRow)(nil),                // 101: drover.v1.ShareRow
-	(*PrioritiesResponse)(nil),      // 102: drover.v1.PrioritiesResponse
-	nil,                             // 103: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 104: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*TRESFactor)(nil),              // 100: drover.v1.TRESFactor
+	(*JobPriority)(nil),             // 101: drover.v1.JobPriority
+	(*ShareRow)(nil),                // 102: drover.v1.ShareRow
+	(*PrioritiesResponse)(nil),      // 103: drover.v1.PrioritiesResponse
+	nil,                             // 104: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 105: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	4,   // 0: drover.v1.ListJoinTokensResponse.tokens:type_name -> drover.v1.JoinTokenInfo
@@ -9564,9 +9678,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	34,  // 21: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 22: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 23: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	103, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	104, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	38,  // 25: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	104, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	105, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	43,  // 27: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	45,  // 28: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	18,  // 29: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -9610,74 +9724,75 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	84,  // 67: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
 	96,  // 68: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
 	96,  // 69: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	99,  // 70: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
-	100, // 71: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
-	101, // 72: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
-	24,  // 73: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	26,  // 74: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	28,  // 75: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	29,  // 76: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	31,  // 77: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	35,  // 78: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	36,  // 79: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	37,  // 80: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	40,  // 81: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	42,  // 82: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	46,  // 83: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	48,  // 84: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	50,  // 85: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	52,  // 86: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	54,  // 87: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	56,  // 88: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,   // 89: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	5,   // 90: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
-	7,   // 91: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
-	62,  // 92: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	82,  // 93: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	87,  // 94: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	89,  // 95: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	95,  // 96: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	98,  // 97: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
-	91,  // 98: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	82,  // 99: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	93,  // 100: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	58,  // 101: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,   // 102: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	25,  // 103: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	27,  // 104: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	27,  // 105: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	30,  // 106: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	32,  // 107: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	39,  // 108: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 109: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 110: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	41,  // 111: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	44,  // 112: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	47,  // 113: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	49,  // 114: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	51,  // 115: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	53,  // 116: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	55,  // 117: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	57,  // 118: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,   // 119: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	6,   // 120: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
-	8,   // 121: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
-	63,  // 122: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	86,  // 123: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	88,  // 124: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	90,  // 125: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	97,  // 126: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	102, // 127: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
-	92,  // 128: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	86,  // 129: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	94,  // 130: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	71,  // 131: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,   // 132: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	103, // [103:133] is the sub-list for method output_type
-	73,  // [73:103] is the sub-list for method input_type
-	73,  // [73:73] is the sub-list for extension type_name
-	73,  // [73:73] is the sub-list for extension extendee
-	0,   // [0:73] is the sub-list for field type_name
+	100, // 70: drover.v1.JobPriority.tres:type_name -> drover.v1.TRESFactor
+	99,  // 71: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
+	101, // 72: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
+	102, // 73: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
+	24,  // 74: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	26,  // 75: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	28,  // 76: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	29,  // 77: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	31,  // 78: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	35,  // 79: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	36,  // 80: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	37,  // 81: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	40,  // 82: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	42,  // 83: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	46,  // 84: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	48,  // 85: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	50,  // 86: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	52,  // 87: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	54,  // 88: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	56,  // 89: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,   // 90: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	5,   // 91: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
+	7,   // 92: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
+	62,  // 93: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	82,  // 94: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	87,  // 95: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	89,  // 96: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	95,  // 97: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	98,  // 98: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
+	91,  // 99: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	82,  // 100: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	93,  // 101: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	58,  // 102: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,   // 103: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	25,  // 104: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	27,  // 105: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	27,  // 106: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	30,  // 107: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	32,  // 108: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	39,  // 109: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 110: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 111: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	41,  // 112: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	44,  // 113: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	47,  // 114: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	49,  // 115: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	51,  // 116: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	53,  // 117: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	55,  // 118: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	57,  // 119: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,   // 120: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	6,   // 121: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
+	8,   // 122: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
+	63,  // 123: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	86,  // 124: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	88,  // 125: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	90,  // 126: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	97,  // 127: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	103, // 128: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
+	92,  // 129: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	86,  // 130: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	94,  // 131: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	71,  // 132: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,   // 133: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	104, // [104:134] is the sub-list for method output_type
+	74,  // [74:104] is the sub-list for method input_type
+	74,  // [74:74] is the sub-list for extension type_name
+	74,  // [74:74] is the sub-list for extension extendee
+	0,   // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -9713,7 +9828,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   105,
+			NumMessages:   106,
 			NumExtensions: 0,
 			NumServices:   3,
 		},
