@@ -559,10 +559,10 @@ func (c *cluster) placeAvoiding(ps *partState, r *request, req, exc []int32, now
 
 // refresh rewrites node i's leaf in every partition tree.
 func (c *cluster) refresh(i int32) {
-	cpu, idle, mem := c.leaf(i)
+	leaf := c.leaf(i)
 	for _, m := range c.member[i] {
 		if m.part.tree != nil {
-			m.part.tree.update(int(m.pos), cpu, idle, mem)
+			m.part.tree.update(int(m.pos), leaf)
 		}
 	}
 }
