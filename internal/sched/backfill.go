@@ -37,6 +37,10 @@ type profile struct {
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
+	// steps caches each node's instants and reserved-use step function
+	// for nodeEarliest; stale[i] is set when rel[i] or res[i] changes.
+	steps []nodeSteps
+	stale []bool
 }
 
 type delta struct {
@@ -45,10 +49,16 @@ type delta struct {
 }
 
 func (p *profile) addDelta(t, cpu int64) {
-	if t >= never {
+	if t >= never || cpu == 0 {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(p.deltas, t, func(d delta, t int64) int { return cmp.Compare(d.t, t+1) })
+	// One entry per instant: the step function is all the search reads,
+	// and a deep queue books thousands of reservations on a few instants.
+	i, found := slices.BinarySearchFunc(p.deltas, t, func(d delta, t int64) int { return cmp.Compare(d.t, t) })
+	if found {
+		p.deltas[i].cpu += cpu
+		return
+	}
 	p.deltas = slices.Insert(p.deltas, i, delta{t, cpu})
 }
 
@@ -67,7 +77,12 @@ type reserve struct {
 }
 
 func newProfile(n int) *profile {
-	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{}}
+	stale := make([]bool, n)
+	for i := range stale {
+		stale[i] = true
+	}
+	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{},
+		steps: make([]nodeSteps, n), stale: stale}
 }
 
 func (p *profile) addTime(t int64) {
@@ -100,6 +115,7 @@ func (p *profile) addRelease(i int32, r release) {
 	// Kept sorted by time so window stops at the first later one.
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
+	p.stale[i] = true
 	p.addTime(r.t)
 	p.addDelta(r.t, int64(r.cpu))
 }
@@ -139,44 +155,81 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	if len(res) == 0 {
 		return cpu, mem, used
 	}
-	// Peak reserved use over the window: the sum of overlapping
-	// reservations is largest at one of their starts (or at a). Once the
-	// peak takes every CPU the node offers nothing, whatever the rest.
-	var peakCPU int32
-	var peakMem int64
-	full := false
-	probe := func(t int64) {
-		var sc int32
-		var sm int64
+	if gpus {
 		for _, r := range res {
-			if r.from <= t && t < r.to {
-				sc += r.cpu
-				sm += r.mem
-			}
-		}
-		peakCPU, peakMem = max(peakCPU, sc), max(peakMem, sm)
-		full = int(peakCPU) >= cpu
-	}
-	probe(a)
-	for _, r := range res {
-		if full {
-			return -1, 0, used
-		}
-		if r.from < b && r.to > a {
-			if r.from > a {
-				probe(r.from)
-			}
-			if gpus {
+			if r.from < b && r.to > a {
 				used = used.Or(r.gpus)
 			}
 		}
 	}
+	// Once the peak takes every CPU the node offers it offers nothing,
+	// whatever the rest. Memory reserved beyond what is free now (a
+	// running job's release counted in) leaves none, not a debt.
+	peakCPU, peakMem, full := c.peakReserved(i, a, b, cpu)
 	if full {
 		return -1, 0, used
 	}
-	// Memory reserved beyond what is free now (a running job's release
-	// counted in) leaves none, not a debt.
 	return cpu - int(peakCPU), max(0, mem-peakMem), used
+}
+
+// resEvent is a reservation's start (+) or end (-) for peakReserved.
+type resEvent struct {
+	t   int64
+	end bool
+	cpu int32
+	mem int64
+}
+
+// peakReserved is the most CPUs and the most memory node i's reservations
+// hold at any one instant of [a, b) (each maximised on its own: the sum of
+// overlapping reservations is largest at a or at one of their starts); full
+// reports that the CPU peak reaches limit. A sweep over the reservations'
+// ends in time order, O(k log k) for k overlapping ones.
+func (c *cluster) peakReserved(i int32, a, b int64, limit int) (peakCPU int32, peakMem int64, full bool) {
+	ev := c.ebuf[:0]
+	var sc int32
+	var sm int64
+	for _, r := range c.bf.res[i] {
+		if r.from >= b || r.to <= a {
+			continue
+		}
+		if int(r.cpu) >= limit {
+			return 0, 0, true
+		}
+		if r.from <= a {
+			sc += r.cpu
+			sm += r.mem
+		} else {
+			ev = append(ev, resEvent{t: r.from, cpu: r.cpu, mem: r.mem})
+		}
+		if r.to < b {
+			ev = append(ev, resEvent{t: r.to, end: true, cpu: -r.cpu, mem: -r.mem})
+		}
+	}
+	peakCPU, peakMem = sc, sm
+	if len(ev) > 0 {
+		// Ends before starts at one instant: a reservation is not held
+		// at its end.
+		slices.SortFunc(ev, func(x, y resEvent) int {
+			if c := cmp.Compare(x.t, y.t); c != 0 {
+				return c
+			}
+			if x.end == y.end {
+				return 0
+			}
+			if x.end {
+				return -1
+			}
+			return 1
+		})
+		for _, e := range ev {
+			sc += e.cpu
+			sm += e.mem
+			peakCPU, peakMem = max(peakCPU, sc), max(peakMem, sm)
+		}
+	}
+	c.ebuf = ev
+	return peakCPU, peakMem, int(peakCPU) >= limit
 }
 
 // conflicts reports whether picks made on live counts would, over
@@ -249,6 +302,7 @@ func (c *cluster) countFree(i int32, used model.Bitmap, typ string) int {
 // reserve books picks on their nodes over [from, to), choosing GPU
 // indices free over the whole window.
 func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
+	var cpus int64
 	for _, p := range picks {
 		rv := reserve{from: from, to: to, cpu: int32(p.cpus), mem: p.mem}
 		if p.gpus > 0 {
@@ -259,9 +313,11 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			})
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
-		c.bf.addDelta(from, -int64(p.cpus))
-		c.bf.addDelta(to, int64(p.cpus))
+		c.bf.stale[p.node] = true
+		cpus += int64(p.cpus)
 	}
+	c.bf.addDelta(from, -cpus)
+	c.bf.addDelta(to, cpus)
 	c.bf.addTime(to)
 }
 
@@ -466,45 +522,157 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 
 // nodeEarliest is the first instant after now (within the horizon) at
 // which node i can hold unit tasks of r over a whole time limit.
+//
+// Candidates are the node's own instants (now+1, its releases, its
+// reservation ends) in time order: the first that fits is the answer. What
+// the node offers over [t, t+limit) is window's answer, computed here in
+// one sweep: releases up to t are added as t advances, and the reserved
+// peak over the window is a sliding maximum over the node's reservation
+// step function (both ends of the window only move forward), so a node
+// holding k reservations costs O(k log k), not k windows of O(k) each.
 func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon int64) int64 {
+	if c.cpu[i] < 0 {
+		return never
+	}
 	n := c.nodes[i]
-	fits := func(t int64) bool {
-		cpu, mem, _ := c.window(i, t, endOf(t, limit), false)
-		gpu := 0
-		if r.hasGPU() && cpu > 0 {
-			gpu = c.windowGPUFree(i, t, endOf(t, limit), r.gpuType)
-		}
-		if r.pack {
-			return r.capTasks(1, cpu, mem, gpu, n) > 0
-		}
-		_, _, ok := r.fits(unit, cpu, mem, gpu, n)
-		return ok
+	p := c.bf
+	rel, res := p.rel[i], p.res[i]
+	st := &p.steps[i]
+	if p.stale[i] {
+		st.build(rel, res, &c.ebuf)
+		p.stale[i] = false
 	}
-	// Try the node's own instants in time order: the first that fits is
-	// the answer, so a node that is free early costs one window.
-	ts := append(c.tbuf[:0], now+1)
-	for _, rl := range c.bf.rel[i] {
-		ts = append(ts, rl.t)
-	}
-	for _, rv := range c.bf.res[i] {
-		ts = append(ts, rv.to)
-	}
-	slices.Sort(ts)
-	c.tbuf = ts
-	prev := int64(-1)
-	for _, t := range ts {
-		if t <= now || t == prev {
-			continue
+	sw := &c.nbuf
+	sw.reset(st)
+	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
+	k := 0 // releases counted
+	for x := -1; x < len(st.ts); x++ {
+		t := now + 1
+		if x >= 0 {
+			if t = st.ts[x]; t <= now+1 {
+				continue
+			}
 		}
 		if t > horizon || t >= never {
 			break
 		}
-		prev = t
-		if fits(t) {
+		for ; k < len(rel) && rel[k].t <= t; k++ {
+			baseCPU += int(rel[k].cpu)
+			baseMem += rel[k].mem
+		}
+		end := endOf(t, limit)
+		cpu, mem := baseCPU, baseMem
+		if len(res) > 0 {
+			peakCPU, peakMem := sw.peak(t, end)
+			if int(peakCPU) >= cpu {
+				continue // nothing offered (window's full)
+			}
+			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
+		}
+		gpu := 0
+		if r.hasGPU() && cpu > 0 {
+			gpu = c.windowGPUFree(i, t, end, r.gpuType)
+		}
+		if r.pack {
+			if r.capTasks(1, cpu, mem, gpu, n) > 0 {
+				return t
+			}
+		} else if _, _, ok := r.fits(unit, cpu, mem, gpu, n); ok {
 			return t
 		}
 	}
 	return never
+}
+
+// nodeSteps is one node's instants (release times and reservation ends,
+// sorted, unique) and its reserved use as a step function: on
+// [at[k], at[k+1]) its reservations hold cpu[k] CPUs and mem[k] MiB (0
+// before at[0] and from the last instant on). Built when the node's
+// profile changed since the last look, so a pass that reserves on a few
+// nodes per job does not re-sort every node's reservations per job.
+type nodeSteps struct {
+	ts  []int64
+	at  []int64
+	cpu []int32
+	mem []int64
+}
+
+func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
+	st.ts, st.at, st.cpu, st.mem = st.ts[:0], st.at[:0], st.cpu[:0], st.mem[:0]
+	for _, rl := range rel {
+		st.ts = append(st.ts, rl.t)
+	}
+	for _, rv := range res {
+		st.ts = append(st.ts, rv.to)
+	}
+	slices.Sort(st.ts)
+	st.ts = slices.Compact(st.ts)
+	ev := (*buf)[:0]
+	for _, r := range res {
+		ev = append(ev, resEvent{t: r.from, cpu: r.cpu, mem: r.mem}, resEvent{t: r.to, end: true, cpu: -r.cpu, mem: -r.mem})
+	}
+	slices.SortFunc(ev, func(x, y resEvent) int { return cmp.Compare(x.t, y.t) })
+	var sc int32
+	var sm int64
+	for k := 0; k < len(ev); {
+		t := ev[k].t
+		for ; k < len(ev) && ev[k].t == t; k++ {
+			sc += ev[k].cpu
+			sm += ev[k].mem
+		}
+		st.at, st.cpu, st.mem = append(st.at, t), append(st.cpu, sc), append(st.mem, sm)
+	}
+	*buf = ev
+}
+
+// nodeSweep answers the reserved peak of one node's nodeSteps over
+// windows whose both ends only move forward, with one monotonic queue per
+// resource.
+type nodeSweep struct {
+	*nodeSteps
+	qc, qm []int // indices into at, values decreasing from the head
+	hc, hm int   // queue heads
+	next   int   // first interval not yet pushed
+}
+
+func (w *nodeSweep) reset(st *nodeSteps) {
+	w.nodeSteps = st
+	w.qc, w.qm, w.hc, w.hm, w.next = w.qc[:0], w.qm[:0], 0, 0, 0
+}
+
+// peak is the most CPUs and memory held at one instant of [a, b); a and
+// b must not decrease from one call to the next.
+func (w *nodeSweep) peak(a, b int64) (int32, int64) {
+	// Push the intervals that start before b.
+	for ; w.next < len(w.at) && w.at[w.next] < b; w.next++ {
+		k := w.next
+		for len(w.qc) > w.hc && w.cpu[w.qc[len(w.qc)-1]] <= w.cpu[k] {
+			w.qc = w.qc[:len(w.qc)-1]
+		}
+		w.qc = append(w.qc, k)
+		for len(w.qm) > w.hm && w.mem[w.qm[len(w.qm)-1]] <= w.mem[k] {
+			w.qm = w.qm[:len(w.qm)-1]
+		}
+		w.qm = append(w.qm, k)
+	}
+	// Drop the intervals that end at or before a (interval k ends at
+	// at[k+1]; the last one never ends but holds nothing).
+	ended := func(k int) bool { return k+1 < len(w.at) && w.at[k+1] <= a }
+	for w.hc < len(w.qc) && ended(w.qc[w.hc]) {
+		w.hc++
+	}
+	for w.hm < len(w.qm) && ended(w.qm[w.hm]) {
+		w.hm++
+	}
+	var pc int32
+	var pm int64
+	if w.hc < len(w.qc) {
+		pc = max(0, w.cpu[w.qc[w.hc]])
+	}
+	if w.hm < len(w.qm) {
+		pm = max(0, w.mem[w.qm[w.hm]])
+	}
+	return pc, pm
 }
 
 // placeAvoiding is first-fit on the live counts (the partition trees, so

@@ -33,6 +33,8 @@ type cluster struct {
 	masked   bool
 	tbuf     []int64 // scratch for nodeEarliest
 	abuf     []avail // scratch for earliestBound
+	ebuf     []resEvent
+	nbuf     nodeSweep // scratch for nodeEarliest
 }
 
 type membership struct {
@@ -251,7 +253,14 @@ func (c *cluster) place(v view, ps *partState, r *request, req, exc []int32) ([]
 
 func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
 	remaining := r.tasks
-	picks := make([]pick, 0, 1)
+	// Capacity for the usual case, nodes the size of the partition's
+	// first: a 64-task job on one-CPU nodes would otherwise grow the
+	// slice seven times per placement.
+	hint := 1
+	if len(ps.order) > 0 {
+		hint = min(len(ps.order), ceilDiv(r.tasks*r.cpt, max(1, c.nodes[ps.order[0]].CPUs)))
+	}
+	picks := make([]pick, 0, hint)
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]
