@@ -115,7 +115,9 @@ func (p *profile) addRelease(i int32, r release) {
 	// Kept sorted by time so window stops at the first later one.
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
-	p.stale[i] = true
+	if !p.stale[i] {
+		p.steps[i].addInstant(r.t)
+	}
 	p.addTime(r.t)
 	p.addDelta(r.t, int64(r.cpu))
 }
@@ -313,7 +315,9 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			})
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
-		c.bf.stale[p.node] = true
+		if !c.bf.stale[p.node] {
+			c.bf.steps[p.node].addReserve(rv)
+		}
 		cpus += int64(p.cpus)
 	}
 	c.bf.addDelta(from, -cpus)
@@ -497,15 +501,42 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	}
 	found := c.abuf[:0]
 	defer func() { c.abuf = found[:0] }()
+	// best is a max-heap (by time) of found nodes that together are
+	// enough for the job; its top is a cap: a node that cannot fit by
+	// then is not among those that decide the bound, so its search stops
+	// there (and its mask entry says "not before cap+1", still a lower
+	// bound). Small jobs then look at a few instants per node.
+	best := c.hbuf[:0]
+	defer func() { c.hbuf = best[:0] }()
+	bestTasks := 0
+	enough := func(tasks, nodes int) bool {
+		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
+	}
 	for _, i := range ps.order {
 		c.earliest[i] = never
 		if c.cpu[i] < 0 || inSorted(exc, i) {
 			continue
 		}
 		n := c.nodes[i]
-		if t := c.nodeEarliest(i, r, unit, limit, now, horizon); t < never {
-			c.earliest[i] = t
-			found = append(found, avail{t, max(1, n.CPUs/r.cpt)})
+		limitT := horizon
+		if enough(bestTasks, len(best)) {
+			limitT = min(horizon, best[0].t)
+		}
+		t := c.nodeEarliest(i, r, unit, limit, now, limitT)
+		if t >= never {
+			if limitT < horizon {
+				c.earliest[i] = limitT + 1
+			}
+			continue
+		}
+		c.earliest[i] = t
+		a := avail{t, max(1, n.CPUs/r.cpt)}
+		found = append(found, a)
+		best = heapPush(best, a)
+		bestTasks += a.tasks
+		for len(best) > 0 && enough(bestTasks-best[0].tasks, len(best)-1) {
+			bestTasks -= best[0].tasks
+			best = heapPop(best)
 		}
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
@@ -518,6 +549,40 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 	}
 	return never
+}
+
+// heapPush and heapPop keep a max-heap of avail by time.
+func heapPush(h []avail, a avail) []avail {
+	h = append(h, a)
+	for k := len(h) - 1; k > 0; {
+		up := (k - 1) / 2
+		if h[up].t >= h[k].t {
+			break
+		}
+		h[up], h[k] = h[k], h[up]
+		k = up
+	}
+	return h
+}
+
+func heapPop(h []avail) []avail {
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for k := 0; ; {
+		l, r, big := 2*k+1, 2*k+2, k
+		if l < len(h) && h[l].t > h[big].t {
+			big = l
+		}
+		if r < len(h) && h[r].t > h[big].t {
+			big = r
+		}
+		if big == k {
+			return h
+		}
+		h[k], h[big] = h[big], h[k]
+		k = big
+	}
 }
 
 // nodeEarliest is the first instant after now (within the horizon) at
@@ -623,6 +688,43 @@ func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
 		st.at, st.cpu, st.mem = append(st.at, t), append(st.cpu, sc), append(st.mem, sm)
 	}
 	*buf = ev
+}
+
+// addInstant adds t to the node's instants.
+func (st *nodeSteps) addInstant(t int64) {
+	if k, found := slices.BinarySearch(st.ts, t); !found {
+		st.ts = slices.Insert(st.ts, k, t)
+	}
+}
+
+// addReserve adds a reservation to a built step function in place: O(k),
+// where rebuilding would sort every reservation of the node again.
+func (st *nodeSteps) addReserve(rv reserve) {
+	st.addInstant(rv.to)
+	lo := st.breakAt(rv.from)
+	hi := st.breakAt(rv.to)
+	for k := lo; k < hi; k++ {
+		st.cpu[k] += rv.cpu
+		st.mem[k] += rv.mem
+	}
+}
+
+// breakAt returns the index of the interval starting at t, splitting the
+// one that holds t (or adding one that holds nothing) when needed.
+func (st *nodeSteps) breakAt(t int64) int {
+	k, found := slices.BinarySearch(st.at, t)
+	if found {
+		return k
+	}
+	var cpu int32
+	var mem int64
+	if k > 0 {
+		cpu, mem = st.cpu[k-1], st.mem[k-1]
+	}
+	st.at = slices.Insert(st.at, k, t)
+	st.cpu = slices.Insert(st.cpu, k, cpu)
+	st.mem = slices.Insert(st.mem, k, mem)
+	return k
 }
 
 // nodeSweep answers the reserved peak of one node's nodeSteps over

@@ -33,6 +33,7 @@ type cluster struct {
 	masked   bool
 	tbuf     []int64 // scratch for nodeEarliest
 	abuf     []avail // scratch for earliestBound
+	hbuf     []avail
 	ebuf     []resEvent
 	nbuf     nodeSweep // scratch for nodeEarliest
 }
