@@ -127,7 +127,12 @@ func (p *profile) addRelease(i int32, r release) {
 // offer over [t, t+limit) only improves at its own releases and
 // reservation ends, so it would have offered as much at the last of those
 // before t. While masked, viewWindow skips such nodes without looking.
-func (c *cluster) skipped(i int32) bool { return c.masked && c.earliest[i] > c.winA }
+//
+// Only nodes earliestBound looked at for the current job (epoch) carry an
+// entry; the others cannot hold the job's GPUs at all.
+func (c *cluster) skipped(i int32) bool {
+	return c.masked && (c.epoch[i] != c.curEpoch || c.earliest[i] > c.winA)
+}
 
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
 // new work. With wantGPU, used is the node's GPUs taken at some point of
@@ -498,6 +503,16 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	}
 	if c.earliest == nil {
 		c.earliest = make([]int64, len(c.nodes))
+		c.epoch = make([]uint32, len(c.nodes))
+	}
+	c.curEpoch++
+	cands := ps.order
+	if r.hasGPU() {
+		u := unit
+		if r.pack {
+			u = 1
+		}
+		cands = c.gpuNodes(ps, r.gpuType, r.gpusOn(u))
 	}
 	found := c.abuf[:0]
 	defer func() { c.abuf = found[:0] }()
@@ -512,8 +527,8 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	enough := func(tasks, nodes int) bool {
 		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
 	}
-	for _, i := range ps.order {
-		c.earliest[i] = never
+	for _, i := range cands {
+		c.earliest[i], c.epoch[i] = never, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {
 			continue
 		}
@@ -549,6 +564,39 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 	}
 	return never
+}
+
+// gpuNodes is the nodes of ps (in placement order) that have at least
+// need GPUs of type typ ("" = any) at all: a GPU job's earliest-start
+// search looks at no other node. Cached per pass.
+func (c *cluster) gpuNodes(ps *partState, typ string, need int) []int32 {
+	key := gpuKey{ps, typ, need}
+	if l, ok := c.gpuLists[key]; ok {
+		return l
+	}
+	var l []int32
+	for _, i := range ps.order {
+		have := 0
+		for _, g := range c.nodes[i].GPUs {
+			if typ == "" || g.Type == typ {
+				have++
+			}
+		}
+		if have >= need {
+			l = append(l, i)
+		}
+	}
+	if c.gpuLists == nil {
+		c.gpuLists = map[gpuKey][]int32{}
+	}
+	c.gpuLists[key] = l
+	return l
+}
+
+type gpuKey struct {
+	ps   *partState
+	typ  string
+	need int
 }
 
 // heapPush and heapPop keep a max-heap of avail by time.
@@ -610,6 +658,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	sw := &c.nbuf
 	sw.reset(st)
 	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
+	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
 	k := 0 // releases counted
 	for x := -1; x < len(st.ts); x++ {
 		t := now + 1
@@ -624,6 +673,9 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		for ; k < len(rel) && rel[k].t <= t; k++ {
 			baseCPU += int(rel[k].cpu)
 			baseMem += rel[k].mem
+		}
+		if baseCPU < needCPU {
+			continue // short even before reservations count
 		}
 		end := endOf(t, limit)
 		cpu, mem := baseCPU, baseMem

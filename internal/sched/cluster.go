@@ -30,7 +30,10 @@ type cluster struct {
 	// earliest, while masked, is each candidate node's first possible
 	// start for the job being reserved (see skipped).
 	earliest []int64
+	epoch    []uint32 // earliest[i] is for the current job when epoch[i] == curEpoch
+	curEpoch uint32
 	masked   bool
+	gpuLists map[gpuKey][]int32
 	tbuf     []int64 // scratch for nodeEarliest
 	abuf     []avail // scratch for earliestBound
 	hbuf     []avail
