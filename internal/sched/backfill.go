@@ -172,8 +172,8 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	// Once the peak takes every CPU the node offers it offers nothing,
 	// whatever the rest. Memory reserved beyond what is free now (a
 	// running job's release counted in) leaves none, not a debt.
-	peakCPU, peakMem, full := c.peakReserved(i, a, b, cpu)
-	if full {
+	peakCPU, peakMem := c.stepsOf(i).peakOver(a, b)
+	if int(peakCPU) >= cpu {
 		return -1, 0, used
 	}
 	return cpu - int(peakCPU), max(0, mem-peakMem), used
@@ -185,58 +185,6 @@ type resEvent struct {
 	end bool
 	cpu int32
 	mem int64
-}
-
-// peakReserved is the most CPUs and the most memory node i's reservations
-// hold at any one instant of [a, b) (each maximised on its own: the sum of
-// overlapping reservations is largest at a or at one of their starts); full
-// reports that the CPU peak reaches limit. A sweep over the reservations'
-// ends in time order, O(k log k) for k overlapping ones.
-func (c *cluster) peakReserved(i int32, a, b int64, limit int) (peakCPU int32, peakMem int64, full bool) {
-	ev := c.ebuf[:0]
-	var sc int32
-	var sm int64
-	for _, r := range c.bf.res[i] {
-		if r.from >= b || r.to <= a {
-			continue
-		}
-		if int(r.cpu) >= limit {
-			return 0, 0, true
-		}
-		if r.from <= a {
-			sc += r.cpu
-			sm += r.mem
-		} else {
-			ev = append(ev, resEvent{t: r.from, cpu: r.cpu, mem: r.mem})
-		}
-		if r.to < b {
-			ev = append(ev, resEvent{t: r.to, end: true, cpu: -r.cpu, mem: -r.mem})
-		}
-	}
-	peakCPU, peakMem = sc, sm
-	if len(ev) > 0 {
-		// Ends before starts at one instant: a reservation is not held
-		// at its end.
-		slices.SortFunc(ev, func(x, y resEvent) int {
-			if c := cmp.Compare(x.t, y.t); c != 0 {
-				return c
-			}
-			if x.end == y.end {
-				return 0
-			}
-			if x.end {
-				return -1
-			}
-			return 1
-		})
-		for _, e := range ev {
-			sc += e.cpu
-			sm += e.mem
-			peakCPU, peakMem = max(peakCPU, sc), max(peakMem, sm)
-		}
-	}
-	c.ebuf = ev
-	return peakCPU, peakMem, int(peakCPU) >= limit
 }
 
 // conflicts reports whether picks made on live counts would, over
@@ -650,11 +598,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	n := c.nodes[i]
 	p := c.bf
 	rel, res := p.rel[i], p.res[i]
-	st := &p.steps[i]
-	if p.stale[i] {
-		st.build(rel, res, &c.ebuf)
-		p.stale[i] = false
-	}
+	st := c.stepsOf(i)
 	sw := &c.nbuf
 	sw.reset(st)
 	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
@@ -740,6 +684,32 @@ func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
 		st.at, st.cpu, st.mem = append(st.at, t), append(st.cpu, sc), append(st.mem, sm)
 	}
 	*buf = ev
+}
+
+// stepsOf returns node i's step function, built if its profile changed
+// since it was last built.
+func (c *cluster) stepsOf(i int32) *nodeSteps {
+	p := c.bf
+	st := &p.steps[i]
+	if p.stale[i] {
+		st.build(p.rel[i], p.res[i], &c.ebuf)
+		p.stale[i] = false
+	}
+	return st
+}
+
+// peakOver is the most CPUs and the most memory (each on its own) the
+// node's reservations hold at one instant of [a, b): the largest values
+// of the intervals that meet the window, found by binary search.
+func (st *nodeSteps) peakOver(a, b int64) (cpu int32, mem int64) {
+	k, found := slices.BinarySearch(st.at, a)
+	if !found && k > 0 {
+		k-- // the interval holding a
+	}
+	for ; k < len(st.at) && st.at[k] < b; k++ {
+		cpu, mem = max(cpu, st.cpu[k]), max(mem, st.mem[k])
+	}
+	return cpu, mem
 }
 
 // addInstant adds t to the node's instants.
