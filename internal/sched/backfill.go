@@ -603,7 +603,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	sw.reset(st)
 	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
-	k := 0 // releases counted
+	k := 0                            // releases counted
 	for x := -1; x < len(st.ts); x++ {
 		t := now + 1
 		if x >= 0 {
