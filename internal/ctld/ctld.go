@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -151,6 +152,15 @@ func Run(ctx context.Context, o Options) error {
 		// The controller holds every job in memory; trade a little CPU for
 		// a heap that grows half as far past its live size.
 		debug.SetGCPercent(50)
+	}
+	if path := os.Getenv("DROVER_CTLD_CPUPROFILE"); path != "" {
+		// For performance work: a CPU profile of the whole run, written
+		// when the controller stops.
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 	}
 	cfg, err := slurmconf.Load(o.ConfPath)
 	if err != nil {
