@@ -195,6 +195,9 @@ type Job struct {
 	SchedSuspended bool  `json:"sched_suspended,omitempty"`
 	PreemptedFor   JobID `json:"preempted_for,omitempty"`
 	SliceTime      int64 `json:"slice_time,omitempty"`
+	// SuspendsVictims: this job suspended others to start; they resume
+	// when it ends.
+	SuspendsVictims bool `json:"suspends_victims,omitempty"`
 	// Released: the holder of an allocation (salloc, srun) gave it back
 	// with ExitCode/Signal, which the node's end report must not replace.
 	Released bool `json:"released,omitempty"`

@@ -30,6 +30,8 @@ type Preempt struct {
 	// victims the placement turned out not to need. 0 means Slurm's
 	// default of one pass; negative means none.
 	ReorderCount int
+	// TimeSlice is SchedulerTimeSlice, seconds (gang slices; 0 = 30).
+	TimeSlice int64
 }
 
 // Enabled reports whether any job may be preempted or suspended for
