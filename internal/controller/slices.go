@@ -5,12 +5,14 @@ import (
 	"errors"
 	"time"
 
+	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/raftnode"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/sched/gang"
 	"github.com/drover-hpc/drover/internal/state"
+	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // sliceLoop applies the gang slicer (package sched/gang): every half
@@ -135,4 +137,19 @@ func qosTable(snap *state.Snapshot, pc sched.Preempt) map[string]*model.QOS {
 		return db.QOS
 	}
 	return nil
+}
+
+// TimeLimitChanged tells running jobs' nodes their new time limit
+// (scontrol update TimeLimit=), which the agents enforce.
+func (c *Controller) TimeLimitChanged(jobs []model.JobID) {
+	snap := c.store.Snapshot()
+	var running []model.JobID
+	for _, id := range jobs {
+		if j := snap.Job(id); j != nil && j.State == model.JobRunning && !j.Completing {
+			running = append(running, id)
+		}
+	}
+	c.toJobNodes(running, func(j *model.Job) *pb.SignalJob {
+		return wire.TimeLimitMsg(uint32(j.ID), j.Run(), j.TimeLimit)
+	})
 }
