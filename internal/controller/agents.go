@@ -239,6 +239,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 				continue
 			}
 			c.cleanup(c.store.Snapshot().Job(model.JobID(e.JobId)), reg.Node)
+			c.resumed(res)
 			c.Kick()
 		case *pb.AgentMessage_StepEnded:
 			if err := c.stepEnded(reg.Node, m.StepEnded); err != nil {

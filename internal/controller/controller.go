@@ -78,11 +78,12 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Add(4)
+	wg.Add(5)
 	go func() { defer wg.Done(); c.scheduleLoop(ctx) }()
 	go func() { defer wg.Done(); c.accountingLoop(ctx) }()
 	go func() { defer wg.Done(); c.housekeepingLoop(ctx) }()
 	go func() { defer wg.Done(); c.priorityLoop(ctx) }()
+	go func() { defer wg.Done(); c.sliceLoop(ctx) }()
 	wg.Wait()
 }
 
@@ -145,6 +146,7 @@ func (c *Controller) cycle() {
 	if len(in.Pending) == 0 {
 		return
 	}
+	in.QOS = qosTable(snap, c.svc.SchedConfig().Preempt)
 	now := c.clock.Now().Unix()
 	t0 := time.Now()
 	plan := sched.Schedule(in, now, c.svc.SchedConfig())
@@ -165,7 +167,7 @@ func (c *Controller) cycle() {
 	grace := map[model.JobID]int64{}
 	for _, p := range plan.Preempts {
 		for _, v := range p.Victims {
-			cmd.Preempt = append(cmd.Preempt, fsm.PreemptEntry{Job: v.Job, Mode: v.Mode})
+			cmd.Preempt = append(cmd.Preempt, fsm.PreemptEntry{Job: v.Job, Mode: v.Mode, For: p.Job})
 			grace[v.Job] = v.Grace
 		}
 		c.log.Info("preempting", "for", p.Job, "victims", len(p.Victims))
@@ -194,6 +196,7 @@ func (c *Controller) cycle() {
 	}
 	r := res.(fsm.ScheduleResult)
 	c.preempt(r.Preempted, grace)
+	c.suspended(r.Suspended)
 	started := r.Started
 	if len(started) > 0 {
 		c.log.Debug("started jobs", "count", len(started))

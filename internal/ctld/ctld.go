@@ -101,7 +101,7 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		MaxJobCount:   cfg.MaxJobCount,
 		MaxStepCount:  cfg.MaxStepCount,
 		MaxScriptSize: cfg.MaxScriptSize,
-		Preempt:       sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, ExemptTime: cfg.PreemptExemptTime},
+		Preempt:       preemptConfig(cfg),
 		Priority:      prioritySettings(cfg),
 		FirstJobID:    model.JobID(cfg.FirstJobID),
 		DefMemPerCPU:  cfg.DefMemPerCPU,
@@ -303,4 +303,16 @@ func minFree(cfg *slurmconf.Config, log *slog.Logger) int64 {
 		return -1 // "0": no reserve
 	}
 	return mib << 20
+}
+
+// preemptConfig is the scheduler's view of PreemptType, PreemptMode,
+// PreemptExemptTime, PreemptParameters and SchedulerTimeSlice.
+func preemptConfig(cfg *slurmconf.Config) sched.Preempt {
+	reorder := cfg.PreemptReorderCount
+	if reorder == 0 {
+		reorder = -1 // sched reads 0 as the default, 1
+	}
+	return sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, Gang: cfg.PreemptGang,
+		ExemptTime: cfg.PreemptExemptTime, MinExemptPriority: cfg.PreemptMinExemptPriority,
+		ReorderCount: reorder, TimeSlice: cfg.SchedulerTimeSlice}
 }

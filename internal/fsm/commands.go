@@ -81,7 +81,8 @@ type Schedule struct {
 // ends, CANCEL ends it PREEMPTED.
 type PreemptEntry struct {
 	Job  model.JobID `json:"job"`
-	Mode string      `json:"mode"`
+	Mode string      `json:"mode"` // CANCEL, REQUEUE, SUSPEND or GANG
+	For  model.JobID `json:"for,omitempty"`
 }
 
 // ScheduleResult lists the jobs that did start, and the victims whose
@@ -89,6 +90,8 @@ type PreemptEntry struct {
 type ScheduleResult struct {
 	Started   []model.JobID
 	Preempted []model.JobID
+	// Suspended are SUSPEND and GANG victims, to be frozen.
+	Suspended []model.JobID
 }
 
 // JobEnded records a job's end as reported by its node.

@@ -107,7 +107,11 @@ func (p *profile) addRunning(c *cluster, j *model.Job, end, now int64) {
 		if !ok {
 			continue
 		}
-		p.addRelease(i, release{t: end, cpu: int32(a.CPUs), mem: a.Mem, gpus: a.GPUs})
+		cpu := int32(a.CPUs)
+		if j.SchedSuspended {
+			cpu = 0 // its CPUs are already free (lent while it is suspended)
+		}
+		p.addRelease(i, release{t: end, cpu: cpu, mem: a.Mem, gpus: a.GPUs})
 	}
 }
 

@@ -54,6 +54,9 @@ type Input struct {
 	// preemption picks its victims among them and counts the preempted
 	// ones still ending.
 	Running []*model.Job
+	// QOS is the QOS table (name → QOS) preempt/qos reads; nil without
+	// accounting.
+	QOS map[string]*model.QOS
 }
 
 // JobIndex is the read access to jobs the scheduler needs beyond Pending.
