@@ -93,6 +93,8 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		return applyRelease(txn, c)
 	case *JoinToken:
 		return applyJoinToken(txn, c)
+	case *Reservation:
+		return applyReservation(txn, c)
 	default:
 		return fmt.Errorf("unhandled command type %d", t)
 	}

@@ -46,6 +46,9 @@ type JobSpec struct {
 	ExcNodes     []string `json:"exc_nodes,omitempty"` // -x, expanded
 	Exclusive    bool     `json:"exclusive,omitempty"`
 	GPUs         *GPUReq  `json:"gpus,omitempty"` // --gres=gpu, -G, --gpus-per-*
+	// Reservation is --reservation: the job runs only on that
+	// reservation's nodes, during its window.
+	Reservation string `json:"reservation,omitempty"`
 
 	Array      *ArraySpec  `json:"array,omitempty"`
 	Dependency *Dependency `json:"dependency,omitempty"`

@@ -23,6 +23,7 @@ func SpecToPB(s *model.JobSpec) *pb.JobSpec {
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IoAddr: s.IOAddr, IoKey: s.IOKey,
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, Gpus: GPUReqToPB(s.GPUs),
 		Uid: s.UID, Gid: s.GID, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int32(s.KillInvalidDep),
+		Reservation: s.Reservation,
 	}
 	if a := s.Array; a != nil {
 		ids := make([]int32, len(a.TaskIDs))
@@ -57,6 +58,7 @@ func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IOAddr: s.IoAddr, IOKey: s.IoKey,
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, GPUs: GPUReqFromPB(s.Gpus),
 		UID: s.Uid, GID: s.Gid, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int8(s.KillInvalidDep),
+		Reservation: s.Reservation,
 	}
 	if a := s.Array; a != nil {
 		var ids []int
