@@ -3,6 +3,7 @@ package model
 import (
 	"slices"
 	"strings"
+	"time"
 )
 
 // ResvFlags is a set of reservation flags (scontrol create reservation
@@ -231,4 +232,47 @@ func ResvConflict(others []*Reservation, r *Reservation) *Reservation {
 		}
 	}
 	return nil
+}
+
+// ResvNodeState is the reservation flag node shows at now: "MAINT" in an
+// active MAINT reservation, "RESERVED" in another active one, "" else.
+func ResvNodeState(list []*Reservation, node string, now int64) string {
+	state := ""
+	for _, r := range list {
+		if !r.Active(now) || !r.HasNode(node) {
+			continue
+		}
+		if r.Flags&ResvMaint != 0 {
+			return "MAINT"
+		}
+		state = "RESERVED"
+	}
+	return state
+}
+
+// NextWindow is the window a recurring reservation moves to once its
+// current one has ended by now: shifted by Period until it ends after
+// now, WEEKDAY (WEEKEND) windows only starting Monday to Friday (on
+// Saturday or Sunday) in loc. ok is false for a reservation that does
+// not recur.
+func (r *Reservation) NextWindow(now int64, loc *time.Location) (start, end int64, ok bool) {
+	p := r.Period()
+	if p == 0 {
+		return 0, 0, false
+	}
+	length := r.End - r.Start
+	start = r.Start
+	for i := 0; i < 1<<20; i++ {
+		start += p
+		if start+length <= now {
+			continue
+		}
+		wd := time.Unix(start, 0).In(loc).Weekday()
+		weekend := wd == time.Saturday || wd == time.Sunday
+		if (r.Flags&ResvWeekday != 0 && weekend) || (r.Flags&ResvWeekend != 0 && !weekend) {
+			continue
+		}
+		return start, start + length, true
+	}
+	return 0, 0, false
 }
