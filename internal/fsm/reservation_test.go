@@ -17,13 +17,15 @@ func maintResv() *model.Reservation {
 
 func TestReservationCreateRefusesDuplicateAndOverlap(t *testing.T) {
 	h := newHarness(t)
-	h.apply(TypeReservation, &Reservation{Resv: maintResv(), Create: true})
+	first := maintResv()
+	first.Flags = model.ResvSpecNodes
+	h.apply(TypeReservation, &Reservation{Resv: first, Create: true})
 	data, _ := Encode(TypeReservation, &Reservation{Resv: maintResv(), Create: true})
 	if res := h.f.Apply(99, data); !errors.Is(res.(error), ErrResvDup) {
 		t.Errorf("duplicate name: %v", res)
 	}
 	other := maintResv()
-	other.Name = "other"
+	other.Name, other.Flags = "other", 0
 	data, _ = Encode(TypeReservation, &Reservation{Resv: other, Create: true})
 	if res := h.f.Apply(100, data); !errors.Is(res.(error), ErrResvOverlap) {
 		t.Errorf("overlap: %v", res)

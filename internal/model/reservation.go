@@ -215,14 +215,16 @@ const (
 )
 
 // ResvConflict returns the first of others that r may not overlap: one
-// that shares a node with r while their windows meet, unless r has
-// OVERLAP. A reservation never conflicts with itself (same name).
+// that shares a node with r while their windows meet. As in Slurm, a
+// MAINT or OVERLAP reservation may overlap any other, and any may overlap
+// a MAINT or OVERLAP one. A reservation never conflicts with itself.
 func ResvConflict(others []*Reservation, r *Reservation) *Reservation {
-	if r.Flags&ResvOverlap != 0 {
+	const free = ResvMaint | ResvOverlap
+	if r.Flags&free != 0 {
 		return nil
 	}
 	for _, o := range others {
-		if o.Name == r.Name || !o.Overlaps(r.Start, r.End) {
+		if o.Name == r.Name || o.Flags&free != 0 || !o.Overlaps(r.Start, r.End) {
 			continue
 		}
 		for _, n := range r.Nodes {

@@ -32,7 +32,7 @@ func TestNextWindow(t *testing.T) {
 }
 
 func TestResvConflictAndNodeState(t *testing.T) {
-	a := &Reservation{Name: "a", Start: 0, End: 100, Nodes: []string{"n1", "n2"}, Flags: ResvMaint}
+	a := &Reservation{Name: "a", Start: 0, End: 100, Nodes: []string{"n1", "n2"}}
 	b := &Reservation{Name: "b", Start: 50, End: 150, Nodes: []string{"n2"}}
 	c := &Reservation{Name: "c", Start: 100, End: 200, Nodes: []string{"n1"}}
 	if ResvConflict([]*Reservation{a}, b) != a || ResvConflict([]*Reservation{a}, c) != nil {
@@ -41,6 +41,11 @@ func TestResvConflictAndNodeState(t *testing.T) {
 	b.Flags = ResvOverlap
 	if ResvConflict([]*Reservation{a}, b) != nil {
 		t.Error("OVERLAP allows it")
+	}
+	b.Flags = 0
+	a.Flags = ResvMaint
+	if ResvConflict([]*Reservation{a}, b) != nil {
+		t.Error("a MAINT reservation may be overlapped")
 	}
 	list := []*Reservation{a, b}
 	if ResvNodeState(list, "n2", 60) != "MAINT" || ResvNodeState(list, "n2", 120) != "RESERVED" || ResvNodeState(list, "n3", 60) != "" {

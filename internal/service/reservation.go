@@ -358,18 +358,20 @@ func nodeCores(n *model.Node) int {
 
 // pickResvNodes chooses nodes for NodeCnt=/CoreCnt=/TRES=gres/gpu=: in
 // node order, usable nodes first, skipping nodes another reservation
-// holds in the window (unless OVERLAP) and, unless IGNORE_JOBS, nodes
-// whose jobs may still run at its start.
+// holds in the window (unless OVERLAP); nodes whose jobs may still run at
+// its start come last under IGNORE_JOBS and not at all without it.
 func pickResvNodes(snap *state.Snapshot, r *model.Reservation, pool []*model.Node, req *model.ResvRequest) ([]string, error) {
 	busy := busyNodes(snap, r)
 	others := snap.Reservations()
-	var usable, rest []*model.Node
+	var usable, rest, taken []*model.Node
 	for _, n := range pool {
 		if busy[n.Name] {
+			if r.Flags&model.ResvIgnoreJobs != 0 {
+				taken = append(taken, n)
+			}
 			continue
 		}
-		probe := &model.Reservation{Name: r.Name, Start: r.Start, End: r.End, Flags: r.Flags, Nodes: []string{n.Name}}
-		if model.ResvConflict(others, probe) != nil {
+		if r.Flags&model.ResvOverlap == 0 && heldBy(others, r, n.Name) {
 			continue
 		}
 		if n.Usable() {
@@ -383,7 +385,7 @@ func pickResvNodes(snap *state.Snapshot, r *model.Reservation, pool []*model.Nod
 	done := func() bool {
 		return (!req.HasNodeCnt || nodes >= req.NodeCnt) && (!req.HasCoreCnt || cores >= req.CoreCnt) && gpus >= req.GPUs
 	}
-	for _, n := range append(usable, rest...) {
+	for _, n := range slices.Concat(usable, rest, taken) {
 		if done() {
 			break
 		}
@@ -400,6 +402,18 @@ func pickResvNodes(snap *state.Snapshot, r *model.Reservation, pool []*model.Nod
 	}
 	slices.Sort(out)
 	return out, nil
+}
+
+// heldBy reports whether another reservation holds node during r's
+// window: chosen nodes avoid it (even a MAINT one, which Nodes= may
+// overlap), unless r has OVERLAP.
+func heldBy(others []*model.Reservation, r *model.Reservation, node string) bool {
+	for _, o := range others {
+		if o.Name != r.Name && o.Overlaps(r.Start, r.End) && o.HasNode(node) {
+			return true
+		}
+	}
+	return false
 }
 
 // busyNodes are the nodes of jobs (other than the reservation's own) that

@@ -60,10 +60,18 @@ func TestReservations(t *testing.T) {
 			t.Errorf("show reservation lacks %q:\n%s", want, show)
 		}
 	}
-	if _, errOut, code := c.run("scontrol", "create", "reservation", "ReservationName=dup", "StartTime=now",
-		"Duration=10", "Nodes=node1", "Users=root"); code != 1 || !strings.Contains(errOut, "Requested reservation overlaps with another reservation") {
+	// Two plain reservations may not share a node at the same time (a
+	// MAINT or OVERLAP one may, as in Slurm).
+	c.must("scontrol", "create", "reservation", "ReservationName=lab", "StartTime=now+1hour",
+		"Duration=10", "Nodes=node2", "Accounts=physics")
+	if _, errOut, code := c.run("scontrol", "create", "reservation", "ReservationName=dup", "StartTime=now+1hour",
+		"Duration=10", "Nodes=node[1-2]", "Users=root"); code != 1 || !strings.Contains(errOut, "Requested reservation overlaps with another reservation") {
 		t.Errorf("overlapping create: exit %d, %q", code, errOut)
 	}
+	if out := c.must("scontrol", "show", "-o", "reservation", "lab"); !strings.Contains(out, "State=INACTIVE") || !strings.Contains(out, "Accounts=physics ") {
+		t.Errorf("future reservation: %s", out)
+	}
+	c.must("scontrol", "delete", "reservation", "lab")
 	if out := c.must("sinfo", "-T"); !strings.Contains(out, "RESV_NAME") || !regexpMatch(`maint\s+ACTIVE\s+\S+\s+\S+\s+00:30:00\s+node1`, out) {
 		t.Errorf("sinfo -T:\n%s", out)
 	}
