@@ -158,3 +158,19 @@ func TestShowReservation(t *testing.T) {
 		t.Errorf("show none: %+v", res)
 	}
 }
+
+func FuzzParseResv(f *testing.F) {
+	for _, s := range []string{"MAINT,IGNORE_JOBS", "PURGE_COMP=5:00", "maintenance", "cpu=4,gres/gpu:a100=2", "node=x", ",", "=", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if flags, purge, ok := parseResvFlags(s); ok && (flags == 0 || purge < 0) {
+			t.Errorf("flags %q: %v %d", s, flags, purge)
+		}
+		var req model.ResvRequest
+		if parseResvTRES(s, &req) && (req.CoreCnt < 0 || req.NodeCnt < 0 || req.GPUs < 0) {
+			t.Errorf("TRES %q: %+v", s, req)
+		}
+		splitNames(s)
+	})
+}
