@@ -113,7 +113,8 @@ func (c *Controller) scheduleLoop(ctx context.Context) {
 // plan; the FSM re-verifies every start against the state at apply time.
 func (c *Controller) cycle() {
 	snap := c.store.Snapshot()
-	in := &sched.Input{Nodes: snap.Nodes(), Partitions: map[string]*model.Partition{}, Jobs: snap}
+	in := &sched.Input{Nodes: snap.Nodes(), Partitions: map[string]*model.Partition{}, Jobs: snap,
+		Reservations: snap.Reservations()}
 	for _, p := range snap.Partitions() {
 		in.Partitions[p.Name] = p
 	}
@@ -314,6 +315,7 @@ func (c *Controller) housekeepingLoop(ctx context.Context) {
 		now := c.clock.Now()
 		st := c.svc.Settings()
 		c.checkLiveness(now, time.Duration(st.SlurmdTimeout)*time.Second)
+		c.reservationTick(now)
 		if now.Sub(lastPurge) > 5*time.Second {
 			lastPurge = now
 			c.purge(now.Unix() - st.MinJobAge)

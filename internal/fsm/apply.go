@@ -95,6 +95,8 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		return applyJoinToken(txn, c)
 	case *Slice:
 		return applySlice(txn, c)
+	case *Reservation:
+		return applyReservation(txn, c)
 	default:
 		return fmt.Errorf("unhandled command type %d", t)
 	}

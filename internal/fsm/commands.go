@@ -32,6 +32,7 @@ const (
 	TypeSetAcctDB
 	TypeResetStats
 	TypePriorities
+	TypeReservation
 )
 
 // Submit creates a job, or one record per task of an array.
@@ -254,6 +255,7 @@ var bodies = map[Type]func() any{
 	TypeSetAcctDB:    func() any { return new(SetAcctDB) },
 	TypeResetStats:   func() any { return new(ResetStats) },
 	TypePriorities:   func() any { return new(Priorities) },
+	TypeReservation:  func() any { return new(Reservation) },
 }
 
 // Encode serialises a command for the log: one type byte, then JSON.

@@ -50,6 +50,9 @@ type JobSpec struct {
 	MinCPUsNode int     `json:"min_cpus_node,omitempty"`
 	Exclusive   bool    `json:"exclusive,omitempty"`
 	GPUs        *GPUReq `json:"gpus,omitempty"` // --gres=gpu, -G, --gpus-per-*
+	// Reservation is --reservation: the job runs only on that
+	// reservation's nodes, during its window.
+	Reservation string `json:"reservation,omitempty"`
 
 	Array      *ArraySpec  `json:"array,omitempty"`
 	Dependency *Dependency `json:"dependency,omitempty"`
