@@ -169,6 +169,11 @@ func (s *Service) UpdateJob(ctx context.Context, sel Selection, fields map[strin
 		if _, err := s.raft.Apply(fsm.TypeUpdateJob, cmd); err != nil {
 			return nil, errCommit(err)
 		}
+		if cmd.Nice != nil {
+			if err := s.reprioritize(cmd.Jobs); err != nil {
+				return nil, err
+			}
+		}
 		s.notify.Kick()
 	}
 	return results, nil
