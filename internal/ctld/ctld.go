@@ -79,6 +79,11 @@ func prioritySettings(cfg *slurmconf.Config) service.PriorityConfig {
 			TRES: p.WeightTRES, NoNormalPart: p.NoNormalPart, NoNormalQOS: p.NoNormalQOS, NoNormalTRES: p.NoNormalTRES},
 		NoFairTree: p.NoFairTree, WeightTRES: p.WeightTRESRaw, MaxTRES: p.MaxTRES, UsageReset: p.UsageReset,
 	}
+	if v, ok := cfg.Get("SchedulerParameters"); ok {
+		for _, e := range strings.Split(v, ",") {
+			out.EnableUserTop = out.EnableUserTop || strings.EqualFold(strings.TrimSpace(e), "enable_user_top")
+		}
+	}
 	for _, part := range cfg.Partitions {
 		if len(part.BillingWeights) > 0 {
 			if out.Billing == nil {

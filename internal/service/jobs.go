@@ -317,6 +317,8 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 	priv := s.privileged(id)
 	cmd := strings.ToLower(action)
 	switch cmd {
+	case "top":
+		return s.topJobs(id, priv, sel)
 	case "hold":
 		cmd = "hold-user"
 		if priv {

@@ -32,6 +32,9 @@ type PriorityConfig struct {
 	// start and reconfigure).
 	UsageReset priority.ResetPeriod
 	ResetNowAt int64
+	// EnableUserTop is SchedulerParameters=enable_user_top: users may
+	// scontrol top their own jobs (else operators only).
+	EnableUserTop bool
 }
 
 // stampReset records when settings with PriorityUsageResetPeriod=NOW

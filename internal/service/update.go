@@ -184,6 +184,11 @@ func (s *Service) UpdateJob(ctx context.Context, sel Selection, fields map[strin
 		if n, ok := s.notify.(timeLimitNotifier); ok && cmd.TimeLimit != nil {
 			n.TimeLimitChanged(cmd.Jobs) // running jobs' nodes re-arm their limit
 		}
+		if cmd.Nice != nil {
+			if err := s.reprioritize(cmd.Jobs); err != nil {
+				return nil, err
+			}
+		}
 		s.notify.Kick()
 	}
 	return results, nil

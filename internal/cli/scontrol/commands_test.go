@@ -198,7 +198,9 @@ func TestKeywordsAndModes(t *testing.T) {
 		{[]string{"show", "job", "1", "2"}, 1, "", "too many arguments for keyword:show\n"},
 		{[]string{"show", "bogus"}, 1, "", "invalid entity:bogus for keyword:show \n"},
 		{[]string{"show", "topology"}, 1, "", "scontrol: error: show topology: not supported by Drover\n"},
-		{[]string{"top", "5"}, 1, "", "scontrol: error: top: command not supported by Drover\n"},
+		{[]string{"top"}, 1, "", "too few arguments for keyword:top\n"},
+		{[]string{"top", "5", "6"}, 1, "", "too many arguments for keyword:top\n"},
+		{[]string{"top", "5.1"}, 1, "", "Invalid job id specified for job 5.1\n"},
 		{[]string{"vers"}, 0, "slurm 22.05.8\n", ""},
 		{[]string{"-V"}, 0, "slurm 22.05.8\n", ""},
 		{[]string{"--bogus"}, 1, "", "scontrol: unknown flag: --bogus\nTry \"scontrol --help\" for more information\n"},
@@ -250,5 +252,21 @@ func TestAbbrev(t *testing.T) {
 		if got := abbrev(tt.tag, tt.kw, tt.min); got != tt.want {
 			t.Errorf("abbrev(%q, %q, %d) = %v", tt.tag, tt.kw, tt.min, got)
 		}
+	}
+}
+
+// scontrol top sends the ordered list to the controller as one request.
+func TestTop(t *testing.T) {
+	fc := &fakeClient{}
+	if res := run(t, fc, nil, "top", "JobId=7,5"); res.code != 0 || len(fc.controls) != 1 {
+		t.Fatalf("top: %+v %+v", res, fc.controls)
+	}
+	c := fc.controls[0]
+	if c.action != "top" || len(c.sel.Targets) != 2 || c.sel.Targets[0].ID != 7 || c.sel.Targets[1].ID != 5 {
+		t.Errorf("call %+v", c)
+	}
+	fc = &fakeClient{jobErrs: map[string]string{"5": "Access/permission denied"}}
+	if res := run(t, fc, nil, "top", "5"); res.code != 1 || res.stderr != "Access/permission denied for job 5\n" {
+		t.Errorf("refused: %+v", res)
 	}
 }

@@ -162,7 +162,7 @@ var commands = []command{
 	{"release", 3, (*runner).control},
 	{"suspend", 2, (*runner).control},
 	{"resume", 3, (*runner).control},
-	{"top", 3, nil},
+	{"top", 3, (*runner).top},
 	{"token", 3, nil},
 	{"wait_job", 2, nil},
 	{"setdebugflags", 9, nil},

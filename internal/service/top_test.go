@@ -1,0 +1,117 @@
+package service
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/priority"
+)
+
+func multifactor(t *testing.T, svc *Service, mod func(*PriorityConfig)) {
+	t.Helper()
+	st := *svc.Settings()
+	st.Priority = PriorityConfig{Multifactor: true, Weights: priority.Weights{JobSize: 1000, FairShare: 1000}}
+	if mod != nil {
+		mod(&st.Priority)
+	}
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func submitN(t *testing.T, svc *Service, uid uint32, n int) []model.JobID {
+	t.Helper()
+	var ids []model.JobID
+	for range n {
+		id, err := svc.SubmitJob(as(uid), spec())
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func prios(svc *Service, ids ...model.JobID) []uint32 {
+	var out []uint32
+	for _, id := range ids {
+		out = append(out, svc.store.Snapshot().Job(id).Priority)
+	}
+	return out
+}
+
+// scontrol top: the named job takes the best priority of its user's
+// group, the others keep their order below it (ties broken downwards),
+// nice records the exchange; another user's job does not move.
+func TestTopJobs(t *testing.T) {
+	svc, _, _ := setup(t)
+	multifactor(t, svc, nil)
+	mine := submitN(t, svc, 1000, 3)
+	other := submitN(t, svc, 1001, 1)[0]
+	p0 := prios(svc, mine...)
+	if p0[0] != p0[1] || p0[1] != p0[2] {
+		t.Fatalf("equal jobs, priorities %v", p0)
+	}
+	otherPrio := prios(svc, other)[0]
+	sel := Selection{Targets: []Target{{ID: mine[2]}}, UID: -1}
+	// A user may not, without SchedulerParameters=enable_user_top.
+	if _, err := svc.Control(as(1000), sel, "top"); !errors.Is(err, errDenied) {
+		t.Fatalf("user top: %v", err)
+	}
+	res, err := svc.Control(as(0), sel, "top")
+	if err != nil || len(res) != 1 || res[0].Error != "" {
+		t.Fatalf("top: %v %+v", err, res)
+	}
+	p := prios(svc, mine...)
+	if p[2] != p0[2] || p[0] != p0[0]-1 || p[1] != p0[0]-2 {
+		t.Errorf("after top %v (before %v)", p, p0)
+	}
+	snap := svc.store.Snapshot()
+	if n := snap.Job(mine[1]).Nice; n != 2 {
+		t.Errorf("nice of the job moved down two: %d", n)
+	}
+	if prios(svc, other)[0] != otherPrio {
+		t.Error("another user's job moved")
+	}
+	// Two named jobs, in order; with enable_user_top the owner may.
+	multifactor(t, svc, func(c *PriorityConfig) { c.EnableUserTop = true })
+	sel.Targets = []Target{{ID: mine[1]}, {ID: mine[0]}}
+	if _, err := svc.Control(as(1000), sel, "top"); err != nil {
+		t.Fatal(err)
+	}
+	if p := prios(svc, mine...); !(p[1] > p[0] && p[0] > p[2]) {
+		t.Errorf("top 2,1: %v", p)
+	}
+	// Another user's job is refused.
+	sel.Targets = []Target{{ID: other}}
+	if res, _ := svc.Control(as(1000), sel, "top"); len(res) != 1 || res[0].Error != "Access/permission denied" {
+		t.Errorf("other's job: %+v", res)
+	}
+}
+
+// scontrol update job nice= takes effect at once; priority= pins the
+// job, which the recalculation then leaves alone.
+func TestNiceAndPinnedPriority(t *testing.T) {
+	svc, _, _ := setup(t)
+	multifactor(t, svc, nil)
+	ids := submitN(t, svc, 1000, 2)
+	before := prios(svc, ids...)
+	sel := Selection{Targets: []Target{{ID: ids[0]}}, UID: -1}
+	if res, err := svc.UpdateJob(as(1000), sel, map[string]string{"Nice": "100"}); err != nil || res[0].Error != "" {
+		t.Fatalf("nice: %v %+v", err, res)
+	}
+	if p := prios(svc, ids...); p[0] != before[0]-100 || p[1] != before[1] {
+		t.Errorf("after nice=100: %v (before %v)", p, before)
+	}
+	sel.Targets = []Target{{ID: ids[1]}}
+	if _, err := svc.UpdateJob(as(0), sel, map[string]string{"Priority": "5"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.UpdateJob(as(0), sel, map[string]string{"Nice": "-50"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := prios(svc, ids[1])[0]; p != 5 {
+		t.Errorf("pinned priority moved: %d", p)
+	}
+}
