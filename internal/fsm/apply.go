@@ -161,7 +161,7 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 		if j == nil || j.State != model.JobPending || j.HoldUser || j.HoldAdmin || len(st.Alloc) == 0 {
 			continue
 		}
-		if !allocFits(snap, st.Alloc) {
+		if !allocFits(snap, st.Alloc) || !resvPermits(snap, j, st.Alloc, c.Now) {
 			continue
 		}
 		for _, a := range st.Alloc {

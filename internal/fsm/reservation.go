@@ -116,3 +116,52 @@ func applyResvEnded(txn *state.Txn, c *Reservation) any {
 	}
 	return res
 }
+
+// resvPermits is the plan check Apply makes for reservations, as
+// allocFits is for resources: a reservation committed after the plan was
+// made must not find a job of the plan started on its nodes. A job in a
+// reservation needs it active and (unless FLEX) its nodes; any job needs
+// its alloc free of other reservations over [now, now+limit).
+func resvPermits(snap *state.Snapshot, j *model.Job, alloc []model.NodeAlloc, now int64) bool {
+	own := ""
+	if j.Spec != nil {
+		own = j.Spec.Reservation
+	}
+	if own == "" && snap.NumReservations() == 0 {
+		return true
+	}
+	// The job's limit as the scheduler reads it (sched.jobLimit): its
+	// own, else the partition's DefaultTime, else MaxTime.
+	limit := j.TimeLimit
+	if p := snap.Partition(j.Partition); limit <= 0 && limit != model.Unlimited && p != nil {
+		if limit = p.DefaultTime; limit <= 0 && limit != model.Unlimited {
+			limit = p.MaxTime
+		}
+	}
+	end := int64(1 << 62)
+	if limit > 0 {
+		end = now + limit
+	}
+	if own != "" {
+		r := snap.Reservation(own)
+		if r == nil || !r.Active(now) {
+			return false
+		}
+		for _, a := range alloc {
+			if r.Flags&model.ResvFlex == 0 && !r.HasNode(a.Node) {
+				return false
+			}
+		}
+	}
+	for _, r := range snap.Reservations() {
+		if r.Name == own || !r.Overlaps(now, end) {
+			continue
+		}
+		for _, a := range alloc {
+			if r.HasNode(a.Node) {
+				return false
+			}
+		}
+	}
+	return true
+}

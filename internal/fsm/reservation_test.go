@@ -104,3 +104,28 @@ func TestReservationEnded(t *testing.T) {
 		}
 	}
 }
+
+// A plan made before a reservation was committed cannot start a job on
+// its nodes: Apply re-checks starts against the reservations.
+func TestScheduleRespectsReservations(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeReservation, &Reservation{Resv: maintResv(), Create: true})
+	out := h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 100}).(SubmitResult).JobID
+	in := spec()
+	in.Reservation = "maint"
+	inside := h.apply(TypeSubmit, &Submit{Spec: in, Partition: "p", Now: 100}).(SubmitResult).JobID
+	res := h.apply(TypeSchedule, &Schedule{Now: 110, Starts: []StartEntry{
+		{Job: out, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1, Mem: 100}}},
+		{Job: inside, Alloc: []model.NodeAlloc{{Node: "n2", CPUs: 1, Mem: 100}}},
+	}}).(ScheduleResult)
+	if len(res.Started) != 0 {
+		t.Errorf("started %v on nodes their reservations forbid", res.Started)
+	}
+	res = h.apply(TypeSchedule, &Schedule{Now: 110, Starts: []StartEntry{
+		{Job: out, Alloc: []model.NodeAlloc{{Node: "n2", CPUs: 1, Mem: 100}}},
+		{Job: inside, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1, Mem: 100}}},
+	}}).(ScheduleResult)
+	if len(res.Started) != 2 {
+		t.Errorf("started %v, want both", res.Started)
+	}
+}

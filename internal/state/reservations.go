@@ -55,3 +55,6 @@ func (t *Txn) DeleteReservation(name string) {
 	}
 	t.snap.resvs = m
 }
+
+// NumReservations is how many reservations there are.
+func (s *Snapshot) NumReservations() int { return len(s.resvs) }

@@ -104,6 +104,11 @@ func TestReservations(t *testing.T) {
 		return strings.Contains(string(b), "resv=maint")
 	})
 
+	// srun --reservation runs there too (its own job, the CPU left on node1).
+	if out := c.must("srun", "--reservation=maint", "-n1", "sh", "-c", "echo $SLURMD_NODENAME"); strings.TrimSpace(out) != "node1" {
+		t.Errorf("srun --reservation ran on %q", out)
+	}
+
 	// A user the reservation does not name is refused at submission.
 	before := c.must("squeue", "-h", "-o", "%i")
 	if _, errOut, code := c.runAs(u, "", "sbatch", "--reservation=maint", "-o", "/dev/null", "--wrap", "true"); code != 1 ||

@@ -122,6 +122,11 @@ func TestUpdateDeleteReservation(t *testing.T) {
 	if q := c.reqs[0]; q.Op != "update" || q.Name != "r1" || q.UsersOp != '+' || q.Users[0] != "carl" || q.Duration != 1800 {
 		t.Errorf("update request %+v", q)
 	}
+	c = &resvClient{}
+	if res := runResv(t, c, "update", "reservation", "ReservationName=r1", "Flags-=DAILY"); res.code != 0 || len(c.reqs) != 1 ||
+		c.reqs[0].Name != "r1" || !c.reqs[0].FlagsRemove || c.reqs[0].Flags != model.ResvDaily {
+		t.Errorf("update reservation ReservationName=: %+v %+v", res, c.reqs)
+	}
 	for _, args := range [][]string{{"delete", "reservation", "r1"}, {"delete", "ReservationName=r1"}} {
 		c := &resvClient{}
 		if res := runResv(t, c, args...); res.code != 0 || len(c.reqs) != 1 || c.reqs[0].Op != "delete" || c.reqs[0].Name != "r1" {
