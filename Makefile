@@ -67,6 +67,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/submit.sh
 	bash bench/sim.sh
 	bash bench/priority.sh
+	bash bench/suspend.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

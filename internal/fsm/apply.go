@@ -214,7 +214,7 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 			continue
 		}
 		j = j.Clone()
-		j.Completing, j.Preempted = true, true
+		j.Completing, j.Preempted, j.PreemptedFor = true, true, e.For
 		j.EndState = model.JobPending
 		if e.Mode == "CANCEL" || (j.Spec != nil && !j.Spec.Requeue) {
 			// A --no-requeue job cannot go back: it ends PREEMPTED.
@@ -284,9 +284,11 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) any {
 	}
 	switch {
 	case j.Completing && j.Preempted && j.EndState == model.JobPending:
-		// Preempted and requeued: eligible again at once (the preemptor
-		// goes first by its tier).
+		// Preempted and requeued: eligible again at once, but it lets its
+		// preemptor start first (sched waitsForPreemptor).
+		preemptor := j.PreemptedFor
 		requeue(j, c.Now)
+		j.PreemptedFor = preemptor
 	case j.Completing && j.EndState == model.JobPending: // requeue
 		requeueLater(j, c.Now)
 	case j.Completing && j.EndState == model.JobPreempted:

@@ -257,6 +257,17 @@ func (s *scheduler) graceOf(v *model.Job) int64 {
 	return 0
 }
 
+// waitsForPreemptor reports whether j, requeued by preemption, must let
+// its preemptor start first: without tiers (preempt/qos, or equal job
+// priorities) the victim would otherwise win its CPUs straight back.
+func (s *scheduler) waitsForPreemptor(j *model.Job) bool {
+	if j.PreemptedFor == 0 || s.in.Jobs == nil {
+		return false
+	}
+	p := s.in.Jobs.Job(j.PreemptedFor)
+	return p != nil && p.State == model.JobPending
+}
+
 // touches reports whether v holds a node of partition part.
 func (s *scheduler) touches(v *model.Job, part string) bool {
 	ps := s.c.parts[part]

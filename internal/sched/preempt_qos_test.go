@@ -224,3 +224,25 @@ func TestGangEntry(t *testing.T) {
 		t.Fatalf("suspended %v on an OverSubscribe=NO partition", victimIDs(p))
 	}
 }
+
+// TestRequeuedVictimLetsPreemptorGoFirst: with equal priorities (no
+// tiers under preempt/qos), a requeued victim ahead in the queue does not
+// win its CPUs straight back from its preemptor.
+func TestRequeuedVictimLetsPreemptorGoFirst(t *testing.T) {
+	c := schedtest.New()
+	oneNode(c, 4, 8000)
+	qos := qosTable()
+	v := submit(c, 1, inQOS("low", 4))
+	runAll(t, c, 10, qosRequeue)
+	h := submit(c, 1, inQOS("high", 4))
+	if got := victimIDs(scheduleQOS(t, c, 20, qosRequeue, qos)); !slices.Equal(got, []model.JobID{v.ID}) {
+		t.Fatalf("victims %v", got)
+	}
+	// The victim ends and is requeued, as the FSM does it.
+	c.Finish(v, model.JobPending, 0, 21)
+	v.StartTime, v.Alloc, v.PreemptedFor = 0, nil, h.ID
+	p := scheduleQOS(t, c, 22, qosRequeue, qos)
+	if len(p.Starts) != 1 || p.Starts[0].Job != h.ID || p.Reasons[v.ID] != model.ReasonPriority {
+		t.Fatalf("starts %+v, victim reason %q: want the preemptor to start", p.Starts, p.Reasons[v.ID])
+	}
+}

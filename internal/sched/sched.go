@@ -203,6 +203,10 @@ func (s *scheduler) consider(j *model.Job) {
 		s.wait(j, reason)
 		return
 	}
+	if s.waitsForPreemptor(j) {
+		s.wait(j, model.ReasonPriority)
+		return
+	}
 	if s.lim != nil {
 		if reason := s.lim.check(j); reason != "" {
 			s.wait(j, reason)
