@@ -41,6 +41,14 @@ type profile struct {
 	// for nodeEarliest; stale[i] is set when rel[i] or res[i] changes.
 	steps []nodeSteps
 	stale []bool
+	// newTimes and newDeltas gather additions until the search reads
+	// times and deltas (settle): a pass starts thousands of jobs between
+	// two reservations, and a sorted insert per start moved the whole
+	// array each time.
+	newTimes  []int64
+	newDeltas []delta
+	spareT    []int64
+	spareD    []delta
 }
 
 type delta struct {
@@ -52,14 +60,49 @@ func (p *profile) addDelta(t, cpu int64) {
 	if t >= never || cpu == 0 {
 		return
 	}
-	// One entry per instant: the step function is all the search reads,
-	// and a deep queue books thousands of reservations on a few instants.
-	i, found := slices.BinarySearchFunc(p.deltas, t, func(d delta, t int64) int { return cmp.Compare(d.t, t) })
-	if found {
-		p.deltas[i].cpu += cpu
-		return
+	p.newDeltas = append(p.newDeltas, delta{t, cpu})
+}
+
+// settle merges the gathered instants and deltas into times and deltas,
+// keeping one entry per instant (a deep queue books thousands of
+// reservations on a few instants).
+func (p *profile) settle() {
+	if len(p.newTimes) > 0 {
+		slices.Sort(p.newTimes)
+		out := p.spareT[:0]
+		a, b := p.times, p.newTimes
+		for len(a) > 0 || len(b) > 0 {
+			var t int64
+			if len(b) == 0 || (len(a) > 0 && a[0] <= b[0]) {
+				t, a = a[0], a[1:]
+			} else {
+				t, b = b[0], b[1:]
+			}
+			if len(out) == 0 || out[len(out)-1] != t {
+				out = append(out, t)
+			}
+		}
+		p.spareT, p.times, p.newTimes = p.times, out, p.newTimes[:0]
 	}
-	p.deltas = slices.Insert(p.deltas, i, delta{t, cpu})
+	if len(p.newDeltas) > 0 {
+		slices.SortFunc(p.newDeltas, func(x, y delta) int { return cmp.Compare(x.t, y.t) })
+		out := p.spareD[:0]
+		a, b := p.deltas, p.newDeltas
+		for len(a) > 0 || len(b) > 0 {
+			var d delta
+			if len(b) == 0 || (len(a) > 0 && a[0].t <= b[0].t) {
+				d, a = a[0], a[1:]
+			} else {
+				d, b = b[0], b[1:]
+			}
+			if len(out) > 0 && out[len(out)-1].t == d.t {
+				out[len(out)-1].cpu += d.cpu
+			} else {
+				out = append(out, d)
+			}
+		}
+		p.spareD, p.deltas, p.newDeltas = p.deltas, out, p.newDeltas[:0]
+	}
 }
 
 type release struct {
@@ -89,9 +132,7 @@ func (p *profile) addTime(t int64) {
 	if t >= never {
 		return
 	}
-	if i, found := slices.BinarySearch(p.times, t); !found {
-		p.times = slices.Insert(p.times, i, t)
-	}
+	p.newTimes = append(p.newTimes, t)
 }
 
 // addRunning records when job j (running, completing, or started in this
@@ -370,6 +411,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		s.c.masked = false
 		return
 	}
+	bf.settle()
 	free, d := s.c.free, 0 // cluster-wide free CPUs at t: an upper bound
 	for k := 0; k < len(bf.times); k++ {
 		t := bf.times[k]
