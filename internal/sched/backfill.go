@@ -566,11 +566,16 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	p := c.bf
 	rel, res := p.rel[i], p.res[i]
 	st := c.stepsOf(i)
-	sw := &c.nbuf
-	sw.reset(st)
 	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
 	k := 0                            // releases counted
+	at := 0                           // the reserved-use interval holding t (or the first after it)
+	// A reserved-use interval that leaves fewer than needCPU CPUs blocks
+	// every start whose window meets it: up to its end, while no release
+	// raises the base, later candidates are refused without a look. Deep
+	// queues stack hundreds of reservations on a node; a sweep over the
+	// whole window per node and job was most of a pass.
+	blockUntil, blockBase := int64(-1), -1
 	for x := -1; x < len(st.ts); x++ {
 		t := now + 1
 		if x >= 0 {
@@ -588,12 +593,33 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		if baseCPU < needCPU {
 			continue // short even before reservations count
 		}
+		if t < blockUntil && baseCPU == blockBase {
+			continue
+		}
 		end := endOf(t, limit)
 		cpu, mem := baseCPU, baseMem
 		if len(res) > 0 {
-			peakCPU, peakMem := sw.peak(t, end)
-			if int(peakCPU) >= cpu {
-				continue // nothing offered (window's full)
+			for at+1 < len(st.at) && st.at[at+1] <= t {
+				at++
+			}
+			// One scan of the intervals meeting [t, end): the first that
+			// blocks, else the reserved peaks (window's answer).
+			allow := int32(baseCPU - needCPU)
+			var peakCPU int32
+			var peakMem int64
+			blocked := false
+			for j := at; j < len(st.at) && st.at[j] < end; j++ {
+				if st.cpu[j] > allow {
+					blockUntil, blockBase, blocked = never, baseCPU, true
+					if j+1 < len(st.at) {
+						blockUntil = st.at[j+1]
+					}
+					break
+				}
+				peakCPU, peakMem = max(peakCPU, st.cpu[j]), max(peakMem, st.mem[j])
+			}
+			if blocked {
+				continue
 			}
 			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
 		}

@@ -7,7 +7,7 @@ import (
 
 // The backfill profile's per-node structures (see profile in backfill.go):
 // each node's instants and reserved use as a cached step function, read
-// by window (peakOver) and by nodeEarliest (nodeSweep, a sliding maximum),
+// by window (peakOver) and by nodeEarliest (one scan per candidate start),
 // and the helpers of earliestBound.
 
 // resEvent is a reservation's start (+) or end (-) for peakReserved.
@@ -187,54 +187,4 @@ func (st *nodeSteps) breakAt(t int64) int {
 	st.cpu = slices.Insert(st.cpu, k, cpu)
 	st.mem = slices.Insert(st.mem, k, mem)
 	return k
-}
-
-// nodeSweep answers the reserved peak of one node's nodeSteps over
-// windows whose both ends only move forward, with one monotonic queue per
-// resource.
-type nodeSweep struct {
-	*nodeSteps
-	qc, qm []int // indices into at, values decreasing from the head
-	hc, hm int   // queue heads
-	next   int   // first interval not yet pushed
-}
-
-func (w *nodeSweep) reset(st *nodeSteps) {
-	w.nodeSteps = st
-	w.qc, w.qm, w.hc, w.hm, w.next = w.qc[:0], w.qm[:0], 0, 0, 0
-}
-
-// peak is the most CPUs and memory held at one instant of [a, b); a and
-// b must not decrease from one call to the next.
-func (w *nodeSweep) peak(a, b int64) (int32, int64) {
-	// Push the intervals that start before b.
-	for ; w.next < len(w.at) && w.at[w.next] < b; w.next++ {
-		k := w.next
-		for len(w.qc) > w.hc && w.cpu[w.qc[len(w.qc)-1]] <= w.cpu[k] {
-			w.qc = w.qc[:len(w.qc)-1]
-		}
-		w.qc = append(w.qc, k)
-		for len(w.qm) > w.hm && w.mem[w.qm[len(w.qm)-1]] <= w.mem[k] {
-			w.qm = w.qm[:len(w.qm)-1]
-		}
-		w.qm = append(w.qm, k)
-	}
-	// Drop the intervals that end at or before a (interval k ends at
-	// at[k+1]; the last one never ends but holds nothing).
-	ended := func(k int) bool { return k+1 < len(w.at) && w.at[k+1] <= a }
-	for w.hc < len(w.qc) && ended(w.qc[w.hc]) {
-		w.hc++
-	}
-	for w.hm < len(w.qm) && ended(w.qm[w.hm]) {
-		w.hm++
-	}
-	var pc int32
-	var pm int64
-	if w.hc < len(w.qc) {
-		pc = max(0, w.cpu[w.qc[w.hc]])
-	}
-	if w.hm < len(w.qm) {
-		pm = max(0, w.mem[w.qm[w.hm]])
-	}
-	return pc, pm
 }

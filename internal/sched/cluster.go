@@ -38,7 +38,6 @@ type cluster struct {
 	abuf     []avail // scratch for earliestBound
 	hbuf     []avail
 	ebuf     []resEvent
-	nbuf     nodeSweep // scratch for nodeEarliest
 }
 
 type membership struct {
