@@ -41,6 +41,14 @@ type profile struct {
 	// for nodeEarliest; stale[i] is set when rel[i] or res[i] changes.
 	steps []nodeSteps
 	stale []bool
+	// newTimes and newDeltas gather additions until the search reads
+	// times and deltas (settle): a pass starts thousands of jobs between
+	// two reservations, and a sorted insert per start moved the whole
+	// array each time.
+	newTimes  []int64
+	newDeltas []delta
+	spareT    []int64
+	spareD    []delta
 }
 
 type delta struct {
@@ -52,14 +60,49 @@ func (p *profile) addDelta(t, cpu int64) {
 	if t >= never || cpu == 0 {
 		return
 	}
-	// One entry per instant: the step function is all the search reads,
-	// and a deep queue books thousands of reservations on a few instants.
-	i, found := slices.BinarySearchFunc(p.deltas, t, func(d delta, t int64) int { return cmp.Compare(d.t, t) })
-	if found {
-		p.deltas[i].cpu += cpu
-		return
+	p.newDeltas = append(p.newDeltas, delta{t, cpu})
+}
+
+// settle merges the gathered instants and deltas into times and deltas,
+// keeping one entry per instant (a deep queue books thousands of
+// reservations on a few instants).
+func (p *profile) settle() {
+	if len(p.newTimes) > 0 {
+		slices.Sort(p.newTimes)
+		out := p.spareT[:0]
+		a, b := p.times, p.newTimes
+		for len(a) > 0 || len(b) > 0 {
+			var t int64
+			if len(b) == 0 || (len(a) > 0 && a[0] <= b[0]) {
+				t, a = a[0], a[1:]
+			} else {
+				t, b = b[0], b[1:]
+			}
+			if len(out) == 0 || out[len(out)-1] != t {
+				out = append(out, t)
+			}
+		}
+		p.spareT, p.times, p.newTimes = p.times, out, p.newTimes[:0]
 	}
-	p.deltas = slices.Insert(p.deltas, i, delta{t, cpu})
+	if len(p.newDeltas) > 0 {
+		slices.SortFunc(p.newDeltas, func(x, y delta) int { return cmp.Compare(x.t, y.t) })
+		out := p.spareD[:0]
+		a, b := p.deltas, p.newDeltas
+		for len(a) > 0 || len(b) > 0 {
+			var d delta
+			if len(b) == 0 || (len(a) > 0 && a[0].t <= b[0].t) {
+				d, a = a[0], a[1:]
+			} else {
+				d, b = b[0], b[1:]
+			}
+			if len(out) > 0 && out[len(out)-1].t == d.t {
+				out[len(out)-1].cpu += d.cpu
+			} else {
+				out = append(out, d)
+			}
+		}
+		p.spareD, p.deltas, p.newDeltas = p.deltas, out, p.newDeltas[:0]
+	}
 }
 
 type release struct {
@@ -89,9 +132,7 @@ func (p *profile) addTime(t int64) {
 	if t >= never {
 		return
 	}
-	if i, found := slices.BinarySearch(p.times, t); !found {
-		p.times = slices.Insert(p.times, i, t)
-	}
+	p.newTimes = append(p.newTimes, t)
 }
 
 // addRunning records when job j (running, completing, or started in this
@@ -181,14 +222,6 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 		return -1, 0, used
 	}
 	return cpu - int(peakCPU), max(0, mem-peakMem), used
-}
-
-// resEvent is a reservation's start (+) or end (-) for peakReserved.
-type resEvent struct {
-	t   int64
-	end bool
-	cpu int32
-	mem int64
 }
 
 // conflicts reports whether picks made on live counts would, over
@@ -382,6 +415,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		s.c.masked = false
 		return
 	}
+	bf.settle()
 	free, d := s.c.free, 0 // cluster-wide free CPUs at t: an upper bound
 	for k := 0; k < len(bf.times); k++ {
 		t := bf.times[k]
@@ -518,73 +552,6 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	return never
 }
 
-// gpuNodes is the nodes of ps (in placement order) that have at least
-// need GPUs of type typ ("" = any) at all: a GPU job's earliest-start
-// search looks at no other node. Cached per pass.
-func (c *cluster) gpuNodes(ps *partState, typ string, need int) []int32 {
-	key := gpuKey{ps, typ, need}
-	if l, ok := c.gpuLists[key]; ok {
-		return l
-	}
-	var l []int32
-	for _, i := range ps.order {
-		have := 0
-		for _, g := range c.nodes[i].GPUs {
-			if typ == "" || g.Type == typ {
-				have++
-			}
-		}
-		if have >= need {
-			l = append(l, i)
-		}
-	}
-	if c.gpuLists == nil {
-		c.gpuLists = map[gpuKey][]int32{}
-	}
-	c.gpuLists[key] = l
-	return l
-}
-
-type gpuKey struct {
-	ps   *partState
-	typ  string
-	need int
-}
-
-// heapPush and heapPop keep a max-heap of avail by time.
-func heapPush(h []avail, a avail) []avail {
-	h = append(h, a)
-	for k := len(h) - 1; k > 0; {
-		up := (k - 1) / 2
-		if h[up].t >= h[k].t {
-			break
-		}
-		h[up], h[k] = h[k], h[up]
-		k = up
-	}
-	return h
-}
-
-func heapPop(h []avail) []avail {
-	last := len(h) - 1
-	h[0] = h[last]
-	h = h[:last]
-	for k := 0; ; {
-		l, r, big := 2*k+1, 2*k+2, k
-		if l < len(h) && h[l].t > h[big].t {
-			big = l
-		}
-		if r < len(h) && h[r].t > h[big].t {
-			big = r
-		}
-		if big == k {
-			return h
-		}
-		h[k], h[big] = h[big], h[k]
-		k = big
-	}
-}
-
 // nodeEarliest is the first instant after now (within the horizon) at
 // which node i can hold unit tasks of r over a whole time limit.
 //
@@ -603,11 +570,16 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	p := c.bf
 	rel, res := p.rel[i], p.res[i]
 	st := c.stepsOf(i)
-	sw := &c.nbuf
-	sw.reset(st)
 	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
 	k := 0                            // releases counted
+	at := 0                           // the reserved-use interval holding t (or the first after it)
+	// A reserved-use interval that leaves fewer than needCPU CPUs blocks
+	// every start whose window meets it: up to its end, while no release
+	// raises the base, later candidates are refused without a look. Deep
+	// queues stack hundreds of reservations on a node; a sweep over the
+	// whole window per node and job was most of a pass.
+	blockUntil, blockBase := int64(-1), -1
 	for x := -1; x < len(st.ts); x++ {
 		t := now + 1
 		if x >= 0 {
@@ -625,12 +597,33 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		if baseCPU < needCPU {
 			continue // short even before reservations count
 		}
+		if t < blockUntil && baseCPU == blockBase {
+			continue
+		}
 		end := endOf(t, limit)
 		cpu, mem := baseCPU, baseMem
 		if len(res) > 0 {
-			peakCPU, peakMem := sw.peak(t, end)
-			if int(peakCPU) >= cpu {
-				continue // nothing offered (window's full)
+			for at+1 < len(st.at) && st.at[at+1] <= t {
+				at++
+			}
+			// One scan of the intervals meeting [t, end): the first that
+			// blocks, else the reserved peaks (window's answer).
+			allow := int32(baseCPU - needCPU)
+			var peakCPU int32
+			var peakMem int64
+			blocked := false
+			for j := at; j < len(st.at) && st.at[j] < end; j++ {
+				if st.cpu[j] > allow {
+					blockUntil, blockBase, blocked = never, baseCPU, true
+					if j+1 < len(st.at) {
+						blockUntil = st.at[j+1]
+					}
+					break
+				}
+				peakCPU, peakMem = max(peakCPU, st.cpu[j]), max(peakMem, st.mem[j])
+			}
+			if blocked {
+				continue
 			}
 			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
 		}
@@ -647,160 +640,6 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		}
 	}
 	return never
-}
-
-// nodeSteps is one node's instants (release times and reservation ends,
-// sorted, unique) and its reserved use as a step function: on
-// [at[k], at[k+1]) its reservations hold cpu[k] CPUs and mem[k] MiB (0
-// before at[0] and from the last instant on). Built when the node's
-// profile changed since the last look, so a pass that reserves on a few
-// nodes per job does not re-sort every node's reservations per job.
-type nodeSteps struct {
-	ts  []int64
-	at  []int64
-	cpu []int32
-	mem []int64
-}
-
-func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
-	st.ts, st.at, st.cpu, st.mem = st.ts[:0], st.at[:0], st.cpu[:0], st.mem[:0]
-	for _, rl := range rel {
-		st.ts = append(st.ts, rl.t)
-	}
-	for _, rv := range res {
-		st.ts = append(st.ts, rv.to)
-	}
-	slices.Sort(st.ts)
-	st.ts = slices.Compact(st.ts)
-	ev := (*buf)[:0]
-	for _, r := range res {
-		ev = append(ev, resEvent{t: r.from, cpu: r.cpu, mem: r.mem}, resEvent{t: r.to, end: true, cpu: -r.cpu, mem: -r.mem})
-	}
-	slices.SortFunc(ev, func(x, y resEvent) int { return cmp.Compare(x.t, y.t) })
-	var sc int32
-	var sm int64
-	for k := 0; k < len(ev); {
-		t := ev[k].t
-		for ; k < len(ev) && ev[k].t == t; k++ {
-			sc += ev[k].cpu
-			sm += ev[k].mem
-		}
-		st.at, st.cpu, st.mem = append(st.at, t), append(st.cpu, sc), append(st.mem, sm)
-	}
-	*buf = ev
-}
-
-// stepsOf returns node i's step function, built if its profile changed
-// since it was last built.
-func (c *cluster) stepsOf(i int32) *nodeSteps {
-	p := c.bf
-	st := &p.steps[i]
-	if p.stale[i] {
-		st.build(p.rel[i], p.res[i], &c.ebuf)
-		p.stale[i] = false
-	}
-	return st
-}
-
-// peakOver is the most CPUs and the most memory (each on its own) the
-// node's reservations hold at one instant of [a, b): the largest values
-// of the intervals that meet the window, found by binary search.
-func (st *nodeSteps) peakOver(a, b int64) (cpu int32, mem int64) {
-	k, found := slices.BinarySearch(st.at, a)
-	if !found && k > 0 {
-		k-- // the interval holding a
-	}
-	for ; k < len(st.at) && st.at[k] < b; k++ {
-		cpu, mem = max(cpu, st.cpu[k]), max(mem, st.mem[k])
-	}
-	return cpu, mem
-}
-
-// addInstant adds t to the node's instants.
-func (st *nodeSteps) addInstant(t int64) {
-	if k, found := slices.BinarySearch(st.ts, t); !found {
-		st.ts = slices.Insert(st.ts, k, t)
-	}
-}
-
-// addReserve adds a reservation to a built step function in place: O(k),
-// where rebuilding would sort every reservation of the node again.
-func (st *nodeSteps) addReserve(rv reserve) {
-	st.addInstant(rv.to)
-	lo := st.breakAt(rv.from)
-	hi := st.breakAt(rv.to)
-	for k := lo; k < hi; k++ {
-		st.cpu[k] += rv.cpu
-		st.mem[k] += rv.mem
-	}
-}
-
-// breakAt returns the index of the interval starting at t, splitting the
-// one that holds t (or adding one that holds nothing) when needed.
-func (st *nodeSteps) breakAt(t int64) int {
-	k, found := slices.BinarySearch(st.at, t)
-	if found {
-		return k
-	}
-	var cpu int32
-	var mem int64
-	if k > 0 {
-		cpu, mem = st.cpu[k-1], st.mem[k-1]
-	}
-	st.at = slices.Insert(st.at, k, t)
-	st.cpu = slices.Insert(st.cpu, k, cpu)
-	st.mem = slices.Insert(st.mem, k, mem)
-	return k
-}
-
-// nodeSweep answers the reserved peak of one node's nodeSteps over
-// windows whose both ends only move forward, with one monotonic queue per
-// resource.
-type nodeSweep struct {
-	*nodeSteps
-	qc, qm []int // indices into at, values decreasing from the head
-	hc, hm int   // queue heads
-	next   int   // first interval not yet pushed
-}
-
-func (w *nodeSweep) reset(st *nodeSteps) {
-	w.nodeSteps = st
-	w.qc, w.qm, w.hc, w.hm, w.next = w.qc[:0], w.qm[:0], 0, 0, 0
-}
-
-// peak is the most CPUs and memory held at one instant of [a, b); a and
-// b must not decrease from one call to the next.
-func (w *nodeSweep) peak(a, b int64) (int32, int64) {
-	// Push the intervals that start before b.
-	for ; w.next < len(w.at) && w.at[w.next] < b; w.next++ {
-		k := w.next
-		for len(w.qc) > w.hc && w.cpu[w.qc[len(w.qc)-1]] <= w.cpu[k] {
-			w.qc = w.qc[:len(w.qc)-1]
-		}
-		w.qc = append(w.qc, k)
-		for len(w.qm) > w.hm && w.mem[w.qm[len(w.qm)-1]] <= w.mem[k] {
-			w.qm = w.qm[:len(w.qm)-1]
-		}
-		w.qm = append(w.qm, k)
-	}
-	// Drop the intervals that end at or before a (interval k ends at
-	// at[k+1]; the last one never ends but holds nothing).
-	ended := func(k int) bool { return k+1 < len(w.at) && w.at[k+1] <= a }
-	for w.hc < len(w.qc) && ended(w.qc[w.hc]) {
-		w.hc++
-	}
-	for w.hm < len(w.qm) && ended(w.qm[w.hm]) {
-		w.hm++
-	}
-	var pc int32
-	var pm int64
-	if w.hc < len(w.qc) {
-		pc = max(0, w.cpu[w.qc[w.hc]])
-	}
-	if w.hm < len(w.qm) {
-		pm = max(0, w.mem[w.qm[w.hm]])
-	}
-	return pc, pm
 }
 
 // placeAvoiding is first-fit on the live counts (the partition trees, so

@@ -42,7 +42,6 @@ type cluster struct {
 	abuf     []avail // scratch for earliestBound
 	hbuf     []avail
 	ebuf     []resEvent
-	nbuf     nodeSweep // scratch for nodeEarliest
 }
 
 type membership struct {

@@ -2,11 +2,14 @@ package sched
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // TestNodeStepsPeak checks the cached step function (built at once, or
-// grown reservation by reservation) and both ways of reading its peak
+// grown reservation by reservation) and its peak
 // against the sum of overlapping reservations at every instant.
 func TestNodeStepsPeak(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
@@ -39,9 +42,7 @@ func TestNodeStepsPeak(t *testing.T) {
 			}
 			return pc, pm
 		}
-		var sw nodeSweep
-		sw.reset(&built)
-		a, lastB := int64(0), int64(0)
+		a := int64(0)
 		for range 20 {
 			a += int64(rng.Intn(6))
 			b := a + 1 + int64(rng.Intn(40))
@@ -51,13 +52,67 @@ func TestNodeStepsPeak(t *testing.T) {
 					t.Fatalf("round %d %s: peakOver(%d, %d) = %d, %d; want %d, %d (res %+v)", round, name, a, b, c, m, wc, wm, res)
 				}
 			}
-			// The sweep needs both ends to move forward only.
-			if b >= lastB {
-				lastB = b
-				if c, m := sw.peak(a, b); c != wc || m != wm {
-					t.Fatalf("round %d: sweep peak(%d, %d) = %d, %d; want %d, %d (res %+v)", round, a, b, c, m, wc, wm, res)
-				}
+		}
+	}
+}
+
+// TestNodeEarliest compares nodeEarliest's one-scan search with the plain
+// definition: window() at each of the node's instants in time order.
+func TestNodeEarliest(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	mid := 0
+	defer func() {
+		if mid < 50 {
+			t.Errorf("only %d of 400 cases start between now+1 and never: the cases test little", mid)
+		}
+	}()
+	for round := range 400 {
+		node := &model.Node{Name: "n1", CPUs: 1 + rng.Intn(8), Memory: 1000, State: model.NodeUp, Responding: true}
+		node.AllocCPUs = rng.Intn(node.CPUs + 1)
+		node.AllocMem = int64(rng.Intn(1000))
+		part := &model.Partition{Name: "p", Nodes: []string{"n1"}, State: model.PartUp}
+		c := newCluster([]*model.Node{node}, map[string]*model.Partition{"p": part}, true)
+		c.bf = newProfile(1)
+		now := int64(100)
+		for range rng.Intn(4) {
+			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), cpu: int32(rng.Intn(node.AllocCPUs + 1)), mem: int64(rng.Intn(200))})
+		}
+		if rng.Intn(2) == 0 {
+			c.stepsOf(0) // built before the reservations: grown in place
+		}
+		for range rng.Intn(10) {
+			from := now + int64(rng.Intn(80))
+			c.reserve([]pick{{node: 0, cpus: 1 + rng.Intn(node.CPUs), mem: int64(rng.Intn(300))}}, "", from, from+1+int64(rng.Intn(40)))
+		}
+		spec := &model.JobSpec{NTasks: 1 + rng.Intn(3), CPUsPerTask: 1, MemPerCPU: int64(rng.Intn(100)), MemPerNode: -1}
+		r := newRequest(spec, Config{}, 0)
+		limit := int64(1 + rng.Intn(50))
+		horizon := now + 200
+		want := never
+		var ts []int64
+		ts = append(ts, now+1)
+		for _, rl := range c.bf.rel[0] {
+			ts = append(ts, rl.t)
+		}
+		for _, rv := range c.bf.res[0] {
+			ts = append(ts, rv.to)
+		}
+		slices.Sort(ts)
+		for _, tt := range ts {
+			if tt <= now || tt > horizon {
+				continue
 			}
+			cpu, mem, _ := c.window(0, tt, endOf(tt, limit), false)
+			if r.capTasks(1, cpu, mem, 0, node) > 0 {
+				want = tt
+				break
+			}
+		}
+		if want > now+1 && want < never {
+			mid++
+		}
+		if got := c.nodeEarliest(0, &r, 1, limit, now, horizon); got != want {
+			t.Fatalf("round %d: nodeEarliest = %d, want %d (rel %+v res %+v)", round, got, want, c.bf.rel[0], c.bf.res[0])
 		}
 	}
 }
