@@ -50,3 +50,66 @@ func TestKilledSrunEndsItsStep(t *testing.T) {
 func taskRunning(marker string) bool {
 	return exec.Command("pgrep", "-f", "^sleep "+marker+"$").Run() == nil
 }
+
+// TestSattachStdinEndKeepsSrunStdin: an sattach whose input ends (here
+// /dev/null) must not end the tasks' input: srun's stdin still reaches
+// them afterwards.
+func TestSattachStdinEndKeepsSrunStdin(t *testing.T) {
+	c := startUp(t, 1)
+	srun := exec.Command(filepath.Join(binDir, "srun"), "-n1", "bash", "-c",
+		`echo ready; while read l; do echo got:$l; done; echo stdin-closed`)
+	srun.Dir, srun.Env = c.dir, c.env()
+	var out, errOut syncBuffer
+	srun.Stdout, srun.Stderr = &out, &errOut
+	in, err := srun.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srun.Process.Kill()
+	c.waitFor("the task to start", 30*time.Second, func() bool { return strings.Contains(out.String(), "ready") })
+	var step string
+	c.waitFor("the step in squeue", 30*time.Second, func() bool {
+		o, _, _ := c.run("squeue", "-s", "-h", "-o", "%i")
+		for _, f := range strings.Fields(o) {
+			if strings.HasSuffix(f, ".0") {
+				step = f
+				return true
+			}
+		}
+		return false
+	})
+	att := exec.Command(filepath.Join(binDir, "sattach"), step) // stdin: /dev/null, at EOF at once
+	att.Dir, att.Env = c.dir, c.env()
+	var aout syncBuffer
+	att.Stdout = &aout
+	if err := att.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer att.Process.Kill()
+	n := 0
+	c.waitFor("sattach to see the task read srun's input", 30*time.Second, func() bool {
+		n++
+		_, _ = in.Write([]byte("ping" + strconv.Itoa(n) + "\n"))
+		time.Sleep(100 * time.Millisecond) // pace the pings; the wait itself is bounded above
+		return strings.Contains(aout.String(), "got:ping")
+	})
+	if _, err := in.Write([]byte("final\n")); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the task to read srun's input after sattach's ended", 20*time.Second, func() bool {
+		return strings.Contains(out.String(), "got:final")
+	})
+	if strings.Contains(out.String(), "stdin-closed") {
+		t.Errorf("the task's stdin was closed: %q", out.String())
+	}
+	in.Close()
+	if err := srun.Wait(); err != nil {
+		t.Errorf("srun after its stdin ended: %v %q", err, errOut.String())
+	}
+	if !strings.Contains(out.String(), "stdin-closed") {
+		t.Errorf("srun's own end of input did not reach the task: %q", out.String())
+	}
+}
