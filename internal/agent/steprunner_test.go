@@ -286,9 +286,7 @@ func TestStdinQueue(t *testing.T) {
 		t.Fatalf("read %q %v", buf[:n], err)
 	}
 	<-pushed
-	if q.queued() != 0 {
-		t.Errorf("queued %d after all was read", q.queued())
-	}
+	waitFor(t, "the queue to empty once all was read", func() bool { return q.queued() == 0 })
 	q.push([]byte("last"))
 	q.closeWrite()
 	b, err := io.ReadAll(r)
