@@ -424,25 +424,29 @@ func (c *Client) DeleteJoinToken(ctx context.Context, id string) error {
 	return nil
 }
 
-// AcctJobs reads job records from the accounting database (sacct).
-func (c *Client) AcctJobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
+// AcctJobs streams job records from the accounting database (sacct) to
+// fn, one message's chunk at a time.
+func (c *Client) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Job) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	stream, err := c.api.AcctJobs(ctx, wire.AcctQueryToPB(q))
 	if err != nil {
-		return nil, acctError(err)
+		return acctError(err)
 	}
-	var out []*acct.Job
 	for {
 		r, err := stream.Recv()
 		if err == io.EOF {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, acctError(err)
+			return acctError(err)
 		}
-		for _, j := range r.Jobs {
-			out = append(out, wire.AcctJobFromPB(j))
+		jobs := make([]*acct.Job, len(r.Jobs))
+		for i, j := range r.Jobs {
+			jobs[i] = wire.AcctJobFromPB(j)
+		}
+		if err := fn(jobs); err != nil {
+			return err
 		}
 	}
 }
