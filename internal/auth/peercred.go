@@ -19,6 +19,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	"github.com/drover-hpc/drover/internal/api"
 )
 
 // PeerInfo is the AuthInfo a connection carries after the handshake.
@@ -86,33 +88,12 @@ func (PeerCreds) Info() credentials.ProtocolInfo {
 func (p PeerCreds) Clone() credentials.TransportCredentials { return p }
 func (PeerCreds) OverrideServerName(string) error           { return nil }
 
-// Identity is a verified caller.
-type Identity struct {
-	UID, GID uint32
-	Groups   []uint32
-	User     string
-	// Cluster is true for callers holding the cluster token (controller
-	// peers, agents started beside the controller): they act with root's
-	// rights.
-	Cluster bool
-	// Node is the node a caller's certificate names ("" without one). A
-	// node certificate is no user and no operator: it may speak the node
-	// protocol as that node, nothing else (UID is NoUID).
-	Node string
-}
+// Identity is a verified caller: api's, so that adapters hand the
+// verifier's answer to the service as it is.
+type Identity = api.Identity
 
-// NoUID is the uid of a caller that is no user ((uid_t)-1, which no
-// account has): a node certificate.
-const NoUID = ^uint32(0)
-
-// Privileged reports whether the caller may act on every job: root, the
-// configured SlurmUser, or a holder of the cluster token.
-func (id *Identity) Privileged(slurmUID uint32) bool {
-	if id.Node != "" {
-		return false
-	}
-	return id.Cluster || id.UID == 0 || id.UID == slurmUID
-}
+// NoUID is the uid of a caller that is no user: a node certificate.
+const NoUID = api.NoUID
 
 // ErrDenied is Slurm's wording for refused access.
 var ErrDenied = errors.New("Access/permission denied")

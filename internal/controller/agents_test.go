@@ -7,7 +7,6 @@ import (
 	"time"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
@@ -45,7 +44,7 @@ func TestAgentActsOnlyAsItsNode(t *testing.T) {
 		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1", "n2"}, Default: true, MaxTime: model.Unlimited,
 			DefaultTime: model.Unset, MaxNodes: model.Unlimited}},
 	}
-	svc := service.New(nil, st, d, auth.NewVerifier("tok"), clock.Real{}, c, settings)
+	svc := service.New(nil, st, d, clock.Real{}, c, settings)
 	if err := svc.InstallConfig(settings); err != nil {
 		t.Fatal(err)
 	}

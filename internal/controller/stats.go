@@ -7,9 +7,9 @@ import (
 	"time"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -56,7 +56,7 @@ func (s *statCalls) deliver(r *pb.StatReply) {
 
 // StepStats asks every node of j that is connected for the usage of its
 // running steps and gathers the answers (sstat).
-func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]service.StepStat, []string, error) {
+func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]api.StepStat, []string, error) {
 	id, replies := c.stats.open()
 	defer c.stats.close(id)
 	req := &pb.StatRequest{RequestId: id, JobId: uint32(j.ID), StepId: int32(step), HasStep: hasStep}
@@ -71,7 +71,7 @@ func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.Ste
 		pending[n] = true
 		a.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_Stat{Stat: req}})
 	}
-	var out []service.StepStat
+	var out []api.StepStat
 	timer := time.NewTimer(statWait)
 	defer timer.Stop()
 	for len(pending) > 0 {
@@ -90,7 +90,7 @@ func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.Ste
 				if s.Usage == nil && s.Ntasks == 0 {
 					continue // the node's "nothing here"
 				}
-				st := service.StepStat{Job: model.JobID(s.JobId), Step: model.StepID(s.StepId), Node: s.Node, NTasks: int(s.Ntasks)}
+				st := api.StepStat{Job: model.JobID(s.JobId), Step: model.StepID(s.StepId), Node: s.Node, NTasks: int(s.Ntasks)}
 				for _, p := range s.Pids {
 					st.Pids = append(st.Pids, int(p))
 				}

@@ -4,9 +4,9 @@ import (
 	"context"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -50,7 +50,7 @@ func (c *Controller) AttachStep(j *model.Job, st *model.Step, addr, key string) 
 
 // Fetch makes every node of a job fetch a file from an sbcast; each node
 // reports its result to sbcast itself.
-func (c *Controller) Fetch(_ context.Context, j *model.Job, req service.FetchRequest) ([]string, error) {
+func (c *Controller) Fetch(_ context.Context, j *model.Job, req api.BroadcastRequest) ([]string, error) {
 	nodes := j.NodeNames()
 	pj := wire.JobToPB(j, wire.Summary)
 	for _, n := range nodes {
