@@ -81,3 +81,15 @@ func TestAdaptersGoThroughService(t *testing.T) {
 		}
 	}
 }
+
+// The one API: the client speaks api's types, not the commands' package,
+// so a web or REST front end can use it without the CLI.
+func TestClientUsesTheAPINotTheCommands(t *testing.T) {
+	for pkg, ds := range deps(t, "client") {
+		for _, d := range ds {
+			if strings.HasPrefix(d, mod+"internal/cli") {
+				t.Errorf("%s imports %s; the client implements api.Service", pkg, d)
+			}
+		}
+	}
+}
