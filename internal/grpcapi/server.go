@@ -18,8 +18,8 @@ import (
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth"
-	"github.com/drover-hpc/drover/internal/controller"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/nodeproto"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -36,15 +36,15 @@ type Server struct {
 	pb.UnimplementedDroverServer
 	pb.UnimplementedAgentServiceServer
 	svc      Backend
-	ctl      *controller.Controller
+	nodes    nodeproto.Controller
 	verifier *auth.Verifier
 	rpc      *rpcStats
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
 // authentication on Unix sockets.
-func NewGRPC(svc Backend, ctl *controller.Controller, v *auth.Verifier, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
-	s := &Server{svc: svc, ctl: ctl, verifier: v, rpc: newRPCStats()}
+func NewGRPC(svc Backend, nodes nodeproto.Controller, v *auth.Verifier, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
+	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: newRPCStats()}
 	opts := append([]grpc.ServerOption{grpc.Creds(auth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
 		grpc.InitialWindowSize(8 << 20), grpc.InitialConnWindowSize(16 << 20), grpc.WriteBufferSize(256 << 10),
 		grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}, lim.ServerOptions()...)
@@ -276,7 +276,7 @@ func (s *Server) Connect(stream pb.AgentService_ConnectServer) error {
 			addr = host
 		}
 	}
-	if err := s.ctl.ServeAgent(stream, addr, id.Node); err != nil {
+	if err := nodeproto.Serve(s.nodes, stream, addr, id.Node); err != nil {
 		return status.Error(codes.Aborted, err.Error())
 	}
 	return nil
