@@ -30,18 +30,20 @@ func IsError(err error) (*Error, bool) {
 	return e, ok
 }
 
-// Slurm's words for the refusals that callers test for by identity.
+// Slurm's words for the refusals that callers test for with errors.Is:
+// the service returns these very values, and the client turns their
+// status back into them, so the test holds in process and over the wire.
 var (
 	// ErrAcctDisabled is AcctJobs' answer on a cluster without accounting
 	// (AccountingStorageType=accounting_storage/none).
-	ErrAcctDisabled = errors.New("Slurm accounting storage is disabled")
+	ErrAcctDisabled error = &Error{Code: CodeBusy, Msg: "Slurm accounting storage is disabled"}
 	// ErrStepBusy is CreateStep's answer when the step must wait for the
 	// job's other steps.
-	ErrStepBusy = errors.New("Requested nodes are busy")
+	ErrStepBusy error = &Error{Code: CodeBusy, Msg: "Requested nodes are busy"}
 	// ErrTryAgain is a submission refused for now (MaxJobCount reached):
 	// the submitting commands wait and retry, as Slurm's do. Its text is
 	// EAGAIN's.
-	ErrTryAgain = errors.New("Resource temporarily unavailable")
+	ErrTryAgain error = &Error{Code: CodeUnavailable, Msg: "Resource temporarily unavailable"}
 	// ErrNoController is returned when no controller can be reached.
 	ErrNoController = errors.New("Unable to contact slurm controller (connect failure)")
 )

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/state"
 )
 
 // ErrAcctDisabled answers accounting queries on a cluster that keeps no
 // accounting (AccountingStorageType=accounting_storage/none).
-var ErrAcctDisabled = &Error{Code: CodeBusy, Msg: "Slurm accounting storage is disabled"}
+var ErrAcctDisabled = api.ErrAcctDisabled
 
 // SetAccounting installs the accounting store queries read (nil: none).
 func (s *Service) SetAccounting(st acct.Store) { s.acct = st }

@@ -231,4 +231,4 @@ func checkJobCount(snap *state.Snapshot, spec *model.JobSpec, max int) error {
 }
 
 // ErrQueueFull is MaxJobCount reached; transports mark it retryable.
-var ErrQueueFull = &Error{Code: CodeUnavailable, Msg: "Resource temporarily unavailable"}
+var ErrQueueFull = api.ErrTryAgain

@@ -12,7 +12,7 @@ import (
 
 // ErrStepBusy is CreateStep's answer when the step fits the job but not
 // while its other steps hold the CPUs; srun retries when they change.
-var ErrStepBusy = &Error{Code: CodeBusy, Msg: "Requested nodes are busy"}
+var ErrStepBusy = api.ErrStepBusy
 
 // ownJob finds a job the caller may act on.
 func (s *Service) ownJob(id *api.Identity, jobID model.JobID) (*model.Job, error) {
