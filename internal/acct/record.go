@@ -55,6 +55,7 @@ func FromModel(cluster string, j *model.Job, group string) *Job {
 		StdOut:      spec.StdOut,
 		StdErr:      spec.StdErr,
 		StdIn:       spec.StdIn,
+		Constraints: spec.Features,
 	}
 	if r.Group == "" {
 		r.Group = strconv.FormatUint(uint64(j.GroupID), 10)

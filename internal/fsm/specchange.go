@@ -21,13 +21,15 @@ type SpecChange struct {
 	// GPUs replaces the GPU request; a nil *GPUReq inside drops it.
 	GPUs     **model.GPUReq `json:"gpus,omitempty"`
 	Throttle *int           `json:"throttle,omitempty"`
+	Features *string        `json:"features,omitempty"`
+	MinCPUs  *int           `json:"min_cpus_node,omitempty"`
 }
 
 // Empty reports whether c changes nothing.
 func (c *SpecChange) Empty() bool {
 	return c == nil || (c.Account == nil && c.QOS == nil && c.MinNodes == nil && c.MaxNodes == nil &&
 		c.NTasks == nil && c.Dependency == nil && c.ReqNodes == nil && c.ExcNodes == nil &&
-		c.GPUs == nil && c.Throttle == nil)
+		c.GPUs == nil && c.Throttle == nil && c.Features == nil && c.MinCPUs == nil)
 }
 
 // Apply returns a copy of s with the change made.
@@ -67,6 +69,12 @@ func (c *SpecChange) Apply(s *model.JobSpec) *model.JobSpec {
 			g := **c.GPUs
 			n.GPUs = &g
 		}
+	}
+	if c.Features != nil {
+		n.Features = *c.Features
+	}
+	if c.MinCPUs != nil {
+		n.MinCPUsNode = *c.MinCPUs
 	}
 	if c.Throttle != nil && s.Array != nil {
 		a := *s.Array

@@ -155,7 +155,7 @@ func TestParseOptions(t *testing.T) {
 		{"cpus", s.CPUsPerTask == 2}, {"per-node", s.TasksPerNode == 3}, {"chdir", s.WorkDir == "/home/u/work"},
 		{"time-min", s.TimeMin == 600}, {"stderr", s.StdErr == "e.txt"}, {"stdin", s.StdIn == "in.txt"},
 		{"gres", s.GPUs != nil && s.GPUs.PerNode == 2}, {"mail", o.Extra["mail-type"] == "END,fail" && o.Extra["mail-user"] == "u@x"},
-		{"constraint", o.Extra["constraint"] == "a&b"}, {"signal", o.Extra["signal"] == "B:USR1@60"}, {"uid", s.UID != nil && *s.UID == 0},
+		{"constraint", s.Features == "a&b"}, {"signal", o.Extra["signal"] == "B:USR1@60"}, {"uid", s.UID != nil && *s.UID == 0},
 		{"notes", len(o.Notes) == len(o.Extra) && strings.Contains(strings.Join(o.Notes, "\n"), "--mail-type ")},
 	}
 	for _, c := range checks {

@@ -44,8 +44,12 @@ type JobSpec struct {
 	MemPerCPU    int64    `json:"mem_per_cpu"`         // MiB; Unset or >0
 	ReqNodes     []string `json:"req_nodes,omitempty"` // -w, expanded
 	ExcNodes     []string `json:"exc_nodes,omitempty"` // -x, expanded
-	Exclusive    bool     `json:"exclusive,omitempty"`
-	GPUs         *GPUReq  `json:"gpus,omitempty"` // --gres=gpu, -G, --gpus-per-*
+	// Features is the --constraint expression (package features), as given.
+	Features string `json:"features,omitempty"`
+	// MinCPUsNode is --mincpus: each node gives the job at least this many CPUs.
+	MinCPUsNode int     `json:"min_cpus_node,omitempty"`
+	Exclusive   bool    `json:"exclusive,omitempty"`
+	GPUs        *GPUReq `json:"gpus,omitempty"` // --gres=gpu, -G, --gpus-per-*
 
 	Array      *ArraySpec  `json:"array,omitempty"`
 	Dependency *Dependency `json:"dependency,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/features"
 )
 
 // cluster is the scheduler's private, mutable picture of the nodes for one
@@ -31,8 +32,11 @@ type cluster struct {
 	// start for the job being reserved (see skipped).
 	earliest []int64
 	masked   bool
-	tbuf     []int64 // scratch for nodeEarliest
-	abuf     []avail // scratch for earliestBound
+	// featExc memoises, per --constraint expression, the sorted indices of
+	// nodes that lack the features (nil entry: the expression is invalid).
+	featExc map[string][]int32
+	tbuf    []int64 // scratch for nodeEarliest
+	abuf    []avail // scratch for earliestBound
 }
 
 type membership struct {
@@ -441,6 +445,42 @@ func (c *cluster) resolve(reqNames, excNames []string) (req, exc []int32, ok boo
 	exc = slices.Compact(exc)
 	for _, i := range req {
 		ok = ok && !inSorted(exc, i)
+	}
+	return req, exc, ok
+}
+
+// resolveSpec is resolve for a job's -w/-x plus its --constraint: nodes
+// without the features join the excluded ones.
+func (c *cluster) resolveSpec(spec *model.JobSpec) (req, exc []int32, ok bool) {
+	req, exc, ok = c.resolve(spec.ReqNodes, spec.ExcNodes)
+	if spec.Features == "" {
+		return req, exc, ok
+	}
+	fx, known := c.featExc[spec.Features]
+	if !known {
+		if e, err := features.Parse(spec.Features); err == nil {
+			fx = []int32{}
+			for i, n := range c.nodes {
+				if !e.Match(n.Features) {
+					fx = append(fx, int32(i))
+				}
+			}
+		}
+		if c.featExc == nil {
+			c.featExc = make(map[string][]int32)
+		}
+		c.featExc[spec.Features] = fx
+	}
+	if fx == nil {
+		return req, exc, false
+	}
+	if len(fx) > 0 {
+		exc = append(slices.Clone(fx), exc...)
+		slices.Sort(exc)
+		exc = slices.Compact(exc)
+		for _, i := range req {
+			ok = ok && !inSorted(fx, i)
+		}
 	}
 	return req, exc, ok
 }

@@ -39,7 +39,7 @@ func Feasible(spec *model.JobSpec, part *model.Partition, nodes []*model.Node, c
 	}
 	c := newCluster(nodes, map[string]*model.Partition{part.Name: part}, false)
 	ps := c.parts[part.Name]
-	req, exc, valid := c.resolve(spec.ReqNodes, spec.ExcNodes)
+	req, exc, valid := c.resolveSpec(spec)
 	if !valid || !allIn(c, req, ps) {
 		return ErrNodeConfig
 	}
@@ -61,6 +61,7 @@ type shapeKey struct {
 	part     *partState
 	r        request
 	req, exc string
+	features string
 }
 
 // shape checks j's shape against ps with every node idle: BadConstraints
@@ -69,7 +70,7 @@ type shapeKey struct {
 // when only nodes that are down, drained or not responding could.
 // Verdicts are memoised per shape: a queue of thousands of jobs holds few.
 func (s *scheduler) shape(ps *partState, r *request, spec *model.JobSpec, req, exc []int32, valid bool) string {
-	key := shapeKey{ps, *r, strings.Join(spec.ReqNodes, ","), strings.Join(spec.ExcNodes, ",")}
+	key := shapeKey{ps, *r, strings.Join(spec.ReqNodes, ","), strings.Join(spec.ExcNodes, ","), spec.Features}
 	if v, ok := s.shapes[key]; ok {
 		return v
 	}

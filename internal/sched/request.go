@@ -39,12 +39,13 @@ type request struct {
 	gpuNode int
 	gpuTask int
 	cpg     int
+	minCPN  int // --mincpus: CPUs a node gives at least
 }
 
 // newRequest derives the request. reqNodes is how many nodes -w names: a
 // job naming more nodes than -N asks for grows to cover them, as in Slurm.
 func newRequest(spec *model.JobSpec, cfg Config, reqNodes int) request {
-	r := request{cpt: max(1, spec.CPUsPerTask), exclusive: spec.Exclusive}
+	r := request{cpt: max(1, spec.CPUsPerTask), exclusive: spec.Exclusive, minCPN: max(0, spec.MinCPUsNode)}
 	g := spec.GPUs
 	if g.Any() {
 		r.gpuType, r.cpg = g.Type, max(0, g.CPUsPerGPU)
@@ -121,7 +122,7 @@ func (r *request) cpusOn(t, nodeCPUs int) int {
 	if r.exclusive {
 		return nodeCPUs
 	}
-	return max(t*r.cpt, r.gpusOn(t)*r.cpg)
+	return max(t*r.cpt, r.gpusOn(t)*r.cpg, r.minCPN)
 }
 
 // memOn is the memory the job takes on a node given the CPUs it got there
@@ -196,7 +197,7 @@ func (r *request) capTasks(remaining, freeCPU int, freeMem int64, freeGPU int, n
 	if r.gpuTask > 0 {
 		t = min(t, freeGPU/r.gpuTask)
 	}
-	for t > 0 && !r.exclusive && r.cpusOn(t, n.CPUs) > avail { // --cpus-per-gpu
+	for t > 0 && !r.exclusive && r.cpusOn(t, n.CPUs) > avail { // --cpus-per-gpu, --mincpus
 		t--
 	}
 	if t < 1 {

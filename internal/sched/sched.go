@@ -196,7 +196,7 @@ func (s *scheduler) consider(j *model.Job) {
 		}
 	}
 	ps := s.c.parts[j.Partition] // eligible checked it exists
-	req, exc, valid := s.c.resolve(j.Spec.ReqNodes, j.Spec.ExcNodes)
+	req, exc, valid := s.c.resolveSpec(j.Spec)
 	r := newRequest(j.Spec, s.cfg, len(req))
 	if r.pack && ps.p.MaxNodes > 0 && (r.maxNodes == 0 || ps.p.MaxNodes < r.maxNodes) {
 		r.maxNodes = ps.p.MaxNodes

@@ -185,6 +185,9 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		return 0, err
 	}
 	nodes := partitionNodes(snap, part)
+	if err := checkFeatures(spec.Features, nodes); err != nil {
+		return 0, err
+	}
 	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil && !overSize {
 		return 0, invalid(err.Error())
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/drover-hpc/drover/internal/jobspec"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
+	"github.com/drover-hpc/drover/internal/sched/features"
 	"github.com/drover-hpc/drover/internal/state"
 	"github.com/drover-hpc/drover/internal/units"
 )
@@ -26,13 +27,13 @@ const (
 var pendingOnly = map[string]bool{
 	"starttime": true, "account": true, "numtasks": true, "dependency": true,
 	"excnodelist": true, "gres": true, "partition": true, "qos": true,
-	"numnodes": true, "reqnodelist": true,
+	"numnodes": true, "reqnodelist": true, "features": true, "mincpusnode": true,
 }
 
 // UpdateJob changes what scontrol update JobId= may change: TimeLimit,
 // Partition, Name, Comment, Nice, Priority (operators), StartTime, QOS,
 // Account, NumNodes, NumTasks, Dependency, ArrayTaskThrottle,
-// ReqNodeList, ExcNodeList and Gres. Fields come under their canonical
+// ReqNodeList, ExcNodeList, Gres, Features and MinCPUsNode. Fields come under their canonical
 // names, in Slurm's value formats (StartTime as unix seconds).
 func (s *Service) UpdateJob(ctx context.Context, sel api.JobSelection, fields map[string]string) ([]api.JobResult, error) {
 	id, err := s.Identify(ctx)
@@ -145,6 +146,17 @@ func (s *Service) UpdateJob(ctx context.Context, sel api.JobSelection, fields ma
 				g = &model.GPUReq{Type: typ, PerNode: n}
 			}
 			ch.GPUs = &g
+		case "features":
+			if _, err := features.Parse(v); err != nil {
+				return nil, invalid(err.Error())
+			}
+			ch.Features = &v
+		case "mincpusnode":
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return nil, invalid("Invalid MinCPUsNode value")
+			}
+			ch.MinCPUs = &n
 		default:
 			return nil, invalid(msgNotSupported + k)
 		}
@@ -206,6 +218,11 @@ func (s *Service) updateRefusal(snap *state.Snapshot, j *model.Job, fields map[s
 	if part == nil {
 		return "Invalid partition name specified"
 	}
+	if cmd.Spec.Features != nil || cmd.Partition != nil {
+		if err := checkFeatures(spec.Features, partitionNodes(snap, part)); err != nil {
+			return err.Error()
+		}
+	}
 	if cmd.Spec.Account != nil || cmd.Spec.QOS != nil || cmd.Partition != nil {
 		owner := &api.Identity{UID: j.UserID, GID: j.GroupID, Groups: j.Groups, User: j.UserName}
 		if err := s.admits(part, spec, owner); err != nil {
@@ -234,6 +251,8 @@ func unchanged(j *model.Job, k, v string) bool {
 		return err == nil && lo == len(j.Alloc)
 	case "reqnodelist":
 		return v != "" && v == strings.Join(j.NodeNames(), ",")
+	case "features":
+		return j.Spec != nil && v == j.Spec.Features
 	}
 	return false
 }

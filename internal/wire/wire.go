@@ -23,6 +23,7 @@ func SpecToPB(s *model.JobSpec) *pb.JobSpec {
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IoAddr: s.IOAddr, IoKey: s.IOKey,
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, Gpus: GPUReqToPB(s.GPUs),
 		Uid: s.UID, Gid: s.GID, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int32(s.KillInvalidDep),
+		Features: s.Features, MinCpusNode: int32(s.MinCPUsNode),
 	}
 	if a := s.Array; a != nil {
 		ids := make([]int32, len(a.TaskIDs))
@@ -57,6 +58,7 @@ func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
 		OpenMode: s.OpenMode, Interactive: s.Interactive, IOAddr: s.IoAddr, IOKey: s.IoKey,
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, GPUs: GPUReqFromPB(s.Gpus),
 		UID: s.Uid, GID: s.Gid, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int8(s.KillInvalidDep),
+		Features: s.Features, MinCPUsNode: int(s.MinCpusNode),
 	}
 	if a := s.Array; a != nil {
 		var ids []int
@@ -249,6 +251,8 @@ func PartitionToPB(p *model.Partition) *pb.Partition {
 		DefaultTime: p.DefaultTime, State: uint32(p.State), PriorityTier: int32(p.PriorityTier),
 		PriorityJobFactor: int32(p.PriorityJobFactor), MaxNodes: int32(p.MaxNodes), MinNodes: int32(p.MinNodes),
 		AllowAccounts: p.AllowAccounts, AllowGroups: p.AllowGroups, Oversubscribe: p.OverSubscribe,
+		DenyAccounts: p.DenyAccounts, AllowQos: p.AllowQOS, DenyQos: p.DenyQOS, Qos: p.QOS,
+		PreemptMode: p.PreemptMode, GraceTime: p.GraceTime,
 	}
 }
 
@@ -259,6 +263,8 @@ func PartitionFromPB(p *pb.Partition) *model.Partition {
 		DefaultTime: p.DefaultTime, State: model.PartitionState(p.State), PriorityTier: int(p.PriorityTier),
 		PriorityJobFactor: int(p.PriorityJobFactor), MaxNodes: int(p.MaxNodes), MinNodes: int(p.MinNodes),
 		AllowAccounts: p.AllowAccounts, AllowGroups: p.AllowGroups, OverSubscribe: p.Oversubscribe,
+		DenyAccounts: p.DenyAccounts, AllowQOS: p.AllowQos, DenyQOS: p.DenyQos, QOS: p.Qos,
+		PreemptMode: p.PreemptMode, GraceTime: p.GraceTime,
 	}
 }
 

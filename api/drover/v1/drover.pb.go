@@ -754,7 +754,10 @@ type JobSpec struct {
 	Gid      *uint32 `protobuf:"varint,41,opt,name=gid,proto3,oneof" json:"gid,omitempty"`
 	Priority *uint32 `protobuf:"varint,42,opt,name=priority,proto3,oneof" json:"priority,omitempty"`
 	// The submitter's umask (SLURM_UMASK).
-	Umask         *uint32 `protobuf:"varint,43,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
+	Umask *uint32 `protobuf:"varint,43,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
+	// --constraint expression and --mincpus.
+	Features      string `protobuf:"bytes,45,opt,name=features,proto3" json:"features,omitempty"`
+	MinCpusNode   int32  `protobuf:"varint,46,opt,name=min_cpus_node,json=minCpusNode,proto3" json:"min_cpus_node,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1086,6 +1089,20 @@ func (x *JobSpec) GetPriority() uint32 {
 func (x *JobSpec) GetUmask() uint32 {
 	if x != nil && x.Umask != nil {
 		return *x.Umask
+	}
+	return 0
+}
+
+func (x *JobSpec) GetFeatures() string {
+	if x != nil {
+		return x.Features
+	}
+	return ""
+}
+
+func (x *JobSpec) GetMinCpusNode() int32 {
+	if x != nil {
+		return x.MinCpusNode
 	}
 	return 0
 }
@@ -2582,6 +2599,12 @@ type Partition struct {
 	AllowAccounts     []string               `protobuf:"bytes,12,rep,name=allow_accounts,json=allowAccounts,proto3" json:"allow_accounts,omitempty"`
 	AllowGroups       []string               `protobuf:"bytes,13,rep,name=allow_groups,json=allowGroups,proto3" json:"allow_groups,omitempty"`
 	Oversubscribe     string                 `protobuf:"bytes,14,opt,name=oversubscribe,proto3" json:"oversubscribe,omitempty"`
+	DenyAccounts      []string               `protobuf:"bytes,15,rep,name=deny_accounts,json=denyAccounts,proto3" json:"deny_accounts,omitempty"`
+	AllowQos          []string               `protobuf:"bytes,16,rep,name=allow_qos,json=allowQos,proto3" json:"allow_qos,omitempty"`
+	DenyQos           []string               `protobuf:"bytes,17,rep,name=deny_qos,json=denyQos,proto3" json:"deny_qos,omitempty"`
+	Qos               string                 `protobuf:"bytes,18,opt,name=qos,proto3" json:"qos,omitempty"`
+	PreemptMode       string                 `protobuf:"bytes,19,opt,name=preempt_mode,json=preemptMode,proto3" json:"preempt_mode,omitempty"`
+	GraceTime         int64                  `protobuf:"varint,20,opt,name=grace_time,json=graceTime,proto3" json:"grace_time,omitempty"`
 	unknownFields     protoimpl.UnknownFields
 	sizeCache         protoimpl.SizeCache
 }
@@ -2712,6 +2735,48 @@ func (x *Partition) GetOversubscribe() string {
 		return x.Oversubscribe
 	}
 	return ""
+}
+
+func (x *Partition) GetDenyAccounts() []string {
+	if x != nil {
+		return x.DenyAccounts
+	}
+	return nil
+}
+
+func (x *Partition) GetAllowQos() []string {
+	if x != nil {
+		return x.AllowQos
+	}
+	return nil
+}
+
+func (x *Partition) GetDenyQos() []string {
+	if x != nil {
+		return x.DenyQos
+	}
+	return nil
+}
+
+func (x *Partition) GetQos() string {
+	if x != nil {
+		return x.Qos
+	}
+	return ""
+}
+
+func (x *Partition) GetPreemptMode() string {
+	if x != nil {
+		return x.PreemptMode
+	}
+	return ""
+}
+
+func (x *Partition) GetGraceTime() int64 {
+	if x != nil {
+		return x.GraceTime
+	}
+	return 0
 }
 
 type SubmitJobRequest struct {
@@ -8472,7 +8537,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"Dependency\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12(\n" +
 	"\x05terms\x18\x02 \x03(\v2\x12.drover.v1.DepTermR\x05terms\x12\x10\n" +
-	"\x03any\x18\x03 \x01(\bR\x03any\"\x81\n" +
+	"\x03any\x18\x03 \x01(\bR\x03any\"\xc1\n" +
 	"\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
@@ -8525,7 +8590,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x03uid\x18( \x01(\rH\x00R\x03uid\x88\x01\x01\x12\x15\n" +
 	"\x03gid\x18) \x01(\rH\x01R\x03gid\x88\x01\x01\x12\x1f\n" +
 	"\bpriority\x18* \x01(\rH\x02R\bpriority\x88\x01\x01\x12\x19\n" +
-	"\x05umask\x18+ \x01(\rH\x03R\x05umask\x88\x01\x01B\x06\n" +
+	"\x05umask\x18+ \x01(\rH\x03R\x05umask\x88\x01\x01\x12\x1a\n" +
+	"\bfeatures\x18- \x01(\tR\bfeatures\x12\"\n" +
+	"\rmin_cpus_node\x18. \x01(\x05R\vminCpusNodeB\x06\n" +
 	"\x04_uidB\x06\n" +
 	"\x04_gidB\v\n" +
 	"\t_priorityB\b\n" +
@@ -8708,7 +8775,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"alloc_gpus\x18\x19 \x03(\x04R\tallocGpus\x12\x1f\n" +
 	"\valloc_cores\x18\x1a \x03(\x04R\n" +
-	"allocCores\"\xc1\x03\n" +
+	"allocCores\"\xf2\x04\n" +
 	"\tPartition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05nodes\x18\x02 \x03(\tR\x05nodes\x12\x1d\n" +
@@ -8725,7 +8792,14 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tmin_nodes\x18\v \x01(\x05R\bminNodes\x12%\n" +
 	"\x0eallow_accounts\x18\f \x03(\tR\rallowAccounts\x12!\n" +
 	"\fallow_groups\x18\r \x03(\tR\vallowGroups\x12$\n" +
-	"\roversubscribe\x18\x0e \x01(\tR\roversubscribe\":\n" +
+	"\roversubscribe\x18\x0e \x01(\tR\roversubscribe\x12#\n" +
+	"\rdeny_accounts\x18\x0f \x03(\tR\fdenyAccounts\x12\x1b\n" +
+	"\tallow_qos\x18\x10 \x03(\tR\ballowQos\x12\x19\n" +
+	"\bdeny_qos\x18\x11 \x03(\tR\adenyQos\x12\x10\n" +
+	"\x03qos\x18\x12 \x01(\tR\x03qos\x12!\n" +
+	"\fpreempt_mode\x18\x13 \x01(\tR\vpreemptMode\x12\x1d\n" +
+	"\n" +
+	"grace_time\x18\x14 \x01(\x03R\tgraceTime\":\n" +
 	"\x10SubmitJobRequest\x12&\n" +
 	"\x04spec\x18\x01 \x01(\v2\x12.drover.v1.JobSpecR\x04spec\"*\n" +
 	"\x11SubmitJobResponse\x12\x15\n" +

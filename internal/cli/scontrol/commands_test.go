@@ -87,8 +87,11 @@ func TestUpdateJob(t *testing.T) {
 		{[]string{"update", "JobId=7", "TimeLimit=soon"}, 1, "scontrol: error: Invalid TimeLimit value\n", nil},
 		{[]string{"update", "JobId=7", "Nice=9999999999"}, 1,
 			"scontrol: error: Nice value out of range (+/- 2147483645). Value ignored\n", nil},
-		{[]string{"update", "JobId=7", "Features=x"}, 1,
-			"Update of this parameter is not supported: Features=x\nRequest aborted\n", nil},
+		{[]string{"update", "JobId=7", "Features=x&y", "MinCPUsNode=4"}, 0, "", []updateCall{
+			{cli.JobSelection{UID: -1, Targets: target(7)}, map[string]string{"Features": "x&y", "MinCPUsNode": "4"}}}},
+		{[]string{"update", "JobId=7", "MinCPUsNode=many"}, 1, "scontrol: error: Invalid MinCPUsNode value: many\n", nil},
+		{[]string{"update", "JobId=7", "Licenses=x"}, 1,
+			"Update of this parameter is not supported: Licenses=x\nRequest aborted\n", nil},
 		{[]string{"update", "JobId=7"}, 1, "No changes specified\n", nil},
 		{[]string{"update", "JobId=x1", "Comment=c"}, 1, "Invalid job id specified for job x1\n", nil},
 		{[]string{"update", "JobId=999", "Comment=c"}, 1, "Invalid job id specified for job 999\n", []updateCall{

@@ -194,8 +194,8 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 		memVal = memExact(spec.MemPerNode)
 	}
 	fmt.Fprintf(&b, "MinCPUsNode=%d MinMemory%s=%s MinTmpDiskNode=0%s",
-		max(1, spec.CPUsPerTask)*max(1, spec.TasksPerNode), memKind, memVal, le)
-	fmt.Fprintf(&b, "Features=(null) DelayBoot=00:00:00%s", le)
+		max(max(1, spec.CPUsPerTask)*max(1, spec.TasksPerNode), spec.MinCPUsNode), memKind, memVal, le)
+	fmt.Fprintf(&b, "Features=%s DelayBoot=00:00:00%s", orNull(spec.Features), le)
 	share := "OK"
 	if spec.Exclusive {
 		share = "NO"

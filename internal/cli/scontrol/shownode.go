@@ -1,6 +1,7 @@
 package scontrol
 
 import (
+	"cmp"
 	"fmt"
 	"strconv"
 	"strings"
@@ -284,7 +285,7 @@ func (r *runner) partitionRecord(p *model.Partition, nodes map[string]*model.Nod
 	case p.DefaultTime > 0:
 		def = units.FormatElapsed(p.DefaultTime)
 	}
-	fmt.Fprintf(&b, "DefaultTime=%s DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO%s", def, le)
+	fmt.Fprintf(&b, "DefaultTime=%s DisableRootJobs=NO ExclusiveUser=NO GraceTime=%d Hidden=NO%s", def, p.GraceTime, le)
 	maxNodes := "UNLIMITED"
 	if p.MaxNodes > 0 {
 		maxNodes = strconv.Itoa(p.MaxNodes)
@@ -305,7 +306,7 @@ func (r *runner) partitionRecord(p *model.Partition, nodes map[string]*model.Nod
 	}
 	fmt.Fprintf(&b, "PriorityJobFactor=%d PriorityTier=%d RootOnly=NO ReqResv=NO OverSubscribe=%s%s",
 		p.PriorityJobFactor, p.PriorityTier, over, le)
-	fmt.Fprintf(&b, "OverTimeLimit=NONE PreemptMode=OFF%s", le)
+	fmt.Fprintf(&b, "OverTimeLimit=NONE PreemptMode=%s%s", cmp.Or(strings.ToUpper(p.PreemptMode), "OFF"), le)
 	var cpus int
 	var mem int64
 	var gres []gresCount

@@ -119,6 +119,14 @@ func (r *runner) updateJob(args []string) {
 			fields["ReqNodeList"] = val
 		case abbrev(tag, "ExcNodeList", 4):
 			fields["ExcNodeList"] = val
+		case abbrev(tag, "Features", 4):
+			fields["Features"] = val
+		case abbrev(tag, "MinCPUsNode", 4):
+			if n, err := strconv.Atoi(val); err != nil || n < 0 {
+				r.errorf("Invalid MinCPUsNode value: %s", val)
+				return
+			}
+			fields["MinCPUsNode"] = val
 		case abbrev(tag, "Gres", 4), abbrev(tag, "TresPerNode", 8):
 			fields["Gres"] = strings.TrimPrefix(val, "gres/")
 		default:

@@ -225,7 +225,7 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 		})),
 		fld('c', "MinCpus", "MIN_CPUS", num(func(r *jobRow) int {
 			if s := r.job.Spec; s != nil {
-				return max(s.CPUsPerTask, 1) * max(s.TasksPerNode, 1)
+				return max(max(s.CPUsPerTask, 1)*max(s.TasksPerNode, 1), s.MinCPUsNode)
 			}
 			return 1
 		})),
@@ -240,7 +240,12 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 			return appendTime(d, end)
 		}),
 		fld('E', "Dependency", "DEPENDENCY", format.Str(func(r *jobRow) string { return dependency(r.job) })),
-		fld('f', "Feature", "FEATURES", fixed("(null)")),
+		fld('f', "Feature", "FEATURES", format.Str(func(r *jobRow) string {
+			if s := r.job.Spec; s != nil && s.Features != "" {
+				return s.Features
+			}
+			return "(null)"
+		})),
 		fld('F', "ArrayJobID", "ARRAY_JOB_ID", num(func(r *jobRow) model.JobID { return baseID(r.job) })),
 		fld('g', "GroupName", "GROUP", format.Str(func(r *jobRow) string { return c.groupName(r.job.GroupID) })),
 		fld('G', "GroupID", "GROUP", num(func(r *jobRow) uint32 { return r.job.GroupID })),
