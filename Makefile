@@ -1,7 +1,6 @@
 # Drover — make targets (make help lists them)
 GO ?= go
 BIN := bin
-CMDS := sbatch srun salloc sattach sbcast squeue sinfo scancel scontrol sstat sdiag sacctmgr sacct sreport sprio sshare
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # Stripped: every Slurm command is a start of bin/drover-cli (the commands
 # without the daemons: half the start-up of the whole binary). cgo when a C
@@ -21,7 +20,7 @@ build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands a
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover ./cmd/drover
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli ./cmd/drover-cli
-	@for c in $(CMDS); do ln -sf drover-cli $(BIN)/$$c; done
+	@for c in $$($(BIN)/drover-cli --list-commands); do ln -sf drover-cli $(BIN)/$$c; done
 
 demo: build ## start a local cluster, run sample jobs, show the commands, stop
 	bash scripts/demo.sh
@@ -67,6 +66,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/acct.sh
 	bash bench/submit.sh
 	bash bench/sim.sh
+	bash bench/priority.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

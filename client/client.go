@@ -525,17 +525,23 @@ func (c *Client) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	out := &api.PriorityInfo{Multifactor: r.Multifactor}
+	out := &api.PriorityInfo{Multifactor: r.Multifactor, FairTree: r.FairTree}
 	if w := r.Weights; w != nil {
 		out.WAge, out.WFairShare, out.WJobSize, out.WPart, out.WQOS = w.Age, w.Fairshare, w.Jobsize, w.Partition, w.Qos
+		out.WTRES = w.Tres
 	}
 	for _, j := range r.Jobs {
-		out.Jobs = append(out.Jobs, api.JobPriority{ID: j.DisplayId, JobID: j.JobId, Partition: j.Partition, User: j.User, UID: j.Uid,
-			Priority: j.Priority, Age: j.Age, FairShare: j.Fairshare, JobSize: j.Jobsize, Part: j.PartitionFactor, QOS: j.Qos, Nice: int(j.Nice)})
+		jp := api.JobPriority{ID: j.DisplayId, JobID: j.JobId, Partition: j.Partition, User: j.User, UID: j.Uid,
+			Priority: j.Priority, Age: j.Age, FairShare: j.Fairshare, JobSize: j.Jobsize, Part: j.PartitionFactor, QOS: j.Qos, Nice: int(j.Nice)}
+		for _, t := range j.Tres {
+			jp.TRES = append(jp.TRES, api.TRESFactor{Name: t.Name, Factor: t.Factor, Weighted: t.Weighted})
+		}
+		out.Jobs = append(out.Jobs, jp)
 	}
 	for _, s := range r.Shares {
 		out.Shares = append(out.Shares, api.ShareRow{Account: s.Account, User: s.User, Depth: int(s.Depth), RawShares: int(s.RawShares),
-			NormShares: s.NormShares, RawUsage: s.RawUsage, EffUsage: s.EffectvUsage, FairShare: s.Fairshare})
+			NormShares: s.NormShares, RawUsage: s.RawUsage, EffUsage: s.EffectvUsage, FairShare: s.Fairshare,
+			NormUsage: s.NormUsage, LevelFS: s.LevelFs})
 	}
 	return out, nil
 }

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -53,14 +54,29 @@ type Agent struct {
 	confPath string
 	node     string
 	spool    string
-	killWait time.Duration
-	cluster  string
 	boot     int64
 
-	mu       sync.Mutex
-	jobs     map[uint32]*job
-	ends     map[uint32]*pb.JobEnded // reported ends awaiting the controller's ack
-	stopping bool                    // jobs killed from now on are not ends to report
+	// killWait (KillWait) and cluster (ClusterName) come from slurm.conf
+	// and are updated by the controller at registration and launch, while
+	// steps read them: atomics, not fields under mu (which terminate paths
+	// may not hold).
+	killWait atomic.Int64 // nanoseconds
+	cluster  atomic.Pointer[string]
+	// srunGraceFor overrides srunGrace and msgTimeoutFor msgTimeout
+	// (tests); 0: from MessageTimeout.
+	srunGraceFor, msgTimeoutFor time.Duration
+	acksReports                 atomic.Bool // the controller sends ReportAck
+	// exec launches step tasks (and batch scripts without a supervisor);
+	// nil: executor.Local. Tests put a fake here.
+	exec executor.Executor
+
+	mu   sync.Mutex
+	jobs map[uint32]*job
+	ends map[uint32]*pb.JobEnded // reported ends awaiting the controller's ack
+	// pending are the StepEnded and JobStarted reports awaiting the
+	// controller's ReportAck (reports.go).
+	pending  map[reportKey]*pendingReport
+	stopping bool // jobs killed from now on are not ends to report
 	outbox   chan *pb.AgentMessage
 	killAll  bool // KillJobsOnExit
 	sup      *executor.Supervisor
@@ -115,9 +131,15 @@ func Run(ctx context.Context, o Options) error {
 	_ = os.Chmod(spool, 0o711)
 	a := &Agent{
 		log: o.Log, cfg: cfg, confPath: o.ConfPath, node: name, spool: spool,
-		killWait: cfg.KillWait, cluster: cfg.ClusterName, boot: bootTime(),
-		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{},
+		boot: bootTime(),
+		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{}, pending: map[reportKey]*pendingReport{},
 		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
+	}
+	a.setKillWait(cfg.KillWait)
+	a.setCluster(cfg.ClusterName)
+	if d := unkillableTimeout(cfg); d > 0 {
+		// Set once, before any task runs: the executor's Wait reads it.
+		executor.GroupKillTimeout = d
 	}
 	if err := a.setupIsolation(confPath); err != nil {
 		return err
@@ -205,16 +227,38 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 	if err != nil {
 		return err
 	}
+	return a.serve(sctx, cancel, stream)
+}
+
+// agentStream is the agent's side of the Connect stream.
+type agentStream interface {
+	Send(*pb.AgentMessage) error
+	Recv() (*pb.ControllerMessage, error)
+}
+
+// serve registers on stream and serves it until it fails or ctx ends;
+// cancel cancels the stream (a send or the registration that takes longer
+// than msgTimeout ends the session, so a stuck controller or network
+// cannot hold the agent's reports forever).
+func (a *Agent) serve(ctx context.Context, cancel context.CancelFunc, stream agentStream) error {
 	cpus, sockets, cores, threads := detectCPUs()
 	host, _ := os.Hostname()
-	if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{
+	var gpus []*pb.GPU
+	if a.iso != nil {
+		gpus = wire.GPUsToPB(a.iso.gpus)
+	}
+	if err := a.sendWithin(stream, cancel, &pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{
 		Node: a.node, Cpus: int32(cpus), Sockets: int32(sockets), Cores: int32(cores), Threads: int32(threads),
 		Memory: detectMemMiB(), Hostname: host, Version: version.Version, BootTime: a.boot, Running: a.runningIDs(),
-		Ended: a.endedIDs(), RunningSteps: a.runningSteps(), Gpus: wire.GPUsToPB(a.iso.gpus), Runs: a.runs(),
+		Ended: a.endedIDs(), RunningSteps: a.runningSteps(), Gpus: gpus, Runs: a.runs(),
 	}}}); err != nil {
 		return err
 	}
+	// Registration commits through the controller's log: more time than
+	// a send, still bounded.
+	t := time.AfterFunc(3*a.msgTimeout(), cancel)
 	first, err := stream.Recv()
+	t.Stop()
 	if err != nil {
 		return err
 	}
@@ -223,22 +267,27 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 		return errors.New("controller did not confirm registration")
 	}
 	if reg.KillWait > 0 {
-		a.killWait = time.Duration(reg.KillWait) * time.Second
+		a.setKillWait(time.Duration(reg.KillWait) * time.Second)
 	}
-	a.cluster = reg.Cluster
+	a.setCluster(reg.Cluster)
+	a.acksReports.Store(reg.AcksReports)
 	a.killUnexpected(reg.Expected, reg.ExpectedRuns)
 	a.log.Info("registered with controller", "node", a.node)
 	a.resendHealth()
 
 	// Resend every end the controller has not confirmed.
 	a.mu.Lock()
-	for _, e := range a.ends {
-		if err := stream.Send(&pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: e}}); err != nil {
-			a.mu.Unlock()
+	ends := slices.Collect(maps.Values(a.ends))
+	a.mu.Unlock()
+	for _, e := range ends {
+		if err := a.sendWithin(stream, cancel, &pb.AgentMessage{Msg: &pb.AgentMessage_JobEnded{JobEnded: e}}); err != nil {
 			return err
 		}
 	}
-	a.mu.Unlock()
+	// And every start and step end it has not.
+	if err := a.resendReports(stream, cancel, 0); err != nil {
+		return err
+	}
 
 	errc := make(chan error, 2)
 	go func() {
@@ -247,14 +296,18 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 		for {
 			var m *pb.AgentMessage
 			select {
-			case <-sctx.Done():
-				errc <- sctx.Err()
+			case <-ctx.Done():
+				errc <- ctx.Err()
 				return
 			case m = <-a.outbox:
 			case <-hb.C:
+				if err := a.resendReports(stream, cancel, a.resendAfter()); err != nil {
+					errc <- err
+					return
+				}
 				m = &pb.AgentMessage{Msg: &pb.AgentMessage_Heartbeat{Heartbeat: &pb.Heartbeat{Running: a.runningIDs(), Runs: a.runs()}}}
 			}
-			if err := stream.Send(m); err != nil {
+			if err := a.sendWithin(stream, cancel, m); err != nil {
 				errc <- err
 				return
 			}
@@ -274,6 +327,57 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 	cancel()
 	return err
 }
+
+// sendWithin sends m, cancelling the stream if the send takes longer than
+// msgTimeout (a controller that stopped reading fills the flow-control
+// window and Send would block forever).
+func (a *Agent) sendWithin(stream agentStream, cancel context.CancelFunc, m *pb.AgentMessage) error {
+	d := a.msgTimeout()
+	var late atomic.Bool
+	t := time.AfterFunc(d, func() { late.Store(true); cancel() })
+	err := stream.Send(m)
+	t.Stop()
+	if late.Load() {
+		return fmt.Errorf("controller took no message for %s: %w", d, errSendTimeout)
+	}
+	return err
+}
+
+var errSendTimeout = errors.New("send timed out")
+
+// msgTimeout bounds one exchange with the controller or srun:
+// MessageTimeout (Slurm's default, 10 s, when unset).
+func (a *Agent) msgTimeout() time.Duration {
+	if a.msgTimeoutFor > 0 {
+		return a.msgTimeoutFor
+	}
+	if a.cfg != nil {
+		if v, ok := a.cfg.Get("MessageTimeout"); ok {
+			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
+				return time.Duration(n) * time.Second
+			}
+		}
+	}
+	return DefaultMessageTimeout
+}
+
+// unkillableTimeout is UnkillableStepTimeout when slurm.conf sets it: how
+// long a step's processes may survive SIGKILL (the executor keeps killing
+// the group that long). 0: not set, the executor's default stands.
+func unkillableTimeout(cfg *slurmconf.Config) time.Duration {
+	v, ok := cfg.Get("UnkillableStepTimeout")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return 0
+	}
+	return time.Duration(n) * time.Second
+}
+
+// DefaultMessageTimeout is Slurm's MessageTimeout default.
+const DefaultMessageTimeout = 10 * time.Second
 
 func (a *Agent) heartbeatEvery() time.Duration {
 	d := a.cfg.SlurmdTimeout / 4
@@ -296,6 +400,8 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		go a.fetch(x.Fetch)
 	case *pb.ControllerMessage_Stat:
 		go a.stat(x.Stat)
+	case *pb.ControllerMessage_ReportAck:
+		a.acked(x.ReportAck)
 	case *pb.ControllerMessage_EndAck:
 		a.mu.Lock()
 		if e := a.ends[x.EndAck.JobId]; e != nil && (x.EndAck.Run == 0 || x.EndAck.Run == e.Run) {
@@ -418,7 +524,10 @@ func (a *Agent) shutdown() {
 	for _, j := range kill {
 		a.terminateJob(j, "", 0)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	// Tasks that ignore SIGTERM get SIGKILL after KillWait; then their
+	// process groups are reaped (GroupKillTimeout). Leaving before that
+	// would leave them running with nobody to send the SIGKILL.
+	deadline := time.Now().Add(a.getKillWait() + executor.GroupKillTimeout + 2*time.Second)
 	for time.Now().Before(deadline) {
 		left := 0
 		a.mu.Lock()
@@ -473,4 +582,23 @@ func bootTime() int64 {
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+func (a *Agent) getKillWait() time.Duration  { return time.Duration(a.killWait.Load()) }
+func (a *Agent) setKillWait(d time.Duration) { a.killWait.Store(int64(d)) }
+
+func (a *Agent) clusterName() string {
+	if p := a.cluster.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
+
+func (a *Agent) setCluster(name string) { a.cluster.Store(&name) }
+
+func (a *Agent) executor() executor.Executor {
+	if a.exec != nil {
+		return a.exec
+	}
+	return executor.Local{}
 }

@@ -1,11 +1,10 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -15,7 +14,6 @@ import (
 	"github.com/drover-hpc/drover/internal/cgroups"
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/stepenv"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -105,7 +103,7 @@ func (a *Agent) launch(l *pb.Launch) {
 	a.jobs[j.id] = j
 	a.mu.Unlock()
 	if l.KillWait > 0 {
-		a.killWait = time.Duration(l.KillWait) * time.Second
+		a.setKillWait(time.Duration(l.KillWait) * time.Second)
 	}
 	go a.run(j)
 }
@@ -120,7 +118,7 @@ func (a *Agent) replaceStale(j *job, then func()) {
 	a.log.Warn("ending a stale run of a requeued job", "job", j.id, "run", j.run())
 	a.terminateJob(j, "", 0)
 	go func() {
-		deadline := time.Now().Add(a.killWait + 10*time.Second)
+		deadline := time.Now().Add(a.getKillWait() + 10*time.Second)
 		for {
 			a.mu.Lock()
 			gone := a.jobs[j.id] != j
@@ -148,70 +146,24 @@ func (a *Agent) run(j *job) {
 	a.finish(j, res)
 }
 
-// start prepares and launches the job's program, then waits for it.
+// start prepares the job's launch with its hooks (batchHooks), then
+// launches its program and waits for it, or holds its allocation.
 func (a *Agent) start(j *job) executor.Result {
-	mj := j.model
-	spec := mj.Spec
-	dir, err := newJobDir(a.spool, j.id, mj.UserID, mj.GroupID)
-	if err != nil {
-		return executor.Result{ExitCode: 1, Err: err}
-	}
-	j.dir = dir
+	return a.startWith(j, batchHooks())
+}
 
-	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.cluster, mj.StartTime)
-	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
-	env = stepenv.Override(env, a.isolationEnv(mj, nil, nodeAlloc(mj, a.node).GPUs, false)...)
-	env, _ = a.taskProlog(mj, env)
-	if u, err := user.LookupId(strconv.FormatUint(uint64(mj.UserID), 10)); err == nil {
-		env = stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
-	}
-	fields := stepenv.BatchFields(mj, a.node)
-	es := &executor.Spec{
-		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
-		Append: spec.OpenMode == "append", Umask: umaskOf(spec),
-	}
-	if err := a.prolog(j); err != nil {
-		j.mu.Lock()
-		j.prologErr = err
-		j.mu.Unlock()
-		return executor.Result{ExitCode: 1, Err: err}
-	}
-	if spec.Interactive {
-		if _, err := a.jobGroup(j); err != nil {
-			return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
+func (a *Agent) startWith(j *job, hooks []batchHook) executor.Result {
+	bc := &batchCtx{a: a, j: j, mj: j.model}
+	for _, h := range hooks {
+		if err := h.Prestart(context.Background(), bc); err != nil {
+			return executor.Result{ExitCode: 1, Err: err}
 		}
-		a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Run: j.run()}}})
+	}
+	if bc.interactive() {
+		a.reportStarted(j, 0)
 		return a.holdAllocation(j)
 	}
-	g, err := a.stepGroup(j, "batch", nil, nodeAlloc(mj, a.node).GPUs)
-	if err != nil {
-		return executor.Result{ExitCode: 1, Err: fmt.Errorf("cannot create the job's cgroup: %w", err)}
-	}
-	place(es, g)
-	j.mu.Lock()
-	j.batch = newSampler(g, a.iso.every)
-	j.mu.Unlock()
-	script, err := writeScript(j.dir, spec.Script, mj.UserID, mj.GroupID, mj.Groups)
-	if err != nil {
-		return executor.Result{ExitCode: 1, Err: err}
-	}
-	es.Path, es.Args = script, spec.Argv
-	out := spec.StdOut
-	if out == "" {
-		out = stepenv.DefaultOutput(mj)
-	}
-	es.Stdout = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(out, fields))
-	es.Stderr = es.Stdout
-	if spec.StdErr != "" {
-		es.Stderr = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdErr, fields))
-	}
-	if spec.StdIn != "" {
-		es.Stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
-	}
-	j.mu.Lock()
-	j.errPath = es.Stderr
-	j.mu.Unlock()
-	proc, err := a.startSupervised(j, es)
+	proc, err := a.startSupervised(j, bc.es)
 	if err != nil {
 		return executor.Result{ExitCode: 1, Err: err}
 	}
@@ -219,15 +171,25 @@ func (a *Agent) start(j *job) executor.Result {
 	j.proc = proc
 	ending := j.ending
 	j.mu.Unlock()
-	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(proc.Pid()), Run: j.run()}}})
+	a.reportStarted(j, proc.Pid())
 	if ending { // cancelled while starting
-		proc.Terminate(a.killWait)
+		proc.Terminate(a.getKillWait())
 	}
 	a.timeLimit(j)
 	res := proc.Wait()
-	a.taskEpilog(mj, es.Env)
+	for _, f := range bc.onExit {
+		f(res)
+	}
 	j.stopLimit()
 	return res
+}
+
+// reportStarted tells the controller the job's program runs (or its
+// allocation is held), until it confirms.
+func (a *Agent) reportStarted(j *job, pid int) {
+	run := j.run()
+	a.reportReliable(reportKey{job: j.id, run: run, started: true},
+		&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(pid), Run: run}}})
 }
 
 // timeLimit arms the job's time limit: TIMEOUT, and the kill sequence.
@@ -421,7 +383,7 @@ func (a *Agent) signal(s *pb.SignalJob) {
 // stepsAs (0: quietly). A secondary record leaves once its steps are gone,
 // without a report: the job's first node reports the end.
 func (a *Agent) terminateJob(j *job, msg string, stepsAs model.JobState) {
-	if !j.terminate(a.killWait, msg, stepsAs) {
+	if !j.terminate(a.getKillWait(), msg, stepsAs) {
 		return
 	}
 	j.mu.Lock()
@@ -457,7 +419,7 @@ func (a *Agent) endSteps(j *job) {
 	}
 	j.mu.Unlock()
 	for _, st := range steps {
-		st.terminate(a.killWait, 0)
+		st.terminate(a.getKillWait(), 0)
 	}
 	j.stepWG.Wait()
 }

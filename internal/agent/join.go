@@ -17,7 +17,6 @@ import (
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/auth"
-	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 )
 
@@ -127,11 +126,11 @@ func transport(cfg *slurmconf.Config, stateDir, token, addr string) ([]grpc.Dial
 	}
 	if token == "" {
 		var err error
-		if token, err = auth.ReadToken(ctld.TokenPath(cfg)); err != nil {
+		if token, err = auth.ReadToken(cfg.TokenPath()); err != nil {
 			return nil, fmt.Errorf("no node certificate in %s and no cluster token: join with --join TOKEN (%v)", tdir, err)
 		}
 	}
-	pool, err := loadPool(ctld.CAPath(cfg))
+	pool, err := loadPool(cfg.CAPath())
 	if err != nil {
 		return nil, err
 	}

@@ -35,7 +35,7 @@ func (a *Agent) scriptEnv(mj *model.Job, context string) []string {
 		"SLURM_JOB_NODELIST=" + hostlist.Compress(mj.NodeNames()),
 		"SLURM_JOB_PARTITION=" + mj.Partition,
 		"SLURM_JOB_NAME=" + mj.Name,
-		"SLURM_CLUSTER_NAME=" + a.cluster,
+		"SLURM_CLUSTER_NAME=" + a.clusterName(),
 		"SLURMD_NODENAME=" + a.node,
 		"SLURM_CONF=" + a.absConf(),
 	}

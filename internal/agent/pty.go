@@ -45,7 +45,7 @@ func (s *stepRun) startPty(es *executor.Spec) (executor.Process, error) {
 	es.Stdin, es.Stdout, es.Stderr = name, name, name
 	es.StdinR, es.StdoutW, es.StderrW = nil, nil, nil
 	es.Terminal = true
-	proc, err := executor.Start(es)
+	proc, err := s.a.executor().Start(es)
 	if err != nil {
 		master.Close()
 		return nil, err

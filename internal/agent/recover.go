@@ -88,7 +88,7 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 	sup := a.sup
 	a.mu.Unlock()
 	if sup == nil {
-		return executor.Start(es)
+		return a.executor().Start(es)
 	}
 	dir := a.superDir(j.id)
 	_ = os.RemoveAll(dir)
@@ -113,7 +113,7 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 		// Refused or unreachable: run it directly (it ends with the agent).
 		a.log.Warn("no job supervisor: this job will not outlive the agent", "job", j.id, "err", err)
 		_ = os.RemoveAll(dir)
-		return executor.Start(es)
+		return a.executor().Start(es)
 	}
 	j.mu.Lock()
 	j.supervised = true

@@ -1,11 +1,10 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	"os/user"
 	"strconv"
 	"sync"
 	"syscall"
@@ -13,7 +12,6 @@ import (
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/executor"
-	"github.com/drover-hpc/drover/internal/gres"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/stepenv"
 	"github.com/drover-hpc/drover/internal/stepio"
@@ -32,12 +30,17 @@ type stepRun struct {
 	mu     sync.Mutex
 	procs  map[int]executor.Process // by rank
 	sinks  []*stepio.Conn
-	inputs map[int]*io.PipeWriter // ranks that read srun's stdin
-	ending bool
-	endAs  model.JobState // CANCELLED, TIMEOUT when ended on request
-	tty    *ptyTask
-	launch *pb.LaunchStep // kept with supervised tasks for a later agent
-	usage  *sampler       // the step's cgroup, followed while it runs
+	inputs map[int]*stdinQueue // ranks that read srun's stdin
+	srun   *stepio.Conn        // srun's connection, among sinks; nil when lost
+	// srunLoss kills the step if srun's connection stays lost (srunLost).
+	srunLoss *time.Timer
+	closed   bool        // the tasks are over: no more clients
+	limit    *time.Timer // the step's own --time (stepTimeLimitHook)
+	ending   bool
+	endAs    model.JobState // CANCELLED, TIMEOUT when ended on request
+	tty      *ptyTask
+	launch   *pb.LaunchStep // kept with supervised tasks for a later agent
+	usage    *sampler       // the step's cgroup, followed while it runs
 }
 
 func (a *Agent) launchStep(l *pb.LaunchStep) {
@@ -65,7 +68,10 @@ func (a *Agent) launchStep(l *pb.LaunchStep) {
 		a.jobs[j.id] = j
 	}
 	a.mu.Unlock()
-	sr := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{}, inputs: map[int]*io.PipeWriter{}, launch: l}
+	if l.KillWait > 0 {
+		a.setKillWait(time.Duration(l.KillWait) * time.Second)
+	}
+	sr := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{}, inputs: map[int]*stdinQueue{}, launch: l}
 	j.mu.Lock()
 	if j.steps[st.ID] != nil {
 		j.mu.Unlock()
@@ -89,10 +95,12 @@ func (a *Agent) reportStep(s *stepRun, code, sig int32, state model.JobState) {
 		u.close()
 		usage = wire.UsageToPB(u.usage(a.node, s.local.GPUs))
 	}
-	a.report(&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
-		JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
-		State: uint32(state), EndTime: time.Now().Unix(), Usage: usage, Run: s.j.run(),
-	}}})
+	run := s.j.run()
+	a.reportReliable(reportKey{job: s.j.id, step: int32(s.st.ID), run: run},
+		&pb.AgentMessage{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{
+			JobId: s.j.id, StepId: int32(s.st.ID), Node: a.node, ExitCode: code, Signal: sig,
+			State: uint32(state), EndTime: time.Now().Unix(), Usage: usage, Run: run,
+		}}})
 	// The end goes out first: srun already has its tasks' exits and may
 	// ask for the next step at once, which must not find this one still
 	// holding the CPUs while its (empty) cgroup is being removed.
@@ -124,131 +132,65 @@ func (s *stepRun) done(code, sig int32, state model.JobState) {
 	s.j.stepWG.Done()
 }
 
-// exec runs the local tasks to their end and returns the node's share of
-// the step's result: the highest exit code, a signal that killed a task.
+// exec runs the step's launch pipeline (stepHooks) and the local tasks
+// to their end, and returns the node's share of the step's result: the
+// highest exit code, a signal that killed a task.
 func (s *stepRun) exec() (code, sig int32, state model.JobState) {
-	spec, a := s.st.Spec, s.a
-	srunHost, srunPort := "", 0
-	if spec.IOAddr != "" {
-		h, p, _ := net.SplitHostPort(spec.IOAddr)
-		srunHost, srunPort = h, atoi(p)
-	}
-	if spec.SrunHost != "" {
-		srunHost = spec.SrunHost
-	}
-	s.j.mu.Lock()
-	jm := *s.j.model
-	s.j.mu.Unlock()
-	js := model.JobSpec{}
-	if jm.Spec != nil {
-		js = *jm.Spec
-	}
-	js.Env = spec.Env
-	jm.Spec = &js
-	base := stepenv.BatchEnv(&jm, stepenv.NodeInfo{Name: a.node, CPUs: s.local.CPUs}, a.cluster, jm.StartTime)
-	base = stepenv.Override(base, "SLURM_CONF="+a.absConf())
-	base = stepenv.Override(base, a.isolationEnv(&jm, s.local.CPUIDs, s.local.GPUs, true)...)
-	g, err := a.stepGroup(s.j, strconv.Itoa(int(s.st.ID)), s.local.CPUIDs, s.local.GPUs)
-	if err != nil {
-		a.log.Warn("cannot create the step's cgroup", "job", s.j.id, "step", s.st.ID, "err", err)
-		return 1, 0, model.JobFailed
-	}
-	s.mu.Lock()
-	s.usage = newSampler(g, a.iso.every)
-	s.mu.Unlock()
-	s.j.mu.Lock()
-	primary := s.j.primary
-	s.j.mu.Unlock()
-	if !primary {
-		if err := a.prolog(s.j); err != nil {
-			s.j.mu.Lock()
-			s.j.prologErr = err
-			s.j.mu.Unlock()
-			return 1, 0, model.JobFailed
-		}
-	}
-	if u, err := user.LookupId(strconv.FormatUint(uint64(jm.UserID), 10)); err == nil {
-		base = stepenv.Default(base, "HOME="+u.HomeDir, "SHELL=/bin/sh")
-	}
-	dir := spec.WorkDir
-	if dir == "" {
-		dir = js.WorkDir
-	}
+	return s.runHooks(stepHooks())
+}
 
-	// Every task's stdio is wired (its stdin pipe registered) before srun
-	// hears from this node, so no input can arrive ahead of its reader.
-	specs := make([]*executor.Spec, len(s.local.Tasks))
-	for localID, rank := range s.local.Tasks {
-		argv := spec.Argv
-		if rank < len(spec.TaskArgv) && len(spec.TaskArgv[rank]) > 0 {
-			argv = spec.TaskArgv[rank]
-		}
-		if len(argv) == 0 {
-			argv = []string{"/bin/false"} // refused by the controller; never a panic here
-		}
-		env := stepenv.StepEnv(base, &jm, s.st, a.node, s.index, localID, rank, srunHost, srunPort)
-		if g := taskGPUs(spec.GPUs, s.local.GPUs, localID); g != nil && len(a.iso.gpus) > 0 {
-			env = stepenv.Override(env, gres.EnvIn(a.iso.gpus, s.local.GPUs, g, true, a.iso.conf.ConstrainDevices)...)
-		}
-		env, _ = a.taskProlog(&jm, env)
-		es := &executor.Spec{
-			Path: argv[0], Args: argv[1:], Env: env, Dir: dir, UID: jm.UserID, GID: jm.GroupID,
-			Groups: jm.Groups, Umask: umaskOf(&js), Append: js.OpenMode == "append",
-		}
-		s.wireIO(es, &jm, rank)
-		place(es, g)
-		specs[localID] = es
-	}
-	if spec.IOAddr != "" {
-		conn, err := stepio.Dial(spec.IOAddr, spec.IOKey, stepio.Hello{Job: s.j.id, Step: int32(s.st.ID), Node: s.index})
-		if err != nil {
-			a.log.Warn("cannot reach srun", "job", s.j.id, "step", s.st.ID, "addr", spec.IOAddr, "err", err)
-			for _, rank := range s.local.Tasks {
-				s.closeInput(rank)
+// runHooks is the runner under exec, with the hooks given.
+func (s *stepRun) runHooks(hooks []stepHook) (code, sig int32, state model.JobState) {
+	sc := newStepCtx(s)
+	var ran []stepHook
+	defer func() {
+		for i := len(ran) - 1; i >= 0; i-- {
+			if h, ok := ran[i].(stepPoststopper); ok {
+				h.Poststop(sc)
 			}
-			return 1, 0, model.JobFailed
 		}
-		s.mu.Lock()
-		s.sinks = append(s.sinks, conn)
-		s.mu.Unlock()
-		go s.readClient(conn)
+	}()
+	for _, h := range hooks {
+		if p, ok := h.(stepPrestarter); ok {
+			if err := p.Prestart(context.Background(), sc); err != nil {
+				if err != errHookFailed {
+					s.a.log.Warn("step launch failed", "job", s.j.id, "step", s.st.ID, "hook", h.Name(), "err", err)
+				}
+				return 1, 0, model.JobFailed
+			}
+		}
+		ran = append(ran, h)
 	}
-
-	results := make(chan taskResult, len(s.local.Tasks))
-	started := 0
-	for localID, rank := range s.local.Tasks {
-		es := specs[localID]
+	results := make(chan taskResult, len(sc.tasks))
+	for _, t := range sc.tasks {
 		s.mu.Lock()
 		if s.ending {
 			s.mu.Unlock()
-			results <- taskResult{rank, executor.Result{Signal: int(syscall.SIGKILL)}}
-			started++
+			results <- taskResult{t.rank, executor.Result{Signal: int(syscall.SIGKILL)}}
 			continue
 		}
-		proc, err := s.start(es, rank)
+		proc, err := s.start(t.spec, t.rank)
 		if err != nil {
 			s.mu.Unlock()
-			results <- taskResult{rank, executor.Result{ExitCode: 1, Err: err}}
-			started++
+			results <- taskResult{t.rank, executor.Result{ExitCode: 1, Err: err}}
 			continue
 		}
-		s.procs[rank] = proc
+		s.procs[t.rank] = proc
 		s.mu.Unlock()
-		started++
-		go func(rank int, p executor.Process, env []string) {
+		go func(t *taskCtx, p executor.Process) {
 			r := p.Wait()
-			a.taskEpilog(&jm, env)
-			results <- taskResult{rank, r}
-		}(rank, proc, es.Env)
+			for _, f := range t.onExit {
+				f(r)
+			}
+			results <- taskResult{t.rank, r}
+		}(t, proc)
 	}
-	if limit := s.st.TimeLimit; limit > 0 {
-		// The step's own --time: TIMEOUT with slurmstepd's line, as the
-		// job's limit does for the whole job.
-		deadline := time.Unix(s.st.StartTime, 0).Add(time.Duration(limit) * time.Second)
-		timer := time.AfterFunc(time.Until(deadline), func() { s.terminate(a.killWait, model.JobTimeout) })
-		defer timer.Stop()
+	for _, h := range ran {
+		if p, ok := h.(stepPoststarter); ok {
+			p.Poststart(sc)
+		}
 	}
-	return s.collect(results, started)
+	return s.collect(results, len(sc.tasks))
 }
 
 type taskResult struct {
@@ -313,7 +255,7 @@ func (s *stepRun) start(es *executor.Spec, rank int) (executor.Process, error) {
 			s.a.log.Warn("task not supervised: it will end with the agent", "job", s.j.id, "step", s.st.ID, "err", err)
 		}
 	}
-	return executor.Start(es)
+	return s.a.executor().Start(es)
 }
 
 // wireIO points a task's stdio at files (-o/-e/-i patterns) or at the
@@ -347,7 +289,7 @@ func (s *stepRun) wireIO(es *executor.Spec, jm *model.Job, rank int) {
 		r, w := io.Pipe()
 		es.StdinR = r
 		s.mu.Lock()
-		s.inputs[rank] = w
+		s.inputs[rank] = newStdinQueue(w, stdinLimit)
 		s.mu.Unlock()
 	}
 }
@@ -366,111 +308,6 @@ func readsInput(mode string, pty bool, rank int) bool {
 	}
 	n, err := strconv.Atoi(mode)
 	return err == nil && n == rank
-}
-
-func (s *stepRun) closeInput(rank int) {
-	s.mu.Lock()
-	w := s.inputs[rank]
-	delete(s.inputs, rank)
-	s.mu.Unlock()
-	if w != nil {
-		w.CloseWithError(io.ErrClosedPipe)
-	}
-}
-
-// readClient serves what a client sends: stdin, signals, window sizes.
-func (s *stepRun) readClient(c *stepio.Conn) {
-	for {
-		t, _, p, err := c.Recv()
-		if err != nil {
-			return
-		}
-		switch t {
-		case stepio.Stdin:
-			s.mu.Lock()
-			ws := make([]*io.PipeWriter, 0, len(s.inputs))
-			for _, w := range s.inputs {
-				ws = append(ws, w)
-			}
-			tty := s.tty
-			s.mu.Unlock()
-			if tty != nil {
-				_, _ = tty.master.Write(p)
-			}
-			for _, w := range ws {
-				_, _ = w.Write(p)
-			}
-		case stepio.StdinEOF:
-			s.mu.Lock()
-			for r, w := range s.inputs {
-				w.Close()
-				delete(s.inputs, r)
-			}
-			s.mu.Unlock()
-		case stepio.Signal:
-			if n := atoi(string(p)); n > 0 {
-				s.signal(syscall.Signal(n))
-			}
-		case stepio.Winch:
-			s.mu.Lock()
-			tty := s.tty
-			s.mu.Unlock()
-			if tty != nil {
-				tty.resize(string(p))
-			}
-		}
-	}
-}
-
-// send writes a frame to every client; a client that went away is dropped
-// (srun killed: the tasks go on, their output is discarded).
-func (s *stepRun) send(t byte, task uint32, p []byte) {
-	s.mu.Lock()
-	sinks := append([]*stepio.Conn(nil), s.sinks...)
-	s.mu.Unlock()
-	for _, c := range sinks {
-		if err := c.Send(t, task, p); err != nil {
-			s.mu.Lock()
-			for i, x := range s.sinks {
-				if x == c {
-					s.sinks = append(s.sinks[:i:i], s.sinks[i+1:]...)
-					break
-				}
-			}
-			s.mu.Unlock()
-			c.Close()
-		}
-	}
-}
-
-func (s *stepRun) closeSinks() {
-	s.mu.Lock()
-	sinks := s.sinks
-	s.sinks = nil
-	s.mu.Unlock()
-	for _, c := range sinks {
-		_ = c.CloseWrite()
-		go func(c *stepio.Conn) {
-			// Let the client read the last frames before the close.
-			time.Sleep(2 * time.Second)
-			c.Close()
-		}(c)
-	}
-}
-
-// taskOut sends one task's stdout or stderr to the clients.
-type taskOut struct {
-	s    *stepRun
-	t    byte
-	rank uint32
-}
-
-func (w taskOut) Write(p []byte) (int, error) {
-	const chunk = 512 << 10
-	for off := 0; off < len(p); off += chunk {
-		w.s.send(w.t, w.rank, p[off:min(off+chunk, len(p))])
-	}
-	return len(p), nil
 }
 
 func (s *stepRun) signal(sig syscall.Signal) {
@@ -532,34 +369,10 @@ func (a *Agent) signalStep(m *pb.SignalStep) {
 		return
 	}
 	if m.Terminate {
-		s.terminate(a.killWait, model.JobCancelled)
+		s.terminate(a.getKillWait(), model.JobCancelled)
 		return
 	}
 	s.signal(syscall.Signal(m.Signal))
-}
-
-// attach connects an sattach client to a running step's I/O.
-func (a *Agent) attach(m *pb.AttachIO) {
-	s := a.findStep(m.JobId, m.StepId)
-	if s == nil {
-		return
-	}
-	go func() {
-		conn, err := stepio.Dial(m.IoAddr, m.IoKey, stepio.Hello{Job: m.JobId, Step: m.StepId, Node: s.index})
-		if err != nil {
-			a.log.Warn("cannot reach sattach", "job", m.JobId, "step", m.StepId, "err", err)
-			return
-		}
-		s.mu.Lock()
-		if s.ending && len(s.procs) == 0 {
-			s.mu.Unlock()
-			conn.Close()
-			return
-		}
-		s.sinks = append(s.sinks, conn)
-		s.mu.Unlock()
-		s.readClient(conn)
-	}()
 }
 
 func atoi(v string) int {

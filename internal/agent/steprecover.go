@@ -183,7 +183,7 @@ func (a *Agent) recoverStep(dirs []string) error {
 	}
 	a.mu.Unlock()
 	s := &stepRun{a: a, j: j, st: st, local: local, index: idx, procs: map[int]executor.Process{},
-		inputs: map[int]*io.PipeWriter{}, launch: &l}
+		inputs: map[int]*stdinQueue{}, launch: &l}
 	s.usage = a.reopenSampler(jobGroupName(j.id) + "/step_" + strconv.Itoa(int(st.ID)))
 	j.mu.Lock()
 	j.prologDone = true
@@ -235,19 +235,19 @@ func (s *stepRun) resume(sup *executor.Supervisor, dirs []string) (int32, int32,
 		if t.pipes.Stdin != nil {
 			r, w := io.Pipe()
 			s.mu.Lock()
-			s.inputs[t.rank] = w
+			s.inputs[t.rank] = newStdinQueue(w, stdinLimit)
 			s.mu.Unlock()
 			ins[i] = r
 		}
 	}
 	if spec.IOAddr != "" {
 		if conn, err := stepio.Dial(spec.IOAddr, spec.IOKey, stepio.Hello{Job: s.j.id, Step: int32(s.st.ID), Node: s.index}); err == nil {
-			s.mu.Lock()
-			s.sinks = append(s.sinks, conn)
-			s.mu.Unlock()
-			go s.readClient(conn)
+			s.addClient(conn, true)
 		} else {
-			s.a.log.Warn("cannot reach srun again; the step's output is dropped", "job", s.j.id, "step", s.st.ID, "err", err)
+			// srun died while no agent watched: the step ends after the
+			// same grace as when its connection drops.
+			s.a.log.Warn("cannot reach srun again", "job", s.j.id, "step", s.st.ID, "err", err)
+			s.srunLost()
 		}
 	}
 	for i, t := range tasks {
@@ -333,6 +333,6 @@ func (a *Agent) endUnsupervisedSteps(j *job) {
 	}
 	j.mu.Unlock()
 	for _, s := range kill {
-		s.terminate(a.killWait, 0)
+		s.terminate(a.getKillWait(), 0)
 	}
 }

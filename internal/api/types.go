@@ -116,7 +116,9 @@ type StepStat struct {
 // PriorityInfo is what sprio and sshare show.
 type PriorityInfo struct {
 	Multifactor                             bool
+	FairTree                                bool // else the classic fair-share formula
 	WAge, WFairShare, WJobSize, WPart, WQOS uint32
+	WTRES                                   string // PriorityWeightTRES as written
 	Jobs                                    []JobPriority
 	Shares                                  []ShareRow
 }
@@ -130,6 +132,13 @@ type JobPriority struct {
 	Priority                           uint32
 	Age, FairShare, JobSize, Part, QOS float64
 	Nice                               int
+	TRES                               []TRESFactor // PriorityWeightTRES order, non-zero ones
+}
+
+// TRESFactor is one TRES's priority factor and what it adds.
+type TRESFactor struct {
+	Name             string
+	Factor, Weighted float64
 }
 
 // ShareRow is one association of the fair-share tree; User "" is an
@@ -138,6 +147,9 @@ type ShareRow struct {
 	Account, User                             string
 	Depth, RawShares                          int
 	NormShares, RawUsage, EffUsage, FairShare float64
+	// NormUsage is the share of the cluster's usage; LevelFS Fair Tree's
+	// S/U (+Inf without usage, NaN under the classic formula).
+	NormUsage, LevelFS float64
 }
 
 // DiagInfo is what sdiag shows. Times are unix seconds, durations

@@ -136,3 +136,23 @@ func TestClientUsesTheAPINotTheCommands(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentDoesNotImportController keeps the node daemon below the
+// controller: what both need (configuration paths, wire conversions) lives
+// in neutral packages, so an agent binary never carries controller code and
+// the controller can change without the node protocol's other end moving.
+func TestAgentDoesNotImportController(t *testing.T) {
+	banned := []string{"internal/ctld", "internal/controller", "internal/service", "internal/grpcapi",
+		"internal/fsm", "internal/state", "internal/raftnode", "internal/sched", "github.com/hashicorp/raft"}
+	for _, p := range []string{"internal/agent/...", "internal/executor/...", "internal/stepio/..."} {
+		for pkg, ds := range deps(t, p) {
+			for _, d := range ds {
+				for _, b := range banned {
+					if d == b || strings.HasSuffix(d, "/"+b) || strings.HasPrefix(d, mod+b+"/") || strings.HasPrefix(d, b+"/") {
+						t.Errorf("%s imports %s; the node daemon must not depend on the controller", pkg, d)
+					}
+				}
+			}
+		}
+	}
+}

@@ -20,6 +20,7 @@ type Client interface {
 type (
 	PriorityInfo     = api.PriorityInfo
 	JobPriority      = api.JobPriority
+	TRESFactor       = api.TRESFactor
 	ShareRow         = api.ShareRow
 	DiagInfo         = api.DiagInfo
 	RPCStat          = api.RPCStat

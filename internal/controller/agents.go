@@ -112,7 +112,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 		}
 		expected = append(expected, nodemsg.JobRun{Job: id, Run: j.Run()})
 	}
-	if err := stream.Send(&nodemsg.Registered{Cluster: st.ClusterName, KillWait: st.KillWait, Expected: expected}); err != nil {
+	if err := stream.Send(&nodemsg.Registered{Cluster: st.ClusterName, KillWait: st.KillWait, Expected: expected, AcksReports: true}); err != nil {
 		return err
 	}
 	conn := &agentConn{node: reg.Node, out: make(chan nodemsg.ToNode, 1024), done: make(chan struct{})}
@@ -179,6 +179,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 				// A start confirmed by another node than the batch host
 				// would make the controller count a launch as received.
 				c.log.Warn("ignoring the start of a job this node does not hold", "node", reg.Node, "job", m.Job)
+				conn.send(&nodemsg.ReportAck{Job: m.Job, Run: m.Run, Started: true}) // so that it stops resending
 				continue
 			}
 			run := m.Run
@@ -190,6 +191,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 			c.mu.Lock()
 			c.acked[m.Job] = run
 			c.mu.Unlock()
+			conn.send(&nodemsg.ReportAck{Job: m.Job, Run: m.Run, Started: true})
 		case *nodemsg.JobEnded:
 			e := m
 			if !c.endsHere(reg.Node, e.Job) {
@@ -226,7 +228,9 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 		case *nodemsg.StepEnded:
 			if err := c.stepEnded(reg.Node, m); err != nil {
 				c.log.Error("commit step end", "job", m.Job, "step", m.Step, "err", err)
+				continue // not confirmed: the agent sends it again
 			}
+			conn.send(&nodemsg.ReportAck{Job: m.Job, Step: m.Step, Run: m.Run})
 		case *nodemsg.StatReply:
 			c.stats.deliver(ownStats(reg.Node, m))
 		case *nodemsg.NodeHealth:

@@ -6,7 +6,6 @@ import (
 
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/service"
 )
 
 // priorityLoop recalculates multifactor priorities every
@@ -35,10 +34,9 @@ func (c *Controller) priorityLoop(ctx context.Context) {
 // recalcPriorities brings fair-share usage up to now and commits the new
 // priorities of pending jobs that changed, as one command.
 func (c *Controller) recalcPriorities() {
-	st := c.svc.Settings()
 	snap := c.store.Snapshot()
 	now := c.clock.Now().Unix()
-	usage := service.AccrueUsage(snap, now, st.Priority.DecayHalfLife)
+	usage := c.svc.AccrueUsage(snap, now)
 	p := c.svc.NewPrioritizer(snap, usage)
 	cmd := &fsm.Priorities{Jobs: map[model.JobID]uint32{}, Usage: usage, UsageAt: now}
 	snap.EachActive(func(j *model.Job) bool {

@@ -43,12 +43,7 @@ type Options struct {
 }
 
 // TokenPath is where the cluster token lives for a configuration.
-func TokenPath(cfg *slurmconf.Config) string {
-	if v, ok := cfg.Get("DroverTokenFile"); ok && v != "" {
-		return v
-	}
-	return filepath.Join(cfg.StateSaveLocation, "cluster.token")
-}
+func TokenPath(cfg *slurmconf.Config) string { return cfg.TokenPath() }
 
 // CAPath is where the cluster CA certificate lives for a configuration:
 // clients on the controller's machine read it to verify the TCP port.
@@ -72,6 +67,29 @@ func serverHosts(cfg *slurmconf.Config, host string) []string {
 	return hosts
 }
 
+// prioritySettings are the priority/multifactor keys, PriorityFlags and
+// the partitions' TRESBillingWeights.
+func prioritySettings(cfg *slurmconf.Config) service.PriorityConfig {
+	p := cfg.Priority
+	out := service.PriorityConfig{
+		Multifactor: p.Multifactor, DecayHalfLife: p.DecayHalfLife, CalcPeriod: p.CalcPeriod,
+		Weights: priority.Weights{Age: p.WeightAge, FairShare: p.WeightFairshare,
+			JobSize: p.WeightJobSize, Partition: p.WeightPartition, QOS: p.WeightQOS,
+			MaxAge: p.MaxAge, FavorSmall: p.FavorSmall, SmallRelativeToTime: p.SmallRelativeToTime,
+			TRES: p.WeightTRES, NoNormalPart: p.NoNormalPart, NoNormalQOS: p.NoNormalQOS, NoNormalTRES: p.NoNormalTRES},
+		NoFairTree: p.NoFairTree, WeightTRES: p.WeightTRESRaw, MaxTRES: p.MaxTRES, UsageReset: p.UsageReset,
+	}
+	for _, part := range cfg.Partitions {
+		if len(part.BillingWeights) > 0 {
+			if out.Billing == nil {
+				out.Billing = map[string][]priority.TRESWeight{}
+			}
+			out.Billing[part.Name] = part.BillingWeights
+		}
+	}
+	return out
+}
+
 // Settings derives the controller's settings from a parsed slurm.conf.
 func Settings(cfg *slurmconf.Config) *service.Settings {
 	st := &service.Settings{
@@ -84,12 +102,7 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		MaxStepCount:  cfg.MaxStepCount,
 		MaxScriptSize: cfg.MaxScriptSize,
 		Preempt:       sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, ExemptTime: cfg.PreemptExemptTime},
-		Priority: service.PriorityConfig{
-			Multifactor: cfg.Priority.Multifactor, DecayHalfLife: cfg.Priority.DecayHalfLife, CalcPeriod: cfg.Priority.CalcPeriod,
-			Weights: priority.Weights{Age: cfg.Priority.WeightAge, FairShare: cfg.Priority.WeightFairshare,
-				JobSize: cfg.Priority.WeightJobSize, Partition: cfg.Priority.WeightPartition, QOS: cfg.Priority.WeightQOS,
-				MaxAge: cfg.Priority.MaxAge, FavorSmall: cfg.Priority.FavorSmall, SmallRelativeToTime: cfg.Priority.SmallRelativeToTime},
-		},
+		Priority:      prioritySettings(cfg),
 		FirstJobID:    model.JobID(cfg.FirstJobID),
 		DefMemPerCPU:  cfg.DefMemPerCPU,
 		DefMemPerNode: cfg.DefMemPerNode,

@@ -92,4 +92,8 @@
 // in the helper, still root. A process that calls setsid(2) leaves the
 // step's process group but not its cgroup: the agent kills the cgroup at
 // the end of the job (package cgroups, Group.Kill).
+//
+// Executor is the seam its callers launch through: Local (Start here), the
+// Supervisor for programs that outlive the agent, and executor/fake, which
+// runs nothing and lets tests end each "program" as they choose.
 package executor

@@ -129,3 +129,16 @@ type Process interface {
 	// repeatedly and concurrently; every call returns the same Result.
 	Wait() Result
 }
+
+// Executor launches programs as users. Local runs them from this process;
+// the agent's step runner takes one so that tests drive the runner with
+// executor/fake, and other launchers (containers) can slot in later.
+type Executor interface {
+	Start(spec *Spec) (Process, error)
+}
+
+// Local starts programs with Start.
+type Local struct{}
+
+// Start launches spec; see Start.
+func (Local) Start(spec *Spec) (Process, error) { return Start(spec) }

@@ -228,15 +228,8 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 // plan was computed on an older snapshot.
 func allocFits(snap *state.Snapshot, alloc []model.NodeAlloc) bool {
 	for _, a := range alloc {
-		n := snap.Node(a.Node)
-		if n == nil || !n.Usable() || n.FreeCPUs() < a.CPUs || (a.Mem > 0 && n.FreeMem() < a.Mem) ||
-			a.CPUIDs.Intersects(n.AllocCores) || a.GPUs.Intersects(n.AllocGPUs) {
+		if n := snap.Node(a.Node); n == nil || !n.CanTake(a) {
 			return false
-		}
-		for _, id := range a.GPUs.IDs() {
-			if id >= len(n.GPUs) {
-				return false
-			}
 		}
 	}
 	return true
@@ -690,7 +683,9 @@ func applyPriorities(txn *state.Txn, c *Priorities) {
 		j.Priority = p
 		txn.PutJob(j)
 	}
-	if c.Usage != nil {
+	// UsageAt says usage was recalculated: an empty map (after a
+	// PriorityUsageResetPeriod reset) arrives as nil and still replaces.
+	if c.Usage != nil || c.UsageAt > 0 {
 		txn.SetUsage(c.Usage, c.UsageAt)
 	}
 }

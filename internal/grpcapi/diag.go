@@ -115,16 +115,21 @@ func (s *Server) Priorities(ctx context.Context, _ *pb.PrioritiesRequest) (*pb.P
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	out := &pb.PrioritiesResponse{Multifactor: r.Multifactor, Weights: &pb.PriorityWeights{
-		Age: r.WAge, Fairshare: r.WFairShare, Jobsize: r.WJobSize, Partition: r.WPart, Qos: r.WQOS}}
+	out := &pb.PrioritiesResponse{Multifactor: r.Multifactor, FairTree: r.FairTree, Weights: &pb.PriorityWeights{
+		Age: r.WAge, Fairshare: r.WFairShare, Jobsize: r.WJobSize, Partition: r.WPart, Qos: r.WQOS, Tres: r.WTRES}}
 	for _, j := range r.Jobs {
-		out.Jobs = append(out.Jobs, &pb.JobPriority{JobId: j.JobID, DisplayId: j.ID, Partition: j.Partition, User: j.User,
+		pj := &pb.JobPriority{JobId: j.JobID, DisplayId: j.ID, Partition: j.Partition, User: j.User,
 			Uid: j.UID, Priority: j.Priority, Age: j.Age, Fairshare: j.FairShare, Jobsize: j.JobSize, PartitionFactor: j.Part,
-			Qos: j.QOS, Nice: int32(j.Nice)})
+			Qos: j.QOS, Nice: int32(j.Nice)}
+		for _, t := range j.TRES {
+			pj.Tres = append(pj.Tres, &pb.TRESFactor{Name: t.Name, Factor: t.Factor, Weighted: t.Weighted})
+		}
+		out.Jobs = append(out.Jobs, pj)
 	}
 	for _, sr := range r.Shares {
 		out.Shares = append(out.Shares, &pb.ShareRow{Account: sr.Account, User: sr.User, Depth: int32(sr.Depth), RawShares: int32(sr.RawShares),
-			NormShares: sr.NormShares, RawUsage: sr.RawUsage, EffectvUsage: sr.EffUsage, Fairshare: sr.FairShare})
+			NormShares: sr.NormShares, RawUsage: sr.RawUsage, EffectvUsage: sr.EffUsage, Fairshare: sr.FairShare,
+			NormUsage: sr.NormUsage, LevelFs: sr.LevelFS})
 	}
 	return out, nil
 }

@@ -62,6 +62,24 @@ func (n *Node) Usable() bool { return n.State == NodeUp && !n.Drain && n.Respond
 func (n *Node) FreeCPUs() int  { return n.CPUs - n.AllocCPUs }
 func (n *Node) FreeMem() int64 { return n.Memory - n.AllocMem }
 
+// CanTake reports whether a, one node's share of an allocation, still fits
+// n: the node takes work, has the CPUs and memory left, and none of the CPU
+// ids or GPU indices a names is taken or beyond the node. The scheduler
+// plans against a snapshot; the replicated log re-checks each start with
+// this against the state the start is applied to.
+func (n *Node) CanTake(a NodeAlloc) bool {
+	if !n.Usable() || n.FreeCPUs() < a.CPUs || (a.Mem > 0 && n.FreeMem() < a.Mem) ||
+		a.CPUIDs.Intersects(n.AllocCores) || a.GPUs.Intersects(n.AllocGPUs) {
+		return false
+	}
+	for _, id := range a.GPUs.IDs() {
+		if id >= len(n.GPUs) {
+			return false
+		}
+	}
+	return true
+}
+
 // DisplayState returns Slurm's long and compact state names, e.g.
 // ("MIXED", "mix") or ("DRAINING", "drng"), with "*" appended to the compact
 // name when the node does not respond.

@@ -113,6 +113,9 @@ type Registered struct {
 	Cluster  string
 	KillWait int64
 	Expected []JobRun
+	// AcksReports: this controller confirms JobStarted and StepEnded
+	// (ReportAck), so the agent resends them until it does.
+	AcksReports bool
 }
 
 // JobRun is one run of a job.
@@ -147,6 +150,14 @@ type SignalJob struct {
 type EndAck struct {
 	Job model.JobID
 	Run uint32
+}
+
+// ReportAck confirms an agent's JobStarted (Started) or StepEnded.
+type ReportAck struct {
+	Job     model.JobID
+	Step    model.StepID
+	Run     uint32
+	Started bool
 }
 
 // LaunchStep starts a step's tasks on the node; Job is what the node
@@ -202,3 +213,4 @@ func (*SignalStep) toNode()  {}
 func (*AttachIO) toNode()    {}
 func (*FetchFile) toNode()   {}
 func (*StatRequest) toNode() {}
+func (*ReportAck) toNode()   {}

@@ -120,7 +120,7 @@ func Decode(m *pb.AgentMessage) nodemsg.FromNode {
 func Encode(m nodemsg.ToNode) *pb.ControllerMessage {
 	switch m := m.(type) {
 	case *nodemsg.Registered:
-		r := &pb.Registered{Cluster: m.Cluster, KillWait: m.KillWait}
+		r := &pb.Registered{Cluster: m.Cluster, KillWait: m.KillWait, AcksReports: m.AcksReports}
 		for _, e := range m.Expected {
 			r.Expected = append(r.Expected, uint32(e.Job))
 			r.ExpectedRuns = append(r.ExpectedRuns, &pb.JobRun{JobId: uint32(e.Job), Run: e.Run})
@@ -160,6 +160,10 @@ func Encode(m nodemsg.ToNode) *pb.ControllerMessage {
 		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Fetch{Fetch: &pb.FetchFile{
 			JobId: uint32(m.Job.ID), IoAddr: m.Addr, IoKey: m.Key, Dest: m.Dest, Mode: m.Mode,
 			Force: m.Force, Mtime: m.MTime, Job: wire.JobToPB(m.Job, wire.Summary),
+		}}}
+	case *nodemsg.ReportAck:
+		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_ReportAck{ReportAck: &pb.ReportAck{
+			JobId: uint32(m.Job), StepId: int32(m.Step), Run: m.Run, Started: m.Started,
 		}}}
 	case *nodemsg.StatRequest:
 		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Stat{Stat: &pb.StatRequest{

@@ -90,16 +90,22 @@ func (s *Service) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
 		return nil, err
 	}
 	w := r.Weights
-	out := &api.PriorityInfo{Multifactor: r.Multifactor, WAge: w.Age, WFairShare: w.FairShare, WJobSize: w.JobSize,
-		WPart: w.Partition, WQOS: w.QOS}
+	out := &api.PriorityInfo{Multifactor: r.Multifactor, FairTree: r.FairTree, WAge: w.Age, WFairShare: w.FairShare,
+		WJobSize: w.JobSize, WPart: w.Partition, WQOS: w.QOS, WTRES: r.WeightTRES}
 	for _, jp := range r.Jobs {
 		j, f := jp.Job, jp.Factors
-		out.Jobs = append(out.Jobs, api.JobPriority{ID: j.DisplayID(), JobID: uint32(j.ID), Partition: j.Partition, User: j.UserName,
+		p := api.JobPriority{ID: j.DisplayID(), JobID: uint32(j.ID), Partition: j.Partition, User: j.UserName,
 			UID: j.UserID, Priority: f.Priority, Age: f.Age, FairShare: f.FairShare, JobSize: f.JobSize, Part: f.Partition,
-			QOS: f.QOS, Nice: f.Nice})
+			QOS: f.QOS, Nice: f.Nice}
+		for _, t := range f.TRES {
+			p.TRES = append(p.TRES, api.TRESFactor{Name: t.Name, Factor: t.Factor, Weighted: t.Weighted})
+		}
+		out.Jobs = append(out.Jobs, p)
 	}
 	for _, sr := range r.Shares {
-		out.Shares = append(out.Shares, api.ShareRow(sr))
+		out.Shares = append(out.Shares, api.ShareRow{Account: sr.Account, User: sr.User, Depth: sr.Depth, RawShares: sr.RawShares,
+			NormShares: sr.NormShares, RawUsage: sr.RawUsage, EffUsage: sr.EffUsage, FairShare: sr.FairShare,
+			NormUsage: sr.NormUsage, LevelFS: sr.LevelFS})
 	}
 	return out, nil
 }

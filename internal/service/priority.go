@@ -2,9 +2,9 @@ package service
 
 import (
 	"context"
-	"maps"
-	"slices"
+	"math"
 	"strings"
+	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched/priority"
@@ -18,6 +18,28 @@ type PriorityConfig struct {
 	Weights       priority.Weights
 	DecayHalfLife int64 // seconds; 0 = no decay
 	CalcPeriod    int64 // seconds between recalculations
+	// NoFairTree is PriorityFlags=NO_FAIR_TREE (or DEPTH_OBLIVIOUS): the
+	// classic fair-share formula instead of Fair Tree.
+	NoFairTree bool
+	// WeightTRES is PriorityWeightTRES as written (sprio -w).
+	WeightTRES string
+	// Billing is each partition's TRESBillingWeights (none: jobs bill
+	// their CPUs); MaxTRES is PriorityFlags=MAX_TRES.
+	Billing map[string][]priority.TRESWeight
+	MaxTRES bool
+	// UsageReset is PriorityUsageResetPeriod; ResetNowAt the time the
+	// settings were installed, when it is NOW (Slurm resets then: at
+	// start and reconfigure).
+	UsageReset priority.ResetPeriod
+	ResetNowAt int64
+}
+
+// stampReset records when settings with PriorityUsageResetPeriod=NOW
+// came into force.
+func (s *Service) stampReset(st *Settings) {
+	if st != nil && st.Priority.UsageReset == priority.ResetNow && st.Priority.ResetNowAt == 0 {
+		st.Priority.ResetNowAt = s.clock.Now().Unix()
+	}
 }
 
 // Prioritizer computes multifactor priorities over one snapshot: the
@@ -26,24 +48,56 @@ type PriorityConfig struct {
 type Prioritizer struct {
 	cfg     PriorityConfig
 	cluster priority.Cluster
-	shares  *priority.Shares
-	cache   map[string]float64
+	// The association tree with usage (sshare's rows; Fair Tree ranks
+	// it), built on first use; users that only have active jobs join it.
+	tree    *priority.Tree
+	newTree func() *priority.Tree
+	shares  *priority.Shares // classic formula (NO_FAIR_TREE)
+	cache   map[[2]string]float64
+	// detail lists each job's TRES factors (sprio); the controller's
+	// recalculation needs only the priority.
+	detail bool
 }
 
 // NewPrioritizer prepares the computation for snap with usage (nil: the
 // snapshot's recorded usage).
 func (s *Service) NewPrioritizer(snap *state.Snapshot, usage map[string]float64) *Prioritizer {
+	return s.newPrioritizer(snap, usage, true)
+}
+
+// newPrioritizer is NewPrioritizer; without jobUsers the tree holds only
+// associations and users with usage (plus whoever FairShare is asked
+// about): a submission's first priority then costs the size of the
+// association tree, not of the queue, and the next recalculation ranks
+// the users that only have queued jobs too.
+func (s *Service) newPrioritizer(snap *state.Snapshot, usage map[string]float64, jobUsers bool) *Prioritizer {
 	st := s.Settings()
-	p := &Prioritizer{cfg: st.Priority, cache: map[string]float64{}}
+	p := &Prioritizer{cfg: st.Priority, cache: map[[2]string]float64{}}
 	c := &p.cluster
 	c.PartitionFactors, c.QOSPriority = map[string]int{}, map[string]int{}
 	for _, n := range snap.Nodes() {
 		c.Nodes++
 		c.CPUs += n.CPUs
 	}
+	tres := len(st.Priority.Weights.TRES) > 0
+	if tres {
+		c.PartitionTRES, c.NodeMem = map[string]priority.TRES{}, map[string]float64{}
+	}
 	for _, part := range snap.Partitions() {
 		c.PartitionFactors[part.Name] = part.PriorityJobFactor
 		c.MaxPartitionJF = max(c.MaxPartitionJF, part.PriorityJobFactor)
+		if tres {
+			var t priority.TRES
+			for _, name := range part.Nodes {
+				if n := snap.Node(name); n != nil {
+					t.Add(priority.TRES{CPU: float64(n.CPUs), Mem: float64(n.Memory), Node: 1, GPU: float64(len(n.GPUs)), GPUType: "*"})
+				}
+			}
+			c.PartitionTRES[part.Name] = t
+			if t.Node > 0 {
+				c.NodeMem[part.Name] = t.Mem / t.Node
+			}
+		}
 	}
 	db, _ := snap.AcctDB()
 	if db != nil {
@@ -55,28 +109,76 @@ func (s *Service) NewPrioritizer(snap *state.Snapshot, usage map[string]float64)
 	if usage == nil {
 		usage, _ = snap.Usage()
 	}
-	p.shares = priority.NewShares(db, st.ClusterName, usage)
+	if st.Priority.NoFairTree {
+		p.shares = priority.NewShares(db, st.ClusterName, usage)
+	}
+	p.newTree = func() *priority.Tree {
+		t := priority.NewTree(db, st.ClusterName, usage)
+		if !jobUsers {
+			return t
+		}
+		// EachJob walks the job map itself, cheaper than EachActive's
+		// lookups; the few finished jobs are skipped.
+		snap.EachJob(func(j *model.Job) bool {
+			if j.UserName != "" && !j.Finished() {
+				t.AddUser(jobAccount(j), j.UserName)
+			}
+			return true
+		})
+		return t
+	}
 	return p
 }
 
-// Factors are j's factors and priority at now.
+// Tree is the association tree with usage, Fair Tree's figures filled
+// in unless the classic formula is configured.
+func (p *Prioritizer) Tree() *priority.Tree {
+	if p.tree == nil {
+		p.tree = p.newTree()
+		p.tree.Finish()
+		if !p.cfg.NoFairTree {
+			p.tree.FairTree()
+		}
+	}
+	return p.tree
+}
+
+// Factors are j's factors and priority at now (the TRES factors listed
+// only for a report: see Priorities).
 func (p *Prioritizer) Factors(j *model.Job, now int64) priority.Factors {
-	return priority.Compute(j, now, p.cfg.Weights, &p.cluster, p.FairShare(jobAccount(j), j.UserName))
+	fs := p.FairShare(jobAccount(j), j.UserName)
+	if !p.detail {
+		return priority.ComputeSummed(j, now, p.cfg.Weights, &p.cluster, fs)
+	}
+	return priority.Compute(j, now, p.cfg.Weights, &p.cluster, fs)
 }
 
 // FairShare is the fair-share factor of user under account.
 func (p *Prioritizer) FairShare(account, user string) float64 {
-	key := priority.UsageKey(account, user)
+	key := [2]string{account, user}
 	if f, ok := p.cache[key]; ok {
 		return f
 	}
-	f := p.shares.Factor(account, user, 1)
+	var f float64
+	if p.cfg.NoFairTree {
+		f = p.shares.Factor(account, user, 1)
+	} else {
+		t := p.Tree()
+		if t.User(account, user) == nil && user != "" {
+			// A user the tree does not know yet (a first job): rank it
+			// among the others.
+			t.AddUser(account, user)
+			t.Finish()
+			t.FairTree()
+			clear(p.cache)
+		}
+		if n := t.User(account, user); n != nil {
+			f = n.FairShare
+		}
+	}
 	p.cache[key] = f
 	return f
 }
-
-// Shares exposes the tree for sshare.
-func (p *Prioritizer) Shares() *priority.Shares { return p.shares }
 
 // jobAccount is the account a job's usage counts under: its own, or root
 // for a job without one (no associations defined).
@@ -87,13 +189,62 @@ func jobAccount(j *model.Job) string {
 	return strings.ToLower(j.Spec.Account)
 }
 
+// AccrueUsage brings fair-share usage from its last time up to now with
+// the settings in force: see AccrueUsage.
+func (s *Service) AccrueUsage(snap *state.Snapshot, now int64) map[string]float64 {
+	st := s.Settings().Priority
+	since := LastReset(st.UsageReset, now, time.Local)
+	if st.UsageReset == priority.ResetNow {
+		since = st.ResetNowAt
+	}
+	return AccrueUsage(snap, now, UsageRules{HalfLife: st.DecayHalfLife, ResetAt: since, Billing: st.Billing, MaxTRES: st.MaxTRES})
+}
+
+// LastReset is the latest PriorityUsageResetPeriod time at or before
+// now (unix seconds; 0 for NONE and NOW, whose time the settings hold),
+// in loc's calendar as Slurm resets at local midnight.
+func LastReset(p priority.ResetPeriod, now int64, loc *time.Location) int64 {
+	t := time.Unix(now, 0).In(loc)
+	y, m, d := t.Date()
+	var at time.Time
+	switch p {
+	case priority.ResetDaily:
+		at = time.Date(y, m, d, 0, 0, 0, 0, loc)
+	case priority.ResetWeekly: // Sunday 00:00
+		at = time.Date(y, m, d-int(t.Weekday()), 0, 0, 0, 0, loc)
+	case priority.ResetMonthly:
+		at = time.Date(y, m, 1, 0, 0, 0, 0, loc)
+	case priority.ResetQuarterly:
+		at = time.Date(y, m-(m-1)%3, 1, 0, 0, 0, 0, loc)
+	case priority.ResetYearly:
+		at = time.Date(y, 1, 1, 0, 0, 0, 0, loc)
+	default:
+		return 0
+	}
+	return at.Unix()
+}
+
+// UsageRules say how usage accrues: PriorityDecayHalfLife (seconds; 0 =
+// no decay), the last PriorityUsageResetPeriod time (usage recorded
+// before it is dropped), and TRESBillingWeights per partition with
+// PriorityFlags=MAX_TRES.
+type UsageRules struct {
+	HalfLife, ResetAt int64
+	Billing           map[string][]priority.TRESWeight
+	MaxTRES           bool
+}
+
 // AccrueUsage brings fair-share usage from its last time up to now:
-// what was recorded decays by the half-life, and every job that ran in
-// between adds its CPUs times the seconds it ran then.
-func AccrueUsage(snap *state.Snapshot, now, halfLife int64) map[string]float64 {
+// what was recorded decays by the half-life (or is dropped when a reset
+// time passed since), and every job that ran in between adds its
+// TRES-billing value times the seconds it ran then.
+func AccrueUsage(snap *state.Snapshot, now int64, r UsageRules) map[string]float64 {
 	old, at := snap.Usage()
+	if r.ResetAt > at && r.ResetAt <= now {
+		old, at = nil, r.ResetAt
+	}
 	out := make(map[string]float64, len(old))
-	decay := priority.Decay(now-at, halfLife)
+	decay := priority.Decay(now-at, r.HalfLife)
 	for k, v := range old {
 		if v *= decay; v >= 1e-3 {
 			out[k] = v
@@ -111,13 +262,11 @@ func AccrueUsage(snap *state.Snapshot, now, halfLife int64) map[string]float64 {
 		if end <= from {
 			return true
 		}
-		cpus := 0
-		for _, a := range j.Alloc {
-			cpus += a.CPUs
-		}
+		tres := priority.Allocated(j)
+		bill := priority.Billing(&tres, r.Billing[j.Partition], r.MaxTRES)
 		secs := float64(end-from) - float64(j.SuspendedFor(end))
-		if cpus > 0 && secs > 0 {
-			out[priority.UsageKey(jobAccount(j), j.UserName)] += float64(cpus) * secs
+		if bill > 0 && secs > 0 {
+			out[priority.UsageKey(jobAccount(j), j.UserName)] += bill * secs
 		}
 		return true
 	})
@@ -131,19 +280,24 @@ type JobPriority struct {
 }
 
 // ShareRow is one association of the fair-share tree (sshare); User ""
-// is an account. FairShare is only meaningful for users.
+// is an account. FairShare is only meaningful for users. Under Fair Tree
+// NormShares and EffUsage are relative to the association's siblings
+// and LevelFS is their quotient; under the classic formula they are
+// relative to the whole cluster and LevelFS is NaN. NormUsage is always
+// the share of the cluster's usage.
 type ShareRow struct {
-	Account, User                             string
-	Depth, RawShares                          int
-	NormShares, RawUsage, EffUsage, FairShare float64
+	Account, User                                                 string
+	Depth, RawShares                                              int
+	NormShares, RawUsage, NormUsage, EffUsage, FairShare, LevelFS float64
 }
 
 // PriorityReport is what sprio and sshare show.
 type PriorityReport struct {
-	Multifactor bool
-	Weights     priority.Weights
-	Jobs        []JobPriority
-	Shares      []ShareRow
+	Multifactor, FairTree bool
+	Weights               priority.Weights
+	WeightTRES            string // PriorityWeightTRES as written
+	Jobs                  []JobPriority
+	Shares                []ShareRow
 }
 
 // PriorityFactors computes the factors of every pending job that is not held,
@@ -156,9 +310,10 @@ func (s *Service) PriorityFactors(ctx context.Context) (*PriorityReport, error) 
 	st := s.Settings()
 	snap := s.store.Snapshot()
 	now := s.clock.Now().Unix()
-	usage := AccrueUsage(snap, now, st.Priority.DecayHalfLife)
-	p := s.NewPrioritizer(snap, usage)
-	r := &PriorityReport{Multifactor: st.Priority.Multifactor, Weights: st.Priority.Weights}
+	p := s.NewPrioritizer(snap, s.AccrueUsage(snap, now))
+	p.detail = true
+	r := &PriorityReport{Multifactor: st.Priority.Multifactor, FairTree: !st.Priority.NoFairTree,
+		Weights: st.Priority.Weights, WeightTRES: st.Priority.WeightTRES}
 	snap.EachActive(func(j *model.Job) bool {
 		if j.State == model.JobPending && j.Priority > 0 {
 			f := p.Factors(j, now)
@@ -167,109 +322,40 @@ func (s *Service) PriorityFactors(ctx context.Context) (*PriorityReport, error) 
 		}
 		return true
 	})
-	r.Shares = shareTree(snap, st.ClusterName, usage, p)
+	r.Shares = p.shareRows()
 	return r, nil
 }
 
-// shareTree lists root, then each account and its users depth first, in
-// name order: the association tree when sacctmgr made one, else the
-// accounts and users that have usage.
-func shareTree(snap *state.Snapshot, cluster string, usage map[string]float64, p *Prioritizer) []ShareRow {
-	total := 0.0
-	for _, u := range usage {
-		total += u
-	}
-	eff := func(u float64) float64 {
-		if total <= 0 {
+// shareRows lists root, then each account, its users and its
+// sub-accounts depth first, in name order: the association tree when
+// sacctmgr made one, and the accounts and users that have usage or
+// jobs.
+func (p *Prioritizer) shareRows() []ShareRow {
+	t := p.Tree()
+	frac := func(u float64) float64 {
+		if t.Total <= 0 {
 			return 0
 		}
-		return u / total
-	}
-	type node struct {
-		users    map[string]int // user → shares
-		children []string
-		shares   int
-	}
-	tree := map[string]*node{"root": {users: map[string]int{}}}
-	get := func(name string) *node {
-		if tree[name] == nil {
-			tree[name] = &node{users: map[string]int{}, shares: 1}
-		}
-		return tree[name]
-	}
-	db, _ := snap.AcctDB()
-	if db != nil {
-		for _, a := range db.Assocs {
-			if a.Cluster != cluster || a.Partition != "" {
-				continue
-			}
-			n := get(a.Account)
-			if a.User != "" {
-				n.users[a.User] = a.Shares
-				continue
-			}
-			n.shares = a.Shares
-			if a.Account != "root" {
-				parent := a.Parent
-				if parent == "" {
-					parent = "root"
-				}
-				get(parent).children = append(get(parent).children, a.Account)
-			}
-		}
-	}
-	for key := range usage {
-		account, user, _ := strings.Cut(key, "\x00")
-		n := get(account)
-		if _, ok := n.users[user]; !ok {
-			n.users[user] = 1
-		}
-		if account != "root" && !slices.Contains(get("root").children, account) && (db == nil || db.AccountAssoc(cluster, account) == nil) {
-			get("root").children = append(get("root").children, account)
-		}
+		return u / t.Total
 	}
 	var rows []ShareRow
-	var used func(name string) float64
-	used = func(name string) float64 {
-		n := tree[name]
-		sum := 0.0
-		for u := range n.users {
-			sum += usage[priority.UsageKey(name, u)]
-		}
-		for _, c := range n.children {
-			sum += used(c)
-		}
-		return sum
-	}
-	var walk func(name string, depth int)
-	seen := map[string]bool{}
-	walk = func(name string, depth int) {
-		if seen[name] {
-			return
-		}
-		seen[name] = true
-		n := tree[name]
-		raw := used(name)
-		row := ShareRow{Account: name, Depth: depth, RawShares: n.shares, RawUsage: raw, EffUsage: eff(raw)}
-		if name != "root" {
-			row.NormShares = p.Shares().NormShares(name, "", 1)
-		} else {
-			row.EffUsage = 1
+	t.Walk(func(n *priority.Node, depth int) {
+		row := ShareRow{Account: n.Account, User: n.User, Depth: depth, RawShares: n.Shares, RawUsage: n.Usage,
+			NormUsage: frac(n.Usage), LevelFS: math.NaN()}
+		switch {
+		case n == t.Root:
+			row.EffUsage, row.NormUsage = 1, 1
+		case !p.cfg.NoFairTree:
+			row.NormShares, row.EffUsage, row.LevelFS = n.NormShares, n.EffUsage, n.LevelFS
+			row.FairShare = n.FairShare
+		default:
+			row.NormShares, row.EffUsage = p.shares.AccountNormShares(n.Account), row.NormUsage
+			if n.IsUser() {
+				row.NormShares = p.shares.NormShares(n.Account, n.User, 1)
+				row.FairShare = p.FairShare(n.Account, n.User)
+			}
 		}
 		rows = append(rows, row)
-		users := slices.Sorted(maps.Keys(n.users))
-		for _, u := range users {
-			acct := name
-			ru := usage[priority.UsageKey(acct, u)]
-			rows = append(rows, ShareRow{Account: name, User: u, Depth: depth + 1, RawShares: n.users[u],
-				NormShares: p.Shares().NormShares(acct, u, 1), RawUsage: ru, EffUsage: eff(ru), FairShare: p.FairShare(acct, u)})
-		}
-		children := slices.Clone(n.children)
-		slices.Sort(children)
-		for _, c := range children {
-			walk(c, depth+1)
-		}
-	}
-	walk("root", 0)
+	})
 	return rows
 }

@@ -69,6 +69,7 @@ func New(log *slog.Logger, store *state.Store, raft Committer, clk clock.Clock, 
 		log = slog.Default()
 	}
 	svc := &Service{log: log, store: store, raft: raft, clock: clk, notify: n}
+	svc.stampReset(s)
 	svc.settings.Store(s)
 	return svc
 }
@@ -77,7 +78,10 @@ func New(log *slog.Logger, store *state.Store, raft Committer, clk clock.Clock, 
 func (s *Service) Settings() *Settings { return s.settings.Load() }
 
 // SetSettings installs a new configuration (reconfigure).
-func (s *Service) SetSettings(st *Settings) { s.settings.Store(st) }
+func (s *Service) SetSettings(st *Settings) {
+	s.stampReset(st)
+	s.settings.Store(st)
+}
 
 // Error is a refusal in Slurm's words (api's); transports map its Code to
 // a status.
@@ -195,7 +199,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if st.Priority.Multifactor {
 		now := s.clock.Now().Unix()
 		j := &model.Job{Spec: spec, Partition: part.Name, UserName: id.User, Nice: spec.Nice, TimeLimit: limit, EligibleTime: now}
-		prio = s.NewPrioritizer(snap, nil).Factors(j, now).Priority
+		prio = s.newPrioritizer(snap, nil, false).Factors(j, now).Priority
 	}
 	if spec.Priority != nil {
 		// An operator's --priority; 0 holds the job, as in Slurm.

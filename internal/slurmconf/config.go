@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/priority"
 )
 
 // Slurm's built-in defaults for the keys Drover types.
@@ -176,6 +177,9 @@ type PartitionConf struct {
 	OverSubscribe     string // NO, YES[:n], FORCE[:n] or EXCLUSIVE
 	PreemptMode       string // "" (the global one), OFF, CANCEL, REQUEUE, SUSPEND
 	GraceTime         int64  // seconds
+	// BillingWeights is TRESBillingWeights: how the partition's jobs
+	// bill fair-share usage (nil: by CPUs).
+	BillingWeights []priority.TRESWeight
 
 	Pos Pos // the PartitionName line
 }
@@ -305,10 +309,30 @@ type Priority struct {
 	SmallRelativeToTime, NoFairTree                                       bool  // PriorityFlags
 	DecayHalfLife                                                         int64 // seconds
 	CalcPeriod                                                            int64 // seconds
+	// WeightTRES is PriorityWeightTRES (WeightTRESRaw as written, for
+	// sprio -w); UsageReset PriorityUsageResetPeriod.
+	WeightTRES    []priority.TRESWeight
+	WeightTRESRaw string
+	UsageReset    priority.ResetPeriod
+	// More PriorityFlags: MAX_TRES, CALCULATE_RUNNING, DEPTH_OBLIVIOUS
+	// (which implies NO_FAIR_TREE), NO_NORMAL_PART/QOS/TRES (NO_NORMAL_ALL
+	// sets the three).
+	MaxTRES, CalculateRunning, DepthOblivious bool
+	NoNormalPart, NoNormalQOS, NoNormalTRES   bool
 }
 
 // CAPath is where the cluster CA certificate lives: clients on the
 // controller's machine read it to verify the TCP port.
 func (c *Config) CAPath() string {
 	return filepath.Join(c.StateSaveLocation, "ca", "ca.crt")
+}
+
+// TokenPath is where the cluster token lives: DroverTokenFile, or
+// cluster.token in StateSaveLocation. Here rather than in the controller's
+// package so the agent, which reads it, does not depend on the controller.
+func (c *Config) TokenPath() string {
+	if v, ok := c.Get("DroverTokenFile"); ok && v != "" {
+		return v
+	}
+	return filepath.Join(c.StateSaveLocation, "cluster.token")
 }

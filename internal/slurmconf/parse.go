@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/priority"
 	"github.com/drover-hpc/drover/internal/units"
 )
 
@@ -404,12 +405,40 @@ func (p *parser) global(pos Pos, kv pair) error {
 				c.Priority.SmallRelativeToTime = true
 			case "NO_FAIR_TREE":
 				c.Priority.NoFairTree = true
-			case "", "ACCRUE_ALWAYS", "CALCULATE_RUNNING", "DEPTH_OBLIVIOUS", "INCR_ONLY", "MAX_TRES",
-				"NO_NORMAL_ALL", "NO_NORMAL_ASSOC", "NO_NORMAL_PART", "NO_NORMAL_QOS", "NO_NORMAL_TRES":
+			case "DEPTH_OBLIVIOUS":
+				// Slurm: a variant of the classic formula, so no Fair Tree.
+				c.Priority.NoFairTree, c.Priority.DepthOblivious = true, true
+			case "MAX_TRES":
+				c.Priority.MaxTRES = true
+			case "CALCULATE_RUNNING":
+				c.Priority.CalculateRunning = true
+			case "NO_NORMAL_PART":
+				c.Priority.NoNormalPart = true
+			case "NO_NORMAL_QOS":
+				c.Priority.NoNormalQOS = true
+			case "NO_NORMAL_TRES":
+				c.Priority.NoNormalTRES = true
+			case "NO_NORMAL_ALL":
+				c.Priority.NoNormalPart, c.Priority.NoNormalQOS, c.Priority.NoNormalTRES = true, true, true
+			case "", "ACCRUE_ALWAYS", "INCR_ONLY", "MAX_TRES_GRES", "NO_NORMAL_ASSOC":
+				// Accepted; Drover has no association factor and does
+				// not act on these.
 			default:
 				c.Warnings = append(c.Warnings, fmt.Sprintf("%s: PriorityFlags: unknown flag %q ignored", pos, strings.TrimSpace(f)))
 			}
 		}
+	case "priorityweighttres":
+		w, err := priority.ParseTRESWeights(v, false)
+		if err != nil {
+			return perr(pos.File, pos.Line, fmt.Sprintf("invalid %s: %v", kv.key, err))
+		}
+		c.Priority.WeightTRES, c.Priority.WeightTRESRaw = w, v
+	case "priorityusageresetperiod":
+		r, err := priority.ParseResetPeriod(v)
+		if err != nil {
+			return bad(err.Error()[len("want "):])
+		}
+		c.Priority.UsageReset = r
 	case "preempttype":
 		t := strings.ToLower(strings.TrimPrefix(strings.ToLower(v), "preempt/"))
 		switch t {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/priority"
 	"github.com/drover-hpc/drover/internal/units"
 )
 
@@ -24,6 +25,7 @@ type partSpec struct {
 	overSubscribe                   string
 	preemptMode                     string // "" = the global PreemptMode
 	graceTime                       int64  // seconds
+	billingWeights                  []priority.TRESWeight
 }
 
 func defaultPartSpec() partSpec {
@@ -84,6 +86,7 @@ func (p *parser) partitionLine(pos Pos, pairs []pair) error {
 		OverSubscribe:     spec.overSubscribe,
 		PreemptMode:       spec.preemptMode,
 		GraceTime:         spec.graceTime,
+		BillingWeights:    spec.billingWeights,
 		Pos:               pos,
 	})
 	return nil
@@ -141,6 +144,12 @@ func (p *parser) partKey(pos Pos, s *partSpec, kv pair) error {
 		if lower != "prioritytier" {
 			s.priorityJobFactor = n
 		}
+	case "tresbillingweights":
+		w, err := priority.ParseTRESWeights(v, true)
+		if err != nil {
+			return perr(pos.File, pos.Line, fmt.Sprintf("invalid %s: %v", kv.key, err))
+		}
+		s.billingWeights = w
 	case "maxnodes":
 		switch strings.ToUpper(v) {
 		case "UNLIMITED", "INFINITE":

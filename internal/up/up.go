@@ -125,7 +125,9 @@ func Main(args []string) int {
 	var wg sync.WaitGroup
 	for _, k := range keepers {
 		wg.Add(1)
-		go func() { defer wg.Done(); k.stop(10 * time.Second) }()
+		// An agent ending its jobs waits KillWait for tasks that trap
+		// SIGTERM before it SIGKILLs them: give it that long.
+		go func() { defer wg.Done(); k.stop(max(10*time.Second, cfg.KillWait+15*time.Second)) }()
 	}
 	wg.Wait()
 	ctlKeeper.stop(10 * time.Second)

@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drover-hpc/drover/internal/app/commands"
 )
 
 var binDir string // holds drover and its command symlinks
@@ -56,7 +58,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("e2e: build of drover-cli failed:", err)
 		os.Exit(1)
 	}
-	for _, c := range []string{"sbatch", "srun", "salloc", "sattach", "sbcast", "squeue", "sinfo", "scancel", "scontrol", "sstat", "sdiag", "sacctmgr", "sacct", "sreport", "sprio", "sshare"} {
+	for c := range commands.Commands {
 		_ = os.Symlink("drover-cli", filepath.Join(dir, c))
 	}
 	code := m.Run()

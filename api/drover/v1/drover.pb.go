@@ -5690,6 +5690,7 @@ type ControllerMessage struct {
 	//	*ControllerMessage_Attach
 	//	*ControllerMessage_Fetch
 	//	*ControllerMessage_Stat
+	//	*ControllerMessage_ReportAck
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5813,6 +5814,15 @@ func (x *ControllerMessage) GetStat() *StatRequest {
 	return nil
 }
 
+func (x *ControllerMessage) GetReportAck() *ReportAck {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_ReportAck); ok {
+			return x.ReportAck
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -5853,6 +5863,10 @@ type ControllerMessage_Stat struct {
 	Stat *StatRequest `protobuf:"bytes,9,opt,name=stat,proto3,oneof"`
 }
 
+type ControllerMessage_ReportAck struct {
+	ReportAck *ReportAck `protobuf:"bytes,10,opt,name=report_ack,json=reportAck,proto3,oneof"`
+}
+
 func (*ControllerMessage_Launch) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Signal) isControllerMessage_Msg() {}
@@ -5870,6 +5884,8 @@ func (*ControllerMessage_Attach) isControllerMessage_Msg() {}
 func (*ControllerMessage_Fetch) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Stat) isControllerMessage_Msg() {}
+
+func (*ControllerMessage_ReportAck) isControllerMessage_Msg() {}
 
 // LaunchStep runs a step's local tasks; job lets a node that never ran
 // the batch script learn the job.
@@ -6179,6 +6195,76 @@ func (x *FetchFile) GetJob() *Job {
 	return nil
 }
 
+// ReportAck confirms a StepEnded (committed) or a JobStarted (recorded);
+// the agent resends either until it is confirmed.
+type ReportAck struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	StepId        int32                  `protobuf:"varint,2,opt,name=step_id,json=stepId,proto3" json:"step_id,omitempty"` // the step of a StepEnded
+	Run           uint32                 `protobuf:"varint,3,opt,name=run,proto3" json:"run,omitempty"`                     // the run the report named
+	Started       bool                   `protobuf:"varint,4,opt,name=started,proto3" json:"started,omitempty"`             // confirms JobStarted, not StepEnded
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReportAck) Reset() {
+	*x = ReportAck{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReportAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReportAck) ProtoMessage() {}
+
+func (x *ReportAck) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReportAck.ProtoReflect.Descriptor instead.
+func (*ReportAck) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
+}
+
+func (x *ReportAck) GetJobId() uint32 {
+	if x != nil {
+		return x.JobId
+	}
+	return 0
+}
+
+func (x *ReportAck) GetStepId() int32 {
+	if x != nil {
+		return x.StepId
+	}
+	return 0
+}
+
+func (x *ReportAck) GetRun() uint32 {
+	if x != nil {
+		return x.Run
+	}
+	return 0
+}
+
+func (x *ReportAck) GetStarted() bool {
+	if x != nil {
+		return x.Started
+	}
+	return false
+}
+
 // EndAck confirms a JobEnded is committed; the agent stops resending it.
 type EndAck struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -6190,7 +6276,7 @@ type EndAck struct {
 
 func (x *EndAck) Reset() {
 	*x = EndAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6202,7 +6288,7 @@ func (x *EndAck) String() string {
 func (*EndAck) ProtoMessage() {}
 
 func (x *EndAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6215,7 +6301,7 @@ func (x *EndAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAck.ProtoReflect.Descriptor instead.
 func (*EndAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *EndAck) GetJobId() uint32 {
@@ -6240,14 +6326,18 @@ type Registered struct {
 	KillWait int64    `protobuf:"varint,3,opt,name=kill_wait,json=killWait,proto3" json:"kill_wait,omitempty"`
 	// expected_runs are the runs the node is assigned; a run of a job in
 	// expected that is not here is stale: the agent ends it.
-	ExpectedRuns  []*JobRun `protobuf:"bytes,4,rep,name=expected_runs,json=expectedRuns,proto3" json:"expected_runs,omitempty"`
+	ExpectedRuns []*JobRun `protobuf:"bytes,4,rep,name=expected_runs,json=expectedRuns,proto3" json:"expected_runs,omitempty"`
+	// acks_reports: this controller confirms StepEnded and JobStarted with
+	// ReportAck, so the agent keeps them until confirmed (an older one does
+	// not: the agent then sends them once more on registration and forgets).
+	AcksReports   bool `protobuf:"varint,5,opt,name=acks_reports,json=acksReports,proto3" json:"acks_reports,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6259,7 +6349,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6272,7 +6362,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *Registered) GetCluster() string {
@@ -6303,6 +6393,13 @@ func (x *Registered) GetExpectedRuns() []*JobRun {
 	return nil
 }
 
+func (x *Registered) GetAcksReports() bool {
+	if x != nil {
+		return x.AcksReports
+	}
+	return false
+}
+
 type Launch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Job           *Job                   `protobuf:"bytes,1,opt,name=job,proto3" json:"job,omitempty"`
@@ -6314,7 +6411,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6326,7 +6423,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6339,7 +6436,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -6386,7 +6483,7 @@ type SignalJob struct {
 
 func (x *SignalJob) Reset() {
 	*x = SignalJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6398,7 +6495,7 @@ func (x *SignalJob) String() string {
 func (*SignalJob) ProtoMessage() {}
 
 func (x *SignalJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6411,7 +6508,7 @@ func (x *SignalJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJob.ProtoReflect.Descriptor instead.
 func (*SignalJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *SignalJob) GetJobId() uint32 {
@@ -6488,7 +6585,7 @@ type AcctJobSel struct {
 
 func (x *AcctJobSel) Reset() {
 	*x = AcctJobSel{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6500,7 +6597,7 @@ func (x *AcctJobSel) String() string {
 func (*AcctJobSel) ProtoMessage() {}
 
 func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6513,7 +6610,7 @@ func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobSel.ProtoReflect.Descriptor instead.
 func (*AcctJobSel) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *AcctJobSel) GetJobId() uint32 {
@@ -6550,7 +6647,7 @@ type AcctJobsRequest struct {
 
 func (x *AcctJobsRequest) Reset() {
 	*x = AcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6562,7 +6659,7 @@ func (x *AcctJobsRequest) String() string {
 func (*AcctJobsRequest) ProtoMessage() {}
 
 func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6575,7 +6672,7 @@ func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*AcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AcctJobsRequest) GetClusters() []string {
@@ -6689,7 +6786,7 @@ type AcctStep struct {
 
 func (x *AcctStep) Reset() {
 	*x = AcctStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6701,7 +6798,7 @@ func (x *AcctStep) String() string {
 func (*AcctStep) ProtoMessage() {}
 
 func (x *AcctStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6714,7 +6811,7 @@ func (x *AcctStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctStep.ProtoReflect.Descriptor instead.
 func (*AcctStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *AcctStep) GetStepId() int32 {
@@ -6903,7 +7000,7 @@ type AcctJob struct {
 
 func (x *AcctJob) Reset() {
 	*x = AcctJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6915,7 +7012,7 @@ func (x *AcctJob) String() string {
 func (*AcctJob) ProtoMessage() {}
 
 func (x *AcctJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6928,7 +7025,7 @@ func (x *AcctJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJob.ProtoReflect.Descriptor instead.
 func (*AcctJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *AcctJob) GetCluster() string {
@@ -7264,7 +7361,7 @@ type AcctRun struct {
 
 func (x *AcctRun) Reset() {
 	*x = AcctRun{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7276,7 +7373,7 @@ func (x *AcctRun) String() string {
 func (*AcctRun) ProtoMessage() {}
 
 func (x *AcctRun) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7289,7 +7386,7 @@ func (x *AcctRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRun.ProtoReflect.Descriptor instead.
 func (*AcctRun) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *AcctRun) GetSubmit() int64 {
@@ -7364,7 +7461,7 @@ type AcctJobsResponse struct {
 
 func (x *AcctJobsResponse) Reset() {
 	*x = AcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7376,7 +7473,7 @@ func (x *AcctJobsResponse) String() string {
 func (*AcctJobsResponse) ProtoMessage() {}
 
 func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7389,7 +7486,7 @@ func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*AcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *AcctJobsResponse) GetJobs() []*AcctJob {
@@ -7410,7 +7507,7 @@ type GetAcctDBRequest struct {
 
 func (x *GetAcctDBRequest) Reset() {
 	*x = GetAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7422,7 +7519,7 @@ func (x *GetAcctDBRequest) String() string {
 func (*GetAcctDBRequest) ProtoMessage() {}
 
 func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7435,7 +7532,7 @@ func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*GetAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
 }
 
 type GetAcctDBResponse struct {
@@ -7447,7 +7544,7 @@ type GetAcctDBResponse struct {
 
 func (x *GetAcctDBResponse) Reset() {
 	*x = GetAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7459,7 +7556,7 @@ func (x *GetAcctDBResponse) String() string {
 func (*GetAcctDBResponse) ProtoMessage() {}
 
 func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7472,7 +7569,7 @@ func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*GetAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
 }
 
 func (x *GetAcctDBResponse) GetDbJson() []byte {
@@ -7492,7 +7589,7 @@ type ModifyAcctDBRequest struct {
 
 func (x *ModifyAcctDBRequest) Reset() {
 	*x = ModifyAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7504,7 +7601,7 @@ func (x *ModifyAcctDBRequest) String() string {
 func (*ModifyAcctDBRequest) ProtoMessage() {}
 
 func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7517,7 +7614,7 @@ func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *ModifyAcctDBRequest) GetRequestJson() []byte {
@@ -7546,7 +7643,7 @@ type ModifyAcctDBResponse struct {
 
 func (x *ModifyAcctDBResponse) Reset() {
 	*x = ModifyAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7558,7 +7655,7 @@ func (x *ModifyAcctDBResponse) String() string {
 func (*ModifyAcctDBResponse) ProtoMessage() {}
 
 func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7571,7 +7668,7 @@ func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ModifyAcctDBResponse) GetText() string {
@@ -7597,7 +7694,7 @@ type PutAcctJobsRequest struct {
 
 func (x *PutAcctJobsRequest) Reset() {
 	*x = PutAcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7609,7 +7706,7 @@ func (x *PutAcctJobsRequest) String() string {
 func (*PutAcctJobsRequest) ProtoMessage() {}
 
 func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7622,7 +7719,7 @@ func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *PutAcctJobsRequest) GetJobs() []*AcctJob {
@@ -7640,7 +7737,7 @@ type PutAcctJobsResponse struct {
 
 func (x *PutAcctJobsResponse) Reset() {
 	*x = PutAcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7652,7 +7749,7 @@ func (x *PutAcctJobsResponse) String() string {
 func (*PutAcctJobsResponse) ProtoMessage() {}
 
 func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7665,7 +7762,7 @@ func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
 }
 
 type AcctPingRequest struct {
@@ -7676,7 +7773,7 @@ type AcctPingRequest struct {
 
 func (x *AcctPingRequest) Reset() {
 	*x = AcctPingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7688,7 +7785,7 @@ func (x *AcctPingRequest) String() string {
 func (*AcctPingRequest) ProtoMessage() {}
 
 func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7701,7 +7798,7 @@ func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingRequest.ProtoReflect.Descriptor instead.
 func (*AcctPingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
 }
 
 type AcctPingResponse struct {
@@ -7713,7 +7810,7 @@ type AcctPingResponse struct {
 
 func (x *AcctPingResponse) Reset() {
 	*x = AcctPingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7725,7 +7822,7 @@ func (x *AcctPingResponse) String() string {
 func (*AcctPingResponse) ProtoMessage() {}
 
 func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7738,7 +7835,7 @@ func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingResponse.ProtoReflect.Descriptor instead.
 func (*AcctPingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
 }
 
 func (x *AcctPingResponse) GetVersion() string {
@@ -7757,7 +7854,7 @@ type DiagRequest struct {
 
 func (x *DiagRequest) Reset() {
 	*x = DiagRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7769,7 +7866,7 @@ func (x *DiagRequest) String() string {
 func (*DiagRequest) ProtoMessage() {}
 
 func (x *DiagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7782,7 +7879,7 @@ func (x *DiagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagRequest.ProtoReflect.Descriptor instead.
 func (*DiagRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *DiagRequest) GetResetStats() bool {
@@ -7804,7 +7901,7 @@ type RPCStat struct {
 
 func (x *RPCStat) Reset() {
 	*x = RPCStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7816,7 +7913,7 @@ func (x *RPCStat) String() string {
 func (*RPCStat) ProtoMessage() {}
 
 func (x *RPCStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7829,7 +7926,7 @@ func (x *RPCStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCStat.ProtoReflect.Descriptor instead.
 func (*RPCStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{95}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *RPCStat) GetName() string {
@@ -7890,7 +7987,7 @@ type DiagResponse struct {
 
 func (x *DiagResponse) Reset() {
 	*x = DiagResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7902,7 +7999,7 @@ func (x *DiagResponse) String() string {
 func (*DiagResponse) ProtoMessage() {}
 
 func (x *DiagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7915,7 +8012,7 @@ func (x *DiagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagResponse.ProtoReflect.Descriptor instead.
 func (*DiagResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{96}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *DiagResponse) GetNow() int64 {
@@ -8080,7 +8177,7 @@ type PrioritiesRequest struct {
 
 func (x *PrioritiesRequest) Reset() {
 	*x = PrioritiesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8092,7 +8189,7 @@ func (x *PrioritiesRequest) String() string {
 func (*PrioritiesRequest) ProtoMessage() {}
 
 func (x *PrioritiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8105,7 +8202,7 @@ func (x *PrioritiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrioritiesRequest.ProtoReflect.Descriptor instead.
 func (*PrioritiesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{97}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{98}
 }
 
 type PriorityWeights struct {
@@ -8115,13 +8212,14 @@ type PriorityWeights struct {
 	Jobsize       uint32                 `protobuf:"varint,3,opt,name=jobsize,proto3" json:"jobsize,omitempty"`
 	Partition     uint32                 `protobuf:"varint,4,opt,name=partition,proto3" json:"partition,omitempty"`
 	Qos           uint32                 `protobuf:"varint,5,opt,name=qos,proto3" json:"qos,omitempty"`
+	Tres          string                 `protobuf:"bytes,6,opt,name=tres,proto3" json:"tres,omitempty"` // PriorityWeightTRES as written
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PriorityWeights) Reset() {
 	*x = PriorityWeights{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8133,7 +8231,7 @@ func (x *PriorityWeights) String() string {
 func (*PriorityWeights) ProtoMessage() {}
 
 func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8146,7 +8244,7 @@ func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityWeights.ProtoReflect.Descriptor instead.
 func (*PriorityWeights) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{98}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{99}
 }
 
 func (x *PriorityWeights) GetAge() uint32 {
@@ -8184,6 +8282,74 @@ func (x *PriorityWeights) GetQos() uint32 {
 	return 0
 }
 
+func (x *PriorityWeights) GetTres() string {
+	if x != nil {
+		return x.Tres
+	}
+	return ""
+}
+
+// TRESFactor is one TRES's priority factor and what it adds (weighted).
+type TRESFactor struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Factor        float64                `protobuf:"fixed64,2,opt,name=factor,proto3" json:"factor,omitempty"`
+	Weighted      float64                `protobuf:"fixed64,3,opt,name=weighted,proto3" json:"weighted,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *TRESFactor) Reset() {
+	*x = TRESFactor{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *TRESFactor) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*TRESFactor) ProtoMessage() {}
+
+func (x *TRESFactor) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use TRESFactor.ProtoReflect.Descriptor instead.
+func (*TRESFactor) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{100}
+}
+
+func (x *TRESFactor) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *TRESFactor) GetFactor() float64 {
+	if x != nil {
+		return x.Factor
+	}
+	return 0
+}
+
+func (x *TRESFactor) GetWeighted() float64 {
+	if x != nil {
+		return x.Weighted
+	}
+	return 0
+}
+
 // JobPriority is one pending job's normalised factors (0 to 1).
 type JobPriority struct {
 	state           protoimpl.MessageState `protogen:"open.v1"`
@@ -8199,13 +8365,14 @@ type JobPriority struct {
 	Nice            int32                  `protobuf:"varint,10,opt,name=nice,proto3" json:"nice,omitempty"`
 	DisplayId       string                 `protobuf:"bytes,11,opt,name=display_id,json=displayId,proto3" json:"display_id,omitempty"`
 	Uid             uint32                 `protobuf:"varint,12,opt,name=uid,proto3" json:"uid,omitempty"`
+	Tres            []*TRESFactor          `protobuf:"bytes,13,rep,name=tres,proto3" json:"tres,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
 
 func (x *JobPriority) Reset() {
 	*x = JobPriority{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8217,7 +8384,7 @@ func (x *JobPriority) String() string {
 func (*JobPriority) ProtoMessage() {}
 
 func (x *JobPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8230,7 +8397,7 @@ func (x *JobPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
 func (*JobPriority) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{99}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *JobPriority) GetJobId() uint32 {
@@ -8317,6 +8484,13 @@ func (x *JobPriority) GetUid() uint32 {
 	return 0
 }
 
+func (x *JobPriority) GetTres() []*TRESFactor {
+	if x != nil {
+		return x.Tres
+	}
+	return nil
+}
+
 // ShareRow is one association of the fair-share tree (sshare).
 type ShareRow struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -8328,13 +8502,15 @@ type ShareRow struct {
 	RawUsage      float64                `protobuf:"fixed64,6,opt,name=raw_usage,json=rawUsage,proto3" json:"raw_usage,omitempty"`
 	EffectvUsage  float64                `protobuf:"fixed64,7,opt,name=effectv_usage,json=effectvUsage,proto3" json:"effectv_usage,omitempty"`
 	Fairshare     float64                `protobuf:"fixed64,8,opt,name=fairshare,proto3" json:"fairshare,omitempty"`
+	NormUsage     float64                `protobuf:"fixed64,9,opt,name=norm_usage,json=normUsage,proto3" json:"norm_usage,omitempty"`
+	LevelFs       float64                `protobuf:"fixed64,10,opt,name=level_fs,json=levelFs,proto3" json:"level_fs,omitempty"` // Fair Tree's S/U (+Inf without usage); NaN under the classic formula
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ShareRow) Reset() {
 	*x = ShareRow{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8346,7 +8522,7 @@ func (x *ShareRow) String() string {
 func (*ShareRow) ProtoMessage() {}
 
 func (x *ShareRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8359,7 +8535,7 @@ func (x *ShareRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShareRow.ProtoReflect.Descriptor instead.
 func (*ShareRow) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{100}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *ShareRow) GetAccount() string {
@@ -8418,19 +8594,34 @@ func (x *ShareRow) GetFairshare() float64 {
 	return 0
 }
 
+func (x *ShareRow) GetNormUsage() float64 {
+	if x != nil {
+		return x.NormUsage
+	}
+	return 0
+}
+
+func (x *ShareRow) GetLevelFs() float64 {
+	if x != nil {
+		return x.LevelFs
+	}
+	return 0
+}
+
 type PrioritiesResponse struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Multifactor   bool                   `protobuf:"varint,1,opt,name=multifactor,proto3" json:"multifactor,omitempty"`
 	Weights       *PriorityWeights       `protobuf:"bytes,2,opt,name=weights,proto3" json:"weights,omitempty"`
 	Jobs          []*JobPriority         `protobuf:"bytes,3,rep,name=jobs,proto3" json:"jobs,omitempty"`
 	Shares        []*ShareRow            `protobuf:"bytes,4,rep,name=shares,proto3" json:"shares,omitempty"`
+	FairTree      bool                   `protobuf:"varint,5,opt,name=fair_tree,json=fairTree,proto3" json:"fair_tree,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *PrioritiesResponse) Reset() {
 	*x = PrioritiesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8442,7 +8633,7 @@ func (x *PrioritiesResponse) String() string {
 func (*PrioritiesResponse) ProtoMessage() {}
 
 func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8455,7 +8646,7 @@ func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrioritiesResponse.ProtoReflect.Descriptor instead.
 func (*PrioritiesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{101}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *PrioritiesResponse) GetMultifactor() bool {
@@ -8484,6 +8675,13 @@ func (x *PrioritiesResponse) GetShares() []*ShareRow {
 		return x.Shares
 	}
 	return nil
+}
+
+func (x *PrioritiesResponse) GetFairTree() bool {
+	if x != nil {
+		return x.FairTree
+	}
+	return false
 }
 
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
@@ -9004,7 +9202,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x05usage\x18\b \x01(\v2\x10.drover.v1.UsageR\x05usage\x12\x18\n" +
 	"\arequeue\x18\t \x01(\bR\arequeue\x12\x10\n" +
 	"\x03run\x18\n" +
-	" \x01(\rR\x03run\"\xdd\x03\n" +
+	" \x01(\rR\x03run\"\x94\x04\n" +
 	"\x11ControllerMessage\x12+\n" +
 	"\x06launch\x18\x01 \x01(\v2\x11.drover.v1.LaunchH\x00R\x06launch\x12.\n" +
 	"\x06signal\x18\x02 \x01(\v2\x14.drover.v1.SignalJobH\x00R\x06signal\x127\n" +
@@ -9018,7 +9216,10 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"signalStep\x12-\n" +
 	"\x06attach\x18\a \x01(\v2\x13.drover.v1.AttachIOH\x00R\x06attach\x12,\n" +
 	"\x05fetch\x18\b \x01(\v2\x14.drover.v1.FetchFileH\x00R\x05fetch\x12,\n" +
-	"\x04stat\x18\t \x01(\v2\x16.drover.v1.StatRequestH\x00R\x04statB\x05\n" +
+	"\x04stat\x18\t \x01(\v2\x16.drover.v1.StatRequestH\x00R\x04stat\x125\n" +
+	"\n" +
+	"report_ack\x18\n" +
+	" \x01(\v2\x14.drover.v1.ReportAckH\x00R\treportAckB\x05\n" +
 	"\x03msg\"\x8a\x01\n" +
 	"\n" +
 	"LaunchStep\x12 \n" +
@@ -9045,16 +9246,22 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04mode\x18\x05 \x01(\rR\x04mode\x12\x14\n" +
 	"\x05force\x18\x06 \x01(\bR\x05force\x12\x14\n" +
 	"\x05mtime\x18\a \x01(\x03R\x05mtime\x12 \n" +
-	"\x03job\x18\b \x01(\v2\x0e.drover.v1.JobR\x03job\"1\n" +
+	"\x03job\x18\b \x01(\v2\x0e.drover.v1.JobR\x03job\"g\n" +
+	"\tReportAck\x12\x15\n" +
+	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x17\n" +
+	"\astep_id\x18\x02 \x01(\x05R\x06stepId\x12\x10\n" +
+	"\x03run\x18\x03 \x01(\rR\x03run\x12\x18\n" +
+	"\astarted\x18\x04 \x01(\bR\astarted\"1\n" +
 	"\x06EndAck\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
-	"\x03run\x18\x02 \x01(\rR\x03run\"\x97\x01\n" +
+	"\x03run\x18\x02 \x01(\rR\x03run\"\xba\x01\n" +
 	"\n" +
 	"Registered\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
 	"\bexpected\x18\x02 \x03(\rR\bexpected\x12\x1b\n" +
 	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\x126\n" +
-	"\rexpected_runs\x18\x04 \x03(\v2\x11.drover.v1.JobRunR\fexpectedRuns\"a\n" +
+	"\rexpected_runs\x18\x04 \x03(\v2\x11.drover.v1.JobRunR\fexpectedRuns\x12!\n" +
+	"\facks_reports\x18\x05 \x01(\bR\vacksReports\"a\n" +
 	"\x06Launch\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12\x1b\n" +
@@ -9237,13 +9444,19 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\vrpc_by_type\x18\x14 \x03(\v2\x12.drover.v1.RPCStatR\trpcByType\x122\n" +
 	"\vrpc_by_user\x18\x15 \x03(\v2\x12.drover.v1.RPCStatR\trpcByUser\x12#\n" +
 	"\racct_disabled\x18\x16 \x01(\bR\facctDisabled\"\x13\n" +
-	"\x11PrioritiesRequest\"\x8b\x01\n" +
+	"\x11PrioritiesRequest\"\x9f\x01\n" +
 	"\x0fPriorityWeights\x12\x10\n" +
 	"\x03age\x18\x01 \x01(\rR\x03age\x12\x1c\n" +
 	"\tfairshare\x18\x02 \x01(\rR\tfairshare\x12\x18\n" +
 	"\ajobsize\x18\x03 \x01(\rR\ajobsize\x12\x1c\n" +
 	"\tpartition\x18\x04 \x01(\rR\tpartition\x12\x10\n" +
-	"\x03qos\x18\x05 \x01(\rR\x03qos\"\xbe\x02\n" +
+	"\x03qos\x18\x05 \x01(\rR\x03qos\x12\x12\n" +
+	"\x04tres\x18\x06 \x01(\tR\x04tres\"T\n" +
+	"\n" +
+	"TRESFactor\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06factor\x18\x02 \x01(\x01R\x06factor\x12\x1a\n" +
+	"\bweighted\x18\x03 \x01(\x01R\bweighted\"\xe9\x02\n" +
 	"\vJobPriority\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x1c\n" +
 	"\tpartition\x18\x02 \x01(\tR\tpartition\x12\x12\n" +
@@ -9258,7 +9471,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	" \x01(\x05R\x04nice\x12\x1d\n" +
 	"\n" +
 	"display_id\x18\v \x01(\tR\tdisplayId\x12\x10\n" +
-	"\x03uid\x18\f \x01(\rR\x03uid\"\xee\x01\n" +
+	"\x03uid\x18\f \x01(\rR\x03uid\x12)\n" +
+	"\x04tres\x18\r \x03(\v2\x15.drover.v1.TRESFactorR\x04tres\"\xa8\x02\n" +
 	"\bShareRow\x12\x18\n" +
 	"\aaccount\x18\x01 \x01(\tR\aaccount\x12\x12\n" +
 	"\x04user\x18\x02 \x01(\tR\x04user\x12\x14\n" +
@@ -9269,12 +9483,17 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"normShares\x12\x1b\n" +
 	"\traw_usage\x18\x06 \x01(\x01R\brawUsage\x12#\n" +
 	"\reffectv_usage\x18\a \x01(\x01R\feffectvUsage\x12\x1c\n" +
-	"\tfairshare\x18\b \x01(\x01R\tfairshare\"\xc5\x01\n" +
+	"\tfairshare\x18\b \x01(\x01R\tfairshare\x12\x1d\n" +
+	"\n" +
+	"norm_usage\x18\t \x01(\x01R\tnormUsage\x12\x19\n" +
+	"\blevel_fs\x18\n" +
+	" \x01(\x01R\alevelFs\"\xe2\x01\n" +
 	"\x12PrioritiesResponse\x12 \n" +
 	"\vmultifactor\x18\x01 \x01(\bR\vmultifactor\x124\n" +
 	"\aweights\x18\x02 \x01(\v2\x1a.drover.v1.PriorityWeightsR\aweights\x12*\n" +
 	"\x04jobs\x18\x03 \x03(\v2\x16.drover.v1.JobPriorityR\x04jobs\x12+\n" +
-	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares2\xde\x0e\n" +
+	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares\x12\x1b\n" +
+	"\tfair_tree\x18\x05 \x01(\bR\bfairTree2\xde\x0e\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -9325,7 +9544,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 104)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
@@ -9403,34 +9622,36 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*SignalStep)(nil),              // 73: drover.v1.SignalStep
 	(*AttachIO)(nil),                // 74: drover.v1.AttachIO
 	(*FetchFile)(nil),               // 75: drover.v1.FetchFile
-	(*EndAck)(nil),                  // 76: drover.v1.EndAck
-	(*Registered)(nil),              // 77: drover.v1.Registered
-	(*Launch)(nil),                  // 78: drover.v1.Launch
-	(*SignalJob)(nil),               // 79: drover.v1.SignalJob
-	(*AcctJobSel)(nil),              // 80: drover.v1.AcctJobSel
-	(*AcctJobsRequest)(nil),         // 81: drover.v1.AcctJobsRequest
-	(*AcctStep)(nil),                // 82: drover.v1.AcctStep
-	(*AcctJob)(nil),                 // 83: drover.v1.AcctJob
-	(*AcctRun)(nil),                 // 84: drover.v1.AcctRun
-	(*AcctJobsResponse)(nil),        // 85: drover.v1.AcctJobsResponse
-	(*GetAcctDBRequest)(nil),        // 86: drover.v1.GetAcctDBRequest
-	(*GetAcctDBResponse)(nil),       // 87: drover.v1.GetAcctDBResponse
-	(*ModifyAcctDBRequest)(nil),     // 88: drover.v1.ModifyAcctDBRequest
-	(*ModifyAcctDBResponse)(nil),    // 89: drover.v1.ModifyAcctDBResponse
-	(*PutAcctJobsRequest)(nil),      // 90: drover.v1.PutAcctJobsRequest
-	(*PutAcctJobsResponse)(nil),     // 91: drover.v1.PutAcctJobsResponse
-	(*AcctPingRequest)(nil),         // 92: drover.v1.AcctPingRequest
-	(*AcctPingResponse)(nil),        // 93: drover.v1.AcctPingResponse
-	(*DiagRequest)(nil),             // 94: drover.v1.DiagRequest
-	(*RPCStat)(nil),                 // 95: drover.v1.RPCStat
-	(*DiagResponse)(nil),            // 96: drover.v1.DiagResponse
-	(*PrioritiesRequest)(nil),       // 97: drover.v1.PrioritiesRequest
-	(*PriorityWeights)(nil),         // 98: drover.v1.PriorityWeights
-	(*JobPriority)(nil),             // 99: drover.v1.JobPriority
-	(*ShareRow)(nil),                // 100: drover.v1.ShareRow
-	(*PrioritiesResponse)(nil),      // 101: drover.v1.PrioritiesResponse
-	nil,                             // 102: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 103: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*ReportAck)(nil),               // 76: drover.v1.ReportAck
+	(*EndAck)(nil),                  // 77: drover.v1.EndAck
+	(*Registered)(nil),              // 78: drover.v1.Registered
+	(*Launch)(nil),                  // 79: drover.v1.Launch
+	(*SignalJob)(nil),               // 80: drover.v1.SignalJob
+	(*AcctJobSel)(nil),              // 81: drover.v1.AcctJobSel
+	(*AcctJobsRequest)(nil),         // 82: drover.v1.AcctJobsRequest
+	(*AcctStep)(nil),                // 83: drover.v1.AcctStep
+	(*AcctJob)(nil),                 // 84: drover.v1.AcctJob
+	(*AcctRun)(nil),                 // 85: drover.v1.AcctRun
+	(*AcctJobsResponse)(nil),        // 86: drover.v1.AcctJobsResponse
+	(*GetAcctDBRequest)(nil),        // 87: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),       // 88: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),     // 89: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),    // 90: drover.v1.ModifyAcctDBResponse
+	(*PutAcctJobsRequest)(nil),      // 91: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),     // 92: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),         // 93: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),        // 94: drover.v1.AcctPingResponse
+	(*DiagRequest)(nil),             // 95: drover.v1.DiagRequest
+	(*RPCStat)(nil),                 // 96: drover.v1.RPCStat
+	(*DiagResponse)(nil),            // 97: drover.v1.DiagResponse
+	(*PrioritiesRequest)(nil),       // 98: drover.v1.PrioritiesRequest
+	(*PriorityWeights)(nil),         // 99: drover.v1.PriorityWeights
+	(*TRESFactor)(nil),              // 100: drover.v1.TRESFactor
+	(*JobPriority)(nil),             // 101: drover.v1.JobPriority
+	(*ShareRow)(nil),                // 102: drover.v1.ShareRow
+	(*PrioritiesResponse)(nil),      // 103: drover.v1.PrioritiesResponse
+	nil,                             // 104: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                             // 105: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	4,   // 0: drover.v1.ListJoinTokensResponse.tokens:type_name -> drover.v1.JoinTokenInfo
@@ -9457,9 +9678,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	34,  // 21: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 22: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 23: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	102, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	104, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	38,  // 25: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	103, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	105, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	43,  // 27: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	45,  // 28: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	18,  // 29: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -9481,95 +9702,97 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	67,  // 45: drover.v1.Register.runs:type_name -> drover.v1.JobRun
 	67,  // 46: drover.v1.Heartbeat.runs:type_name -> drover.v1.JobRun
 	15,  // 47: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
-	78,  // 48: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	79,  // 49: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	77,  // 50: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	76,  // 51: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	79,  // 48: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	80,  // 49: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	78,  // 50: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	77,  // 51: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
 	72,  // 52: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
 	73,  // 53: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
 	74,  // 54: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
 	75,  // 55: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
 	64,  // 56: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
-	17,  // 57: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
-	21,  // 58: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
-	17,  // 59: drover.v1.FetchFile.job:type_name -> drover.v1.Job
-	67,  // 60: drover.v1.Registered.expected_runs:type_name -> drover.v1.JobRun
-	17,  // 61: drover.v1.Launch.job:type_name -> drover.v1.Job
-	80,  // 62: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
-	82,  // 63: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
-	84,  // 64: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
-	83,  // 65: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
-	83,  // 66: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
-	95,  // 67: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
-	95,  // 68: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	98,  // 69: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
-	99,  // 70: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
-	100, // 71: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
-	24,  // 72: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	26,  // 73: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	28,  // 74: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	29,  // 75: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	31,  // 76: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	35,  // 77: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	36,  // 78: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	37,  // 79: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	40,  // 80: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	42,  // 81: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	46,  // 82: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	48,  // 83: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	50,  // 84: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	52,  // 85: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	54,  // 86: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	56,  // 87: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,   // 88: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	5,   // 89: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
-	7,   // 90: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
-	62,  // 91: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	81,  // 92: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	86,  // 93: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	88,  // 94: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	94,  // 95: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	97,  // 96: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
-	90,  // 97: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	81,  // 98: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	92,  // 99: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	58,  // 100: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,   // 101: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	25,  // 102: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	27,  // 103: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	27,  // 104: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	30,  // 105: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	32,  // 106: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	39,  // 107: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 108: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 109: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	41,  // 110: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	44,  // 111: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	47,  // 112: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	49,  // 113: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	51,  // 114: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	53,  // 115: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	55,  // 116: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	57,  // 117: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,   // 118: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	6,   // 119: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
-	8,   // 120: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
-	63,  // 121: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	85,  // 122: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	87,  // 123: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	89,  // 124: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	96,  // 125: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	101, // 126: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
-	91,  // 127: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	85,  // 128: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	93,  // 129: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	71,  // 130: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,   // 131: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	102, // [102:132] is the sub-list for method output_type
-	72,  // [72:102] is the sub-list for method input_type
-	72,  // [72:72] is the sub-list for extension type_name
-	72,  // [72:72] is the sub-list for extension extendee
-	0,   // [0:72] is the sub-list for field type_name
+	76,  // 57: drover.v1.ControllerMessage.report_ack:type_name -> drover.v1.ReportAck
+	17,  // 58: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
+	21,  // 59: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
+	17,  // 60: drover.v1.FetchFile.job:type_name -> drover.v1.Job
+	67,  // 61: drover.v1.Registered.expected_runs:type_name -> drover.v1.JobRun
+	17,  // 62: drover.v1.Launch.job:type_name -> drover.v1.Job
+	81,  // 63: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
+	83,  // 64: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
+	85,  // 65: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
+	84,  // 66: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
+	84,  // 67: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
+	96,  // 68: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
+	96,  // 69: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
+	100, // 70: drover.v1.JobPriority.tres:type_name -> drover.v1.TRESFactor
+	99,  // 71: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
+	101, // 72: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
+	102, // 73: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
+	24,  // 74: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	26,  // 75: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	28,  // 76: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	29,  // 77: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	31,  // 78: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	35,  // 79: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	36,  // 80: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	37,  // 81: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	40,  // 82: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	42,  // 83: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	46,  // 84: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	48,  // 85: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	50,  // 86: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	52,  // 87: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	54,  // 88: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	56,  // 89: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,   // 90: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	5,   // 91: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
+	7,   // 92: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
+	62,  // 93: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	82,  // 94: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	87,  // 95: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	89,  // 96: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	95,  // 97: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	98,  // 98: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
+	91,  // 99: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	82,  // 100: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	93,  // 101: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	58,  // 102: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,   // 103: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	25,  // 104: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	27,  // 105: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	27,  // 106: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	30,  // 107: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	32,  // 108: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	39,  // 109: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 110: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 111: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	41,  // 112: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	44,  // 113: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	47,  // 114: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	49,  // 115: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	51,  // 116: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	53,  // 117: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	55,  // 118: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	57,  // 119: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,   // 120: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	6,   // 121: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
+	8,   // 122: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
+	63,  // 123: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	86,  // 124: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	88,  // 125: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	90,  // 126: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	97,  // 127: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	103, // 128: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
+	92,  // 129: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	86,  // 130: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	94,  // 131: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	71,  // 132: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,   // 133: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	104, // [104:134] is the sub-list for method output_type
+	74,  // [74:104] is the sub-list for method input_type
+	74,  // [74:74] is the sub-list for extension type_name
+	74,  // [74:74] is the sub-list for extension extendee
+	0,   // [0:74] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -9597,6 +9820,7 @@ func file_api_drover_v1_drover_proto_init() {
 		(*ControllerMessage_Attach)(nil),
 		(*ControllerMessage_Fetch)(nil),
 		(*ControllerMessage_Stat)(nil),
+		(*ControllerMessage_ReportAck)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -9604,7 +9828,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   104,
+			NumMessages:   106,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

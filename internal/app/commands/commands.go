@@ -8,11 +8,13 @@ package commands
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 
 	"github.com/drover-hpc/drover/client"
@@ -36,8 +38,9 @@ import (
 	"github.com/drover-hpc/drover/internal/version"
 )
 
-// Commands are the Slurm commands Drover implements; `make build` links
-// each name to bin/drover-cli.
+// Commands are the Slurm commands Drover implements: the one list. `make
+// build` links each name to bin/drover-cli (drover-cli --list-commands
+// prints them), and the e2e harness links them the same way.
 var Commands = map[string]cli.Command{
 	"sbatch":   sbatch.Run,
 	"srun":     srun.Run,
@@ -61,6 +64,12 @@ var Commands = map[string]cli.Command{
 // drover-cli) and returns its exit status.
 func Main(argv []string) int {
 	name, args := filepath.Base(argv[0]), argv[1:]
+	if Commands[name] == nil && len(args) == 1 && args[0] == "--list-commands" {
+		for _, c := range slices.Sorted(maps.Keys(Commands)) {
+			fmt.Println(c)
+		}
+		return 0
+	}
 	if Commands[name] == nil && len(args) > 0 {
 		name, args = args[0], args[1:]
 	}

@@ -133,10 +133,29 @@ func columns(info *cli.PriorityInfo, long, norm bool) []column {
 	factor("PARTITION", info.WPart, func(j *cli.JobPriority) float64 { return j.Part })
 	factor("QOS", info.WQOS, func(j *cli.JobPriority) float64 { return j.QOS })
 	if long {
-		cols = append(cols, column{"NICE", 11, func(j *cli.JobPriority) string { return strconv.Itoa(j.Nice) }},
-			column{"TRES", 20, func(*cli.JobPriority) string { return "" }})
+		cols = append(cols, column{"NICE", 11, func(j *cli.JobPriority) string { return strconv.Itoa(j.Nice) }})
+	}
+	if long || info.WTRES != "" {
+		cols = append(cols, column{"TRES", 20, func(j *cli.JobPriority) string { return tres(j, norm) }})
 	}
 	return cols
+}
+
+// tres is the TRES column: name=value for each weighted TRES that adds
+// something, what it adds (%.0f) or with -n its factor (%.2f).
+func tres(j *cli.JobPriority, norm bool) string {
+	var b strings.Builder
+	for i, t := range j.TRES {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if norm {
+			fmt.Fprintf(&b, "%s=%.2f", t.Name, t.Factor)
+		} else {
+			fmt.Fprintf(&b, "%s=%.0f", t.Name, t.Weighted)
+		}
+	}
+	return b.String()
 }
 
 func zero(norm bool) string {
@@ -165,6 +184,9 @@ func writeWeights(w io.Writer, info *cli.PriorityInfo, cols []column, norm bool)
 		}
 		if v, ok := weight[c.head]; ok {
 			return strconv.FormatUint(uint64(v), 10)
+		}
+		if c.head == "TRES" {
+			return info.WTRES
 		}
 		return ""
 	})

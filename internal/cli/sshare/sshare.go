@@ -17,7 +17,7 @@ import (
 	"github.com/drover-hpc/drover/internal/cli"
 )
 
-const usageText = "Usage: sshare [-A account[,...]] [-u user[,...]] [-alnPpv]\n"
+const usageText = "Usage: sshare [-A account[,...]] [-u user[,...]] [-o format] [-alnPpv]\n"
 
 type column struct {
 	head  string
@@ -29,7 +29,7 @@ type column struct {
 func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs, sf := cli.NewFlagSet("sshare")
 	var all, long, noHeader, parsable, parsable2 bool
-	var accounts, users string
+	var accounts, users, format string
 	fs.BoolVarP(&all, "all", "a", false, "")
 	fs.BoolVarP(&long, "long", "l", false, "")
 	fs.BoolVarP(&noHeader, "noheader", "n", false, "")
@@ -37,6 +37,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.BoolVarP(&parsable2, "parsable2", "P", false, "")
 	fs.StringVarP(&accounts, "accounts", "A", "", "")
 	fs.StringVarP(&users, "users", "u", "", "")
+	fs.StringVarP(&format, "format", "o", "", "")
 	fs.StringP("cluster", "M", "", "")
 	if code, done := cli.ParseFlags(env, fs, sf, args, usageText, usageText); done {
 		return code
@@ -71,7 +72,11 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 			rows = append(rows, r)
 		}
 	}
-	cols := columns(long)
+	cols, err := columns(long, info.FairTree, format)
+	if err != nil {
+		env.Errorf("%v", err)
+		return 1
+	}
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
 	if parsable || parsable2 {
@@ -119,45 +124,104 @@ func line(w io.Writer, cols []column, cell func(column) string) {
 	fmt.Fprintln(w, b.String())
 }
 
-func columns(long bool) []column {
-	f6 := func(v float64) string { return strconv.FormatFloat(v, 'f', 6, 64) }
-	cols := []column{
-		{"Account", -20, func(r *cli.ShareRow) string { return strings.Repeat(" ", indent(r)) + r.Account }},
-		{"User", 10, func(r *cli.ShareRow) string { return r.User }},
-		{"RawShares", 10, func(r *cli.ShareRow) string {
-			if r.Account == "root" && r.User == "" {
-				return ""
-			}
-			return strconv.Itoa(r.RawShares)
-		}},
-		{"NormShares", 11, func(r *cli.ShareRow) string { return f6(r.NormShares) }},
-		{"RawUsage", 11, func(r *cli.ShareRow) string { return strconv.FormatInt(int64(math.Round(r.RawUsage)), 10) }},
+// fields are sshare's columns by name, with Slurm's widths.
+var fields = []column{
+	{"Account", -20, func(r *cli.ShareRow) string { return strings.Repeat(" ", indent(r)) + r.Account }},
+	{"EffectvUsage", 13, func(r *cli.ShareRow) string { return f6(r.EffUsage, 13) }},
+	{"FairShare", 10, func(r *cli.ShareRow) string {
+		if r.User == "" {
+			return ""
+		}
+		return f6(r.FairShare, 10)
+	}},
+	// Drover keeps no TRES-minute limits or running totals yet: blank.
+	{"GrpTRESMins", 30, func(*cli.ShareRow) string { return "" }},
+	{"LevelFS", 10, func(r *cli.ShareRow) string {
+		if isRoot(r) || math.IsNaN(r.LevelFS) || r.RawShares == sharesParent {
+			return ""
+		}
+		return f6(r.LevelFS, 10)
+	}},
+	{"NormShares", 11, func(r *cli.ShareRow) string { return f6(r.NormShares, 11) }},
+	{"NormUsage", 11, func(r *cli.ShareRow) string {
+		if isRoot(r) {
+			return ""
+		}
+		return f6(r.NormUsage, 11)
+	}},
+	{"RawShares", 10, func(r *cli.ShareRow) string {
+		switch {
+		case isRoot(r):
+			return ""
+		case r.RawShares == sharesParent:
+			return "parent"
+		}
+		return strconv.Itoa(r.RawShares)
+	}},
+	{"RawUsage", 11, func(r *cli.ShareRow) string { return strconv.FormatInt(int64(math.Round(r.RawUsage)), 10) }},
+	{"TRESRunMins", 30, func(*cli.ShareRow) string { return "" }},
+	{"User", 10, func(r *cli.ShareRow) string { return r.User }},
+}
+
+// sharesParent is model.SharesParent (Fairshare=parent).
+const sharesParent = 0x7fffffff
+
+func isRoot(r *cli.ShareRow) bool { return r.Account == "root" && r.User == "" && r.Depth == 0 }
+
+// columns are Slurm's default set, -l's (LevelFS only under Fair Tree),
+// or -o's list: names matched by prefix, case-insensitively, each with an
+// optional %width.
+func columns(long, fairTree bool, format string) ([]column, error) {
+	list := "Account,User,RawShares,NormShares,RawUsage,EffectvUsage,FairShare"
+	switch {
+	case format != "":
+		list = format
+	case long && fairTree:
+		list = "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare,LevelFS,GrpTRESMins,TRESRunMins"
+	case long:
+		list = "Account,User,RawShares,NormShares,RawUsage,NormUsage,EffectvUsage,FairShare,GrpTRESMins,TRESRunMins"
 	}
-	if long {
-		cols = append(cols, column{"NormUsage", 11, func(r *cli.ShareRow) string {
-			if r.Account == "root" && r.User == "" {
-				return ""
+	var cols []column
+	for _, item := range strings.Split(list, ",") {
+		name, width, hasWidth := strings.Cut(strings.TrimSpace(item), "%")
+		found := false
+		for _, f := range fields {
+			if name != "" && len(name) <= len(f.head) && strings.EqualFold(f.head[:len(name)], name) {
+				if hasWidth {
+					if n, err := strconv.Atoi(width); err == nil && n != 0 {
+						f.width = n
+					}
+				}
+				cols = append(cols, f)
+				found = true
+				break
 			}
-			return f6(r.EffUsage)
-		}})
+		}
+		if !found {
+			return nil, fmt.Errorf("Invalid field requested: \"%s\"", name)
+		}
 	}
-	cols = append(cols,
-		column{"EffectvUsage", 13, func(r *cli.ShareRow) string { return f6(r.EffUsage) }},
-		column{"FairShare", 10, func(r *cli.ShareRow) string {
-			if r.User == "" {
-				return ""
-			}
-			return f6(r.FairShare)
-		}})
-	if long {
-		cols = append(cols, column{"LevelFS", 10, func(r *cli.ShareRow) string {
-			if r.User == "" || r.EffUsage == 0 {
-				return ""
-			}
-			return f6(r.NormShares / r.EffUsage)
-		}})
+	return cols, nil
+}
+
+// f6 is Slurm's double: %f, or in scientific notation when that would
+// not fit the column; infinity is "inf".
+func f6(v float64, width int) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "inf"
+	case math.IsNaN(v):
+		return ""
 	}
-	return cols
+	s := strconv.FormatFloat(v, 'f', 6, 64)
+	if len(s) <= width {
+		return s
+	}
+	w := width
+	if e := fmt.Sprintf("%.*e", w, v); len(e) > w {
+		w -= len(e) - w
+	}
+	return fmt.Sprintf("%.*e", max(0, w), v)
 }
 
 // indent is the row's depth in the tree: a user row sits one deeper than

@@ -1,20 +1,24 @@
 // Package priority computes Slurm's multifactor job priority
-// (PriorityType=priority/multifactor) and the classic fair-share factor. It
-// is pure: a function of the job, the weights, the cluster's shape, the
-// usage already recorded and a clock value, so the controller, sprio and
-// the simulator compute the same numbers.
+// (PriorityType=priority/multifactor) and its fair-share factor, by Fair
+// Tree (the default) or the classic formula (PriorityFlags=NO_FAIR_TREE).
+// It is pure: a function of the job, the weights, the cluster's shape,
+// the usage already recorded and a clock value, so the controller, sprio,
+// sshare and the simulator compute the same numbers.
 //
 // A job's priority is the weighted sum of factors between 0 and 1:
 //
 //	age·WeightAge + fairshare·WeightFairshare + jobsize·WeightJobSize
-//	+ partition·WeightPartition + qos·WeightQOS - nice
+//	+ partition·WeightPartition + qos·WeightQOS + Σ tres·WeightTRES - nice
 //
 // where age is the time since the job became eligible over PriorityMaxAge
 // (capped at 1), jobsize averages the job's share of the cluster's nodes
 // and CPUs (or of what is left with PriorityFavorSmall), partition is the
 // partition's PriorityJobFactor over the largest one, qos the QOS's
-// Priority over the largest one, and fairshare 2^(-usage/shares) of the
-// job's association (see Shares).
+// Priority over the largest one (NO_NORMAL_PART, NO_NORMAL_QOS: the raw
+// values), tres each weighted TRES the job asks for over its partition's
+// total (NO_NORMAL_TRES: the raw count), and fairshare the association's
+// Fair Tree rank (see Tree.FairTree) or classic 2^(-usage/shares) (see
+// Shares).
 package priority
 
 import (
@@ -31,6 +35,10 @@ type Weights struct {
 	// SmallRelativeToTime: PriorityFlags=SMALL_RELATIVE_TO_TIME divides
 	// the job size by its time limit in minutes.
 	SmallRelativeToTime bool
+	// TRES is PriorityWeightTRES; NoNormal* are PriorityFlags
+	// NO_NORMAL_PART, NO_NORMAL_QOS and NO_NORMAL_TRES.
+	TRES                                    []TRESWeight
+	NoNormalPart, NoNormalQOS, NoNormalTRES bool
 }
 
 // DefaultMaxAge is PriorityMaxAge's default, 7-0.
@@ -43,18 +51,44 @@ type Cluster struct {
 	MaxQOSPriority   int // the largest QOS Priority
 	QOSPriority      map[string]int
 	PartitionFactors map[string]int // partition → PriorityJobFactor
+	// PartitionTRES is each partition's total over its nodes, what a
+	// job's TRES factors are relative to; NodeMem a node's memory there
+	// (for --mem=0).
+	PartitionTRES map[string]TRES
+	NodeMem       map[string]float64
 }
 
 // Factors are one job's normalised factors and the priority they make.
 type Factors struct {
 	Age, FairShare, JobSize, Partition, QOS float64
 	Nice                                    int
-	Priority                                uint32
+	// TRES are the weighted TRES factors in PriorityWeightTRES order,
+	// the ones that add nothing left out.
+	TRES     []TRESFactor
+	Priority uint32
+}
+
+// TRESFactor is one TRES's factor (Factor, between 0 and 1 unless
+// NO_NORMAL_TRES) and what it adds to the priority (Weighted).
+type TRESFactor struct {
+	Name             string
+	Factor, Weighted float64
 }
 
 // Compute returns j's factors at now; fairShare is its association's
 // factor (1 when unknown).
 func Compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) Factors {
+	return compute(j, now, w, c, fairShare, true)
+}
+
+// ComputeSummed is Compute with the TRES factors summed into the
+// priority but not listed in Factors.TRES, which spares an allocation
+// per job when a whole queue is recalculated.
+func ComputeSummed(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) Factors {
+	return compute(j, now, w, c, fairShare, false)
+}
+
+func compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64, detail bool) Factors {
 	var f Factors
 	maxAge := w.MaxAge
 	if maxAge <= 0 {
@@ -65,19 +99,28 @@ func Compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) 
 	}
 	f.FairShare = fairShare
 	f.JobSize = jobSize(j, w, c)
-	if c.MaxPartitionJF > 0 {
+	switch {
+	case w.NoNormalPart:
+		f.Partition = float64(c.PartitionFactors[j.Partition])
+	case c.MaxPartitionJF > 0:
 		f.Partition = float64(c.PartitionFactors[j.Partition]) / float64(c.MaxPartitionJF)
 	}
-	if c.MaxQOSPriority > 0 && j.Spec != nil {
+	if (c.MaxQOSPriority > 0 || w.NoNormalQOS) && j.Spec != nil {
 		qos := j.Spec.QOS
 		if qos == "" {
 			qos = "normal"
 		}
-		f.QOS = float64(c.QOSPriority[qos]) / float64(c.MaxQOSPriority)
+		f.QOS = float64(c.QOSPriority[qos])
+		if !w.NoNormalQOS {
+			f.QOS /= float64(c.MaxQOSPriority)
+		}
 	}
 	f.Nice = j.Nice
 	sum := f.Age*float64(w.Age) + f.FairShare*float64(w.FairShare) + f.JobSize*float64(w.JobSize) +
 		f.Partition*float64(w.Partition) + f.QOS*float64(w.QOS) - float64(f.Nice)
+	if len(w.TRES) > 0 {
+		sum += tresFactors(j, w, c, &f, detail)
+	}
 	switch {
 	case sum < 1:
 		// A job never reaches 0 this way: 0 means held.
@@ -88,6 +131,30 @@ func Compute(j *model.Job, now int64, w Weights, c *Cluster, fairShare float64) 
 		f.Priority = uint32(sum)
 	}
 	return f
+}
+
+// tresFactors fills f.TRES and returns what they add to the priority.
+func tresFactors(j *model.Job, w Weights, c *Cluster, f *Factors, detail bool) float64 {
+	req := Requested(j.Spec, c.NodeMem[j.Partition])
+	total := c.PartitionTRES[j.Partition]
+	sum := 0.0
+	for _, tw := range w.TRES {
+		v := req.Get(tw.Name)
+		if !w.NoNormalTRES {
+			if t := total.Get(tw.Name); t > 0 {
+				v = math.Min(1, v/t)
+			} else {
+				v = 0
+			}
+		}
+		if wt := v * tw.Weight; wt > 0 {
+			if detail {
+				f.TRES = append(f.TRES, TRESFactor{Name: tw.Name, Factor: v, Weighted: wt})
+			}
+			sum += wt
+		}
+	}
+	return sum
 }
 
 // jobSize is the job's share of the cluster: the mean of its node share
@@ -128,6 +195,11 @@ type Shares struct {
 	usage map[string]float64
 	total float64
 	norm  map[string]float64 // account → normalised shares
+	// userSum is the sum of the shares of each account's users,
+	// userShares each user's: NormShares looks them up instead of
+	// walking every association per user.
+	userSum    map[string]int
+	userShares map[[2]string]int
 }
 
 // UsageKey names the usage of a user under an account.
@@ -136,12 +208,18 @@ func UsageKey(account, user string) string { return account + "\x00" + user }
 // NewShares prepares the factors for a cluster's association tree and
 // the decayed usage recorded so far.
 func NewShares(db *model.AcctDB, cluster string, usage map[string]float64) *Shares {
-	s := &Shares{db: db, usage: usage, norm: map[string]float64{}}
+	s := &Shares{db: db, usage: usage, norm: map[string]float64{}, userSum: map[string]int{}, userShares: map[[2]string]int{}}
 	for _, u := range usage {
 		s.total += u
 	}
 	if db == nil {
 		return s
+	}
+	for _, a := range db.Assocs {
+		if a.User != "" && a.Partition == "" {
+			s.userSum[a.Account] += shareOf(a)
+			s.userShares[[2]string{a.Account, a.User}] = shareOf(a)
+		}
 	}
 	// Accounts: children of each parent with their shares.
 	children := map[string][]*model.Assoc{}
@@ -196,19 +274,23 @@ func (s *Shares) NormShares(account, user string, users int) float64 {
 	if !ok {
 		acct = s.norm["root"]
 	}
-	sum, mine := 0, 1
-	for _, a := range s.db.Assocs {
-		if a.User != "" && a.Account == account && a.Partition == "" {
-			sum += shareOf(a)
-			if a.User == user {
-				mine = shareOf(a)
-			}
-		}
+	sum, mine := s.userSum[account], 1
+	if n, ok := s.userShares[[2]string{account, user}]; ok {
+		mine = n
 	}
 	if sum == 0 {
 		return acct
 	}
 	return acct * float64(mine) / float64(sum)
+}
+
+// AccountNormShares is an account's normalised shares (1 for one the
+// tree does not know).
+func (s *Shares) AccountNormShares(account string) float64 {
+	if n, ok := s.norm[account]; ok {
+		return n
+	}
+	return 1
 }
 
 // EffectiveUsage is the user's share of all recorded usage.

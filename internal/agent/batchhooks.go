@@ -1,0 +1,170 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os/user"
+	"strconv"
+
+	"github.com/drover-hpc/drover/internal/executor"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/stepenv"
+)
+
+// A job's launch on its first node (the batch script, or the allocation
+// salloc and srun hold) has the shape of a step's: ordered hooks prepare
+// the launch, then the runner (Agent.start) starts the script through the
+// supervisor or the executor and waits for it. An allocation has no
+// program: the runner holds it instead once the hooks ran.
+
+// batchHook is one concern of a job's launch.
+type batchHook interface {
+	Name() string
+	Prestart(ctx context.Context, bc *batchCtx) error
+}
+
+// batchCtx is what the hooks of one job launch share.
+type batchCtx struct {
+	a  *Agent
+	j  *job
+	mj *model.Job
+	es *executor.Spec
+	// onExit runs after the script ended (TaskEpilog).
+	onExit []func(executor.Result)
+}
+
+func (bc *batchCtx) interactive() bool { return bc.mj.Spec.Interactive }
+
+// batchHooks is the launch pipeline of a job's batch script or
+// allocation, in order.
+func batchHooks() []batchHook {
+	return []batchHook{jobDirHook{}, batchEnvHook{}, jobPrologHook{}, batchCgroupHook{}, batchScriptHook{}, batchStdioHook{}}
+}
+
+// jobDirHook makes the job's spool directory, the user's own.
+type jobDirHook struct{}
+
+func (jobDirHook) Name() string { return "spool-dir" }
+
+func (jobDirHook) Prestart(_ context.Context, bc *batchCtx) error {
+	dir, err := newJobDir(bc.a.spool, bc.j.id, bc.mj.UserID, bc.mj.GroupID)
+	if err != nil {
+		return err
+	}
+	bc.j.dir = dir
+	return nil
+}
+
+// batchEnvHook builds the script's environment (Slurm's variables,
+// SLURM_CONF, CPU and GPU variables, TaskProlog's exports, HOME), user
+// and file rules; TaskEpilog runs after the script.
+type batchEnvHook struct{}
+
+func (batchEnvHook) Name() string { return "env" }
+
+func (batchEnvHook) Prestart(_ context.Context, bc *batchCtx) error {
+	a, mj, spec := bc.a, bc.mj, bc.mj.Spec
+	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.clusterName(), mj.StartTime)
+	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
+	env = stepenv.Override(env, a.isolationEnv(mj, nil, nodeAlloc(mj, a.node).GPUs, false)...)
+	env, _ = a.taskProlog(mj, env)
+	if u, err := user.LookupId(strconv.FormatUint(uint64(mj.UserID), 10)); err == nil {
+		env = stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
+	}
+	bc.es = &executor.Spec{
+		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
+		Append: spec.OpenMode == "append", Umask: umaskOf(spec),
+	}
+	bc.onExit = append(bc.onExit, func(executor.Result) { a.taskEpilog(mj, env) })
+	return nil
+}
+
+// jobPrologHook runs Prolog (once per job on this node); a failure is
+// recorded: the job goes back to the queue and the node drains.
+type jobPrologHook struct{}
+
+func (jobPrologHook) Name() string { return "prolog" }
+
+func (jobPrologHook) Prestart(_ context.Context, bc *batchCtx) error {
+	if err := bc.a.prolog(bc.j); err != nil {
+		bc.j.mu.Lock()
+		bc.j.prologErr = err
+		bc.j.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// batchCgroupHook creates the job's cgroup and, for a script, its batch
+// step's inside it, which the script starts in and whose use is followed.
+type batchCgroupHook struct{}
+
+func (batchCgroupHook) Name() string { return "cgroup" }
+
+func (batchCgroupHook) Prestart(_ context.Context, bc *batchCtx) error {
+	a, j := bc.a, bc.j
+	if bc.interactive() {
+		if _, err := a.jobGroup(j); err != nil {
+			return fmt.Errorf("cannot create the job's cgroup: %w", err)
+		}
+		return nil
+	}
+	g, err := a.stepGroup(j, "batch", nil, nodeAlloc(bc.mj, a.node).GPUs)
+	if err != nil {
+		return fmt.Errorf("cannot create the job's cgroup: %w", err)
+	}
+	place(bc.es, g)
+	j.mu.Lock()
+	j.batch = newSampler(g, a.iso.every)
+	j.mu.Unlock()
+	return nil
+}
+
+// batchScriptHook writes the script into the job's directory, as the
+// user, and makes it the program.
+type batchScriptHook struct{}
+
+func (batchScriptHook) Name() string { return "script" }
+
+func (batchScriptHook) Prestart(_ context.Context, bc *batchCtx) error {
+	if bc.interactive() {
+		return nil
+	}
+	mj := bc.mj
+	script, err := writeScript(bc.j.dir, mj.Spec.Script, mj.UserID, mj.GroupID, mj.Groups)
+	if err != nil {
+		return err
+	}
+	bc.es.Path, bc.es.Args = script, mj.Spec.Argv
+	return nil
+}
+
+// batchStdioHook resolves the output, error and input files (slurm-%j.out
+// by default) and remembers where slurmstepd-style messages go.
+type batchStdioHook struct{}
+
+func (batchStdioHook) Name() string { return "stdio" }
+
+func (batchStdioHook) Prestart(_ context.Context, bc *batchCtx) error {
+	if bc.interactive() {
+		return nil
+	}
+	mj, spec, es := bc.mj, bc.mj.Spec, bc.es
+	fields := stepenv.BatchFields(mj, bc.a.node)
+	out := spec.StdOut
+	if out == "" {
+		out = stepenv.DefaultOutput(mj)
+	}
+	es.Stdout = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(out, fields))
+	es.Stderr = es.Stdout
+	if spec.StdErr != "" {
+		es.Stderr = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdErr, fields))
+	}
+	if spec.StdIn != "" {
+		es.Stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
+	}
+	bc.j.mu.Lock()
+	bc.j.errPath = es.Stderr
+	bc.j.mu.Unlock()
+	return nil
+}

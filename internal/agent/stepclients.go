@@ -1,0 +1,319 @@
+package agent
+
+import (
+	"io"
+	"sync"
+	"syscall"
+	"time"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/stepio"
+)
+
+// A step's clients are srun's I/O connection (one per node, dialled by the
+// agent) and any sattach connections. Output goes to all; stdin, signals
+// and window sizes come from all, but only srun may close the tasks'
+// stdin (an sattach that ends its input must not end srun's). When srun's
+// connection is lost and no new one comes (a later agent dials srun again)
+// within srunGrace, srun is gone and the step is killed, as slurmctld does
+// for a step whose srun stops answering.
+
+// stdinLimit bounds the stdin queued for one task: past it, the agent stops
+// reading srun's stream (srun waits) until the task reads. A task that
+// does not read its stdin therefore holds back the others only once its
+// own queue is full, and the agent's memory stays bounded.
+const stdinLimit = 256 << 10
+
+// addClient adds a connection to the step's clients and serves what it
+// sends; srun marks srun's own connection.
+func (s *stepRun) addClient(c *stepio.Conn, srun bool) bool {
+	s.mu.Lock()
+	if s.closed || (!srun && s.ending && len(s.procs) == 0) {
+		s.mu.Unlock()
+		c.Close()
+		return false
+	}
+	s.sinks = append(s.sinks, c)
+	if srun {
+		s.srun = c
+		if s.srunLoss != nil {
+			s.srunLoss.Stop()
+			s.srunLoss = nil
+		}
+	}
+	s.mu.Unlock()
+	go s.readClient(c)
+	return true
+}
+
+// dropClient forgets a client that went away; losing srun arms the kill.
+func (s *stepRun) dropClient(c *stepio.Conn) {
+	s.mu.Lock()
+	for i, x := range s.sinks {
+		if x == c {
+			s.sinks = append(s.sinks[:i:i], s.sinks[i+1:]...)
+			break
+		}
+	}
+	lost := s.srun == c
+	if lost {
+		s.srun = nil
+	}
+	s.mu.Unlock()
+	c.Close()
+	if lost {
+		s.srunLost()
+	}
+}
+
+// srunLost arms the kill of a step whose srun is gone, unless the step is
+// ending anyway or srun comes back first.
+func (s *stepRun) srunLost() {
+	grace := s.a.srunGrace()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.ending || s.srunLoss != nil {
+		return
+	}
+	s.srunLoss = time.AfterFunc(grace, func() {
+		s.mu.Lock()
+		gone := s.srun == nil && !s.closed && !s.ending
+		s.srunLoss = nil
+		s.mu.Unlock()
+		if gone {
+			s.a.log.Warn("srun is gone: killing the step", "job", s.j.id, "step", s.st.ID, "after", grace)
+			s.terminate(s.a.getKillWait(), model.JobCancelled)
+		}
+	})
+}
+
+// srunGrace is how long a step waits for its lost srun: MessageTimeout.
+func (a *Agent) srunGrace() time.Duration {
+	if a.srunGraceFor > 0 {
+		return a.srunGraceFor
+	}
+	return a.msgTimeout()
+}
+
+// readClient serves what a client sends: stdin, signals, window sizes.
+func (s *stepRun) readClient(c *stepio.Conn) {
+	defer s.dropClient(c)
+	for {
+		t, _, p, err := c.Recv()
+		if err != nil {
+			return
+		}
+		switch t {
+		case stepio.Stdin:
+			s.mu.Lock()
+			qs := make([]*stdinQueue, 0, len(s.inputs))
+			for _, q := range s.inputs {
+				qs = append(qs, q)
+			}
+			tty := s.tty
+			s.mu.Unlock()
+			if tty != nil {
+				_, _ = tty.master.Write(p)
+			}
+			for _, q := range qs {
+				q.push(p)
+			}
+		case stepio.StdinEOF:
+			s.mu.Lock()
+			if s.srun != c {
+				// sattach's input ended, not srun's: the tasks read on.
+				s.mu.Unlock()
+				continue
+			}
+			for r, q := range s.inputs {
+				q.closeWrite()
+				delete(s.inputs, r)
+			}
+			s.mu.Unlock()
+		case stepio.Signal:
+			if n := atoi(string(p)); n > 0 {
+				s.signal(syscall.Signal(n))
+			}
+		case stepio.Winch:
+			s.mu.Lock()
+			tty := s.tty
+			s.mu.Unlock()
+			if tty != nil {
+				tty.resize(string(p))
+			}
+		}
+	}
+}
+
+// closeInput ends a task's stdin (the task ended): what is queued for it
+// is dropped.
+func (s *stepRun) closeInput(rank int) {
+	s.mu.Lock()
+	q := s.inputs[rank]
+	delete(s.inputs, rank)
+	s.mu.Unlock()
+	if q != nil {
+		q.abort()
+	}
+}
+
+// send writes a frame to every client; a client that went away is dropped
+// (srun killed: the tasks go on until srunGrace ends, their output is
+// discarded).
+func (s *stepRun) send(t byte, task uint32, p []byte) {
+	s.mu.Lock()
+	sinks := append([]*stepio.Conn(nil), s.sinks...)
+	s.mu.Unlock()
+	for _, c := range sinks {
+		if err := c.Send(t, task, p); err != nil {
+			s.dropClient(c)
+		}
+	}
+}
+
+// closeSinks ends the step's client connections once its tasks are over.
+func (s *stepRun) closeSinks() {
+	s.mu.Lock()
+	sinks := s.sinks
+	s.sinks, s.srun, s.closed = nil, nil, true
+	if s.srunLoss != nil {
+		s.srunLoss.Stop()
+		s.srunLoss = nil
+	}
+	s.mu.Unlock()
+	for _, c := range sinks {
+		_ = c.CloseWrite()
+		go func(c *stepio.Conn) {
+			// Let the client read the last frames before the close.
+			time.Sleep(2 * time.Second)
+			c.Close()
+		}(c)
+	}
+}
+
+// taskOut sends one task's stdout or stderr to the clients.
+type taskOut struct {
+	s    *stepRun
+	t    byte
+	rank uint32
+}
+
+func (w taskOut) Write(p []byte) (int, error) {
+	const chunk = 512 << 10
+	for off := 0; off < len(p); off += chunk {
+		w.s.send(w.t, w.rank, p[off:min(off+chunk, len(p))])
+	}
+	return len(p), nil
+}
+
+// attach connects an sattach client to a running step's I/O.
+func (a *Agent) attach(m *pb.AttachIO) {
+	s := a.findStep(m.JobId, m.StepId)
+	if s == nil {
+		return
+	}
+	go func() {
+		conn, err := stepio.Dial(m.IoAddr, m.IoKey, stepio.Hello{Job: m.JobId, Step: m.StepId, Node: s.index})
+		if err != nil {
+			a.log.Warn("cannot reach sattach", "job", m.JobId, "step", m.StepId, "err", err)
+			return
+		}
+		s.addClient(conn, false)
+	}()
+}
+
+// stdinQueue feeds one task's stdin pipe from a bounded queue, so that
+// one task that does not read holds back neither the others nor (until
+// stdinLimit) srun's other frames, and the agent never holds more than
+// stdinLimit of it.
+type stdinQueue struct {
+	w     *io.PipeWriter
+	limit int
+
+	mu     sync.Mutex
+	cond   *sync.Cond
+	buf    [][]byte
+	n      int  // bytes in buf
+	eof    bool // close the pipe once buf is written
+	closed bool // aborted: drop everything
+}
+
+func newStdinQueue(w *io.PipeWriter, limit int) *stdinQueue {
+	q := &stdinQueue{w: w, limit: limit}
+	q.cond = sync.NewCond(&q.mu)
+	go q.pump()
+	return q
+}
+
+// push queues a copy of p, waiting while the queue is full.
+func (q *stdinQueue) push(p []byte) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for q.n >= q.limit && !q.closed {
+		q.cond.Wait()
+	}
+	if q.closed || q.eof {
+		return
+	}
+	q.buf = append(q.buf, append([]byte(nil), p...))
+	q.n += len(p)
+	q.cond.Broadcast()
+}
+
+// closeWrite closes the task's stdin after what is queued.
+func (q *stdinQueue) closeWrite() {
+	q.mu.Lock()
+	q.eof = true
+	q.cond.Broadcast()
+	q.mu.Unlock()
+}
+
+// abort closes the task's stdin now, dropping what is queued.
+func (q *stdinQueue) abort() {
+	q.mu.Lock()
+	q.closed, q.buf, q.n = true, nil, 0
+	q.cond.Broadcast()
+	q.mu.Unlock()
+	q.w.CloseWithError(io.ErrClosedPipe)
+}
+
+// queued is how many bytes wait for the task.
+func (q *stdinQueue) queued() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.n
+}
+
+func (q *stdinQueue) pump() {
+	for {
+		q.mu.Lock()
+		for len(q.buf) == 0 && !q.eof && !q.closed {
+			q.cond.Wait()
+		}
+		if q.closed {
+			q.mu.Unlock()
+			return
+		}
+		if len(q.buf) == 0 { // eof, all written
+			q.mu.Unlock()
+			q.w.Close()
+			return
+		}
+		p := q.buf[0]
+		q.buf = q.buf[1:]
+		q.mu.Unlock()
+		_, err := q.w.Write(p)
+		q.mu.Lock()
+		q.n -= len(p)
+		if q.n < 0 || q.closed {
+			q.n = 0
+		}
+		q.cond.Broadcast()
+		q.mu.Unlock()
+		if err != nil {
+			q.abort()
+			return
+		}
+	}
+}
