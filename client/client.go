@@ -24,7 +24,7 @@ import (
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/api"
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/wire"
 )
@@ -80,7 +80,7 @@ func Dial(o Options) (*Client, error) {
 		}
 		opts[0] = grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}))
 		if o.Token != "" {
-			opts = append(opts, grpc.WithPerRPCCredentials(auth.TokenCreds(o.Token)))
+			opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.TokenCreds(o.Token)))
 		}
 	}
 	opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {

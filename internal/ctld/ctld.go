@@ -20,6 +20,7 @@ import (
 	"github.com/drover-hpc/drover/internal/acct/storage"
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/controller"
 	"github.com/drover-hpc/drover/internal/fsm"
@@ -185,7 +186,7 @@ func Run(ctx context.Context, o Options) error {
 
 	clk := clock.Real{}
 	ctl := controller.New(log.With("component", "controller"), store, rn, clk)
-	verifier := auth.NewVerifier(token)
+	verifier := grpcauth.NewVerifier(token)
 	svc := service.New(log.With("component", "service"), store, rn, clk, ctl, settings)
 	svc.SetHost(host)
 	svc.SetDiagSource(func(d *api.DiagInfo, reset bool) { diagFrom(ctl, d, reset) })

@@ -17,7 +17,7 @@ import (
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/api"
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/nodeproto"
 	"github.com/drover-hpc/drover/internal/wire"
@@ -37,15 +37,15 @@ type Server struct {
 	pb.UnimplementedAgentServiceServer
 	svc      Backend
 	nodes    nodeproto.Controller
-	verifier *auth.Verifier
+	verifier *grpcauth.Verifier
 	rpc      *rpcStats
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
 // authentication on Unix sockets.
-func NewGRPC(svc Backend, nodes nodeproto.Controller, v *auth.Verifier, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
+func NewGRPC(svc Backend, nodes nodeproto.Controller, v *grpcauth.Verifier, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
 	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: newRPCStats()}
-	opts := append([]grpc.ServerOption{grpc.Creds(auth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
+	opts := append([]grpc.ServerOption{grpc.Creds(grpcauth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
 		grpc.InitialWindowSize(8 << 20), grpc.InitialConnWindowSize(16 << 20), grpc.WriteBufferSize(256 << 10),
 		grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}, lim.ServerOptions()...)
 	g := grpc.NewServer(opts...)

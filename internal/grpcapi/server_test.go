@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
@@ -45,9 +45,9 @@ func (quiet) Kick() {}
 // adapter has put the caller's identity in it.
 func as(uid uint32) context.Context {
 	ctx := peer.NewContext(context.Background(), &peer.Peer{
-		Addr: &net.UnixAddr{Name: "@", Net: "unix"}, AuthInfo: auth.PeerInfo{Local: true, UID: uid, GID: uid},
+		Addr: &net.UnixAddr{Name: "@", Net: "unix"}, AuthInfo: grpcauth.PeerInfo{Local: true, UID: uid, GID: uid},
 	})
-	ctx, _ = (&Server{verifier: auth.NewVerifier("tok")}).identify(ctx)
+	ctx, _ = (&Server{verifier: grpcauth.NewVerifier("tok")}).identify(ctx)
 	return ctx
 }
 

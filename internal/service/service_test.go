@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/drover-hpc/drover/internal/api"
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
@@ -93,14 +93,14 @@ func setup(t *testing.T) (*Service, *direct, *notes) {
 func as(uid uint32) context.Context {
 	return verified(peer.NewContext(context.Background(), &peer.Peer{
 		Addr:     &net.UnixAddr{Name: "@", Net: "unix"},
-		AuthInfo: auth.PeerInfo{Local: true, UID: uid, GID: uid},
+		AuthInfo: grpcauth.PeerInfo{Local: true, UID: uid, GID: uid},
 	}))
 }
 
 // verified puts the identity the verifier finds in ctx into it, or
 // leaves ctx anonymous.
 func verified(ctx context.Context) context.Context {
-	id, err := auth.NewVerifier("tok").Identify(ctx)
+	id, err := grpcauth.NewVerifier("tok").Identify(ctx)
 	if err != nil {
 		return ctx
 	}

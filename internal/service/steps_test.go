@@ -16,6 +16,7 @@ import (
 
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -196,7 +197,7 @@ func TestNodeCertificateIsNoUser(t *testing.T) {
 		Addr:     &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1},
 		AuthInfo: credentials.TLSInfo{State: nodeCertState(t, "n2")},
 	})
-	if got, err := auth.NewVerifier("tok").Identify(node); err != nil || got.Node != "n2" || got.Privileged(0) {
+	if got, err := grpcauth.NewVerifier("tok").Identify(node); err != nil || got.Node != "n2" || got.Privileged(0) {
 		t.Fatalf("node certificate identity: %+v %v", got, err)
 	}
 	node = verified(node)
