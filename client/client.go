@@ -545,3 +545,34 @@ func (c *Client) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
 	}
 	return out, nil
 }
+
+// ReservationCommand runs scontrol create/update/delete reservation and
+// returns the reservation's name.
+func (c *Client) ReservationCommand(ctx context.Context, req *model.ResvRequest) (string, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	b, err := json.Marshal(req)
+	if err != nil {
+		return "", err
+	}
+	r, err := c.api.ReservationCommand(ctx, &pb.ReservationCommandRequest{RequestJson: b})
+	if err != nil {
+		return "", fromStatus(err)
+	}
+	return r.Name, nil
+}
+
+// ListReservations returns every reservation and the controller's clock.
+func (c *Client) ListReservations(ctx context.Context) ([]*model.Reservation, int64, error) {
+	ctx, cancel := callCtx(ctx)
+	defer cancel()
+	r, err := c.api.ListReservations(ctx, &pb.ListReservationsRequest{})
+	if err != nil {
+		return nil, 0, fromStatus(err)
+	}
+	var out []*model.Reservation
+	if err := json.Unmarshal(r.ReservationsJson, &out); err != nil {
+		return nil, 0, fmt.Errorf("malformed reservation list: %w", err)
+	}
+	return out, r.Now, nil
+}

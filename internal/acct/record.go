@@ -46,6 +46,7 @@ func FromModel(cluster string, j *model.Job, group string) *Job {
 		Eligible:    j.EligibleTime,
 		Start:       j.StartTime,
 		End:         j.EndTime,
+		Suspended:   j.SuspendedFor(j.EndTime),
 		TimeLimit:   j.TimeLimit,
 		ReqCPUs:     int32(spec.ReqCPUs()),
 		ReqNodes:    int32(max(1, spec.MinNodes)),

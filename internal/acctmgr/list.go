@@ -643,6 +643,11 @@ func qosValue(q *model.QOS, c column) value {
 		p := slices.Clone(q.Preempt)
 		sort.Strings(p)
 		return text(strings.Join(p, ","))
+	case "prxmpt":
+		if q.PreemptExemptTime <= 0 {
+			return unset
+		}
+		return text(durationString(q.PreemptExemptTime))
 	case "preemptm":
 		if q.PreemptMode == "" {
 			return text("cluster")
@@ -687,7 +692,7 @@ func qosValue(q *model.QOS, c column) value {
 		return countValue(q.MaxSubmitJobsPerUser)
 	case "maxw":
 		return minutes(q.MaxWall)
-	case "ut", "lf", "prxmpt", "grpw", "grptm", "grptrm", "maxtm", "maxtrm", "maxtrma", "maxta", "mint",
+	case "ut", "lf", "grpw", "grptm", "grptrm", "maxtm", "maxtrm", "maxtrma", "maxta", "mint",
 		"maxjpa", "maxsa", "maxjaa", "maxjau", "grpja", "minpt", "minc", "grpcm", "grpcrm", "maxcm", "maxcrm":
 		return unset
 	}

@@ -31,13 +31,14 @@ type qosSet struct {
 	grpTRES, perJob, perNode, perUser       model.TRES
 	preempt                                 []qosOp
 	preemptMode                             *string
+	preemptExempt                           *int64
 }
 
 func (q *qosSet) any() bool {
 	return q.descr != nil || q.flagOp != 0 || q.grace != nil || q.grpJobs != nil || q.grpSubmit != nil ||
 		q.maxJobsPU != nil || q.maxSubPU != nil || q.prio != nil || q.maxWall != nil || q.usage != nil ||
 		q.grpTRES != nil || q.perJob != nil || q.perNode != nil || q.perUser != nil || q.preempt != nil ||
-		q.preemptMode != nil
+		q.preemptMode != nil || q.preemptExempt != nil
 }
 
 // preemptMode reads a preemption mode: one of off (cluster), cancel,
@@ -192,7 +193,14 @@ func setQOSOption(db *model.AcctDB, q *qosSet, kv KeyValue) (bool, error) {
 		}
 		q.preempt = ops
 		return true, nil
-	case abbrev(k, "PreemptExemptTime", 8), abbrev(k, "RawUsage", 7):
+	case abbrev(k, "PreemptExemptTime", 8):
+		secs, ok := parseDuration(kv.Value)
+		if !ok {
+			return false, &Error{" Bad PreemptExemptTime format: " + tok + "\n" + unknownOption(tok)}
+		}
+		q.preemptExempt = &secs
+		return true, nil
+	case abbrev(k, "RawUsage", 7):
 		return unsupported()
 	case abbrev(k, "Priority", 3):
 		return count(&q.prio, "Priority")
@@ -303,6 +311,9 @@ func (q *qosSet) apply(dst *model.QOS) {
 	if q.preemptMode != nil {
 		dst.PreemptMode = *q.preemptMode
 	}
+	if q.preemptExempt != nil {
+		dst.PreemptExemptTime = max(*q.preemptExempt, 0)
+	}
 }
 
 // describe prints the settings of an added QOS as sacctmgr does.
@@ -357,6 +368,9 @@ func (q *qosSet) describe(b *strings.Builder) {
 	}
 	if q.preemptMode != nil && *q.preemptMode != "" {
 		line("PreemptMode", *q.preemptMode)
+	}
+	if q.preemptExempt != nil && *q.preemptExempt >= 0 {
+		line("PreemptExemptTime", durationString(*q.preemptExempt))
 	}
 	num("Priority", q.prio)
 	if q.usage != nil {

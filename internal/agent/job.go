@@ -46,6 +46,10 @@ type job struct {
 	deadline  time.Time
 	suspended bool
 	frozenAt  time.Time
+	// limitSecs is the time limit scontrol update set while the job ran
+	// (limitSet: there was one; the model's is the limit at launch).
+	limitSecs int64
+	limitSet  bool
 	steps     map[model.StepID]*stepRun
 	stepWG    sync.WaitGroup
 	released  chan struct{} // closed when the job is told to end
@@ -344,6 +348,10 @@ func (a *Agent) signal(s *pb.SignalJob) {
 	}
 	if s.Suspend || s.Resume {
 		a.suspend(j, s.Suspend)
+		return
+	}
+	if limit, ok := wire.TimeLimitOf(s); ok {
+		a.newTimeLimit(j, limit)
 		return
 	}
 	if s.Terminate {

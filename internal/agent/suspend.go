@@ -54,3 +54,41 @@ func (a *Agent) suspend(j *job, freeze bool) {
 		st.signal(sig)
 	}
 }
+
+// newTimeLimit re-arms a running job's time limit after scontrol update
+// TimeLimit=: the deadline moves by the change, so time already spent
+// suspended stays out of the run time.
+func (a *Agent) newTimeLimit(j *job, limit int64) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	old := j.model.TimeLimit
+	if j.limitSet {
+		old = j.limitSecs
+	}
+	j.limitSecs, j.limitSet = limit, true
+	hadLimit := old > 0
+	if j.deadline.IsZero() && (hadLimit || j.proc == nil || j.ending) {
+		return // not armed yet, or ended
+	}
+	if j.limit != nil {
+		j.limit.Stop()
+		j.limit = nil
+	}
+	if limit <= 0 {
+		j.deadline = time.Time{} // UNLIMITED
+		return
+	}
+	if j.deadline.IsZero() {
+		// It had no limit: count from its start, less time suspended.
+		j.deadline = time.Unix(j.model.StartTime+limit+j.model.SuspendedSecs, 0)
+		if j.suspended {
+			j.deadline = j.deadline.Add(time.Since(j.frozenAt))
+		}
+	} else {
+		j.deadline = j.deadline.Add(time.Duration(limit-old) * time.Second)
+	}
+	if !j.suspended {
+		j.limit = time.AfterFunc(time.Until(j.deadline), func() { a.timedOut(j) })
+	}
+	a.log.Info("time limit changed", "job", j.id, "limit", limit)
+}

@@ -64,6 +64,12 @@ type Service interface {
 	// Priorities returns pending jobs' priority factors and the
 	// fair-share tree (sprio, sshare).
 	Priorities(ctx context.Context) (*PriorityInfo, error)
+	// ReservationCommand creates, updates or deletes a reservation
+	// (scontrol) and returns its name.
+	ReservationCommand(ctx context.Context, req *model.ResvRequest) (string, error)
+	// ListReservations returns the reservations and the controller's
+	// clock (unix seconds).
+	ListReservations(ctx context.Context) ([]*model.Reservation, int64, error)
 }
 
 // TokenSpec is what an admin asks of a new join token.

@@ -224,6 +224,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 				continue
 			}
 			c.cleanup(c.store.Snapshot().Job(e.Job), reg.Node)
+			c.resumed(res)
 			c.Kick()
 		case *nodemsg.StepEnded:
 			if err := c.stepEnded(reg.Node, m); err != nil {

@@ -77,11 +77,12 @@ func (c *Controller) Run(ctx context.Context) {
 	}
 	c.mu.Unlock()
 	var wg sync.WaitGroup
-	wg.Add(4)
+	wg.Add(5)
 	go func() { defer wg.Done(); c.scheduleLoop(ctx) }()
 	go func() { defer wg.Done(); c.accountingLoop(ctx) }()
 	go func() { defer wg.Done(); c.housekeepingLoop(ctx) }()
 	go func() { defer wg.Done(); c.priorityLoop(ctx) }()
+	go func() { defer wg.Done(); c.sliceLoop(ctx) }()
 	wg.Wait()
 }
 
@@ -111,7 +112,8 @@ func (c *Controller) scheduleLoop(ctx context.Context) {
 // plan; the FSM re-verifies every start against the state at apply time.
 func (c *Controller) cycle() {
 	snap := c.store.Snapshot()
-	in := &sched.Input{Nodes: snap.Nodes(), Partitions: map[string]*model.Partition{}, Jobs: snap}
+	in := &sched.Input{Nodes: snap.Nodes(), Partitions: map[string]*model.Partition{}, Jobs: snap,
+		Reservations: snap.Reservations()}
 	for _, p := range snap.Partitions() {
 		in.Partitions[p.Name] = p
 	}
@@ -144,6 +146,7 @@ func (c *Controller) cycle() {
 	if len(in.Pending) == 0 {
 		return
 	}
+	in.QOS = qosTable(snap, c.svc.SchedConfig().Preempt)
 	now := c.clock.Now().Unix()
 	t0 := time.Now()
 	plan := sched.Schedule(in, now, c.svc.SchedConfig())
@@ -164,7 +167,7 @@ func (c *Controller) cycle() {
 	grace := map[model.JobID]int64{}
 	for _, p := range plan.Preempts {
 		for _, v := range p.Victims {
-			cmd.Preempt = append(cmd.Preempt, fsm.PreemptEntry{Job: v.Job, Mode: v.Mode})
+			cmd.Preempt = append(cmd.Preempt, fsm.PreemptEntry{Job: v.Job, Mode: v.Mode, For: p.Job})
 			grace[v.Job] = v.Grace
 		}
 		c.log.Info("preempting", "for", p.Job, "victims", len(p.Victims))
@@ -193,6 +196,7 @@ func (c *Controller) cycle() {
 	}
 	r := res.(fsm.ScheduleResult)
 	c.preempt(r.Preempted, grace)
+	c.suspended(r.Suspended)
 	started := r.Started
 	if len(started) > 0 {
 		c.log.Debug("started jobs", "count", len(started))
@@ -234,7 +238,7 @@ func (c *Controller) launch(j *model.Job) {
 // release). The batch host (or, for an allocation, the first node) reports
 // the end; the others only clean up.
 func (c *Controller) Terminate(jobs []model.JobID, reason string) {
-	c.toJobNodes(jobs, func(j *model.Job) *nodemsg.SignalJob {
+	c.toJobNodes(jobs, func(j *model.Job) nodemsg.ToNode {
 		return &nodemsg.SignalJob{Job: j.ID, Terminate: true, Message: reason, Run: j.Run()}
 	})
 }
@@ -242,13 +246,13 @@ func (c *Controller) Terminate(jobs []model.JobID, reason string) {
 // Suspend freezes (true) or thaws (false) the processes of running jobs
 // on every node they hold.
 func (c *Controller) Suspend(jobs []model.JobID, suspend bool) {
-	c.toJobNodes(jobs, func(j *model.Job) *nodemsg.SignalJob {
+	c.toJobNodes(jobs, func(j *model.Job) nodemsg.ToNode {
 		return &nodemsg.SignalJob{Job: j.ID, Suspend: suspend, Resume: !suspend, Run: j.Run()}
 	})
 }
 
 // toJobNodes sends each job's message to every node it holds.
-func (c *Controller) toJobNodes(jobs []model.JobID, msg func(j *model.Job) *nodemsg.SignalJob) {
+func (c *Controller) toJobNodes(jobs []model.JobID, msg func(j *model.Job) nodemsg.ToNode) {
 	snap := c.store.Snapshot()
 	for _, id := range jobs {
 		j := snap.Job(id)
@@ -306,6 +310,7 @@ func (c *Controller) housekeepingLoop(ctx context.Context) {
 		now := c.clock.Now()
 		st := c.svc.Settings()
 		c.checkLiveness(now, time.Duration(st.SlurmdTimeout)*time.Second)
+		c.reservationTick(now)
 		if now.Sub(lastPurge) > 5*time.Second {
 			lastPurge = now
 			c.purge(now.Unix() - st.MinJobAge)

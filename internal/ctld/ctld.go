@@ -11,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +103,7 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 		MaxJobCount:   cfg.MaxJobCount,
 		MaxStepCount:  cfg.MaxStepCount,
 		MaxScriptSize: cfg.MaxScriptSize,
-		Preempt:       sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, ExemptTime: cfg.PreemptExemptTime},
+		Preempt:       preemptConfig(cfg),
 		Priority:      prioritySettings(cfg),
 		FirstJobID:    model.JobID(cfg.FirstJobID),
 		DefMemPerCPU:  cfg.DefMemPerCPU,
@@ -153,6 +154,15 @@ func Run(ctx context.Context, o Options) error {
 		// The controller holds every job in memory; trade a little CPU for
 		// a heap that grows half as far past its live size.
 		debug.SetGCPercent(50)
+	}
+	if path := os.Getenv("DROVER_CTLD_CPUPROFILE"); path != "" {
+		// For performance work: a CPU profile of the whole run, written
+		// when the controller stops.
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 	}
 	cfg, err := slurmconf.Load(o.ConfPath)
 	if err != nil {
@@ -310,4 +320,16 @@ func diagFrom(ctl *controller.Controller, d *api.DiagInfo, reset bool) {
 	d.SchedLast, d.SchedMax, d.SchedTotal = sched.Last.Microseconds(), sched.Max.Microseconds(), sched.Total.Microseconds()
 	d.SchedCycles, d.SchedDepthSum, d.SchedLastQueue = sched.Cycles, sched.DepthSum, sched.LastQueue
 	d.SchedSince = sched.Started.Unix()
+}
+
+// preemptConfig is the scheduler's view of PreemptType, PreemptMode,
+// PreemptExemptTime, PreemptParameters and SchedulerTimeSlice.
+func preemptConfig(cfg *slurmconf.Config) sched.Preempt {
+	reorder := cfg.PreemptReorderCount
+	if reorder == 0 {
+		reorder = -1 // sched reads 0 as the default, 1
+	}
+	return sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, Gang: cfg.PreemptGang,
+		ExemptTime: cfg.PreemptExemptTime, MinExemptPriority: cfg.PreemptMinExemptPriority,
+		ReorderCount: reorder, TimeSlice: cfg.SchedulerTimeSlice}
 }

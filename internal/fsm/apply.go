@@ -93,6 +93,10 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		return applyRelease(txn, c)
 	case *JoinToken:
 		return applyJoinToken(txn, c)
+	case *Slice:
+		return applySlice(txn, c)
+	case *Reservation:
+		return applyReservation(txn, c)
 	default:
 		return fmt.Errorf("unhandled command type %d", t)
 	}
@@ -203,6 +207,12 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 		if j == nil || j.State != model.JobRunning || j.Completing {
 			continue
 		}
+		if e.Mode == "SUSPEND" || e.Mode == "GANG" {
+			if suspendVictim(txn, j, e, c.Now) {
+				res.Suspended = append(res.Suspended, j.ID)
+			}
+			continue
+		}
 		j = j.Clone()
 		j.Completing, j.Preempted = true, true
 		j.EndState = model.JobPending
@@ -244,9 +254,11 @@ func release(txn *state.Txn, j *model.Job) {
 			continue
 		}
 		n = n.Clone()
-		n.AllocCPUs = max(0, n.AllocCPUs-a.CPUs)
+		if !j.SchedSuspended { // a suspended job's CPUs are already back
+			n.AllocCPUs = max(0, n.AllocCPUs-a.CPUs)
+			n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
+		}
 		n.AllocMem = max(0, n.AllocMem-a.Mem)
-		n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
 		n.AllocGPUs = n.AllocGPUs.AndNot(a.GPUs)
 		txn.PutNode(n)
 	}
@@ -306,7 +318,11 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) any {
 	j.Completing = false
 	endSteps(j, c.Now)
 	txn.PutJob(j)
-	return JobEndedResult{Applied: true}
+	res := JobEndedResult{Applied: true}
+	if j.SuspendsVictims {
+		res.Resumed = resumeVictims(txn, j.ID, c.Now)
+	}
+	return res
 }
 
 // requeueDelay is how long Slurm keeps an explicitly requeued job from
@@ -328,7 +344,12 @@ func requeueLater(j *model.Job, now int64) {
 
 // JobEndedResult tells whether a JobEnded ended the job's current run; a
 // report of a stale run or a duplicate changes nothing.
-type JobEndedResult struct{ Applied bool }
+// Resumed are jobs suspended for this one that now run again (their
+// processes are to be thawed).
+type JobEndedResult struct {
+	Applied bool
+	Resumed []model.JobID
+}
 
 func requeue(j *model.Job, now int64) {
 	if j.StartTime != 0 {
@@ -349,6 +370,7 @@ func requeue(j *model.Job, now int64) {
 	}
 	j.ExitCode, j.Signal, j.Preempted = 0, 0, false
 	j.Suspended, j.SuspendTime, j.SuspendedSecs, j.SecsPreSuspend = false, 0, 0, 0
+	j.SchedSuspended, j.PreemptedFor, j.SliceTime, j.SuspendsVictims = false, 0, 0, false
 	j.State, j.Completing, j.EndState = model.JobPending, false, 0
 	j.Steps, j.NextStep, j.Released = nil, 0, false
 	j.Alloc, j.StartTime, j.EndTime = nil, 0, 0
@@ -417,7 +439,7 @@ func applyControl(txn *state.Txn, c *Control) any {
 			j.Suspended, j.SuspendTime = true, c.Now
 			res.Suspend = append(res.Suspend, id)
 		case "resume":
-			if !j.Suspended {
+			if !j.Suspended || j.SchedSuspended { // the scheduler resumes its own
 				continue
 			}
 			unsuspend(j, c.Now)
@@ -667,7 +689,7 @@ func unsuspend(j *model.Job, now int64) {
 		return
 	}
 	j.SuspendedSecs += max(0, now-j.SuspendTime)
-	j.Suspended = false
+	j.Suspended, j.SchedSuspended, j.PreemptedFor = false, false, 0
 }
 
 // applyPriorities sets computed priorities on jobs still pending, neither

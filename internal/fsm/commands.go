@@ -32,6 +32,7 @@ const (
 	TypeSetAcctDB
 	TypeResetStats
 	TypePriorities
+	TypeReservation
 )
 
 // Submit creates a job, or one record per task of an array.
@@ -81,7 +82,8 @@ type Schedule struct {
 // ends, CANCEL ends it PREEMPTED.
 type PreemptEntry struct {
 	Job  model.JobID `json:"job"`
-	Mode string      `json:"mode"`
+	Mode string      `json:"mode"` // CANCEL, REQUEUE, SUSPEND or GANG
+	For  model.JobID `json:"for,omitempty"`
 }
 
 // ScheduleResult lists the jobs that did start, and the victims whose
@@ -89,6 +91,8 @@ type PreemptEntry struct {
 type ScheduleResult struct {
 	Started   []model.JobID
 	Preempted []model.JobID
+	// Suspended are SUSPEND and GANG victims, to be frozen.
+	Suspended []model.JobID
 }
 
 // JobEnded records a job's end as reported by its node.
@@ -251,6 +255,7 @@ var bodies = map[Type]func() any{
 	TypeSetAcctDB:    func() any { return new(SetAcctDB) },
 	TypeResetStats:   func() any { return new(ResetStats) },
 	TypePriorities:   func() any { return new(Priorities) },
+	TypeReservation:  func() any { return new(Reservation) },
 }
 
 // Encode serialises a command for the log: one type byte, then JSON.

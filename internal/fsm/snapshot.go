@@ -31,6 +31,8 @@ type header struct {
 	Usage   map[string]float64 `json:"usage,omitempty"`
 	UsageAt int64              `json:"usage_at,omitempty"`
 	Stats   state.JobStats     `json:"stats"`
+	// Reservations (scontrol create reservation).
+	Reservations []*model.Reservation `json:"reservations,omitempty"`
 }
 
 type record struct {
@@ -52,6 +54,7 @@ func WriteSnapshot(snap *state.Snapshot, w io.Writer) error {
 	h.AcctDB, h.AcctDBVer = snap.AcctDB()
 	h.Usage, h.UsageAt = snap.Usage()
 	h.Stats = snap.Stats()
+	h.Reservations = snap.Reservations()
 	if err := enc.Encode(h); err != nil {
 		return err
 	}
@@ -131,6 +134,12 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 	txn.SetAcctDB(h.AcctDB, h.AcctDBVer)
 	txn.SetUsage(h.Usage, h.UsageAt)
 	txn.SetStats(h.Stats)
+	for _, r := range old.Reservations() {
+		txn.DeleteReservation(r.Name)
+	}
+	for _, r := range h.Reservations {
+		txn.PutReservation(r)
+	}
 	txn.Commit(index)
 	return nil
 }

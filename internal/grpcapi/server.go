@@ -409,3 +409,29 @@ func (s *Server) ModifyAcctDB(ctx context.Context, r *pb.ModifyAcctDBRequest) (*
 	}
 	return &pb.ModifyAcctDBResponse{Text: text}, nil
 }
+
+// ReservationCommand answers scontrol create/update/delete reservation.
+func (s *Server) ReservationCommand(ctx context.Context, r *pb.ReservationCommandRequest) (*pb.ReservationCommandResponse, error) {
+	var req model.ResvRequest
+	if err := json.Unmarshal(r.RequestJson, &req); err != nil {
+		return nil, status.Error(codes.InvalidArgument, "malformed request: "+err.Error())
+	}
+	name, err := s.svc.ReservationCommand(ctx, &req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ReservationCommandResponse{Name: name}, nil
+}
+
+// ListReservations answers scontrol show reservation and sinfo -T.
+func (s *Server) ListReservations(ctx context.Context, _ *pb.ListReservationsRequest) (*pb.ListReservationsResponse, error) {
+	list, now, err := s.svc.ListReservations(ctx)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	b, err := json.Marshal(list)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &pb.ListReservationsResponse{ReservationsJson: b, Now: now}, nil
+}

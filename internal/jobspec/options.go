@@ -499,7 +499,7 @@ var optTable = []optDef{
 	{"profile", 0, reqArg, kAll, "value", "enable acct_gather_profile for detailed data", nil},
 	{"propagate", 0, optArg, kS | kR, "rlimits", "propagate all [or specific list of] rlimits", nil},
 	{"reboot", 0, noArg, kAll, "", "reboot compute nodes before starting job", nil},
-	{"reservation", 0, reqArg, kAll, "name", "allocate resources from named reservation", nil},
+	{"reservation", 0, reqArg, kAll, "name", "allocate resources from named reservation", specStr(func(s *model.JobSpec) *string { return &s.Reservation })},
 	{"signal", 0, reqArg, kAll, "[R|B:]num[@time]", "send signal when time limit within time seconds", setSignal},
 	{"sockets-per-node", 0, reqArg, kAll, "S", "number of sockets per node to allocate", nil},
 	{"spread-job", 0, noArg, kAll, "", "spread job across as many nodes as possible", nil},

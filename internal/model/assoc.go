@@ -158,8 +158,11 @@ type QOS struct {
 	Flags       []string `json:"flags,omitempty"`
 	Preempt     []string `json:"preempt,omitempty"`
 	PreemptMode string   `json:"preempt_mode,omitempty"` // "" = cluster
-	UsageFactor float64  `json:"usage_factor"`
-	GraceTime   int64    `json:"grace_time,omitempty"` // seconds
+	// PreemptExemptTime: a job of this QOS is not preempted until it has
+	// run this many seconds (0 = the cluster's PreemptExemptTime).
+	PreemptExemptTime int64   `json:"preempt_exempt_time,omitempty"`
+	UsageFactor       float64 `json:"usage_factor"`
+	GraceTime         int64   `json:"grace_time,omitempty"` // seconds
 
 	GrpTRES              TRES  `json:"grp_tres,omitempty"`
 	GrpJobs              int   `json:"grp_jobs"`

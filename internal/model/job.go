@@ -50,6 +50,9 @@ type JobSpec struct {
 	MinCPUsNode int     `json:"min_cpus_node,omitempty"`
 	Exclusive   bool    `json:"exclusive,omitempty"`
 	GPUs        *GPUReq `json:"gpus,omitempty"` // --gres=gpu, -G, --gpus-per-*
+	// Reservation is --reservation: the job runs only on that
+	// reservation's nodes, during its window.
+	Reservation string `json:"reservation,omitempty"`
 
 	Array      *ArraySpec  `json:"array,omitempty"`
 	Dependency *Dependency `json:"dependency,omitempty"`
@@ -189,6 +192,19 @@ type Job struct {
 	SuspendedSecs int64 `json:"suspended_secs,omitempty"`
 	// SecsPreSuspend is the run time when the last suspension began.
 	SecsPreSuspend int64 `json:"secs_pre_suspend,omitempty"`
+	// SchedSuspended: suspended by the scheduler (PreemptMode=SUSPEND,
+	// gang time slices) rather than by an operator. Its CPUs are given
+	// back to its nodes while it is frozen (memory and GPUs stay, as in
+	// Slurm) and the scheduler resumes it when they are free again.
+	// PreemptedFor is the preemptor it made room for (0 for a gang
+	// slice); SliceTime is when the scheduler last suspended or resumed
+	// it.
+	SchedSuspended bool  `json:"sched_suspended,omitempty"`
+	PreemptedFor   JobID `json:"preempted_for,omitempty"`
+	SliceTime      int64 `json:"slice_time,omitempty"`
+	// SuspendsVictims: this job suspended others to start; they resume
+	// when it ends.
+	SuspendsVictims bool `json:"suspends_victims,omitempty"`
 	// Released: the holder of an allocation (salloc, srun) gave it back
 	// with ExitCode/Signal, which the node's end report must not replace.
 	Released bool `json:"released,omitempty"`

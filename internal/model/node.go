@@ -53,6 +53,11 @@ type Node struct {
 	GPUs       []GPU  `json:"gpus,omitempty"`
 	AllocGPUs  Bitmap `json:"alloc_gpus,omitempty"`
 	AllocCores Bitmap `json:"alloc_cores,omitempty"`
+
+	// Resv is the reservation flag of the node as a client shows it
+	// ("MAINT", "RESERVED" or ""; see ResvNodeState). It is derived from
+	// the reservations at display time, never stored.
+	Resv string `json:"-"`
 }
 
 // Usable reports whether new work may be placed on the node.
@@ -106,6 +111,23 @@ func (n *Node) DisplayState() (long, short string) {
 	if !n.Responding && n.State != NodeFuture {
 		short += "*"
 		long += "*"
+	} else if n.Resv != "" {
+		long, short = resvState(n.Resv, long, short)
+	}
+	return long, short
+}
+
+// resvState applies a reservation flag as Slurm 22.05 prints it: an idle
+// node shows MAINT or RESERVED (maint, resv); other nodes in a MAINT
+// reservation get "$" appended; other reserved nodes print as they are.
+func resvState(flag, long, short string) (string, string) {
+	switch {
+	case long == "IDLE" && flag == "MAINT":
+		return "MAINT", "maint"
+	case long == "IDLE":
+		return "RESERVED", "resv"
+	case flag == "MAINT":
+		return long + "$", short + "$"
 	}
 	return long, short
 }

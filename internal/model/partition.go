@@ -1,5 +1,10 @@
 package model
 
+import (
+	"strconv"
+	"strings"
+)
+
 // PartitionState is UP, DOWN, DRAIN or INACTIVE.
 type PartitionState uint8
 
@@ -57,4 +62,22 @@ func (p *Partition) HasNode(name string) bool {
 		}
 	}
 	return false
+}
+
+// GangShare is how many jobs may share each CPU of the partition by time
+// slices (OverSubscribe=FORCE[:N]; FORCE alone is 4, as in Slurm), or 0
+// when its CPUs are not shared.
+func (p *Partition) GangShare() int {
+	mode, count, ok := strings.Cut(strings.ToUpper(p.OverSubscribe), ":")
+	if mode != "FORCE" {
+		return 0
+	}
+	if !ok {
+		return 4
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
 }

@@ -146,6 +146,14 @@ type SignalJob struct {
 	Resume    bool
 }
 
+// TimeLimit tells a running job's nodes its new time limit in seconds
+// (model.Unlimited for none), which the agents enforce.
+type TimeLimit struct {
+	Job   model.JobID
+	Run   uint32
+	Limit int64
+}
+
 // EndAck confirms a JobEnded (Run 0: any run).
 type EndAck struct {
 	Job model.JobID
@@ -214,3 +222,4 @@ func (*AttachIO) toNode()    {}
 func (*FetchFile) toNode()   {}
 func (*StatRequest) toNode() {}
 func (*ReportAck) toNode()   {}
+func (*TimeLimit) toNode()   {}

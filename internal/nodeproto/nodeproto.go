@@ -135,6 +135,8 @@ func Encode(m nodemsg.ToNode) *pb.ControllerMessage {
 			JobId: uint32(m.Job), Signal: int32(m.Signal), Terminate: m.Terminate, BatchOnly: m.BatchOnly,
 			StepsOnly: m.StepsOnly, Message: m.Message, Run: m.Run, Suspend: m.Suspend, Resume: m.Resume,
 		}}}
+	case *nodemsg.TimeLimit:
+		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: wire.TimeLimitMsg(uint32(m.Job), m.Run, m.Limit)}}
 	case *nodemsg.EndAck:
 		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: uint32(m.Job), Run: m.Run}}}
 	case *nodemsg.LaunchStep:

@@ -37,6 +37,10 @@ type profile struct {
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
+	// steps caches each node's instants and reserved-use step function
+	// for nodeEarliest; stale[i] is set when rel[i] or res[i] changes.
+	steps []nodeSteps
+	stale []bool
 }
 
 type delta struct {
@@ -45,10 +49,16 @@ type delta struct {
 }
 
 func (p *profile) addDelta(t, cpu int64) {
-	if t >= never {
+	if t >= never || cpu == 0 {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(p.deltas, t, func(d delta, t int64) int { return cmp.Compare(d.t, t+1) })
+	// One entry per instant: the step function is all the search reads,
+	// and a deep queue books thousands of reservations on a few instants.
+	i, found := slices.BinarySearchFunc(p.deltas, t, func(d delta, t int64) int { return cmp.Compare(d.t, t) })
+	if found {
+		p.deltas[i].cpu += cpu
+		return
+	}
 	p.deltas = slices.Insert(p.deltas, i, delta{t, cpu})
 }
 
@@ -67,7 +77,12 @@ type reserve struct {
 }
 
 func newProfile(n int) *profile {
-	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{}}
+	stale := make([]bool, n)
+	for i := range stale {
+		stale[i] = true
+	}
+	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{},
+		steps: make([]nodeSteps, n), stale: stale}
 }
 
 func (p *profile) addTime(t int64) {
@@ -92,7 +107,11 @@ func (p *profile) addRunning(c *cluster, j *model.Job, end, now int64) {
 		if !ok {
 			continue
 		}
-		p.addRelease(i, release{t: end, cpu: int32(a.CPUs), mem: a.Mem, gpus: a.GPUs})
+		cpu := int32(a.CPUs)
+		if j.SchedSuspended {
+			cpu = 0 // its CPUs are already free (lent while it is suspended)
+		}
+		p.addRelease(i, release{t: end, cpu: cpu, mem: a.Mem, gpus: a.GPUs})
 	}
 }
 
@@ -100,6 +119,9 @@ func (p *profile) addRelease(i int32, r release) {
 	// Kept sorted by time so window stops at the first later one.
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
+	if !p.stale[i] {
+		p.steps[i].addInstant(r.t)
+	}
 	p.addTime(r.t)
 	p.addDelta(r.t, int64(r.cpu))
 }
@@ -109,7 +131,12 @@ func (p *profile) addRelease(i int32, r release) {
 // offer over [t, t+limit) only improves at its own releases and
 // reservation ends, so it would have offered as much at the last of those
 // before t. While masked, viewWindow skips such nodes without looking.
-func (c *cluster) skipped(i int32) bool { return c.masked && c.earliest[i] > c.winA }
+//
+// Only nodes earliestBound looked at for the current job (epoch) carry an
+// entry; the others cannot hold the job's GPUs at all.
+func (c *cluster) skipped(i int32) bool {
+	return c.masked && (c.epoch[i] != c.curEpoch || c.earliest[i] > c.winA)
+}
 
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
 // new work. With wantGPU, used is the node's GPUs taken at some point of
@@ -139,44 +166,29 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	if len(res) == 0 {
 		return cpu, mem, used
 	}
-	// Peak reserved use over the window: the sum of overlapping
-	// reservations is largest at one of their starts (or at a). Once the
-	// peak takes every CPU the node offers nothing, whatever the rest.
-	var peakCPU int32
-	var peakMem int64
-	full := false
-	probe := func(t int64) {
-		var sc int32
-		var sm int64
+	if gpus {
 		for _, r := range res {
-			if r.from <= t && t < r.to {
-				sc += r.cpu
-				sm += r.mem
-			}
-		}
-		peakCPU, peakMem = max(peakCPU, sc), max(peakMem, sm)
-		full = int(peakCPU) >= cpu
-	}
-	probe(a)
-	for _, r := range res {
-		if full {
-			return -1, 0, used
-		}
-		if r.from < b && r.to > a {
-			if r.from > a {
-				probe(r.from)
-			}
-			if gpus {
+			if r.from < b && r.to > a {
 				used = used.Or(r.gpus)
 			}
 		}
 	}
-	if full {
+	// Once the peak takes every CPU the node offers it offers nothing,
+	// whatever the rest. Memory reserved beyond what is free now (a
+	// running job's release counted in) leaves none, not a debt.
+	peakCPU, peakMem := c.stepsOf(i).peakOver(a, b)
+	if int(peakCPU) >= cpu {
 		return -1, 0, used
 	}
-	// Memory reserved beyond what is free now (a running job's release
-	// counted in) leaves none, not a debt.
 	return cpu - int(peakCPU), max(0, mem-peakMem), used
+}
+
+// resEvent is a reservation's start (+) or end (-) for peakReserved.
+type resEvent struct {
+	t   int64
+	end bool
+	cpu int32
+	mem int64
 }
 
 // conflicts reports whether picks made on live counts would, over
@@ -249,6 +261,7 @@ func (c *cluster) countFree(i int32, used model.Bitmap, typ string) int {
 // reserve books picks on their nodes over [from, to), choosing GPU
 // indices free over the whole window.
 func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
+	var cpus int64
 	for _, p := range picks {
 		rv := reserve{from: from, to: to, cpu: int32(p.cpus), mem: p.mem}
 		if p.gpus > 0 {
@@ -259,9 +272,13 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			})
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
-		c.bf.addDelta(from, -int64(p.cpus))
-		c.bf.addDelta(to, int64(p.cpus))
+		if !c.bf.stale[p.node] {
+			c.bf.steps[p.node].addReserve(rv)
+		}
+		cpus += int64(p.cpus)
 	}
+	c.bf.addDelta(from, -cpus)
+	c.bf.addDelta(to, cpus)
 	c.bf.addTime(to)
 }
 
@@ -438,18 +455,55 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	}
 	if c.earliest == nil {
 		c.earliest = make([]int64, len(c.nodes))
+		c.epoch = make([]uint32, len(c.nodes))
+	}
+	c.curEpoch++
+	cands := ps.order
+	if r.hasGPU() {
+		u := unit
+		if r.pack {
+			u = 1
+		}
+		cands = c.gpuNodes(ps, r.gpuType, r.gpusOn(u))
 	}
 	found := c.abuf[:0]
 	defer func() { c.abuf = found[:0] }()
-	for _, i := range ps.order {
-		c.earliest[i] = never
+	// best is a max-heap (by time) of found nodes that together are
+	// enough for the job; its top is a cap: a node that cannot fit by
+	// then is not among those that decide the bound, so its search stops
+	// there (and its mask entry says "not before cap+1", still a lower
+	// bound). Small jobs then look at a few instants per node.
+	best := c.hbuf[:0]
+	defer func() { c.hbuf = best[:0] }()
+	bestTasks := 0
+	enough := func(tasks, nodes int) bool {
+		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
+	}
+	for _, i := range cands {
+		c.earliest[i], c.epoch[i] = never, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {
 			continue
 		}
 		n := c.nodes[i]
-		if t := c.nodeEarliest(i, r, unit, limit, now, horizon); t < never {
-			c.earliest[i] = t
-			found = append(found, avail{t, max(1, n.CPUs/r.cpt)})
+		limitT := horizon
+		if enough(bestTasks, len(best)) {
+			limitT = min(horizon, best[0].t)
+		}
+		t := c.nodeEarliest(i, r, unit, limit, now, limitT)
+		if t >= never {
+			if limitT < horizon {
+				c.earliest[i] = limitT + 1
+			}
+			continue
+		}
+		c.earliest[i] = t
+		a := avail{t, max(1, n.CPUs/r.cpt)}
+		found = append(found, a)
+		best = heapPush(best, a)
+		bestTasks += a.tasks
+		for len(best) > 0 && enough(bestTasks-best[0].tasks, len(best)-1) {
+			bestTasks -= best[0].tasks
+			best = heapPop(best)
 		}
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
@@ -464,47 +518,289 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	return never
 }
 
+// gpuNodes is the nodes of ps (in placement order) that have at least
+// need GPUs of type typ ("" = any) at all: a GPU job's earliest-start
+// search looks at no other node. Cached per pass.
+func (c *cluster) gpuNodes(ps *partState, typ string, need int) []int32 {
+	key := gpuKey{ps, typ, need}
+	if l, ok := c.gpuLists[key]; ok {
+		return l
+	}
+	var l []int32
+	for _, i := range ps.order {
+		have := 0
+		for _, g := range c.nodes[i].GPUs {
+			if typ == "" || g.Type == typ {
+				have++
+			}
+		}
+		if have >= need {
+			l = append(l, i)
+		}
+	}
+	if c.gpuLists == nil {
+		c.gpuLists = map[gpuKey][]int32{}
+	}
+	c.gpuLists[key] = l
+	return l
+}
+
+type gpuKey struct {
+	ps   *partState
+	typ  string
+	need int
+}
+
+// heapPush and heapPop keep a max-heap of avail by time.
+func heapPush(h []avail, a avail) []avail {
+	h = append(h, a)
+	for k := len(h) - 1; k > 0; {
+		up := (k - 1) / 2
+		if h[up].t >= h[k].t {
+			break
+		}
+		h[up], h[k] = h[k], h[up]
+		k = up
+	}
+	return h
+}
+
+func heapPop(h []avail) []avail {
+	last := len(h) - 1
+	h[0] = h[last]
+	h = h[:last]
+	for k := 0; ; {
+		l, r, big := 2*k+1, 2*k+2, k
+		if l < len(h) && h[l].t > h[big].t {
+			big = l
+		}
+		if r < len(h) && h[r].t > h[big].t {
+			big = r
+		}
+		if big == k {
+			return h
+		}
+		h[k], h[big] = h[big], h[k]
+		k = big
+	}
+}
+
 // nodeEarliest is the first instant after now (within the horizon) at
 // which node i can hold unit tasks of r over a whole time limit.
+//
+// Candidates are the node's own instants (now+1, its releases, its
+// reservation ends) in time order: the first that fits is the answer. What
+// the node offers over [t, t+limit) is window's answer, computed here in
+// one sweep: releases up to t are added as t advances, and the reserved
+// peak over the window is a sliding maximum over the node's reservation
+// step function (both ends of the window only move forward), so a node
+// holding k reservations costs O(k log k), not k windows of O(k) each.
 func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon int64) int64 {
+	if c.cpu[i] < 0 {
+		return never
+	}
 	n := c.nodes[i]
-	fits := func(t int64) bool {
-		cpu, mem, _ := c.window(i, t, endOf(t, limit), false)
-		gpu := 0
-		if r.hasGPU() && cpu > 0 {
-			gpu = c.windowGPUFree(i, t, endOf(t, limit), r.gpuType)
-		}
-		if r.pack {
-			return r.capTasks(1, cpu, mem, gpu, n) > 0
-		}
-		_, _, ok := r.fits(unit, cpu, mem, gpu, n)
-		return ok
-	}
-	// Try the node's own instants in time order: the first that fits is
-	// the answer, so a node that is free early costs one window.
-	ts := append(c.tbuf[:0], now+1)
-	for _, rl := range c.bf.rel[i] {
-		ts = append(ts, rl.t)
-	}
-	for _, rv := range c.bf.res[i] {
-		ts = append(ts, rv.to)
-	}
-	slices.Sort(ts)
-	c.tbuf = ts
-	prev := int64(-1)
-	for _, t := range ts {
-		if t <= now || t == prev {
-			continue
+	p := c.bf
+	rel, res := p.rel[i], p.res[i]
+	st := c.stepsOf(i)
+	sw := &c.nbuf
+	sw.reset(st)
+	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
+	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
+	k := 0                            // releases counted
+	for x := -1; x < len(st.ts); x++ {
+		t := now + 1
+		if x >= 0 {
+			if t = st.ts[x]; t <= now+1 {
+				continue
+			}
 		}
 		if t > horizon || t >= never {
 			break
 		}
-		prev = t
-		if fits(t) {
+		for ; k < len(rel) && rel[k].t <= t; k++ {
+			baseCPU += int(rel[k].cpu)
+			baseMem += rel[k].mem
+		}
+		if baseCPU < needCPU {
+			continue // short even before reservations count
+		}
+		end := endOf(t, limit)
+		cpu, mem := baseCPU, baseMem
+		if len(res) > 0 {
+			peakCPU, peakMem := sw.peak(t, end)
+			if int(peakCPU) >= cpu {
+				continue // nothing offered (window's full)
+			}
+			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
+		}
+		gpu := 0
+		if r.hasGPU() && cpu > 0 {
+			gpu = c.windowGPUFree(i, t, end, r.gpuType)
+		}
+		if r.pack {
+			if r.capTasks(1, cpu, mem, gpu, n) > 0 {
+				return t
+			}
+		} else if _, _, ok := r.fits(unit, cpu, mem, gpu, n); ok {
 			return t
 		}
 	}
 	return never
+}
+
+// nodeSteps is one node's instants (release times and reservation ends,
+// sorted, unique) and its reserved use as a step function: on
+// [at[k], at[k+1]) its reservations hold cpu[k] CPUs and mem[k] MiB (0
+// before at[0] and from the last instant on). Built when the node's
+// profile changed since the last look, so a pass that reserves on a few
+// nodes per job does not re-sort every node's reservations per job.
+type nodeSteps struct {
+	ts  []int64
+	at  []int64
+	cpu []int32
+	mem []int64
+}
+
+func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
+	st.ts, st.at, st.cpu, st.mem = st.ts[:0], st.at[:0], st.cpu[:0], st.mem[:0]
+	for _, rl := range rel {
+		st.ts = append(st.ts, rl.t)
+	}
+	for _, rv := range res {
+		st.ts = append(st.ts, rv.to)
+	}
+	slices.Sort(st.ts)
+	st.ts = slices.Compact(st.ts)
+	ev := (*buf)[:0]
+	for _, r := range res {
+		ev = append(ev, resEvent{t: r.from, cpu: r.cpu, mem: r.mem}, resEvent{t: r.to, end: true, cpu: -r.cpu, mem: -r.mem})
+	}
+	slices.SortFunc(ev, func(x, y resEvent) int { return cmp.Compare(x.t, y.t) })
+	var sc int32
+	var sm int64
+	for k := 0; k < len(ev); {
+		t := ev[k].t
+		for ; k < len(ev) && ev[k].t == t; k++ {
+			sc += ev[k].cpu
+			sm += ev[k].mem
+		}
+		st.at, st.cpu, st.mem = append(st.at, t), append(st.cpu, sc), append(st.mem, sm)
+	}
+	*buf = ev
+}
+
+// stepsOf returns node i's step function, built if its profile changed
+// since it was last built.
+func (c *cluster) stepsOf(i int32) *nodeSteps {
+	p := c.bf
+	st := &p.steps[i]
+	if p.stale[i] {
+		st.build(p.rel[i], p.res[i], &c.ebuf)
+		p.stale[i] = false
+	}
+	return st
+}
+
+// peakOver is the most CPUs and the most memory (each on its own) the
+// node's reservations hold at one instant of [a, b): the largest values
+// of the intervals that meet the window, found by binary search.
+func (st *nodeSteps) peakOver(a, b int64) (cpu int32, mem int64) {
+	k, found := slices.BinarySearch(st.at, a)
+	if !found && k > 0 {
+		k-- // the interval holding a
+	}
+	for ; k < len(st.at) && st.at[k] < b; k++ {
+		cpu, mem = max(cpu, st.cpu[k]), max(mem, st.mem[k])
+	}
+	return cpu, mem
+}
+
+// addInstant adds t to the node's instants.
+func (st *nodeSteps) addInstant(t int64) {
+	if k, found := slices.BinarySearch(st.ts, t); !found {
+		st.ts = slices.Insert(st.ts, k, t)
+	}
+}
+
+// addReserve adds a reservation to a built step function in place: O(k),
+// where rebuilding would sort every reservation of the node again.
+func (st *nodeSteps) addReserve(rv reserve) {
+	st.addInstant(rv.to)
+	lo := st.breakAt(rv.from)
+	hi := st.breakAt(rv.to)
+	for k := lo; k < hi; k++ {
+		st.cpu[k] += rv.cpu
+		st.mem[k] += rv.mem
+	}
+}
+
+// breakAt returns the index of the interval starting at t, splitting the
+// one that holds t (or adding one that holds nothing) when needed.
+func (st *nodeSteps) breakAt(t int64) int {
+	k, found := slices.BinarySearch(st.at, t)
+	if found {
+		return k
+	}
+	var cpu int32
+	var mem int64
+	if k > 0 {
+		cpu, mem = st.cpu[k-1], st.mem[k-1]
+	}
+	st.at = slices.Insert(st.at, k, t)
+	st.cpu = slices.Insert(st.cpu, k, cpu)
+	st.mem = slices.Insert(st.mem, k, mem)
+	return k
+}
+
+// nodeSweep answers the reserved peak of one node's nodeSteps over
+// windows whose both ends only move forward, with one monotonic queue per
+// resource.
+type nodeSweep struct {
+	*nodeSteps
+	qc, qm []int // indices into at, values decreasing from the head
+	hc, hm int   // queue heads
+	next   int   // first interval not yet pushed
+}
+
+func (w *nodeSweep) reset(st *nodeSteps) {
+	w.nodeSteps = st
+	w.qc, w.qm, w.hc, w.hm, w.next = w.qc[:0], w.qm[:0], 0, 0, 0
+}
+
+// peak is the most CPUs and memory held at one instant of [a, b); a and
+// b must not decrease from one call to the next.
+func (w *nodeSweep) peak(a, b int64) (int32, int64) {
+	// Push the intervals that start before b.
+	for ; w.next < len(w.at) && w.at[w.next] < b; w.next++ {
+		k := w.next
+		for len(w.qc) > w.hc && w.cpu[w.qc[len(w.qc)-1]] <= w.cpu[k] {
+			w.qc = w.qc[:len(w.qc)-1]
+		}
+		w.qc = append(w.qc, k)
+		for len(w.qm) > w.hm && w.mem[w.qm[len(w.qm)-1]] <= w.mem[k] {
+			w.qm = w.qm[:len(w.qm)-1]
+		}
+		w.qm = append(w.qm, k)
+	}
+	// Drop the intervals that end at or before a (interval k ends at
+	// at[k+1]; the last one never ends but holds nothing).
+	ended := func(k int) bool { return k+1 < len(w.at) && w.at[k+1] <= a }
+	for w.hc < len(w.qc) && ended(w.qc[w.hc]) {
+		w.hc++
+	}
+	for w.hm < len(w.qm) && ended(w.qm[w.hm]) {
+		w.hm++
+	}
+	var pc int32
+	var pm int64
+	if w.hc < len(w.qc) {
+		pc = max(0, w.cpu[w.qc[w.hc]])
+	}
+	if w.hm < len(w.qm) {
+		pm = max(0, w.mem[w.qm[w.hm]])
+	}
+	return pc, pm
 }
 
 // placeAvoiding is first-fit on the live counts (the partition trees, so
@@ -559,10 +855,10 @@ func (c *cluster) placeAvoiding(ps *partState, r *request, req, exc []int32, now
 
 // refresh rewrites node i's leaf in every partition tree.
 func (c *cluster) refresh(i int32) {
-	cpu, idle, mem := c.leaf(i)
+	leaf := c.leaf(i)
 	for _, m := range c.member[i] {
 		if m.part.tree != nil {
-			m.part.tree.update(int(m.pos), cpu, idle, mem)
+			m.part.tree.update(int(m.pos), leaf)
 		}
 	}
 }

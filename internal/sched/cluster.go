@@ -31,12 +31,18 @@ type cluster struct {
 	// earliest, while masked, is each candidate node's first possible
 	// start for the job being reserved (see skipped).
 	earliest []int64
+	epoch    []uint32 // earliest[i] is for the current job when epoch[i] == curEpoch
+	curEpoch uint32
 	masked   bool
 	// featExc memoises, per --constraint expression, the sorted indices of
 	// nodes that lack the features (nil entry: the expression is invalid).
-	featExc map[string][]int32
-	tbuf    []int64 // scratch for nodeEarliest
-	abuf    []avail // scratch for earliestBound
+	featExc  map[string][]int32
+	gpuLists map[gpuKey][]int32
+	tbuf     []int64 // scratch for nodeEarliest
+	abuf     []avail // scratch for earliestBound
+	hbuf     []avail
+	ebuf     []resEvent
+	nbuf     nodeSweep // scratch for nodeEarliest
 }
 
 type membership struct {
@@ -139,24 +145,28 @@ func (c *cluster) addPartition(p *model.Partition, trees bool) *partState {
 	if trees {
 		ps.tree = newSegTree(len(ps.order))
 		for pos, i := range ps.order {
-			cpu, idle, mem := c.leaf(i)
-			ps.tree.setLeaf(pos, cpu, idle, mem)
+			ps.tree.setLeaf(pos, c.leaf(i))
 		}
 		ps.tree.build()
 	}
 	return ps
 }
 
-// leaf is a node's entry in the partition trees.
-func (c *cluster) leaf(i int32) (cpu, idle int32, mem int64) {
-	cpu = c.cpu[i]
+// leaf is a node's entry in the partition trees: what it offers now
+// (viewLive), GPUs of any type counted.
+func (c *cluster) leaf(i int32) leafVal {
+	cpu := c.cpu[i]
 	if cpu < 0 || c.held[i] {
-		return -1, 0, 0
+		return leafVal{cpu: -1}
 	}
+	v := leafVal{cpu: cpu, mem: c.mem[i]}
 	if int(cpu) >= c.nodes[i].CPUs {
-		idle = int32(c.nodes[i].CPUs)
+		v.idle = int32(c.nodes[i].CPUs)
 	}
-	return cpu, idle, c.mem[i]
+	if len(c.nodes[i].GPUs) > 0 {
+		v.gpu = int32(c.freeGPU(viewLive, i, ""))
+	}
+	return v
 }
 
 // freeOn is what node i offers under view v; cpu < 0 means unusable.
@@ -221,10 +231,11 @@ func (c *cluster) gpuFree(v view, i int32, r *request) int {
 }
 
 // next finds the first position >= from in ps.order that may satisfy the
-// thresholds (minIdle > 0 asks for a node nobody uses).
-func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle int, minMem int64) int {
+// thresholds (minIdle > 0 asks for a node nobody uses; minGPU counts GPUs
+// of any type, a bound for typed requests).
+func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int, minMem int64) int {
 	if v == viewLive && ps.tree != nil {
-		return ps.tree.first(from, int32(minCPU), int32(minIdle), minMem)
+		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
 	}
 	// Empty views are evaluated once per job shape (memoised), so a plain
 	// scan is cheap enough and keeps the tree for the hot path only.
@@ -250,7 +261,14 @@ func (c *cluster) place(v view, ps *partState, r *request, req, exc []int32) ([]
 
 func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
 	remaining := r.tasks
-	picks := make([]pick, 0, 1)
+	// Capacity for the usual case, nodes the size of the partition's
+	// first: a 64-task job on one-CPU nodes would otherwise grow the
+	// slice seven times per placement.
+	hint := 1
+	if len(ps.order) > 0 {
+		hint = min(len(ps.order), ceilDiv(r.tasks*r.cpt, max(1, c.nodes[ps.order[0]].CPUs)))
+	}
+	picks := make([]pick, 0, hint)
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]
@@ -275,7 +293,7 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 	}
 	minMem := r.memThreshold(r.cpt)
 	for pos := 0; remaining > 0; pos++ {
-		if pos = c.next(v, ps, pos, r.cpt, minIdle, minMem); pos < 0 {
+		if pos = c.next(v, ps, pos, r.cpt, minIdle, r.gpusOn(1), minMem); pos < 0 {
 			return nil, false
 		}
 		i := ps.order[pos]
@@ -327,7 +345,11 @@ func (c *cluster) placeFixed(v view, ps *partState, r *request, req, exc []int32
 		if r.exclusive {
 			minIdle = t * r.cpt
 		}
-		if pos = c.next(v, ps, pos, t*r.cpt, minIdle, r.memThreshold(t*r.cpt)); pos < 0 {
+		minGPU := 0
+		if r.hasGPU() {
+			minGPU = r.gpusOn(t)
+		}
+		if pos = c.next(v, ps, pos, t*r.cpt, minIdle, minGPU, r.memThreshold(t*r.cpt)); pos < 0 {
 			return nil, false
 		}
 		i := ps.order[pos]
@@ -374,11 +396,11 @@ func (c *cluster) commit(picks []pick, gpuType string) {
 		c.cpu[p.node] -= int32(p.cpus)
 		c.mem[p.node] -= p.mem
 		c.free -= int64(p.cpus)
-		cpu, idle, mem := c.leaf(p.node)
+		leaf := c.leaf(p.node)
 		for _, m := range c.member[p.node] {
 			m.part.free -= int64(p.cpus)
 			if m.part.tree != nil {
-				m.part.tree.update(int(m.pos), cpu, idle, mem)
+				m.part.tree.update(int(m.pos), leaf)
 			}
 		}
 	}
@@ -404,7 +426,7 @@ func (c *cluster) block(ps *partState, exc []int32) {
 			m.part.free -= free
 			m.part.heldFree += free
 			if m.part.tree != nil {
-				m.part.tree.update(int(m.pos), -1, 0, 0)
+				m.part.tree.update(int(m.pos), leafVal{cpu: -1})
 			}
 		}
 	}

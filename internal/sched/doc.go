@@ -29,6 +29,12 @@
 // starts. Preemption (free nodes before a Resources wait) will slot in at
 // consider.
 //
+// Advance reservations (Input.Reservations) reach placement as excluded
+// nodes: subpackage resv decides, per job, which nodes reservations deny
+// it over [now, now+limit) and which nodes its own reservation confines it
+// to (reservations.go merges them into the job's -x set), so first-fit,
+// backfill and preemption honour them without a path of their own.
+//
 // Subpackage schedtest builds clusters, queues and job indexes for tests,
 // benchmarks and the simulator, and checks plan invariants.
 package sched

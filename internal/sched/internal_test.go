@@ -11,37 +11,39 @@ func TestSegTreeFirst(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for round := range 200 {
 		n := 1 + rng.Intn(70)
-		cpu, idle, mem := make([]int32, n), make([]int32, n), make([]int64, n)
+		leaves := make([]leafVal, n)
 		tr := newSegTree(n)
 		set := func(i int) {
-			cpu[i], mem[i] = int32(rng.Intn(9)-1), int64(rng.Intn(1000))
-			idle[i] = 0
+			l := leafVal{cpu: int32(rng.Intn(9) - 1), mem: int64(rng.Intn(1000)), gpu: int32(rng.Intn(3) * rng.Intn(5))}
 			if rng.Intn(3) == 0 {
-				idle[i] = cpu[i]
+				l.idle = l.cpu
 			}
+			leaves[i] = l
 		}
 		for i := range n {
 			set(i)
-			tr.setLeaf(i, cpu[i], idle[i], mem[i])
+			tr.setLeaf(i, leaves[i])
 		}
 		tr.build()
 		for q := range 100 {
 			if q%3 == 0 {
 				i := rng.Intn(n)
 				set(i)
-				tr.update(i, cpu[i], idle[i], mem[i])
+				tr.update(i, leaves[i])
 			}
 			from := rng.Intn(n + 1)
-			minCPU, minIdle, minMem := int32(1+rng.Intn(8)), int32(rng.Intn(2)*rng.Intn(8)), int64(rng.Intn(1000))
+			m := leafVal{cpu: int32(1 + rng.Intn(8)), idle: int32(rng.Intn(2) * rng.Intn(8)),
+				gpu: int32(rng.Intn(2) * rng.Intn(5)), mem: int64(rng.Intn(1000))}
 			want := -1
 			for i := from; i < n; i++ {
-				if cpu[i] >= minCPU && idle[i] >= minIdle && mem[i] >= minMem {
+				l := leaves[i]
+				if l.cpu >= m.cpu && l.idle >= m.idle && l.gpu >= m.gpu && l.mem >= m.mem {
 					want = i
 					break
 				}
 			}
-			if got := tr.first(from, minCPU, minIdle, minMem); got != want {
-				t.Fatalf("round %d: first(%d, %d, %d, %d) = %d, want %d", round, from, minCPU, minIdle, minMem, got, want)
+			if got := tr.first(from, m); got != want {
+				t.Fatalf("round %d: first(%d, %+v) = %d, want %d", round, from, m, got, want)
 			}
 		}
 	}

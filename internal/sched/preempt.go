@@ -8,31 +8,48 @@ import (
 )
 
 // Preempt configures preemption (slurm.conf PreemptType, PreemptMode,
-// PreemptExemptTime). The zero value preempts nothing.
+// PreemptExemptTime, PreemptParameters). The zero value preempts nothing.
 type Preempt struct {
 	// Type is "partition_prio" (a job may preempt jobs of partitions
-	// with a lower PriorityTier) or "" / "none".
+	// with a lower PriorityTier), "qos" (jobs whose QOS is in the Preempt
+	// list of its own QOS) or "" / "none".
 	Type string
 	// Mode is the cluster's PreemptMode (OFF, CANCEL, REQUEUE, SUSPEND);
-	// a partition's own PreemptMode wins.
+	// a QOS's (under qos) or partition's own PreemptMode wins.
 	Mode string
+	// Gang is PreemptMode's GANG flag: jobs of OverSubscribe=FORCE:N
+	// partitions share CPUs by time slices (see gang.go).
+	Gang bool
 	// ExemptTime: a job that started less than this many seconds ago is
-	// not preempted.
+	// not preempted (a QOS's own PreemptExemptTime wins).
 	ExemptTime int64
+	// MinExemptPriority (PreemptParameters=min_exempt_priority): when
+	// set, only jobs of lower priority may be preempted.
+	MinExemptPriority int64
+	// ReorderCount (PreemptParameters=reorder_count): passes that drop
+	// victims the placement turned out not to need. 0 means Slurm's
+	// default of one pass; negative means none.
+	ReorderCount int
+	// TimeSlice is SchedulerTimeSlice, seconds (gang slices; 0 = 30).
+	TimeSlice int64
 }
 
-// Enabled reports whether any job may be preempted.
-func (p Preempt) Enabled() bool { return p.Type == "partition_prio" }
+// Enabled reports whether any job may be preempted or suspended for
+// another.
+func (p Preempt) Enabled() bool { return p.Type == "partition_prio" || p.Type == "qos" || p.Gang }
 
-// Preemption is one pending job's victims: the running jobs to requeue or
-// cancel so that it can start. The preemptor keeps waiting (Resources)
-// until they are gone; nothing is started in their place this cycle.
+// Preemption is one pending job's victims: the running jobs to requeue,
+// cancel or suspend so that it can start. The preemptor keeps waiting
+// (Resources) until they are gone; nothing is started in their place this
+// cycle.
 type Preemption struct {
 	Job     model.JobID
 	Victims []Victim
 }
 
-// Victim is a running job to preempt and how (CANCEL or REQUEUE).
+// Victim is a running job to preempt and how: CANCEL, REQUEUE, SUSPEND
+// (frozen, its CPUs lent to the preemptor, resumed when they are free
+// again) or GANG (suspended to share its CPUs by time slices).
 type Victim struct {
 	Job   model.JobID
 	Mode  string
@@ -50,17 +67,22 @@ func (p Preempt) ModeOf(part *model.Partition) string {
 	return p.Mode
 }
 
-// preemptFor looks for the fewest running jobs of lower PriorityTier
-// whose resources, freed, let j start, lowest tier and priority first and
-// of those the most recently started. It is a what-if over copies of the
+// freesCPUsOnly reports whether a victim preempted this way keeps its
+// memory and GPUs: a suspended job stays in memory, as in Slurm.
+func freesCPUsOnly(mode string) bool { return mode == "SUSPEND" || mode == "GANG" }
+
+// preemptFor looks for the fewest running jobs j may preempt whose
+// resources, freed, let j start, lowest tier and priority first and of
+// those the most recently started. It is a what-if over copies of the
 // nodes: nothing in s changes but the victims' marks, so a later job of
 // the same cycle does not pick them again. Jobs already being preempted
 // (victims of an earlier cycle, still ending) count as free first, so a
-// preemptor never takes more while they drain.
+// preemptor never takes more while they drain. When no job may be
+// preempted, a job of a gang partition may still suspend jobs it shares
+// CPUs with (see gangCandidates).
 func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Victim {
-	pc := s.cfg.Preempt
-	tier := s.in.Partitions[j.Partition].PriorityTier
 	var draining, candidates []*model.Job
+	modes := map[model.JobID]string{}
 	for _, v := range s.in.Running {
 		switch {
 		case v.State != model.JobRunning || len(v.Alloc) == 0 || s.victims[v.ID]:
@@ -70,31 +92,91 @@ func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Vic
 			}
 		case v.Completing, v.Suspended:
 		default:
-			vp := s.in.Partitions[v.Partition]
-			if vp == nil || vp.PriorityTier >= tier {
+			m, ok := s.mayPreempt(j, v)
+			if !ok || !s.touches(v, j.Partition) {
 				continue
 			}
-			if m := pc.ModeOf(vp); m != "CANCEL" && m != "REQUEUE" {
-				continue
-			}
-			if pc.ExemptTime > 0 && v.StartTime+pc.ExemptTime > s.now {
-				continue
-			}
-			if !s.touches(v, j.Partition) {
-				continue
-			}
+			modes[v.ID] = m
 			candidates = append(candidates, v)
 		}
 	}
-	if len(candidates) == 0 {
+	if len(draining) > 0 && s.fitsWithout(j, r, req, exc, draining, modes) {
 		return nil
 	}
-	if len(draining) > 0 && s.fitsWithout(j, r, req, exc, draining) {
-		return nil
+	s.sortVictims(candidates)
+	if out := s.pickVictims(j, r, req, exc, draining, candidates, modes); out != nil || !s.cfg.Preempt.Gang {
+		return out
+	}
+	candidates = s.gangCandidates(j, modes)
+	return s.pickVictims(j, r, req, exc, nil, candidates, modes)
+}
+
+// mayPreempt reports whether j may preempt the running job v under the
+// configured PreemptType, and how.
+func (s *scheduler) mayPreempt(j, v *model.Job) (string, bool) {
+	pc := s.cfg.Preempt
+	vp := s.in.Partitions[v.Partition]
+	if vp == nil {
+		return "", false
+	}
+	mode := pc.ModeOf(vp)
+	exempt := pc.ExemptTime
+	switch pc.Type {
+	case "partition_prio":
+		if vp.PriorityTier >= s.in.Partitions[j.Partition].PriorityTier {
+			return "", false
+		}
+	case "qos":
+		qj, qv := s.qosOf(j), s.qosOf(v)
+		if qj == nil || qv == nil || !slices.Contains(qj.Preempt, qv.Name) {
+			return "", false
+		}
+		if qv.PreemptMode != "" {
+			mode = qv.PreemptMode
+		}
+		if qv.PreemptExemptTime > 0 {
+			exempt = qv.PreemptExemptTime
+		}
+	default:
+		return "", false
+	}
+	if mode != "CANCEL" && mode != "REQUEUE" && mode != "SUSPEND" {
+		return "", false
+	}
+	if exempt > 0 && v.StartTime+exempt > s.now {
+		return "", false
+	}
+	if pc.MinExemptPriority > 0 && int64(v.Priority) >= pc.MinExemptPriority {
+		return "", false
+	}
+	return mode, true
+}
+
+// qosOf is the QOS a job runs under ("normal" when it named none), nil
+// when the input carries no QOS table or the QOS is gone.
+func (s *scheduler) qosOf(j *model.Job) *model.QOS {
+	name := "normal"
+	if j.Spec != nil && j.Spec.QOS != "" {
+		name = j.Spec.QOS
+	}
+	return s.in.QOS[name]
+}
+
+// sortVictims orders candidates by preference: lowest tier (QOS priority
+// under preempt/qos), then lowest job priority, then the most recently
+// started.
+func (s *scheduler) sortVictims(candidates []*model.Job) {
+	tier := func(v *model.Job) int {
+		if s.cfg.Preempt.Type == "qos" {
+			if q := s.qosOf(v); q != nil {
+				return q.Priority
+			}
+			return 0
+		}
+		return s.in.Partitions[v.Partition].PriorityTier
 	}
 	slices.SortFunc(candidates, func(a, b *model.Job) int {
-		ta, tb := s.in.Partitions[a.Partition].PriorityTier, s.in.Partitions[b.Partition].PriorityTier
-		if c := cmp.Compare(ta, tb); c != 0 {
+		if c := cmp.Compare(tier(a), tier(b)); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
@@ -105,8 +187,15 @@ func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Vic
 		}
 		return cmp.Compare(b.ID, a.ID)
 	})
-	// Take victims in that order until the job fits; the CPU total is a
-	// cheap bound that skips most what-ifs.
+}
+
+// pickVictims takes candidates in order until j fits, then drops those
+// the placement turned out not to need (reorder_count passes).
+func (s *scheduler) pickVictims(j *model.Job, r *request, req, exc []int32, draining, candidates []*model.Job, modes map[model.JobID]string) []Victim {
+	if len(candidates) == 0 {
+		return nil
+	}
+	// The CPU total is a cheap bound that skips most what-ifs.
 	need := int64(r.minCPUs())
 	chosen := append([]*model.Job(nil), draining...)
 	freed := s.c.free
@@ -117,7 +206,7 @@ func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Vic
 	for _, v := range candidates {
 		chosen = append(chosen, v)
 		freed += int64(allocCPUs(v))
-		if freed >= need && s.fitsWithout(j, r, req, exc, chosen) {
+		if freed >= need && s.fitsWithout(j, r, req, exc, chosen, modes) {
 			fit = true
 			break
 		}
@@ -127,21 +216,45 @@ func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Vic
 	}
 	// Drop the victims that turned out not to be needed (an early pick on
 	// a node the placement did not use), latest first.
-	if len(chosen) <= 32 {
+	passes := s.cfg.Preempt.ReorderCount
+	if passes == 0 {
+		passes = 1
+	}
+	for range max(passes, 0) {
+		if len(chosen) > 32 {
+			break
+		}
+		dropped := false
 		for i := len(chosen) - 1; i >= len(draining); i-- {
 			rest := slices.Delete(slices.Clone(chosen), i, i+1)
-			if s.fitsWithout(j, r, req, exc, rest) {
-				chosen = rest
+			if s.fitsWithout(j, r, req, exc, rest, modes) {
+				chosen, dropped = rest, true
 			}
+		}
+		if !dropped {
+			break
 		}
 	}
 	var out []Victim
 	for _, v := range chosen[len(draining):] {
 		s.victims[v.ID] = true
-		vp := s.in.Partitions[v.Partition]
-		out = append(out, Victim{Job: v.ID, Mode: pc.ModeOf(vp), Grace: vp.GraceTime})
+		out = append(out, Victim{Job: v.ID, Mode: modes[v.ID], Grace: s.graceOf(v)})
 	}
 	return out
+}
+
+// graceOf is v's GraceTime: its QOS's under preempt/qos, else its
+// partition's.
+func (s *scheduler) graceOf(v *model.Job) int64 {
+	if s.cfg.Preempt.Type == "qos" {
+		if q := s.qosOf(v); q != nil && q.GraceTime > 0 {
+			return q.GraceTime
+		}
+	}
+	if p := s.in.Partitions[v.Partition]; p != nil {
+		return p.GraceTime
+	}
+	return 0
 }
 
 // touches reports whether v holds a node of partition part.
@@ -156,8 +269,9 @@ func (s *scheduler) touches(v *model.Job, part string) bool {
 }
 
 // fitsWithout reports whether j could be placed if the jobs in gone had
-// ended: the live nodes with their resources given back.
-func (s *scheduler) fitsWithout(j *model.Job, r *request, req, exc []int32, gone []*model.Job) bool {
+// ended (or, suspended, given their CPUs back): the live nodes with their
+// resources given back.
+func (s *scheduler) fitsWithout(j *model.Job, r *request, req, exc []int32, gone []*model.Job, modes map[model.JobID]string) bool {
 	nodes := slices.Clone(s.c.nodes)
 	copied := map[int32]bool{}
 	for _, v := range gone {
@@ -172,9 +286,11 @@ func (s *scheduler) fitsWithout(j *model.Job, r *request, req, exc []int32, gone
 			}
 			n := nodes[i]
 			n.AllocCPUs = max(0, n.AllocCPUs-a.CPUs)
-			n.AllocMem = max(0, n.AllocMem-a.Mem)
 			n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
-			n.AllocGPUs = n.AllocGPUs.AndNot(a.GPUs)
+			if !freesCPUsOnly(modes[v.ID]) {
+				n.AllocMem = max(0, n.AllocMem-a.Mem)
+				n.AllocGPUs = n.AllocGPUs.AndNot(a.GPUs)
+			}
 		}
 	}
 	c := newCluster(nodes, s.in.Partitions, true)

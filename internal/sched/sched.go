@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/resv"
 )
 
 // Config holds the cluster-wide scheduling settings v0 understands.
@@ -54,6 +55,12 @@ type Input struct {
 	// preemption picks its victims among them and counts the preempted
 	// ones still ending.
 	Running []*model.Job
+	// QOS is the QOS table (name → QOS) preempt/qos reads; nil without
+	// accounting.
+	QOS map[string]*model.QOS
+	// Reservations are the advance reservations (scontrol create
+	// reservation), active or not; see sched/resv.
+	Reservations []*model.Reservation
 }
 
 // JobIndex is the read access to jobs the scheduler needs beyond Pending.
@@ -113,6 +120,7 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		running: make(map[model.JobID]int),
 		started: make(map[nameUser]bool),
 		victims: make(map[model.JobID]bool),
+		resv:    resv.New(in.Reservations, now),
 	}
 	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
 	if cfg.Backfill {
@@ -137,6 +145,12 @@ type scheduler struct {
 	started map[nameUser]bool           // started this cycle (singleton)
 	lim     *limiter                    // nil: no accounting limits
 	victims map[model.JobID]bool        // chosen for preemption this cycle
+	resv    *resv.Set                   // reservations at now
+	// maint: the job being considered is kept off nodes by a MAINT
+	// reservation, so Resources reads as Slurm's maintenance reason;
+	// confined: it runs only on its reservation's nodes, which no job
+	// outside may take, so the partition's strict order does not hold it.
+	maint, confined bool
 }
 
 type nameUser struct {
@@ -209,6 +223,12 @@ func (s *scheduler) consider(j *model.Job) {
 		s.wait(j, reason)
 		return
 	}
+	var hold string
+	if exc, hold = s.resvExclude(j, ps, req, exc); hold != "" {
+		s.wait(j, hold)
+		return
+	}
+	defer func() { s.maint, s.confined = false, false }()
 	if s.cfg.MaxJobsPerCycle > 0 && len(s.plan.Starts) >= s.cfg.MaxJobsPerCycle && s.cfg.Backfill {
 		s.wait(j, cmp.Or(j.Reason, model.ReasonNone))
 		return
@@ -217,7 +237,7 @@ func (s *scheduler) consider(j *model.Job) {
 		s.considerBackfill(j, ps, &r, req, exc)
 		return
 	}
-	if ps.blocked { // strict order within a partition
+	if ps.blocked && !s.confined { // strict order within a partition
 		s.wait(j, model.ReasonPriority)
 		return
 	}
@@ -253,7 +273,12 @@ func (s *scheduler) consider(j *model.Job) {
 	s.start(j, picks)
 }
 
-func (s *scheduler) wait(j *model.Job, reason string) { s.plan.Reasons[j.ID] = reason }
+func (s *scheduler) wait(j *model.Job, reason string) {
+	if s.maint && reason == model.ReasonResources {
+		reason = model.ReasonResvMaint
+	}
+	s.plan.Reasons[j.ID] = reason
+}
 
 func (s *scheduler) start(j *model.Job, picks []pick) {
 	// Node-table order, so the batch host is the allocation's first node

@@ -83,6 +83,11 @@ func (s *Service) Diag(ctx context.Context, reset bool) (*api.DiagInfo, error) {
 	return d, nil
 }
 
+// ListReservations answers scontrol show reservation and sinfo -T.
+func (s *Service) ListReservations(ctx context.Context) ([]*model.Reservation, int64, error) {
+	return s.Reservations(ctx)
+}
+
 // Priorities answers sprio and sshare.
 func (s *Service) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
 	r, err := s.PriorityFactors(ctx)

@@ -369,6 +369,9 @@ func (s *Service) Control(ctx context.Context, sel api.JobSelection, action stri
 				msg = "Job/step already completing or completed"
 			case cmd == "resume" && !j.Suspended:
 				msg = "Job is not suspended"
+			case cmd == "resume" && j.SchedSuspended:
+				// Preempted or gang-suspended: the scheduler resumes it.
+				msg = "Requested operation is presently disabled"
 			}
 		case j.State == model.JobPending:
 			msg = "Job is pending execution"

@@ -158,6 +158,9 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		return 0, err
 	}
 	s.defaultAccount(spec, id)
+	if err := checkJobReservation(snap, spec, id.User); err != nil {
+		return 0, err
+	}
 	part, err := s.pickPartition(snap, spec, id)
 	if err != nil {
 		return 0, err

@@ -181,9 +181,18 @@ func (s *Service) UpdateJob(ctx context.Context, sel api.JobSelection, fields ma
 		if _, err := s.raft.Apply(fsm.TypeUpdateJob, cmd); err != nil {
 			return nil, errCommit(err)
 		}
+		if n, ok := s.notify.(timeLimitNotifier); ok && cmd.TimeLimit != nil {
+			n.TimeLimitChanged(cmd.Jobs) // running jobs' nodes re-arm their limit
+		}
 		s.notify.Kick()
 	}
 	return results, nil
+}
+
+// timeLimitNotifier is a Notifier that also tells running jobs' nodes of
+// a new time limit (the controller is one).
+type timeLimitNotifier interface {
+	TimeLimitChanged(jobs []model.JobID)
 }
 
 // updateRefusal is Slurm's reason to refuse the update of j, or "".

@@ -68,10 +68,16 @@ type Config struct {
 	PreemptMode       string
 	PreemptGang       bool
 	PreemptExemptTime int64
-	MaxStepCount      int
-	MaxScriptSize     int // bytes (SchedulerParameters=max_script_size)
-	FirstJobID        uint32
-	ReturnToService   int // 0, 1 or 2
+	// PreemptParameters min_exempt_priority (0: unset) and reorder_count
+	// (Slurm's default 1); SchedulerTimeSlice is the gang time slice in
+	// seconds (default 30).
+	PreemptMinExemptPriority int64
+	PreemptReorderCount      int
+	SchedulerTimeSlice       int64
+	MaxStepCount             int
+	MaxScriptSize            int // bytes (SchedulerParameters=max_script_size)
+	FirstJobID               uint32
+	ReturnToService          int // 0, 1 or 2
 
 	// Memory defaults and limits in MiB; 0 means unset.
 	DefMemPerCPU  int64
@@ -213,25 +219,27 @@ func perr(file string, line int, msg string) error {
 
 func newConfig(file string) *Config {
 	return &Config{
-		File:              file,
-		SlurmctldPort:     DefaultSlurmctldPort,
-		SlurmdPort:        DefaultSlurmdPort,
-		StateSaveLocation: DefaultStateSaveDir,
-		SlurmdSpoolDir:    DefaultSlurmdSpoolDir,
-		SlurmUser:         DefaultSlurmUser,
-		SlurmdTimeout:     DefaultSlurmdTimeout,
-		KillWait:          DefaultKillWait,
-		Scheduler:         DefaultScheduler(),
-		MinJobAge:         DefaultMinJobAge,
-		MaxArraySize:      DefaultMaxArraySize,
-		MaxJobCount:       DefaultMaxJobCount,
-		PreemptType:       "none",
-		Priority:          Priority{MaxAge: 7 * 24 * 3600, DecayHalfLife: 7 * 24 * 3600, CalcPeriod: 300},
-		PreemptMode:       "OFF",
-		MaxStepCount:      DefaultMaxStepCount,
-		MaxScriptSize:     DefaultMaxScriptSize,
-		FirstJobID:        DefaultFirstJobID,
-		ReturnToService:   DefaultReturnToService,
+		File:                file,
+		SlurmctldPort:       DefaultSlurmctldPort,
+		SlurmdPort:          DefaultSlurmdPort,
+		StateSaveLocation:   DefaultStateSaveDir,
+		SlurmdSpoolDir:      DefaultSlurmdSpoolDir,
+		SlurmUser:           DefaultSlurmUser,
+		SlurmdTimeout:       DefaultSlurmdTimeout,
+		KillWait:            DefaultKillWait,
+		Scheduler:           DefaultScheduler(),
+		MinJobAge:           DefaultMinJobAge,
+		MaxArraySize:        DefaultMaxArraySize,
+		MaxJobCount:         DefaultMaxJobCount,
+		PreemptType:         "none",
+		Priority:            Priority{MaxAge: 7 * 24 * 3600, DecayHalfLife: 7 * 24 * 3600, CalcPeriod: 300},
+		PreemptMode:         "OFF",
+		PreemptReorderCount: 1,
+		SchedulerTimeSlice:  30,
+		MaxStepCount:        DefaultMaxStepCount,
+		MaxScriptSize:       DefaultMaxScriptSize,
+		FirstJobID:          DefaultFirstJobID,
+		ReturnToService:     DefaultReturnToService,
 
 		HealthCheckNodeState: DefaultHealthCheckNodeState,
 		Accounting:           Accounting{Type: "sqlite"},

@@ -227,6 +227,8 @@ func (p *parser) global(pos Pos, kv pair) error {
 		p.parseSchedulerType(pos, v)
 	case "schedulerparameters":
 		p.parseSchedulerParameters(pos, v)
+	case "preemptparameters", "schedulertimeslice":
+		return p.parsePreemptKey(pos, lower, v, bad)
 	case "clustername":
 		// Slurm folds cluster names to lower case for its database.
 		c.ClusterName = strings.ToLower(v)

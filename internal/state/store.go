@@ -30,6 +30,7 @@ type Snapshot struct {
 	stats      JobStats
 	usage      map[string]float64 // fair-share usage by account/user, decayed to usageAt; replaced, never changed
 	usageAt    int64
+	resvs      map[string]*model.Reservation // by name; replaced, never changed
 }
 
 // Store holds the current snapshot and wakes watchers on each change.

@@ -30,6 +30,7 @@ var managed = []string{
 	"SLURM_SUBMIT_DIR", "SLURM_SUBMIT_HOST", "SLURM_CLUSTER_NAME", "SLURMD_NODENAME",
 	"SLURM_NODEID", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_GTIDS", "SLURM_TASK_PID",
 	"SLURM_JOB_UID", "SLURM_JOB_USER", "SLURM_JOB_GID", "SLURM_JOB_ACCOUNT", "SLURM_JOB_QOS",
+	"SLURM_JOB_RESERVATION",
 	"SLURM_ARRAY_JOB_ID", "SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT",
 	"SLURM_ARRAY_TASK_MIN", "SLURM_ARRAY_TASK_MAX", "SLURM_ARRAY_TASK_STEP",
 	"SLURM_JOB_START_TIME", "SLURM_JOB_END_TIME", "SLURM_EXPORT_ENV",
@@ -161,6 +162,9 @@ func BatchEnv(job *model.Job, node NodeInfo, cluster string, now int64) []string
 	}
 	if spec.QOS != "" {
 		set("SLURM_JOB_QOS", spec.QOS)
+	}
+	if spec.Reservation != "" {
+		set("SLURM_JOB_RESERVATION", spec.Reservation)
 	}
 
 	if job.IsArrayTask() {

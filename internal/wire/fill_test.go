@@ -109,8 +109,9 @@ func TestEveryFieldRoundTrips(t *testing.T) {
 	t.Run("Node", func(t *testing.T) {
 		nd := filled[model.Node](t)
 		// The controller's own bookkeeping: how the node's size was
-		// learnt and who drained it (health or an administrator).
-		if d := diffFields(nd, NodeFromPB(NodeToPB(nd)), "DetectCPUs", "DetectMemory", "HealthDrain"); len(d) > 0 {
+		// learnt and who drained it (health or an administrator); Resv is
+		// derived by the client from the reservations.
+		if d := diffFields(nd, NodeFromPB(NodeToPB(nd)), "DetectCPUs", "DetectMemory", "HealthDrain", "Resv"); len(d) > 0 {
 			t.Errorf("Node fields lost on the wire: %v", d)
 		}
 	})
@@ -135,7 +136,11 @@ func TestEveryJobFieldRoundTrips(t *testing.T) {
 	// BeginTime, Preempted, Released), earlier runs (sacct reads them from
 	// accounting), PlannedStart (sent as a pending job's StartTime) and
 	// Steps (sent in their short form; the Step check below is the full one).
-	skip := []string{"PrioritySet", "BeginTime", "Runs", "PlannedStart", "Preempted", "Released", "Steps"}
+	// The scheduler's suspension bookkeeping (SchedSuspended, PreemptedFor,
+	// SliceTime, SuspendsVictims) stays in the controller too: users see
+	// the state and Suspended time, which are carried.
+	skip := []string{"PrioritySet", "BeginTime", "Runs", "PlannedStart", "Preempted", "Released", "Steps",
+		"SchedSuspended", "PreemptedFor", "SliceTime", "SuspendsVictims"}
 	if d := diffFields(j, JobFromPB(JobToPB(j, Full)), skip...); len(d) > 0 {
 		t.Errorf("Job fields lost on the wire: %v", d)
 	}

@@ -24,6 +24,7 @@ func SpecToPB(s *model.JobSpec) *pb.JobSpec {
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, Gpus: GPUReqToPB(s.GPUs),
 		Uid: s.UID, Gid: s.GID, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int32(s.KillInvalidDep),
 		Features: s.Features, MinCpusNode: int32(s.MinCPUsNode),
+		Reservation: s.Reservation,
 	}
 	if a := s.Array; a != nil {
 		ids := make([]int32, len(a.TaskIDs))
@@ -59,6 +60,7 @@ func SpecFromPB(s *pb.JobSpec) *model.JobSpec {
 		SubmitHost: s.SubmitHost, SubmitLine: s.SubmitLine, GPUs: GPUReqFromPB(s.Gpus),
 		UID: s.Uid, GID: s.Gid, Priority: s.Priority, Umask: s.Umask, KillInvalidDep: int8(s.KillInvalidDep),
 		Features: s.Features, MinCPUsNode: int(s.MinCpusNode),
+		Reservation: s.Reservation,
 	}
 	if a := s.Array; a != nil {
 		var ids []int

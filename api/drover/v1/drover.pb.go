@@ -756,8 +756,10 @@ type JobSpec struct {
 	// The submitter's umask (SLURM_UMASK).
 	Umask *uint32 `protobuf:"varint,43,opt,name=umask,proto3,oneof" json:"umask,omitempty"`
 	// --constraint expression and --mincpus.
-	Features      string `protobuf:"bytes,45,opt,name=features,proto3" json:"features,omitempty"`
-	MinCpusNode   int32  `protobuf:"varint,46,opt,name=min_cpus_node,json=minCpusNode,proto3" json:"min_cpus_node,omitempty"`
+	Features    string `protobuf:"bytes,45,opt,name=features,proto3" json:"features,omitempty"`
+	MinCpusNode int32  `protobuf:"varint,46,opt,name=min_cpus_node,json=minCpusNode,proto3" json:"min_cpus_node,omitempty"`
+	// --reservation.
+	Reservation   string `protobuf:"bytes,44,opt,name=reservation,proto3" json:"reservation,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1105,6 +1107,13 @@ func (x *JobSpec) GetMinCpusNode() int32 {
 		return x.MinCpusNode
 	}
 	return 0
+}
+
+func (x *JobSpec) GetReservation() string {
+	if x != nil {
+		return x.Reservation
+	}
+	return ""
 }
 
 type GPUReq struct {
@@ -8684,6 +8693,185 @@ func (x *PrioritiesResponse) GetFairTree() bool {
 	return false
 }
 
+type ReservationCommandRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	RequestJson   []byte                 `protobuf:"bytes,1,opt,name=request_json,json=requestJson,proto3" json:"request_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservationCommandRequest) Reset() {
+	*x = ReservationCommandRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[104]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationCommandRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationCommandRequest) ProtoMessage() {}
+
+func (x *ReservationCommandRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[104]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationCommandRequest.ProtoReflect.Descriptor instead.
+func (*ReservationCommandRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{104}
+}
+
+func (x *ReservationCommandRequest) GetRequestJson() []byte {
+	if x != nil {
+		return x.RequestJson
+	}
+	return nil
+}
+
+// name is the reservation created (create), for "Reservation created: NAME".
+type ReservationCommandResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReservationCommandResponse) Reset() {
+	*x = ReservationCommandResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[105]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReservationCommandResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReservationCommandResponse) ProtoMessage() {}
+
+func (x *ReservationCommandResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[105]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReservationCommandResponse.ProtoReflect.Descriptor instead.
+func (*ReservationCommandResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{105}
+}
+
+func (x *ReservationCommandResponse) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type ListReservationsRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListReservationsRequest) Reset() {
+	*x = ListReservationsRequest{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[106]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReservationsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReservationsRequest) ProtoMessage() {}
+
+func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[106]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReservationsRequest.ProtoReflect.Descriptor instead.
+func (*ListReservationsRequest) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{106}
+}
+
+// reservations_json is a JSON list of model.Reservation; now the
+// controller's clock (unix seconds), for ACTIVE/INACTIVE.
+type ListReservationsResponse struct {
+	state            protoimpl.MessageState `protogen:"open.v1"`
+	ReservationsJson []byte                 `protobuf:"bytes,1,opt,name=reservations_json,json=reservationsJson,proto3" json:"reservations_json,omitempty"`
+	Now              int64                  `protobuf:"varint,2,opt,name=now,proto3" json:"now,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
+}
+
+func (x *ListReservationsResponse) Reset() {
+	*x = ListReservationsResponse{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[107]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListReservationsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListReservationsResponse) ProtoMessage() {}
+
+func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[107]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListReservationsResponse.ProtoReflect.Descriptor instead.
+func (*ListReservationsResponse) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{107}
+}
+
+func (x *ListReservationsResponse) GetReservationsJson() []byte {
+	if x != nil {
+		return x.ReservationsJson
+	}
+	return nil
+}
+
+func (x *ListReservationsResponse) GetNow() int64 {
+	if x != nil {
+		return x.Now
+	}
+	return 0
+}
+
 var File_api_drover_v1_drover_proto protoreflect.FileDescriptor
 
 const file_api_drover_v1_drover_proto_rawDesc = "" +
@@ -8735,7 +8923,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"Dependency\x12\x10\n" +
 	"\x03raw\x18\x01 \x01(\tR\x03raw\x12(\n" +
 	"\x05terms\x18\x02 \x03(\v2\x12.drover.v1.DepTermR\x05terms\x12\x10\n" +
-	"\x03any\x18\x03 \x01(\bR\x03any\"\xc1\n" +
+	"\x03any\x18\x03 \x01(\bR\x03any\"\xe3\n" +
 	"\n" +
 	"\aJobSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
@@ -8790,7 +8978,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\bpriority\x18* \x01(\rH\x02R\bpriority\x88\x01\x01\x12\x19\n" +
 	"\x05umask\x18+ \x01(\rH\x03R\x05umask\x88\x01\x01\x12\x1a\n" +
 	"\bfeatures\x18- \x01(\tR\bfeatures\x12\"\n" +
-	"\rmin_cpus_node\x18. \x01(\x05R\vminCpusNodeB\x06\n" +
+	"\rmin_cpus_node\x18. \x01(\x05R\vminCpusNode\x12 \n" +
+	"\vreservation\x18, \x01(\tR\vreservationB\x06\n" +
 	"\x04_uidB\x06\n" +
 	"\x04_gidB\v\n" +
 	"\t_priorityB\b\n" +
@@ -9493,7 +9682,15 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\aweights\x18\x02 \x01(\v2\x1a.drover.v1.PriorityWeightsR\aweights\x12*\n" +
 	"\x04jobs\x18\x03 \x03(\v2\x16.drover.v1.JobPriorityR\x04jobs\x12+\n" +
 	"\x06shares\x18\x04 \x03(\v2\x13.drover.v1.ShareRowR\x06shares\x12\x1b\n" +
-	"\tfair_tree\x18\x05 \x01(\bR\bfairTree2\xde\x0e\n" +
+	"\tfair_tree\x18\x05 \x01(\bR\bfairTree\">\n" +
+	"\x19ReservationCommandRequest\x12!\n" +
+	"\frequest_json\x18\x01 \x01(\fR\vrequestJson\"0\n" +
+	"\x1aReservationCommandResponse\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"\x19\n" +
+	"\x17ListReservationsRequest\"Y\n" +
+	"\x18ListReservationsResponse\x12+\n" +
+	"\x11reservations_json\x18\x01 \x01(\fR\x10reservationsJson\x12\x10\n" +
+	"\x03now\x18\x02 \x01(\x03R\x03now2\x9e\x10\n" +
 	"\x06Drover\x12F\n" +
 	"\tSubmitJob\x12\x1b.drover.v1.SubmitJobRequest\x1a\x1c.drover.v1.SubmitJobResponse\x12C\n" +
 	"\bListJobs\x12\x1a.drover.v1.ListJobsRequest\x1a\x1b.drover.v1.ListJobsResponse\x12G\n" +
@@ -9523,7 +9720,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\fModifyAcctDB\x12\x1e.drover.v1.ModifyAcctDBRequest\x1a\x1f.drover.v1.ModifyAcctDBResponse\x127\n" +
 	"\x04Diag\x12\x16.drover.v1.DiagRequest\x1a\x17.drover.v1.DiagResponse\x12I\n" +
 	"\n" +
-	"Priorities\x12\x1c.drover.v1.PrioritiesRequest\x1a\x1d.drover.v1.PrioritiesResponse2\xd9\x01\n" +
+	"Priorities\x12\x1c.drover.v1.PrioritiesRequest\x1a\x1d.drover.v1.PrioritiesResponse\x12a\n" +
+	"\x12ReservationCommand\x12$.drover.v1.ReservationCommandRequest\x1a%.drover.v1.ReservationCommandResponse\x12[\n" +
+	"\x10ListReservations\x12\".drover.v1.ListReservationsRequest\x1a#.drover.v1.ListReservationsResponse2\xd9\x01\n" +
 	"\tAcctStore\x12H\n" +
 	"\aPutJobs\x12\x1d.drover.v1.PutAcctJobsRequest\x1a\x1e.drover.v1.PutAcctJobsResponse\x12A\n" +
 	"\x04Jobs\x12\x1a.drover.v1.AcctJobsRequest\x1a\x1b.drover.v1.AcctJobsResponse0\x01\x12?\n" +
@@ -9544,114 +9743,118 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 106)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 110)
 var file_api_drover_v1_drover_proto_goTypes = []any{
-	(*JoinRequest)(nil),             // 0: drover.v1.JoinRequest
-	(*JoinResponse)(nil),            // 1: drover.v1.JoinResponse
-	(*CreateJoinTokenRequest)(nil),  // 2: drover.v1.CreateJoinTokenRequest
-	(*CreateJoinTokenResponse)(nil), // 3: drover.v1.CreateJoinTokenResponse
-	(*JoinTokenInfo)(nil),           // 4: drover.v1.JoinTokenInfo
-	(*ListJoinTokensRequest)(nil),   // 5: drover.v1.ListJoinTokensRequest
-	(*ListJoinTokensResponse)(nil),  // 6: drover.v1.ListJoinTokensResponse
-	(*DeleteJoinTokenRequest)(nil),  // 7: drover.v1.DeleteJoinTokenRequest
-	(*DeleteJoinTokenResponse)(nil), // 8: drover.v1.DeleteJoinTokenResponse
-	(*ArraySpec)(nil),               // 9: drover.v1.ArraySpec
-	(*DepTerm)(nil),                 // 10: drover.v1.DepTerm
-	(*Dependency)(nil),              // 11: drover.v1.Dependency
-	(*JobSpec)(nil),                 // 12: drover.v1.JobSpec
-	(*GPUReq)(nil),                  // 13: drover.v1.GPUReq
-	(*GPU)(nil),                     // 14: drover.v1.GPU
-	(*Usage)(nil),                   // 15: drover.v1.Usage
-	(*NodeAlloc)(nil),               // 16: drover.v1.NodeAlloc
-	(*Job)(nil),                     // 17: drover.v1.Job
-	(*StepSpec)(nil),                // 18: drover.v1.StepSpec
-	(*StringList)(nil),              // 19: drover.v1.StringList
-	(*StepNode)(nil),                // 20: drover.v1.StepNode
-	(*Step)(nil),                    // 21: drover.v1.Step
-	(*Node)(nil),                    // 22: drover.v1.Node
-	(*Partition)(nil),               // 23: drover.v1.Partition
-	(*SubmitJobRequest)(nil),        // 24: drover.v1.SubmitJobRequest
-	(*SubmitJobResponse)(nil),       // 25: drover.v1.SubmitJobResponse
-	(*ListJobsRequest)(nil),         // 26: drover.v1.ListJobsRequest
-	(*ListJobsResponse)(nil),        // 27: drover.v1.ListJobsResponse
-	(*WatchJobsRequest)(nil),        // 28: drover.v1.WatchJobsRequest
-	(*ListNodesRequest)(nil),        // 29: drover.v1.ListNodesRequest
-	(*ListNodesResponse)(nil),       // 30: drover.v1.ListNodesResponse
-	(*ListPartitionsRequest)(nil),   // 31: drover.v1.ListPartitionsRequest
-	(*ListPartitionsResponse)(nil),  // 32: drover.v1.ListPartitionsResponse
-	(*JobTarget)(nil),               // 33: drover.v1.JobTarget
-	(*JobSelection)(nil),            // 34: drover.v1.JobSelection
-	(*SignalJobsRequest)(nil),       // 35: drover.v1.SignalJobsRequest
-	(*ControlJobsRequest)(nil),      // 36: drover.v1.ControlJobsRequest
-	(*UpdateJobRequest)(nil),        // 37: drover.v1.UpdateJobRequest
-	(*JobResult)(nil),               // 38: drover.v1.JobResult
-	(*JobResultsResponse)(nil),      // 39: drover.v1.JobResultsResponse
-	(*UpdateNodesRequest)(nil),      // 40: drover.v1.UpdateNodesRequest
-	(*UpdateNodesResponse)(nil),     // 41: drover.v1.UpdateNodesResponse
-	(*PingRequest)(nil),             // 42: drover.v1.PingRequest
-	(*ControllerStatus)(nil),        // 43: drover.v1.ControllerStatus
-	(*PingResponse)(nil),            // 44: drover.v1.PingResponse
-	(*KV)(nil),                      // 45: drover.v1.KV
-	(*GetConfigRequest)(nil),        // 46: drover.v1.GetConfigRequest
-	(*GetConfigResponse)(nil),       // 47: drover.v1.GetConfigResponse
-	(*ReconfigureRequest)(nil),      // 48: drover.v1.ReconfigureRequest
-	(*ReconfigureResponse)(nil),     // 49: drover.v1.ReconfigureResponse
-	(*CreateStepRequest)(nil),       // 50: drover.v1.CreateStepRequest
-	(*CreateStepResponse)(nil),      // 51: drover.v1.CreateStepResponse
-	(*CompleteJobRequest)(nil),      // 52: drover.v1.CompleteJobRequest
-	(*CompleteJobResponse)(nil),     // 53: drover.v1.CompleteJobResponse
-	(*AttachStepRequest)(nil),       // 54: drover.v1.AttachStepRequest
-	(*AttachStepResponse)(nil),      // 55: drover.v1.AttachStepResponse
-	(*BroadcastRequest)(nil),        // 56: drover.v1.BroadcastRequest
-	(*BroadcastResponse)(nil),       // 57: drover.v1.BroadcastResponse
-	(*AgentMessage)(nil),            // 58: drover.v1.AgentMessage
-	(*StatReply)(nil),               // 59: drover.v1.StatReply
-	(*NodeHealth)(nil),              // 60: drover.v1.NodeHealth
-	(*StepStat)(nil),                // 61: drover.v1.StepStat
-	(*StepStatsRequest)(nil),        // 62: drover.v1.StepStatsRequest
-	(*StepStatsResponse)(nil),       // 63: drover.v1.StepStatsResponse
-	(*StatRequest)(nil),             // 64: drover.v1.StatRequest
-	(*StepEnded)(nil),               // 65: drover.v1.StepEnded
-	(*Register)(nil),                // 66: drover.v1.Register
-	(*JobRun)(nil),                  // 67: drover.v1.JobRun
-	(*Heartbeat)(nil),               // 68: drover.v1.Heartbeat
-	(*JobStarted)(nil),              // 69: drover.v1.JobStarted
-	(*JobEnded)(nil),                // 70: drover.v1.JobEnded
-	(*ControllerMessage)(nil),       // 71: drover.v1.ControllerMessage
-	(*LaunchStep)(nil),              // 72: drover.v1.LaunchStep
-	(*SignalStep)(nil),              // 73: drover.v1.SignalStep
-	(*AttachIO)(nil),                // 74: drover.v1.AttachIO
-	(*FetchFile)(nil),               // 75: drover.v1.FetchFile
-	(*ReportAck)(nil),               // 76: drover.v1.ReportAck
-	(*EndAck)(nil),                  // 77: drover.v1.EndAck
-	(*Registered)(nil),              // 78: drover.v1.Registered
-	(*Launch)(nil),                  // 79: drover.v1.Launch
-	(*SignalJob)(nil),               // 80: drover.v1.SignalJob
-	(*AcctJobSel)(nil),              // 81: drover.v1.AcctJobSel
-	(*AcctJobsRequest)(nil),         // 82: drover.v1.AcctJobsRequest
-	(*AcctStep)(nil),                // 83: drover.v1.AcctStep
-	(*AcctJob)(nil),                 // 84: drover.v1.AcctJob
-	(*AcctRun)(nil),                 // 85: drover.v1.AcctRun
-	(*AcctJobsResponse)(nil),        // 86: drover.v1.AcctJobsResponse
-	(*GetAcctDBRequest)(nil),        // 87: drover.v1.GetAcctDBRequest
-	(*GetAcctDBResponse)(nil),       // 88: drover.v1.GetAcctDBResponse
-	(*ModifyAcctDBRequest)(nil),     // 89: drover.v1.ModifyAcctDBRequest
-	(*ModifyAcctDBResponse)(nil),    // 90: drover.v1.ModifyAcctDBResponse
-	(*PutAcctJobsRequest)(nil),      // 91: drover.v1.PutAcctJobsRequest
-	(*PutAcctJobsResponse)(nil),     // 92: drover.v1.PutAcctJobsResponse
-	(*AcctPingRequest)(nil),         // 93: drover.v1.AcctPingRequest
-	(*AcctPingResponse)(nil),        // 94: drover.v1.AcctPingResponse
-	(*DiagRequest)(nil),             // 95: drover.v1.DiagRequest
-	(*RPCStat)(nil),                 // 96: drover.v1.RPCStat
-	(*DiagResponse)(nil),            // 97: drover.v1.DiagResponse
-	(*PrioritiesRequest)(nil),       // 98: drover.v1.PrioritiesRequest
-	(*PriorityWeights)(nil),         // 99: drover.v1.PriorityWeights
-	(*TRESFactor)(nil),              // 100: drover.v1.TRESFactor
-	(*JobPriority)(nil),             // 101: drover.v1.JobPriority
-	(*ShareRow)(nil),                // 102: drover.v1.ShareRow
-	(*PrioritiesResponse)(nil),      // 103: drover.v1.PrioritiesResponse
-	nil,                             // 104: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                             // 105: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*JoinRequest)(nil),                // 0: drover.v1.JoinRequest
+	(*JoinResponse)(nil),               // 1: drover.v1.JoinResponse
+	(*CreateJoinTokenRequest)(nil),     // 2: drover.v1.CreateJoinTokenRequest
+	(*CreateJoinTokenResponse)(nil),    // 3: drover.v1.CreateJoinTokenResponse
+	(*JoinTokenInfo)(nil),              // 4: drover.v1.JoinTokenInfo
+	(*ListJoinTokensRequest)(nil),      // 5: drover.v1.ListJoinTokensRequest
+	(*ListJoinTokensResponse)(nil),     // 6: drover.v1.ListJoinTokensResponse
+	(*DeleteJoinTokenRequest)(nil),     // 7: drover.v1.DeleteJoinTokenRequest
+	(*DeleteJoinTokenResponse)(nil),    // 8: drover.v1.DeleteJoinTokenResponse
+	(*ArraySpec)(nil),                  // 9: drover.v1.ArraySpec
+	(*DepTerm)(nil),                    // 10: drover.v1.DepTerm
+	(*Dependency)(nil),                 // 11: drover.v1.Dependency
+	(*JobSpec)(nil),                    // 12: drover.v1.JobSpec
+	(*GPUReq)(nil),                     // 13: drover.v1.GPUReq
+	(*GPU)(nil),                        // 14: drover.v1.GPU
+	(*Usage)(nil),                      // 15: drover.v1.Usage
+	(*NodeAlloc)(nil),                  // 16: drover.v1.NodeAlloc
+	(*Job)(nil),                        // 17: drover.v1.Job
+	(*StepSpec)(nil),                   // 18: drover.v1.StepSpec
+	(*StringList)(nil),                 // 19: drover.v1.StringList
+	(*StepNode)(nil),                   // 20: drover.v1.StepNode
+	(*Step)(nil),                       // 21: drover.v1.Step
+	(*Node)(nil),                       // 22: drover.v1.Node
+	(*Partition)(nil),                  // 23: drover.v1.Partition
+	(*SubmitJobRequest)(nil),           // 24: drover.v1.SubmitJobRequest
+	(*SubmitJobResponse)(nil),          // 25: drover.v1.SubmitJobResponse
+	(*ListJobsRequest)(nil),            // 26: drover.v1.ListJobsRequest
+	(*ListJobsResponse)(nil),           // 27: drover.v1.ListJobsResponse
+	(*WatchJobsRequest)(nil),           // 28: drover.v1.WatchJobsRequest
+	(*ListNodesRequest)(nil),           // 29: drover.v1.ListNodesRequest
+	(*ListNodesResponse)(nil),          // 30: drover.v1.ListNodesResponse
+	(*ListPartitionsRequest)(nil),      // 31: drover.v1.ListPartitionsRequest
+	(*ListPartitionsResponse)(nil),     // 32: drover.v1.ListPartitionsResponse
+	(*JobTarget)(nil),                  // 33: drover.v1.JobTarget
+	(*JobSelection)(nil),               // 34: drover.v1.JobSelection
+	(*SignalJobsRequest)(nil),          // 35: drover.v1.SignalJobsRequest
+	(*ControlJobsRequest)(nil),         // 36: drover.v1.ControlJobsRequest
+	(*UpdateJobRequest)(nil),           // 37: drover.v1.UpdateJobRequest
+	(*JobResult)(nil),                  // 38: drover.v1.JobResult
+	(*JobResultsResponse)(nil),         // 39: drover.v1.JobResultsResponse
+	(*UpdateNodesRequest)(nil),         // 40: drover.v1.UpdateNodesRequest
+	(*UpdateNodesResponse)(nil),        // 41: drover.v1.UpdateNodesResponse
+	(*PingRequest)(nil),                // 42: drover.v1.PingRequest
+	(*ControllerStatus)(nil),           // 43: drover.v1.ControllerStatus
+	(*PingResponse)(nil),               // 44: drover.v1.PingResponse
+	(*KV)(nil),                         // 45: drover.v1.KV
+	(*GetConfigRequest)(nil),           // 46: drover.v1.GetConfigRequest
+	(*GetConfigResponse)(nil),          // 47: drover.v1.GetConfigResponse
+	(*ReconfigureRequest)(nil),         // 48: drover.v1.ReconfigureRequest
+	(*ReconfigureResponse)(nil),        // 49: drover.v1.ReconfigureResponse
+	(*CreateStepRequest)(nil),          // 50: drover.v1.CreateStepRequest
+	(*CreateStepResponse)(nil),         // 51: drover.v1.CreateStepResponse
+	(*CompleteJobRequest)(nil),         // 52: drover.v1.CompleteJobRequest
+	(*CompleteJobResponse)(nil),        // 53: drover.v1.CompleteJobResponse
+	(*AttachStepRequest)(nil),          // 54: drover.v1.AttachStepRequest
+	(*AttachStepResponse)(nil),         // 55: drover.v1.AttachStepResponse
+	(*BroadcastRequest)(nil),           // 56: drover.v1.BroadcastRequest
+	(*BroadcastResponse)(nil),          // 57: drover.v1.BroadcastResponse
+	(*AgentMessage)(nil),               // 58: drover.v1.AgentMessage
+	(*StatReply)(nil),                  // 59: drover.v1.StatReply
+	(*NodeHealth)(nil),                 // 60: drover.v1.NodeHealth
+	(*StepStat)(nil),                   // 61: drover.v1.StepStat
+	(*StepStatsRequest)(nil),           // 62: drover.v1.StepStatsRequest
+	(*StepStatsResponse)(nil),          // 63: drover.v1.StepStatsResponse
+	(*StatRequest)(nil),                // 64: drover.v1.StatRequest
+	(*StepEnded)(nil),                  // 65: drover.v1.StepEnded
+	(*Register)(nil),                   // 66: drover.v1.Register
+	(*JobRun)(nil),                     // 67: drover.v1.JobRun
+	(*Heartbeat)(nil),                  // 68: drover.v1.Heartbeat
+	(*JobStarted)(nil),                 // 69: drover.v1.JobStarted
+	(*JobEnded)(nil),                   // 70: drover.v1.JobEnded
+	(*ControllerMessage)(nil),          // 71: drover.v1.ControllerMessage
+	(*LaunchStep)(nil),                 // 72: drover.v1.LaunchStep
+	(*SignalStep)(nil),                 // 73: drover.v1.SignalStep
+	(*AttachIO)(nil),                   // 74: drover.v1.AttachIO
+	(*FetchFile)(nil),                  // 75: drover.v1.FetchFile
+	(*ReportAck)(nil),                  // 76: drover.v1.ReportAck
+	(*EndAck)(nil),                     // 77: drover.v1.EndAck
+	(*Registered)(nil),                 // 78: drover.v1.Registered
+	(*Launch)(nil),                     // 79: drover.v1.Launch
+	(*SignalJob)(nil),                  // 80: drover.v1.SignalJob
+	(*AcctJobSel)(nil),                 // 81: drover.v1.AcctJobSel
+	(*AcctJobsRequest)(nil),            // 82: drover.v1.AcctJobsRequest
+	(*AcctStep)(nil),                   // 83: drover.v1.AcctStep
+	(*AcctJob)(nil),                    // 84: drover.v1.AcctJob
+	(*AcctRun)(nil),                    // 85: drover.v1.AcctRun
+	(*AcctJobsResponse)(nil),           // 86: drover.v1.AcctJobsResponse
+	(*GetAcctDBRequest)(nil),           // 87: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),          // 88: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),        // 89: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),       // 90: drover.v1.ModifyAcctDBResponse
+	(*PutAcctJobsRequest)(nil),         // 91: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),        // 92: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),            // 93: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),           // 94: drover.v1.AcctPingResponse
+	(*DiagRequest)(nil),                // 95: drover.v1.DiagRequest
+	(*RPCStat)(nil),                    // 96: drover.v1.RPCStat
+	(*DiagResponse)(nil),               // 97: drover.v1.DiagResponse
+	(*PrioritiesRequest)(nil),          // 98: drover.v1.PrioritiesRequest
+	(*PriorityWeights)(nil),            // 99: drover.v1.PriorityWeights
+	(*TRESFactor)(nil),                 // 100: drover.v1.TRESFactor
+	(*JobPriority)(nil),                // 101: drover.v1.JobPriority
+	(*ShareRow)(nil),                   // 102: drover.v1.ShareRow
+	(*PrioritiesResponse)(nil),         // 103: drover.v1.PrioritiesResponse
+	(*ReservationCommandRequest)(nil),  // 104: drover.v1.ReservationCommandRequest
+	(*ReservationCommandResponse)(nil), // 105: drover.v1.ReservationCommandResponse
+	(*ListReservationsRequest)(nil),    // 106: drover.v1.ListReservationsRequest
+	(*ListReservationsResponse)(nil),   // 107: drover.v1.ListReservationsResponse
+	nil,                                // 108: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                                // 109: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	4,   // 0: drover.v1.ListJoinTokensResponse.tokens:type_name -> drover.v1.JoinTokenInfo
@@ -9678,9 +9881,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	34,  // 21: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 22: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 23: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	104, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	108, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	38,  // 25: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	105, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	109, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	43,  // 27: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	45,  // 28: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	18,  // 29: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -9753,43 +9956,47 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	89,  // 96: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
 	95,  // 97: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
 	98,  // 98: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
-	91,  // 99: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	82,  // 100: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	93,  // 101: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	58,  // 102: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,   // 103: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	25,  // 104: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	27,  // 105: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	27,  // 106: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	30,  // 107: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	32,  // 108: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	39,  // 109: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 110: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 111: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	41,  // 112: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	44,  // 113: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	47,  // 114: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	49,  // 115: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	51,  // 116: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	53,  // 117: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	55,  // 118: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	57,  // 119: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,   // 120: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	6,   // 121: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
-	8,   // 122: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
-	63,  // 123: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	86,  // 124: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	88,  // 125: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	90,  // 126: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	97,  // 127: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	103, // 128: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
-	92,  // 129: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	86,  // 130: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	94,  // 131: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	71,  // 132: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,   // 133: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	104, // [104:134] is the sub-list for method output_type
-	74,  // [74:104] is the sub-list for method input_type
+	104, // 99: drover.v1.Drover.ReservationCommand:input_type -> drover.v1.ReservationCommandRequest
+	106, // 100: drover.v1.Drover.ListReservations:input_type -> drover.v1.ListReservationsRequest
+	91,  // 101: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	82,  // 102: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	93,  // 103: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	58,  // 104: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,   // 105: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	25,  // 106: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	27,  // 107: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	27,  // 108: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	30,  // 109: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	32,  // 110: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	39,  // 111: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 112: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 113: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	41,  // 114: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	44,  // 115: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	47,  // 116: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	49,  // 117: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	51,  // 118: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	53,  // 119: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	55,  // 120: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	57,  // 121: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,   // 122: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	6,   // 123: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
+	8,   // 124: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
+	63,  // 125: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	86,  // 126: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	88,  // 127: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	90,  // 128: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	97,  // 129: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	103, // 130: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
+	105, // 131: drover.v1.Drover.ReservationCommand:output_type -> drover.v1.ReservationCommandResponse
+	107, // 132: drover.v1.Drover.ListReservations:output_type -> drover.v1.ListReservationsResponse
+	92,  // 133: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	86,  // 134: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	94,  // 135: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	71,  // 136: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,   // 137: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	106, // [106:138] is the sub-list for method output_type
+	74,  // [74:106] is the sub-list for method input_type
 	74,  // [74:74] is the sub-list for extension type_name
 	74,  // [74:74] is the sub-list for extension extendee
 	0,   // [0:74] is the sub-list for field type_name
@@ -9828,7 +10035,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   106,
+			NumMessages:   110,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

@@ -24,31 +24,33 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Drover_SubmitJob_FullMethodName       = "/drover.v1.Drover/SubmitJob"
-	Drover_ListJobs_FullMethodName        = "/drover.v1.Drover/ListJobs"
-	Drover_WatchJobs_FullMethodName       = "/drover.v1.Drover/WatchJobs"
-	Drover_ListNodes_FullMethodName       = "/drover.v1.Drover/ListNodes"
-	Drover_ListPartitions_FullMethodName  = "/drover.v1.Drover/ListPartitions"
-	Drover_SignalJobs_FullMethodName      = "/drover.v1.Drover/SignalJobs"
-	Drover_ControlJobs_FullMethodName     = "/drover.v1.Drover/ControlJobs"
-	Drover_UpdateJob_FullMethodName       = "/drover.v1.Drover/UpdateJob"
-	Drover_UpdateNodes_FullMethodName     = "/drover.v1.Drover/UpdateNodes"
-	Drover_Ping_FullMethodName            = "/drover.v1.Drover/Ping"
-	Drover_GetConfig_FullMethodName       = "/drover.v1.Drover/GetConfig"
-	Drover_Reconfigure_FullMethodName     = "/drover.v1.Drover/Reconfigure"
-	Drover_CreateStep_FullMethodName      = "/drover.v1.Drover/CreateStep"
-	Drover_CompleteJob_FullMethodName     = "/drover.v1.Drover/CompleteJob"
-	Drover_AttachStep_FullMethodName      = "/drover.v1.Drover/AttachStep"
-	Drover_Broadcast_FullMethodName       = "/drover.v1.Drover/Broadcast"
-	Drover_CreateJoinToken_FullMethodName = "/drover.v1.Drover/CreateJoinToken"
-	Drover_ListJoinTokens_FullMethodName  = "/drover.v1.Drover/ListJoinTokens"
-	Drover_DeleteJoinToken_FullMethodName = "/drover.v1.Drover/DeleteJoinToken"
-	Drover_StepStats_FullMethodName       = "/drover.v1.Drover/StepStats"
-	Drover_AcctJobs_FullMethodName        = "/drover.v1.Drover/AcctJobs"
-	Drover_GetAcctDB_FullMethodName       = "/drover.v1.Drover/GetAcctDB"
-	Drover_ModifyAcctDB_FullMethodName    = "/drover.v1.Drover/ModifyAcctDB"
-	Drover_Diag_FullMethodName            = "/drover.v1.Drover/Diag"
-	Drover_Priorities_FullMethodName      = "/drover.v1.Drover/Priorities"
+	Drover_SubmitJob_FullMethodName          = "/drover.v1.Drover/SubmitJob"
+	Drover_ListJobs_FullMethodName           = "/drover.v1.Drover/ListJobs"
+	Drover_WatchJobs_FullMethodName          = "/drover.v1.Drover/WatchJobs"
+	Drover_ListNodes_FullMethodName          = "/drover.v1.Drover/ListNodes"
+	Drover_ListPartitions_FullMethodName     = "/drover.v1.Drover/ListPartitions"
+	Drover_SignalJobs_FullMethodName         = "/drover.v1.Drover/SignalJobs"
+	Drover_ControlJobs_FullMethodName        = "/drover.v1.Drover/ControlJobs"
+	Drover_UpdateJob_FullMethodName          = "/drover.v1.Drover/UpdateJob"
+	Drover_UpdateNodes_FullMethodName        = "/drover.v1.Drover/UpdateNodes"
+	Drover_Ping_FullMethodName               = "/drover.v1.Drover/Ping"
+	Drover_GetConfig_FullMethodName          = "/drover.v1.Drover/GetConfig"
+	Drover_Reconfigure_FullMethodName        = "/drover.v1.Drover/Reconfigure"
+	Drover_CreateStep_FullMethodName         = "/drover.v1.Drover/CreateStep"
+	Drover_CompleteJob_FullMethodName        = "/drover.v1.Drover/CompleteJob"
+	Drover_AttachStep_FullMethodName         = "/drover.v1.Drover/AttachStep"
+	Drover_Broadcast_FullMethodName          = "/drover.v1.Drover/Broadcast"
+	Drover_CreateJoinToken_FullMethodName    = "/drover.v1.Drover/CreateJoinToken"
+	Drover_ListJoinTokens_FullMethodName     = "/drover.v1.Drover/ListJoinTokens"
+	Drover_DeleteJoinToken_FullMethodName    = "/drover.v1.Drover/DeleteJoinToken"
+	Drover_StepStats_FullMethodName          = "/drover.v1.Drover/StepStats"
+	Drover_AcctJobs_FullMethodName           = "/drover.v1.Drover/AcctJobs"
+	Drover_GetAcctDB_FullMethodName          = "/drover.v1.Drover/GetAcctDB"
+	Drover_ModifyAcctDB_FullMethodName       = "/drover.v1.Drover/ModifyAcctDB"
+	Drover_Diag_FullMethodName               = "/drover.v1.Drover/Diag"
+	Drover_Priorities_FullMethodName         = "/drover.v1.Drover/Priorities"
+	Drover_ReservationCommand_FullMethodName = "/drover.v1.Drover/ReservationCommand"
+	Drover_ListReservations_FullMethodName   = "/drover.v1.Drover/ListReservations"
 )
 
 // DroverClient is the client API for Drover service.
@@ -103,6 +105,11 @@ type DroverClient interface {
 	// Priorities: the multifactor factors of pending jobs and the
 	// fair-share tree (sprio, sshare).
 	Priorities(ctx context.Context, in *PrioritiesRequest, opts ...grpc.CallOption) (*PrioritiesResponse, error)
+	// ReservationCommand is scontrol create/update/delete reservation; the
+	// request is a JSON model.ResvRequest. Admins only.
+	ReservationCommand(ctx context.Context, in *ReservationCommandRequest, opts ...grpc.CallOption) (*ReservationCommandResponse, error)
+	// ListReservations answers scontrol show reservation and sinfo -T.
+	ListReservations(ctx context.Context, in *ListReservationsRequest, opts ...grpc.CallOption) (*ListReservationsResponse, error)
 }
 
 type droverClient struct {
@@ -381,6 +388,26 @@ func (c *droverClient) Priorities(ctx context.Context, in *PrioritiesRequest, op
 	return out, nil
 }
 
+func (c *droverClient) ReservationCommand(ctx context.Context, in *ReservationCommandRequest, opts ...grpc.CallOption) (*ReservationCommandResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReservationCommandResponse)
+	err := c.cc.Invoke(ctx, Drover_ReservationCommand_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *droverClient) ListReservations(ctx context.Context, in *ListReservationsRequest, opts ...grpc.CallOption) (*ListReservationsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListReservationsResponse)
+	err := c.cc.Invoke(ctx, Drover_ListReservations_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // DroverServer is the server API for Drover service.
 // All implementations must embed UnimplementedDroverServer
 // for forward compatibility.
@@ -433,6 +460,11 @@ type DroverServer interface {
 	// Priorities: the multifactor factors of pending jobs and the
 	// fair-share tree (sprio, sshare).
 	Priorities(context.Context, *PrioritiesRequest) (*PrioritiesResponse, error)
+	// ReservationCommand is scontrol create/update/delete reservation; the
+	// request is a JSON model.ResvRequest. Admins only.
+	ReservationCommand(context.Context, *ReservationCommandRequest) (*ReservationCommandResponse, error)
+	// ListReservations answers scontrol show reservation and sinfo -T.
+	ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error)
 	mustEmbedUnimplementedDroverServer()
 }
 
@@ -517,6 +549,12 @@ func (UnimplementedDroverServer) Diag(context.Context, *DiagRequest) (*DiagRespo
 }
 func (UnimplementedDroverServer) Priorities(context.Context, *PrioritiesRequest) (*PrioritiesResponse, error) {
 	return nil, status.Errorf(codes.Unimplemented, "method Priorities not implemented")
+}
+func (UnimplementedDroverServer) ReservationCommand(context.Context, *ReservationCommandRequest) (*ReservationCommandResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ReservationCommand not implemented")
+}
+func (UnimplementedDroverServer) ListReservations(context.Context, *ListReservationsRequest) (*ListReservationsResponse, error) {
+	return nil, status.Errorf(codes.Unimplemented, "method ListReservations not implemented")
 }
 func (UnimplementedDroverServer) mustEmbedUnimplementedDroverServer() {}
 func (UnimplementedDroverServer) testEmbeddedByValue()                {}
@@ -975,6 +1013,42 @@ func _Drover_Priorities_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Drover_ReservationCommand_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReservationCommandRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).ReservationCommand(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_ReservationCommand_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).ReservationCommand(ctx, req.(*ReservationCommandRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Drover_ListReservations_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListReservationsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(DroverServer).ListReservations(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Drover_ListReservations_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(DroverServer).ListReservations(ctx, req.(*ListReservationsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Drover_ServiceDesc is the grpc.ServiceDesc for Drover service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1073,6 +1147,14 @@ var Drover_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "Priorities",
 			Handler:    _Drover_Priorities_Handler,
+		},
+		{
+			MethodName: "ReservationCommand",
+			Handler:    _Drover_ReservationCommand_Handler,
+		},
+		{
+			MethodName: "ListReservations",
+			Handler:    _Drover_ListReservations_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

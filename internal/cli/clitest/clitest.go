@@ -76,3 +76,9 @@ func (Unimplemented) AttachStep(context.Context, model.JobID, model.StepID, stri
 func (Unimplemented) Broadcast(context.Context, cli.BroadcastRequest) ([]string, error) {
 	return nil, ErrUnimplemented
 }
+func (Unimplemented) ReservationCommand(context.Context, *model.ResvRequest) (string, error) {
+	return "", ErrUnimplemented
+}
+func (Unimplemented) ListReservations(context.Context) ([]*model.Reservation, int64, error) {
+	return nil, 0, ErrUnimplemented
+}

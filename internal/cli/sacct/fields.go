@@ -262,6 +262,11 @@ func (r *row) elapsed() int64 {
 	if end == 0 {
 		end = r.now
 	}
+	if r.s == nil {
+		// A job's elapsed time leaves out the time it spent suspended,
+		// as Slurm's does.
+		return max(0, end-start-r.j.Suspended)
+	}
 	return max(0, end-start)
 }
 

@@ -37,8 +37,8 @@ var entities = []entity{
 	{"nodes", 1, func(r *runner, v string, _ bool) { r.showNode(v) }},
 	{"partitions", 2, func(r *runner, v string, _ bool) { r.showPartition(v) }},
 	{"partitionname", 2, func(r *runner, v string, _ bool) { r.showPartition(v) }},
-	{"reservations", 1, nil},
-	{"reservationname", 1, nil},
+	{"reservations", 1, (*runner).showResv},
+	{"reservationname", 1, (*runner).showResv},
 	{"slurmd", 2, nil},
 	{"steps", 2, func(r *runner, v string, _ bool) { r.showStep(v) }},
 	{"topology", 1, nil},
@@ -333,7 +333,7 @@ func (r *runner) update(argv []string) {
 		r.complain("too few arguments for %s keyword", argv[0])
 		return
 	}
-	var job, node, other bool
+	var job, node, resv, other bool
 	for i := 0; i < len(args); i++ {
 		tag, _, ok := strings.Cut(args[i], "=")
 		if !ok {
@@ -344,17 +344,21 @@ func (r *runner) update(argv []string) {
 			node = true
 		case abbrev(tag, "JobId", 3), abbrev(tag, "JobName", 3):
 			job = true
+		case abbrev(tag, "ReservationName", 3):
+			resv = true
 		case abbrev(tag, "PartitionName", 3), abbrev(tag, "StepId", 4), abbrev(tag, "FrontendName", 2),
-			abbrev(tag, "ReservationName", 3), abbrev(tag, "SlurmctldDebug", 2):
+			abbrev(tag, "SlurmctldDebug", 2):
 			other = true
 		}
 	}
 	switch {
 	case job:
 		r.updateJob(args)
+	case resv:
+		r.updateResv(args)
 	case other:
 		r.fail()
-		r.env.Errorf("update: only jobs and nodes can be updated in Drover")
+		r.env.Errorf("update: only jobs, nodes and reservations can be updated in Drover")
 	case node:
 		r.updateNode(args)
 	default:

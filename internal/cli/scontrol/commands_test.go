@@ -99,7 +99,7 @@ func TestUpdateJob(t *testing.T) {
 		{[]string{"update", "Comment=c"}, 1,
 			"No valid entity in update command\nInput line must include \"NodeName\", \"PartitionName\", \"Reservation\", \"JobId\", or \"SlurmctldDebug\"\n", nil},
 		{[]string{"update", "PartitionName=p", "State=DOWN"}, 1,
-			"scontrol: error: update: only jobs and nodes can be updated in Drover\n", nil},
+			"scontrol: error: update: only jobs, nodes and reservations can be updated in Drover\n", nil},
 	}
 	for _, tt := range tests {
 		fc := &fakeClient{jobErrs: map[string]string{"999": cli.MsgInvalidJobID}, jobs: []*model.Job{
@@ -197,7 +197,7 @@ func TestKeywordsAndModes(t *testing.T) {
 		{[]string{"show"}, 1, "", "too few arguments for keyword:show\n"},
 		{[]string{"show", "job", "1", "2"}, 1, "", "too many arguments for keyword:show\n"},
 		{[]string{"show", "bogus"}, 1, "", "invalid entity:bogus for keyword:show \n"},
-		{[]string{"show", "reservation"}, 1, "", "scontrol: error: show reservations: not supported by Drover\n"},
+		{[]string{"show", "topology"}, 1, "", "scontrol: error: show topology: not supported by Drover\n"},
 		{[]string{"top", "5"}, 1, "", "scontrol: error: top: command not supported by Drover\n"},
 		{[]string{"vers"}, 0, "slurm 22.05.8\n", ""},
 		{[]string{"-V"}, 0, "slurm 22.05.8\n", ""},

@@ -196,6 +196,9 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 	fmt.Fprintf(&b, "MinCPUsNode=%d MinMemory%s=%s MinTmpDiskNode=0%s",
 		max(max(1, spec.CPUsPerTask)*max(1, spec.TasksPerNode), spec.MinCPUsNode), memKind, memVal, le)
 	fmt.Fprintf(&b, "Features=%s DelayBoot=00:00:00%s", orNull(spec.Features), le)
+	if spec.Reservation != "" {
+		fmt.Fprintf(&b, "Reservation=%s%s", spec.Reservation, le)
+	}
 	share := "OK"
 	if spec.Exclusive {
 		share = "NO"

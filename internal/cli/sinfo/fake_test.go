@@ -34,6 +34,12 @@ type fakeClient struct {
 	partErr  error
 	nodeErr  error
 	listings int
+	resvs    []*model.Reservation
+	now      int64
+}
+
+func (f *fakeClient) ListReservations(context.Context) ([]*model.Reservation, int64, error) {
+	return f.resvs, f.now, nil
 }
 
 var _ cli.Client = (*fakeClient)(nil)

@@ -246,16 +246,13 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		}
 	}
 	keys := parseSort(sortSpec)
-	if o.reservations {
-		return repeat(ctx, env, o, func() error {
-			fmt.Fprintln(env.Stdout, noReservationsMsg)
-			return nil
-		})
-	}
 	client, err := env.Client()
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "slurm_load_partitions: %v\n", err)
 		return err
+	}
+	if o.reservations {
+		return repeat(ctx, env, o, func() error { return reservationReport(ctx, env, client, o.noHeader) })
 	}
 	return repeat(ctx, env, o, func() error {
 		parts, err := client.ListPartitions(ctx)
@@ -268,6 +265,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 			fmt.Fprintf(env.Stderr, "slurm_load_node: %v\n", err)
 			return err
 		}
+		markReserved(ctx, client, nodes)
 		sel, idx := selectPartitions(parts, o.partitions)
 		groups := buildGroups(sel, idx, nodes, nf, how)
 		sortGroups(groups, keys)

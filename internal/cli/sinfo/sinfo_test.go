@@ -211,7 +211,7 @@ func TestErrorsAndEnv(t *testing.T) {
 	if out != "slurm 22.05.8\n" || code != 0 {
 		t.Errorf("-V: %q exit %d", out, code)
 	}
-	out, _, code = runSinfo(t, nil, nil, "-T")
+	out, _, code = runSinfo(t, &fakeClient{}, nil, "-T")
 	if out != "No reservations in the system\n" || code != 0 {
 		t.Errorf("-T: %q exit %d", out, code)
 	}

@@ -337,7 +337,12 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 			return strconv.AppendUint(d, uint64(r.job.UserID), 10)
 		}),
 		fld('U', "UserID", "UID", num(func(r *jobRow) uint32 { return r.job.UserID })),
-		fld('v', "Reservation", "RESERVATION", fixed("(null)")),
+		fld('v', "Reservation", "RESERVATION", format.Str(func(r *jobRow) string {
+			if r.job.Spec != nil && r.job.Spec.Reservation != "" {
+				return r.job.Spec.Reservation
+			}
+			return "(null)"
+		})),
 		fld('V', "SubmitTime", "SUBMIT_TIME", func(d []byte, r *jobRow) []byte { return appendTime(d, r.job.SubmitTime) }),
 		fld('w', "WCKey", "WCKEY", fixed("(null)")),
 		fld('W', "Licenses", "LICENSES", fixed("(null)")),
