@@ -23,8 +23,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
-	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/wire"
 )
@@ -39,13 +39,18 @@ type Options struct {
 	CAFile string
 }
 
-// Client implements cli.Client.
+// Client implements the one API (api.Service, api.JoinTokens) over gRPC:
+// it turns api's requests into protobuf messages and status codes back
+// into api's errors.
 type Client struct {
 	conn *grpc.ClientConn
 	api  pb.DroverClient
 }
 
-var _ cli.Client = (*Client)(nil)
+var (
+	_ api.Service    = (*Client)(nil)
+	_ api.JoinTokens = (*Client)(nil)
+)
 
 // Dial connects lazily (the first call connects).
 func Dial(o Options) (*Client, error) {
@@ -62,20 +67,20 @@ func Dial(o Options) (*Client, error) {
 	}
 	if target == "" {
 		if o.Addr == "" {
-			return nil, cli.ErrNoController
+			return nil, api.ErrNoController
 		}
 		target = "passthrough:///" + o.Addr
 		pemData, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, fmt.Errorf("%w (no cluster CA to verify %s: %v; set DROVER_CA)", cli.ErrNoController, o.Addr, err)
+			return nil, fmt.Errorf("%w (no cluster CA to verify %s: %v; set DROVER_CA)", api.ErrNoController, o.Addr, err)
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pemData) {
-			return nil, fmt.Errorf("%w (no certificate in %s)", cli.ErrNoController, o.CAFile)
+			return nil, fmt.Errorf("%w (no certificate in %s)", api.ErrNoController, o.CAFile)
 		}
 		opts[0] = grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}))
 		if o.Token != "" {
-			opts = append(opts, grpc.WithPerRPCCredentials(auth.TokenCreds(o.Token)))
+			opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.TokenCreds(o.Token)))
 		}
 	}
 	opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
@@ -107,16 +112,16 @@ func fromStatus(err error) error {
 	switch st.Code() {
 	case codes.Unavailable:
 		if st.Message() == "" || isConnErr(st.Message()) {
-			return cli.ErrNoController
+			return api.ErrNoController
 		}
-		if st.Message() == cli.ErrTryAgain.Error() {
-			return cli.ErrTryAgain
+		if st.Message() == api.ErrTryAgain.Error() {
+			return api.ErrTryAgain
 		}
 	case codes.DeadlineExceeded:
 		return errors.New("Socket timed out on send/recv operation")
 	case codes.FailedPrecondition:
-		if st.Message() == cli.ErrStepBusy.Error() {
-			return cli.ErrStepBusy
+		if st.Message() == api.ErrStepBusy.Error() {
+			return api.ErrStepBusy
 		}
 	}
 	return errors.New(st.Message())
@@ -158,7 +163,7 @@ func ids32(ids []model.JobID) []uint32 {
 }
 
 // ListJobs lists jobs without their scripts and environments.
-func (c *Client) ListJobs(ctx context.Context, q cli.JobQuery) (*cli.JobList, error) {
+func (c *Client) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	return listJobs(ctx, c.api, q)
@@ -216,7 +221,7 @@ func (c *Client) ListPartitions(ctx context.Context) ([]*model.Partition, error)
 	return out, nil
 }
 
-func selToPB(sel cli.JobSelection) *pb.JobSelection {
+func selToPB(sel api.JobSelection) *pb.JobSelection {
 	out := &pb.JobSelection{User: sel.User, Uid: sel.UID, Name: sel.Name, Partition: sel.Partition,
 		Nodes: sel.Nodes, Account: sel.Account, Qos: sel.QOS}
 	for _, s := range sel.States {
@@ -232,33 +237,33 @@ func selToPB(sel cli.JobSelection) *pb.JobSelection {
 	return out
 }
 
-func results(r *pb.JobResultsResponse, err error) ([]cli.JobResult, error) {
+func results(r *pb.JobResultsResponse, err error) ([]api.JobResult, error) {
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	out := make([]cli.JobResult, len(r.Results))
+	out := make([]api.JobResult, len(r.Results))
 	for i, x := range r.Results {
-		out[i] = cli.JobResult{Job: x.Job, Error: x.Error}
+		out[i] = api.JobResult{Job: x.Job, Error: x.Error}
 	}
 	return out, nil
 }
 
 // Signal cancels or signals jobs.
-func (c *Client) Signal(ctx context.Context, sel cli.JobSelection, sig cli.SignalRequest) ([]cli.JobResult, error) {
+func (c *Client) Signal(ctx context.Context, sel api.JobSelection, sig api.SignalRequest) ([]api.JobResult, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	return results(c.api.SignalJobs(ctx, &pb.SignalJobsRequest{Selection: selToPB(sel), Signal: int32(sig.Signal), BatchOnly: sig.BatchOnly, Full: sig.Full}))
 }
 
 // Control holds, releases or requeues jobs.
-func (c *Client) Control(ctx context.Context, sel cli.JobSelection, action string) ([]cli.JobResult, error) {
+func (c *Client) Control(ctx context.Context, sel api.JobSelection, action string) ([]api.JobResult, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	return results(c.api.ControlJobs(ctx, &pb.ControlJobsRequest{Selection: selToPB(sel), Action: action}))
 }
 
 // UpdateJob changes job fields.
-func (c *Client) UpdateJob(ctx context.Context, sel cli.JobSelection, fields map[string]string) ([]cli.JobResult, error) {
+func (c *Client) UpdateJob(ctx context.Context, sel api.JobSelection, fields map[string]string) ([]api.JobResult, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	return results(c.api.UpdateJob(ctx, &pb.UpdateJobRequest{Selection: selToPB(sel), Fields: fields}))
@@ -273,31 +278,31 @@ func (c *Client) UpdateNodes(ctx context.Context, nodes []string, fields map[str
 }
 
 // Ping asks the controller how it is.
-func (c *Client) Ping(ctx context.Context) (*cli.PingResult, error) {
+func (c *Client) Ping(ctx context.Context) (*api.PingResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	r, err := c.api.Ping(ctx, &pb.PingRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	out := &cli.PingResult{}
+	out := &api.PingResult{}
 	for _, s := range r.Controllers {
-		out.Controllers = append(out.Controllers, cli.ControllerStatus{Host: s.Host, Primary: s.Primary, Up: s.Up, Leader: s.Leader})
+		out.Controllers = append(out.Controllers, api.ControllerStatus{Host: s.Host, Primary: s.Primary, Up: s.Up, Leader: s.Leader})
 	}
 	return out, nil
 }
 
 // Config returns the running configuration.
-func (c *Client) Config(ctx context.Context) ([]cli.KV, error) {
+func (c *Client) Config(ctx context.Context) ([]api.KV, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	r, err := c.api.GetConfig(ctx, &pb.GetConfigRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	out := make([]cli.KV, len(r.Items))
+	out := make([]api.KV, len(r.Items))
 	for i, kv := range r.Items {
-		out[i] = cli.KV{Key: kv.Key, Value: kv.Value}
+		out[i] = api.KV{Key: kv.Key, Value: kv.Value}
 	}
 	return out, nil
 }
@@ -344,7 +349,7 @@ func (c *Client) AttachStep(ctx context.Context, job model.JobID, step model.Ste
 }
 
 // Broadcast makes the job's nodes fetch a file.
-func (c *Client) Broadcast(ctx context.Context, req cli.BroadcastRequest) ([]string, error) {
+func (c *Client) Broadcast(ctx context.Context, req api.BroadcastRequest) ([]string, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	r, err := c.api.Broadcast(ctx, &pb.BroadcastRequest{JobId: uint32(req.Job), IoAddr: req.Addr, IoKey: req.Key,
@@ -356,16 +361,16 @@ func (c *Client) Broadcast(ctx context.Context, req cli.BroadcastRequest) ([]str
 }
 
 // StepStats asks the job's nodes for its running steps' usage (sstat).
-func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.StepID, hasStep bool) ([]cli.StepStat, []string, error) {
+func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.StepID, hasStep bool) ([]api.StepStat, []string, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	r, err := c.api.StepStats(ctx, &pb.StepStatsRequest{JobId: uint32(job), StepId: int32(step), HasStep: hasStep})
 	if err != nil {
 		return nil, nil, fromStatus(err)
 	}
-	out := make([]cli.StepStat, 0, len(r.Steps))
+	out := make([]api.StepStat, 0, len(r.Steps))
 	for _, s := range r.Steps {
-		st := cli.StepStat{Job: model.JobID(s.JobId), Step: model.StepID(s.StepId), Node: s.Node, NTasks: int(s.Ntasks)}
+		st := api.StepStat{Job: model.JobID(s.JobId), Step: model.StepID(s.StepId), Node: s.Node, NTasks: int(s.Ntasks)}
 		for _, p := range s.Pids {
 			st.Pids = append(st.Pids, int(p))
 		}
@@ -378,37 +383,29 @@ func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.Step
 }
 
 // CreateJoinToken makes a join token for the nodes a hostlist expression
-// (or ALL) names, good for uses joins (0: one per name); admins only.
-func (c *Client) CreateJoinToken(ctx context.Context, ttl time.Duration, nodes string, uses int) (string, int64, error) {
+// (or ALL) names, good for spec.Uses joins (0: one per name); admins only.
+func (c *Client) CreateJoinToken(ctx context.Context, spec api.TokenSpec) (string, int64, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(ttl / time.Second), Nodes: nodes, Uses: int32(uses)})
+	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(spec.TTL / time.Second), Nodes: spec.Nodes, Uses: int32(spec.Uses)})
 	if err != nil {
 		return "", 0, fromStatus(err)
 	}
 	return r.Token, r.Expires, nil
 }
 
-// JoinToken is a join token as ListJoinTokens shows it (no secret).
-type JoinToken struct {
-	ID, Nodes        string
-	Uses             int
-	Joined           []string
-	Expires, Created int64
-	CreatedBy        uint32
-}
-
-// ListJoinTokens lists the join tokens that have not expired (admins only).
-func (c *Client) ListJoinTokens(ctx context.Context) ([]JoinToken, error) {
+// ListJoinTokens lists the join tokens that have not expired (admins
+// only), without their secrets' hashes; Uses is the bound in force.
+func (c *Client) ListJoinTokens(ctx context.Context) ([]*model.JoinToken, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	r, err := c.api.ListJoinTokens(ctx, &pb.ListJoinTokensRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	out := make([]JoinToken, len(r.Tokens))
+	out := make([]*model.JoinToken, len(r.Tokens))
 	for i, t := range r.Tokens {
-		out[i] = JoinToken{ID: t.Id, Nodes: t.Nodes, Uses: int(t.Uses), Joined: t.Joined, Expires: t.Expires, Created: t.Created,
+		out[i] = &model.JoinToken{ID: t.Id, Nodes: t.Nodes, Uses: int(t.Uses), Joined: t.Joined, Expires: t.Expires, Created: t.Created,
 			CreatedBy: t.CreatedBy}
 	}
 	return out, nil
@@ -424,32 +421,36 @@ func (c *Client) DeleteJoinToken(ctx context.Context, id string) error {
 	return nil
 }
 
-// AcctJobs reads job records from the accounting database (sacct).
-func (c *Client) AcctJobs(ctx context.Context, q acct.Query) ([]*acct.Job, error) {
+// AcctJobs streams job records from the accounting database (sacct) to
+// fn, one message's chunk at a time.
+func (c *Client) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Job) error) error {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	stream, err := c.api.AcctJobs(ctx, wire.AcctQueryToPB(q))
 	if err != nil {
-		return nil, acctError(err)
+		return acctError(err)
 	}
-	var out []*acct.Job
 	for {
 		r, err := stream.Recv()
 		if err == io.EOF {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return nil, acctError(err)
+			return acctError(err)
 		}
-		for _, j := range r.Jobs {
-			out = append(out, wire.AcctJobFromPB(j))
+		jobs := make([]*acct.Job, len(r.Jobs))
+		for i, j := range r.Jobs {
+			jobs[i] = wire.AcctJobFromPB(j)
+		}
+		if err := fn(jobs); err != nil {
+			return err
 		}
 	}
 }
 
 func acctError(err error) error {
-	if st, ok := status.FromError(err); ok && st.Message() == cli.ErrAcctDisabled.Error() {
-		return cli.ErrAcctDisabled
+	if st, ok := status.FromError(err); ok && st.Message() == api.ErrAcctDisabled.Error() {
+		return api.ErrAcctDisabled
 	}
 	return fromStatus(err)
 }
@@ -488,14 +489,14 @@ func (c *Client) AcctModify(ctx context.Context, req *acctmgr.Request, commit bo
 }
 
 // Diag returns the controller's statistics (sdiag).
-func (c *Client) Diag(ctx context.Context, reset bool) (*cli.DiagInfo, error) {
+func (c *Client) Diag(ctx context.Context, reset bool) (*api.DiagInfo, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	r, err := c.api.Diag(ctx, &pb.DiagRequest{ResetStats: reset})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	d := &cli.DiagInfo{
+	d := &api.DiagInfo{
 		Now: r.Now, Since: r.Since, ServerThreads: int(r.ServerThreads), AcctBacklog: int(r.AcctBacklog),
 		AcctError: r.AcctError, AcctDisabled: r.AcctDisabled,
 		JobsSubmitted: r.JobsSubmitted, JobsStarted: r.JobsStarted, JobsCompleted: r.JobsCompleted,
@@ -505,10 +506,10 @@ func (c *Client) Diag(ctx context.Context, reset bool) (*cli.DiagInfo, error) {
 		SchedCycles: r.SchedCycles, SchedDepthSum: r.SchedDepthSum, SchedLastQueue: int(r.SchedLastQueue),
 		SchedSince: r.SchedSince,
 	}
-	conv := func(in []*pb.RPCStat) []cli.RPCStat {
-		out := make([]cli.RPCStat, len(in))
+	conv := func(in []*pb.RPCStat) []api.RPCStat {
+		out := make([]api.RPCStat, len(in))
 		for i, s := range in {
-			out[i] = cli.RPCStat{Name: s.Name, UID: s.Uid, Count: s.Count, TotalUs: s.TotalUs}
+			out[i] = api.RPCStat{Name: s.Name, UID: s.Uid, Count: s.Count, TotalUs: s.TotalUs}
 		}
 		return out
 	}
@@ -517,28 +518,28 @@ func (c *Client) Diag(ctx context.Context, reset bool) (*cli.DiagInfo, error) {
 }
 
 // Priorities returns the priority factors and fair-share tree.
-func (c *Client) Priorities(ctx context.Context) (*cli.PriorityInfo, error) {
+func (c *Client) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
 	r, err := c.api.Priorities(ctx, &pb.PrioritiesRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
-	out := &cli.PriorityInfo{Multifactor: r.Multifactor, FairTree: r.FairTree}
+	out := &api.PriorityInfo{Multifactor: r.Multifactor, FairTree: r.FairTree}
 	if w := r.Weights; w != nil {
 		out.WAge, out.WFairShare, out.WJobSize, out.WPart, out.WQOS = w.Age, w.Fairshare, w.Jobsize, w.Partition, w.Qos
 		out.WTRES = w.Tres
 	}
 	for _, j := range r.Jobs {
-		jp := cli.JobPriority{ID: j.DisplayId, JobID: j.JobId, Partition: j.Partition, User: j.User, UID: j.Uid,
+		jp := api.JobPriority{ID: j.DisplayId, JobID: j.JobId, Partition: j.Partition, User: j.User, UID: j.Uid,
 			Priority: j.Priority, Age: j.Age, FairShare: j.Fairshare, JobSize: j.Jobsize, Part: j.PartitionFactor, QOS: j.Qos, Nice: int(j.Nice)}
 		for _, t := range j.Tres {
-			jp.TRES = append(jp.TRES, cli.TRESFactor{Name: t.Name, Factor: t.Factor, Weighted: t.Weighted})
+			jp.TRES = append(jp.TRES, api.TRESFactor{Name: t.Name, Factor: t.Factor, Weighted: t.Weighted})
 		}
 		out.Jobs = append(out.Jobs, jp)
 	}
 	for _, s := range r.Shares {
-		out.Shares = append(out.Shares, cli.ShareRow{Account: s.Account, User: s.User, Depth: int(s.Depth), RawShares: int(s.RawShares),
+		out.Shares = append(out.Shares, api.ShareRow{Account: s.Account, User: s.User, Depth: int(s.Depth), RawShares: int(s.RawShares),
 			NormShares: s.NormShares, RawUsage: s.RawUsage, EffUsage: s.EffectvUsage, FairShare: s.Fairshare,
 			NormUsage: s.NormUsage, LevelFS: s.LevelFs})
 	}

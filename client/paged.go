@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/wire"
 )
@@ -30,16 +30,16 @@ const firstPage = 1024
 // moment; jobs that ended between pages show their newer state, and only
 // jobs of the first listing are returned, so nothing appears twice or
 // out of its query.
-func listJobs(ctx context.Context, api jobLister, q cli.JobQuery) (*cli.JobList, error) {
+func listJobs(ctx context.Context, lister jobLister, q api.JobQuery) (*api.JobList, error) {
 	req := &pb.ListJobsRequest{Ids: ids32(q.IDs), WithoutSpec: true, IncludeFinished: q.IncludeAll, Summary: q.Summary, WithSteps: q.WithSteps}
-	r, err := api.ListJobs(ctx, req)
+	r, err := lister.ListJobs(ctx, req)
 	if err == nil {
-		return &cli.JobList{Jobs: wire.JobsFromListing(r), Now: r.Now}, nil
+		return &api.JobList{Jobs: wire.JobsFromListing(r), Now: r.Now}, nil
 	}
 	if status.Code(err) != codes.ResourceExhausted {
 		return nil, fromStatus(err)
 	}
-	idx, err := api.ListJobs(ctx, &pb.ListJobsRequest{Ids: req.Ids, WithoutSpec: true, IncludeFinished: q.IncludeAll, Summary: true})
+	idx, err := lister.ListJobs(ctx, &pb.ListJobsRequest{Ids: req.Ids, WithoutSpec: true, IncludeFinished: q.IncludeAll, Summary: true})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -52,11 +52,11 @@ func listJobs(ctx context.Context, api jobLister, q cli.JobQuery) (*cli.JobList,
 		}
 	}
 	slices.Sort(ids)
-	out := &cli.JobList{Now: idx.Now}
+	out := &api.JobList{Now: idx.Now}
 	page := firstPage
 	for len(ids) > 0 {
 		n := min(page, len(ids))
-		r, err := api.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids[:n], WithoutSpec: true, IncludeFinished: true,
+		r, err := lister.ListJobs(ctx, &pb.ListJobsRequest{Ids: ids[:n], WithoutSpec: true, IncludeFinished: true,
 			Summary: q.Summary, WithSteps: q.WithSteps})
 		if status.Code(err) == codes.ResourceExhausted && n > 1 {
 			page = max(n/2, 1)

@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/api"
 )
 
 // bigQueue answers like a server whose message limit holds maxFull jobs
@@ -48,8 +48,8 @@ func (b *bigQueue) ListJobs(_ context.Context, r *pb.ListJobsRequest, _ ...grpc.
 // A listing too big for one message arrives whole, each job once, in id
 // order, with its long fields.
 func TestListJobsPagesPastMessageLimit(t *testing.T) {
-	api := &bigQueue{jobs: 5000, maxFull: 300}
-	l, err := listJobs(context.Background(), api, cli.JobQuery{})
+	q := &bigQueue{jobs: 5000, maxFull: 300}
+	l, err := listJobs(context.Background(), q, api.JobQuery{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,19 +62,19 @@ func TestListJobsPagesPastMessageLimit(t *testing.T) {
 		}
 	}
 	// A page of one job still too big is an error, not a loop.
-	api = &bigQueue{jobs: 3, maxFull: 0}
-	if _, err := listJobs(context.Background(), api, cli.JobQuery{}); err == nil {
+	q = &bigQueue{jobs: 3, maxFull: 0}
+	if _, err := listJobs(context.Background(), q, api.JobQuery{}); err == nil {
 		t.Fatal("a job bigger than the message limit was listed")
-	} else if api.calls > 10 {
-		t.Fatalf("%d calls before giving up", api.calls)
+	} else if q.calls > 10 {
+		t.Fatalf("%d calls before giving up", q.calls)
 	}
 }
 
 // A listing that fits takes one call.
 func TestListJobsOneCallWhenItFits(t *testing.T) {
-	api := &bigQueue{jobs: 10, maxFull: 100}
-	l, err := listJobs(context.Background(), api, cli.JobQuery{})
-	if err != nil || len(l.Jobs) != 10 || api.calls != 1 {
-		t.Fatalf("jobs %d calls %d err %v", len(l.Jobs), api.calls, err)
+	q := &bigQueue{jobs: 10, maxFull: 100}
+	l, err := listJobs(context.Background(), q, api.JobQuery{})
+	if err != nil || len(l.Jobs) != 10 || q.calls != 1 {
+		t.Fatalf("jobs %d calls %d err %v", len(l.Jobs), q.calls, err)
 	}
 }

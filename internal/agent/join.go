@@ -17,6 +17,7 @@ import (
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 )
 
@@ -136,7 +137,7 @@ func transport(cfg *slurmconf.Config, stateDir, token, addr string) ([]grpc.Dial
 	}
 	return []grpc.DialOption{
 		grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, ServerName: host, MinVersion: tls.VersionTLS13})),
-		grpc.WithPerRPCCredentials(auth.TokenCreds(token)),
+		grpc.WithPerRPCCredentials(grpcauth.TokenCreds(token)),
 	}, nil
 }
 

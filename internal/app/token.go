@@ -10,20 +10,13 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/drover-hpc/drover/client"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/app/commands"
 )
 
 const tokenUsage = `usage: drover token create --nodes NAMES|ALL [--uses N] [--ttl 24h]
        drover token list
        drover token delete ID`
-
-// tokenClient is what `drover token` needs of the controller client.
-type tokenClient interface {
-	CreateJoinToken(context.Context, time.Duration, string, int) (string, int64, error)
-	ListJoinTokens(context.Context) ([]client.JoinToken, error)
-	DeleteJoinToken(context.Context, string) error
-}
 
 // tokenCmd is `drover token create|list|delete`: join tokens (admins).
 func tokenCmd(args []string) int {
@@ -49,7 +42,7 @@ func tokenCmd(args []string) int {
 		return 1
 	}
 	defer c.Close()
-	tc, ok := c.(tokenClient)
+	tc, ok := c.(api.JoinTokens)
 	if !ok {
 		fmt.Fprintln(os.Stderr, "drover token: not supported by this client")
 		return 1
@@ -57,7 +50,7 @@ func tokenCmd(args []string) int {
 	ctx := context.Background()
 	switch sub {
 	case "create":
-		tok, exp, err := tc.CreateJoinToken(ctx, *ttl, *nodes, *uses)
+		tok, exp, err := tc.CreateJoinToken(ctx, api.TokenSpec{TTL: *ttl, Nodes: *nodes, Uses: *uses})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "drover token: %v\n", err)
 			return 1

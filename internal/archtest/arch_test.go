@@ -73,10 +73,67 @@ func TestSchedulerIsPure(t *testing.T) {
 }
 
 func TestAdaptersGoThroughService(t *testing.T) {
+	banned := []string{"internal/fsm", "internal/raftnode", "internal/state", "internal/controller", "internal/service"}
 	for pkg, ds := range imports(t, "internal/grpcapi") {
 		for _, d := range ds {
-			if strings.HasSuffix(d, "internal/fsm") || strings.HasSuffix(d, "internal/raftnode") {
-				t.Errorf("%s reaches %s directly; adapters call service", pkg, d)
+			for _, b := range banned {
+				if d == mod+b {
+					t.Errorf("%s reaches %s directly; adapters call api.Service (and the node protocol adapter)", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+// Transport types stay in the adapters: below them (the API, the service,
+// the controller and what they build on, the commands) nothing imports
+// the protobuf package or grpc, directly or through another package
+// (identity arrives as an api.Identity; internal/auth/grpcauth reads it
+// off gRPC connections). A REST adapter then reuses everything under
+// grpcapi.
+func TestNoTransportTypesBelowAdapters(t *testing.T) {
+	for _, p := range []string{"internal/api", "internal/service", "internal/controller", "internal/nodemsg",
+		"internal/state", "internal/fsm", "internal/sched/...", "internal/model", "internal/cli/..."} {
+		for pkg, ds := range deps(t, p) {
+			for _, d := range ds {
+				if d == mod+"api/drover/v1" {
+					t.Errorf("%s imports %s; only adapters (grpcapi, nodeproto, client, wire) speak protobuf", pkg, d)
+				}
+			}
+		}
+		for pkg, ds := range deps(t, p) {
+			for _, d := range ds {
+				if strings.HasPrefix(d, "google.golang.org/grpc") {
+					t.Errorf("%s imports %s; identity and status codes are the adapters' business", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+// The API package is types and an interface: it builds on the model and
+// the accounting types it names, nothing else of Drover's.
+func TestAPIImportsOnlyModelTypes(t *testing.T) {
+	allowed := map[string]bool{mod + "internal/model": true, mod + "internal/acct": true, mod + "internal/acctmgr": true,
+		mod + "internal/hostlist": true}
+	for _, p := range []string{"internal/api", "internal/nodemsg"} {
+		for pkg, ds := range deps(t, p) {
+			for _, d := range ds {
+				if strings.Contains(d, ".") && !strings.HasPrefix(d, "vendor/") && !allowed[d] {
+					t.Errorf("%s imports %s; it holds types only", pkg, d)
+				}
+			}
+		}
+	}
+}
+
+// The one API: the client speaks api's types, not the commands' package,
+// so a web or REST front end can use it without the CLI.
+func TestClientUsesTheAPINotTheCommands(t *testing.T) {
+	for pkg, ds := range deps(t, "client") {
+		for _, d := range ds {
+			if strings.HasPrefix(d, mod+"internal/cli") {
+				t.Errorf("%s imports %s; the client implements api.Service", pkg, d)
 			}
 		}
 	}

@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -92,7 +92,7 @@ func NewOSEnv(prog, version string, dial func() (Client, error)) *Env {
 type Command func(ctx context.Context, env *Env, args []string) int
 
 // ErrNoController is returned when no controller can be reached.
-var ErrNoController = errors.New("Unable to contact slurm controller (connect failure)")
+var ErrNoController = api.ErrNoController
 
 // Error strings Slurm clients print and scripts grep for.
 const (

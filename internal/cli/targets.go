@@ -56,16 +56,6 @@ func ParseJobTargets(args []string) ([]JobTarget, error) {
 	return out, nil
 }
 
-// StepName is the step a target names ("batch", "extern", "interactive", "0"),
-// or "" when it names a whole job or array task.
-func (t JobTarget) StepName() string {
-	i := strings.LastIndexByte(t.Raw, '.')
-	if i < 0 || strings.IndexByte(t.Raw[i:], ']') >= 0 {
-		return ""
-	}
-	return t.Raw[i+1:]
-}
-
 // splitIDList splits s on commas and white space that are not inside
 // brackets. It fails on unbalanced or nested brackets.
 func splitIDList(s string) ([]string, bool) {

@@ -7,23 +7,22 @@ import (
 	"slices"
 	"sync"
 
-	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/nodemsg"
 	"github.com/drover-hpc/drover/internal/state"
-	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // agentConn is one agent's live stream; sends are serialised through a
 // buffered queue so a slow agent never blocks the scheduler.
 type agentConn struct {
 	node string
-	out  chan *pb.ControllerMessage
+	out  chan nodemsg.ToNode
 	once sync.Once
 	done chan struct{}
 }
 
-func (a *agentConn) send(m *pb.ControllerMessage) {
+func (a *agentConn) send(m nodemsg.ToNode) {
 	select {
 	case a.out <- m:
 	case <-a.done:
@@ -32,23 +31,17 @@ func (a *agentConn) send(m *pb.ControllerMessage) {
 
 func (a *agentConn) close() { a.once.Do(func() { close(a.done) }) }
 
-// AgentStream is the server side of one agent's Connect stream.
-type AgentStream interface {
-	Send(*pb.ControllerMessage) error
-	Recv() (*pb.AgentMessage, error)
-}
-
 // ServeAgent runs an agent's stream until it ends. The caller has already
 // checked the cluster token or the node certificate; certNode, when not
 // empty, is the node the certificate names, and the only one the agent
 // may register as.
-func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) error {
+func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string) error {
 	first, err := stream.Recv()
 	if err != nil {
 		return err
 	}
-	reg := first.GetRegister()
-	if reg == nil {
+	reg, ok := first.(*nodemsg.Register)
+	if !ok {
 		return errors.New("first message must be a registration")
 	}
 	if certNode != "" && certNode != reg.Node {
@@ -59,14 +52,10 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 	if node == nil {
 		return fmt.Errorf("node %q is not in slurm.conf", reg.Node)
 	}
-	runs := reportedRuns(reg.Running, reg.Runs)
-	running := make([]model.JobID, len(reg.Running))
-	for i, id := range reg.Running {
-		running[i] = model.JobID(id)
-	}
+	runs, running := reg.Runs, reg.Running
 	ended := map[model.JobID]bool{}
 	for _, id := range reg.Ended {
-		ended[model.JobID(id)] = true
+		ended[id] = true
 	}
 	// Reconcile what the controller believes runs on the node with what
 	// the agent reports.
@@ -99,10 +88,10 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 	c.mu.Unlock()
 	st := c.svc.Settings()
 	cmd := &fsm.NodeRegister{
-		Node: reg.Node, CPUs: int(reg.Cpus), Sockets: int(reg.Sockets), Cores: int(reg.Cores),
-		Threads: int(reg.Threads), Memory: reg.Memory, Hostname: reg.Hostname, Addr: peerAddr,
+		Node: reg.Node, CPUs: reg.CPUs, Sockets: reg.Sockets, Cores: reg.Cores,
+		Threads: reg.Threads, Memory: reg.Memory, Hostname: reg.Hostname, Addr: peerAddr,
 		Version: reg.Version, BootTime: reg.BootTime, Running: running, Lost: lost, Requeue: requeue, Now: c.clock.Now().Unix(),
-		GPUs: wire.GPUsFromPB(reg.Gpus), HasGPUs: true,
+		GPUs: reg.GPUs, HasGPUs: true,
 	}
 	if _, err := c.raft.Apply(fsm.TypeNodeRegister, cmd); err != nil {
 		return err
@@ -110,8 +99,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 	c.loseSteps(snap, reg.Node, reg.RunningSteps)
 	// The node keeps only the runs assigned to it: a run of a job that was
 	// requeued meanwhile (and may run elsewhere now) is stale.
-	var expected []uint32
-	var expectedRuns []*pb.JobRun
+	var expected []nodemsg.JobRun
 	after := c.store.Snapshot()
 	for id, run := range runs {
 		j := after.Job(id)
@@ -122,15 +110,12 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 			c.log.Warn("node holds a stale run; it ends it", "node", reg.Node, "job", id, "run", run, "current", j.Run())
 			continue
 		}
-		expected = append(expected, uint32(id))
-		expectedRuns = append(expectedRuns, &pb.JobRun{JobId: uint32(id), Run: j.Run()})
+		expected = append(expected, nodemsg.JobRun{Job: id, Run: j.Run()})
 	}
-	if err := stream.Send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_Registered{Registered: &pb.Registered{
-		Cluster: st.ClusterName, Expected: expected, KillWait: st.KillWait, ExpectedRuns: expectedRuns, AcksReports: true,
-	}}}); err != nil {
+	if err := stream.Send(&nodemsg.Registered{Cluster: st.ClusterName, KillWait: st.KillWait, Expected: expected, AcksReports: true}); err != nil {
 		return err
 	}
-	conn := &agentConn{node: reg.Node, out: make(chan *pb.ControllerMessage, 1024), done: make(chan struct{})}
+	conn := &agentConn{node: reg.Node, out: make(chan nodemsg.ToNode, 1024), done: make(chan struct{})}
 	c.mu.Lock()
 	if old := c.agents[reg.Node]; old != nil {
 		old.close()
@@ -138,7 +123,7 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 	c.agents[reg.Node] = conn
 	c.lastSeen[reg.Node] = c.clock.Now()
 	c.mu.Unlock()
-	c.log.Info("node registered", "node", reg.Node, "cpus", reg.Cpus, "mem", reg.Memory, "running", len(running))
+	c.log.Info("node registered", "node", reg.Node, "cpus", reg.CPUs, "mem", reg.Memory, "running", len(running))
 	defer func() {
 		conn.close()
 		c.mu.Lock()
@@ -186,35 +171,35 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 		c.mu.Lock()
 		c.lastSeen[reg.Node] = c.clock.Now()
 		c.mu.Unlock()
-		if st := msg.GetJobStarted(); st != nil && !c.endsHere(reg.Node, model.JobID(st.JobId)) {
-			// A start confirmed by another node than the batch host
-			// would make the controller count a launch as received.
-			c.log.Warn("ignoring the start of a job this node does not hold", "node", reg.Node, "job", st.JobId)
-			conn.send(reportAck(st.JobId, 0, st.Run, true)) // so that it stops resending
-			continue
-		}
-		switch m := msg.Msg.(type) {
-		case *pb.AgentMessage_Heartbeat:
-			c.heartbeat(reg.Node, m.Heartbeat)
-		case *pb.AgentMessage_JobStarted:
-			run := m.JobStarted.Run
+		switch m := msg.(type) {
+		case *nodemsg.Heartbeat:
+			c.heartbeat(reg.Node, m.Runs)
+		case *nodemsg.JobStarted:
+			if !c.endsHere(reg.Node, m.Job) {
+				// A start confirmed by another node than the batch host
+				// would make the controller count a launch as received.
+				c.log.Warn("ignoring the start of a job this node does not hold", "node", reg.Node, "job", m.Job)
+				conn.send(&nodemsg.ReportAck{Job: m.Job, Run: m.Run, Started: true}) // so that it stops resending
+				continue
+			}
+			run := m.Run
 			if run == 0 { // an older agent: the run it was sent
-				if j := c.store.Snapshot().Job(model.JobID(m.JobStarted.JobId)); j != nil {
+				if j := c.store.Snapshot().Job(m.Job); j != nil {
 					run = j.Run()
 				}
 			}
 			c.mu.Lock()
-			c.acked[model.JobID(m.JobStarted.JobId)] = run
+			c.acked[m.Job] = run
 			c.mu.Unlock()
-			conn.send(reportAck(m.JobStarted.JobId, 0, m.JobStarted.Run, true))
-		case *pb.AgentMessage_JobEnded:
-			e := m.JobEnded
-			if !c.endsHere(reg.Node, model.JobID(e.JobId)) {
+			conn.send(&nodemsg.ReportAck{Job: m.Job, Run: m.Run, Started: true})
+		case *nodemsg.JobEnded:
+			e := m
+			if !c.endsHere(reg.Node, e.Job) {
 				// Only the node that runs a job's batch script ends it:
 				// another node's (or a forged) report never does. Acked,
 				// so that an agent holding a stale record stops resending.
-				c.log.Warn("ignoring the end of a job this node does not hold", "node", reg.Node, "job", e.JobId)
-				conn.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: e.JobId}}})
+				c.log.Warn("ignoring the end of a job this node does not hold", "node", reg.Node, "job", e.Job)
+				conn.send(&nodemsg.EndAck{Job: e.Job})
 				continue
 			}
 			end := e.EndTime
@@ -222,35 +207,35 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 				end = c.clock.Now().Unix()
 			}
 			res, err := c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
-				Job: model.JobID(e.JobId), ExitCode: e.ExitCode, Signal: e.Signal,
-				State: model.JobState(e.State), Reason: e.Reason, Now: end, StartTime: e.StartTime,
-				Usage: wire.UsageFromPB(e.Usage), Requeue: e.Requeue, Run: e.Run,
+				Job: e.Job, ExitCode: e.ExitCode, Signal: e.Signal,
+				State: e.State, Reason: e.Reason, Now: end, StartTime: e.StartTime,
+				Usage: e.Usage, Requeue: e.Requeue, Run: e.Run,
 			})
 			if err != nil {
-				c.log.Error("commit job end", "job", e.JobId, "err", err)
+				c.log.Error("commit job end", "job", e.Job, "err", err)
 				return err // the agent resends unacknowledged ends on reconnect
 			}
-			conn.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_EndAck{EndAck: &pb.EndAck{JobId: e.JobId, Run: e.Run}}})
+			conn.send(&nodemsg.EndAck{Job: e.Job, Run: e.Run})
 			if r, _ := res.(fsm.JobEndedResult); !r.Applied {
 				// A duplicate, or the end of a stale run (the job was
 				// requeued and may run elsewhere now): nothing to clean up,
 				// and above all not the job's current run.
-				c.log.Info("ignoring the end of a stale run or a repeated end", "job", e.JobId, "run", e.Run, "node", reg.Node)
+				c.log.Info("ignoring the end of a stale run or a repeated end", "job", e.Job, "run", e.Run, "node", reg.Node)
 				continue
 			}
-			c.cleanup(c.store.Snapshot().Job(model.JobID(e.JobId)), reg.Node)
+			c.cleanup(c.store.Snapshot().Job(e.Job), reg.Node)
 			c.resumed(res)
 			c.Kick()
-		case *pb.AgentMessage_StepEnded:
-			if err := c.stepEnded(reg.Node, m.StepEnded); err != nil {
-				c.log.Error("commit step end", "job", m.StepEnded.JobId, "step", m.StepEnded.StepId, "err", err)
+		case *nodemsg.StepEnded:
+			if err := c.stepEnded(reg.Node, m); err != nil {
+				c.log.Error("commit step end", "job", m.Job, "step", m.Step, "err", err)
 				continue // not confirmed: the agent sends it again
 			}
-			conn.send(reportAck(m.StepEnded.JobId, m.StepEnded.StepId, m.StepEnded.Run, false))
-		case *pb.AgentMessage_StatReply:
-			c.stats.deliver(ownStats(reg.Node, m.StatReply))
-		case *pb.AgentMessage_Health:
-			c.health(reg.Node, m.Health)
+			conn.send(&nodemsg.ReportAck{Job: m.Job, Step: m.Step, Run: m.Run})
+		case *nodemsg.StatReply:
+			c.stats.deliver(ownStats(reg.Node, m))
+		case *nodemsg.NodeHealth:
+			c.health(reg.Node, m)
 		}
 	}
 }
@@ -258,14 +243,14 @@ func (c *Controller) ServeAgent(stream AgentStream, peerAddr, certNode string) e
 // heartbeat revives a node marked not responding while its stream lived
 // (a network cut the connection survived), and tells it to kill what it
 // still runs of jobs that ended meanwhile (NODE_FAIL, requeued).
-func (c *Controller) heartbeat(node string, hb *pb.Heartbeat) {
+func (c *Controller) heartbeat(node string, runs nodemsg.Runs) {
 	snap := c.store.Snapshot()
-	for id, run := range reportedRuns(hb.Running, hb.Runs) {
+	for id, run := range runs {
 		j := snap.Job(id)
 		if j == nil || j.State != model.JobRunning || !slices.Contains(j.NodeNames(), node) || (run != 0 && run != j.Run()) {
 			// Only that run: the job's current run, here or elsewhere,
 			// is not the node's to end.
-			c.send(node, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{JobId: uint32(id), Terminate: true, Run: run}}})
+			c.send(node, &nodemsg.SignalJob{Job: id, Terminate: true, Run: run})
 		}
 	}
 	n := snap.Node(node)
@@ -275,19 +260,6 @@ func (c *Controller) heartbeat(node string, hb *pb.Heartbeat) {
 			Hostname: n.Hostname, Version: n.Version, BootTime: n.BootTime, Now: c.clock.Now().Unix(),
 		})
 	}
-}
-
-// reportedRuns pairs the jobs an agent reports running with their runs
-// (run 0 where the agent, an older one, did not say).
-func reportedRuns(ids []uint32, runs []*pb.JobRun) map[model.JobID]uint32 {
-	out := make(map[model.JobID]uint32, len(ids))
-	for _, id := range ids {
-		out[model.JobID(id)] = 0
-	}
-	for _, r := range runs {
-		out[model.JobID(r.JobId)] = r.Run
-	}
-	return out
 }
 
 // loseSteps ends, on node, the steps the controller believed ran there but
@@ -328,18 +300,12 @@ func (c *Controller) endsHere(node string, job model.JobID) bool {
 
 // ownStats keeps of a node's usage answer what it says about itself: a
 // node speaks for no other.
-func ownStats(node string, r *pb.StatReply) *pb.StatReply {
-	out := &pb.StatReply{RequestId: r.RequestId}
+func ownStats(node string, r *nodemsg.StatReply) *nodemsg.StatReply {
+	out := &nodemsg.StatReply{RequestID: r.RequestID}
 	for _, s := range r.Steps {
 		if s.Node == node {
 			out.Steps = append(out.Steps, s)
 		}
 	}
 	return out
-}
-
-// reportAck confirms an agent's StepEnded (started false) or JobStarted.
-func reportAck(job uint32, step int32, run uint32, started bool) *pb.ControllerMessage {
-	return &pb.ControllerMessage{Msg: &pb.ControllerMessage_ReportAck{ReportAck: &pb.ReportAck{
-		JobId: job, StepId: step, Run: run, Started: started}}}
 }

@@ -6,11 +6,10 @@ import (
 	"testing"
 	"time"
 
-	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/nodemsg"
 	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/state"
 )
@@ -18,12 +17,12 @@ import (
 // script is an agent's side of a stream: what it sends, then EOF; what
 // the controller sends back is collected.
 type script struct {
-	in  []*pb.AgentMessage
-	out []*pb.ControllerMessage
+	in  []nodemsg.FromNode
+	out []nodemsg.ToNode
 }
 
-func (s *script) Send(m *pb.ControllerMessage) error { s.out = append(s.out, m); return nil }
-func (s *script) Recv() (*pb.AgentMessage, error) {
+func (s *script) Send(m nodemsg.ToNode) error { s.out = append(s.out, m); return nil }
+func (s *script) Recv() (nodemsg.FromNode, error) {
 	if len(s.in) == 0 {
 		return nil, io.EOF
 	}
@@ -45,7 +44,7 @@ func TestAgentActsOnlyAsItsNode(t *testing.T) {
 		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1", "n2"}, Default: true, MaxTime: model.Unlimited,
 			DefaultTime: model.Unset, MaxNodes: model.Unlimited}},
 	}
-	svc := service.New(nil, st, d, auth.NewVerifier("tok"), clock.Real{}, c, settings)
+	svc := service.New(nil, st, d, clock.Real{}, c, settings)
 	if err := svc.InstallConfig(settings); err != nil {
 		t.Fatal(err)
 	}
@@ -69,12 +68,11 @@ func TestAgentActsOnlyAsItsNode(t *testing.T) {
 	}
 	id, replies := c.stats.open()
 	defer c.stats.close(id)
-	s := &script{in: []*pb.AgentMessage{
-		{Msg: &pb.AgentMessage_Register{Register: &pb.Register{Node: "n2", Cpus: 2, Memory: 1000}}},
-		{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: 1}}},
-		{Msg: &pb.AgentMessage_JobEnded{JobEnded: &pb.JobEnded{JobId: 1, State: uint32(model.JobCompleted), EndTime: now}}},
-		{Msg: &pb.AgentMessage_StatReply{StatReply: &pb.StatReply{RequestId: id, Steps: []*pb.StepStat{
-			{JobId: 1, Node: "n1", Ntasks: 1}, {JobId: 1, Node: "n2", Ntasks: 1}}}}},
+	s := &script{in: []nodemsg.FromNode{
+		&nodemsg.Register{Node: "n2", CPUs: 2, Memory: 1000},
+		&nodemsg.JobStarted{Job: 1},
+		&nodemsg.JobEnded{Job: 1, State: model.JobCompleted, EndTime: now},
+		&nodemsg.StatReply{RequestID: id, Steps: []nodemsg.StepStat{{Job: 1, Node: "n1", NTasks: 1}, {Job: 1, Node: "n2", NTasks: 1}}},
 	}}
 	if err := c.ServeAgent(s, "127.0.0.1", "n2"); err != nil {
 		t.Fatal(err)
@@ -97,7 +95,7 @@ func TestAgentActsOnlyAsItsNode(t *testing.T) {
 		t.Error("n2's own answer was lost")
 	}
 	// The registration as another node than the certificate's is refused.
-	other := &script{in: []*pb.AgentMessage{{Msg: &pb.AgentMessage_Register{Register: &pb.Register{Node: "n1", Cpus: 2, Memory: 1000}}}}}
+	other := &script{in: []nodemsg.FromNode{&nodemsg.Register{Node: "n1", CPUs: 2, Memory: 1000}}}
 	if err := c.ServeAgent(other, "127.0.0.1", "n2"); err == nil {
 		t.Error("n2's certificate registered as n1")
 	}

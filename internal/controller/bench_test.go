@@ -55,7 +55,7 @@ func newBenchController(b *testing.B) (*Controller, *direct) {
 	// One node too small for any benchmark job: pending ones stay pending.
 	node := &model.Node{Name: "n1", CPUs: 1, Memory: 100, State: model.NodeUp, Responding: true}
 	part := &model.Partition{Name: "p", Nodes: []string{"n1"}, Default: true, State: model.PartUp, MaxTime: model.Unlimited, DefaultTime: model.Unset}
-	c.SetService(service.New(log, st, d, nil, clock.Real{}, c, &service.Settings{
+	c.SetService(service.New(log, st, d, clock.Real{}, c, &service.Settings{
 		ClusterName: "bench", Nodes: []*model.Node{node}, Partitions: []*model.Partition{part},
 	}))
 	txn := st.Begin()

@@ -9,16 +9,15 @@ import (
 	"syscall"
 	"time"
 
-	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/acctmgr"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/nodemsg"
 	"github.com/drover-hpc/drover/internal/raftnode"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/state"
-	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // Controller owns the leader loops and the connected agents.
@@ -232,30 +231,28 @@ func (c *Controller) launch(j *model.Job) {
 		return
 	}
 	st := c.svc.Settings()
-	c.send(j.BatchHost(), &pb.ControllerMessage{Msg: &pb.ControllerMessage_Launch{Launch: &pb.Launch{
-		Job: wire.JobToPB(j, wire.Full), Cluster: st.ClusterName, KillWait: st.KillWait,
-	}}})
+	c.send(j.BatchHost(), &nodemsg.Launch{Job: j, Cluster: st.ClusterName, KillWait: st.KillWait})
 }
 
 // Terminate tells the nodes of running jobs to kill them (cancel, requeue,
 // release). The batch host (or, for an allocation, the first node) reports
 // the end; the others only clean up.
 func (c *Controller) Terminate(jobs []model.JobID, reason string) {
-	c.toJobNodes(jobs, func(j *model.Job) *pb.SignalJob {
-		return &pb.SignalJob{JobId: uint32(j.ID), Terminate: true, Message: reason, Run: j.Run()}
+	c.toJobNodes(jobs, func(j *model.Job) nodemsg.ToNode {
+		return &nodemsg.SignalJob{Job: j.ID, Terminate: true, Message: reason, Run: j.Run()}
 	})
 }
 
 // Suspend freezes (true) or thaws (false) the processes of running jobs
 // on every node they hold.
 func (c *Controller) Suspend(jobs []model.JobID, suspend bool) {
-	c.toJobNodes(jobs, func(j *model.Job) *pb.SignalJob {
-		return &pb.SignalJob{JobId: uint32(j.ID), Suspend: suspend, Resume: !suspend, Run: j.Run()}
+	c.toJobNodes(jobs, func(j *model.Job) nodemsg.ToNode {
+		return &nodemsg.SignalJob{Job: j.ID, Suspend: suspend, Resume: !suspend, Run: j.Run()}
 	})
 }
 
 // toJobNodes sends each job's message to every node it holds.
-func (c *Controller) toJobNodes(jobs []model.JobID, msg func(j *model.Job) *pb.SignalJob) {
+func (c *Controller) toJobNodes(jobs []model.JobID, msg func(j *model.Job) nodemsg.ToNode) {
 	snap := c.store.Snapshot()
 	for _, id := range jobs {
 		j := snap.Job(id)
@@ -263,7 +260,7 @@ func (c *Controller) toJobNodes(jobs []model.JobID, msg func(j *model.Job) *pb.S
 			continue
 		}
 		for _, n := range j.NodeNames() {
-			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: msg(j)}})
+			c.send(n, msg(j))
 		}
 	}
 }
@@ -285,14 +282,12 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, scope service.SignalSco
 			nodes = nodes[:1]
 		}
 		for _, n := range nodes {
-			c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-				JobId: uint32(id), Signal: int32(sig), BatchOnly: batchOnly, StepsOnly: stepsOnly, Run: j.Run(),
-			}}})
+			c.send(n, &nodemsg.SignalJob{Job: id, Signal: sig, BatchOnly: batchOnly, StepsOnly: stepsOnly, Run: j.Run()})
 		}
 	}
 }
 
-func (c *Controller) send(node string, msg *pb.ControllerMessage) {
+func (c *Controller) send(node string, msg nodemsg.ToNode) {
 	c.mu.Lock()
 	a := c.agents[node]
 	c.mu.Unlock()

@@ -21,7 +21,7 @@ func TestPlannedChangesPacing(t *testing.T) {
 	d := &direct{f: fsm.New(st, nil)}
 	clk := clock.NewFake(time.Unix(1000, 0))
 	c := New(slog.New(slog.NewTextHandler(io.Discard, nil)), st, d, clk)
-	c.SetService(service.New(slog.New(slog.NewTextHandler(io.Discard, nil)), st, d, nil, clk, nil,
+	c.SetService(service.New(slog.New(slog.NewTextHandler(io.Discard, nil)), st, d, clk, nil,
 		&service.Settings{Scheduler: service.SchedulerSettings{Backfill: true, BfInterval: 30 * time.Second}}))
 	spec := &model.JobSpec{Name: "j", Script: "#!/bin/sh\n", TimeLimit: model.Unset, MinNodes: model.Unset,
 		NTasks: model.Unset, CPUsPerTask: model.Unset, MemPerNode: model.Unset}

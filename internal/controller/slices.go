@@ -5,14 +5,13 @@ import (
 	"errors"
 	"time"
 
-	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/nodemsg"
 	"github.com/drover-hpc/drover/internal/raftnode"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/sched/gang"
 	"github.com/drover-hpc/drover/internal/state"
-	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // sliceLoop applies the gang slicer (package sched/gang): every half
@@ -149,7 +148,7 @@ func (c *Controller) TimeLimitChanged(jobs []model.JobID) {
 			running = append(running, id)
 		}
 	}
-	c.toJobNodes(running, func(j *model.Job) *pb.SignalJob {
-		return wire.TimeLimitMsg(uint32(j.ID), j.Run(), j.TimeLimit)
+	c.toJobNodes(running, func(j *model.Job) nodemsg.ToNode {
+		return &nodemsg.TimeLimit{Job: j.ID, Run: j.Run(), Limit: j.TimeLimit}
 	})
 }

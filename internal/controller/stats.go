@@ -6,11 +6,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/service"
-	"github.com/drover-hpc/drover/internal/wire"
+	"github.com/drover-hpc/drover/internal/nodemsg"
 )
 
 // statWait bounds how long sstat waits for the nodes of a job.
@@ -21,15 +20,15 @@ const statWait = 5 * time.Second
 type statCalls struct {
 	next    atomic.Uint64
 	mu      sync.Mutex
-	waiting map[uint64]chan *pb.StatReply
+	waiting map[uint64]chan *nodemsg.StatReply
 }
 
-func (s *statCalls) open() (uint64, chan *pb.StatReply) {
+func (s *statCalls) open() (uint64, chan *nodemsg.StatReply) {
 	id := s.next.Add(1)
-	ch := make(chan *pb.StatReply, 64)
+	ch := make(chan *nodemsg.StatReply, 64)
 	s.mu.Lock()
 	if s.waiting == nil {
-		s.waiting = map[uint64]chan *pb.StatReply{}
+		s.waiting = map[uint64]chan *nodemsg.StatReply{}
 	}
 	s.waiting[id] = ch
 	s.mu.Unlock()
@@ -42,9 +41,9 @@ func (s *statCalls) close(id uint64) {
 	s.mu.Unlock()
 }
 
-func (s *statCalls) deliver(r *pb.StatReply) {
+func (s *statCalls) deliver(r *nodemsg.StatReply) {
 	s.mu.Lock()
-	ch := s.waiting[r.RequestId]
+	ch := s.waiting[r.RequestID]
 	s.mu.Unlock()
 	if ch != nil {
 		select {
@@ -56,10 +55,10 @@ func (s *statCalls) deliver(r *pb.StatReply) {
 
 // StepStats asks every node of j that is connected for the usage of its
 // running steps and gathers the answers (sstat).
-func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]service.StepStat, []string, error) {
+func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]api.StepStat, []string, error) {
 	id, replies := c.stats.open()
 	defer c.stats.close(id)
-	req := &pb.StatRequest{RequestId: id, JobId: uint32(j.ID), StepId: int32(step), HasStep: hasStep}
+	req := &nodemsg.StatRequest{RequestID: id, Job: j.ID, Step: step, HasStep: hasStep}
 	pending := map[string]bool{}
 	for _, n := range j.NodeNames() {
 		c.mu.Lock()
@@ -69,9 +68,9 @@ func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.Ste
 			continue
 		}
 		pending[n] = true
-		a.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_Stat{Stat: req}})
+		a.send(req)
 	}
-	var out []service.StepStat
+	var out []api.StepStat
 	timer := time.NewTimer(statWait)
 	defer timer.Stop()
 	for len(pending) > 0 {
@@ -87,15 +86,12 @@ func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.Ste
 		case r := <-replies:
 			for _, s := range r.Steps {
 				delete(pending, s.Node)
-				if s.Usage == nil && s.Ntasks == 0 {
+				if s.Usage == nil && s.NTasks == 0 {
 					continue // the node's "nothing here"
 				}
-				st := service.StepStat{Job: model.JobID(s.JobId), Step: model.StepID(s.StepId), Node: s.Node, NTasks: int(s.Ntasks)}
-				for _, p := range s.Pids {
-					st.Pids = append(st.Pids, int(p))
-				}
-				if u := wire.UsageFromPB(s.Usage); u != nil {
-					st.Usage = *u
+				st := api.StepStat{Job: s.Job, Step: s.Step, Node: s.Node, NTasks: s.NTasks, Pids: s.Pids}
+				if s.Usage != nil {
+					st.Usage = *s.Usage
 				}
 				out = append(out, st)
 			}
@@ -107,7 +103,7 @@ func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.Ste
 // health applies a node's own health verdict: drain with the agent's
 // reason, or undrain a node drained for the reason the agent now clears.
 // An admin's drain (another reason) is never undone here.
-func (c *Controller) health(node string, h *pb.NodeHealth) {
+func (c *Controller) health(node string, h *nodemsg.NodeHealth) {
 	n := c.store.Snapshot().Node(node)
 	if n == nil {
 		return

@@ -3,11 +3,10 @@ package controller
 import (
 	"context"
 
-	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/service"
-	"github.com/drover-hpc/drover/internal/wire"
+	"github.com/drover-hpc/drover/internal/nodemsg"
 )
 
 // LaunchStep sends a committed step to each of its nodes. The message
@@ -15,63 +14,48 @@ import (
 // job from its first step.
 func (c *Controller) LaunchStep(j *model.Job, st *model.Step) {
 	set := c.svc.Settings()
-	pj := wire.JobToPB(j, wire.Listing)
-	pj.Steps = nil
-	if j.Spec != nil {
-		// Tasks take their environment from the step; the job's own (a
-		// batch script's) is not needed on the nodes.
-		pj.Spec.Env = nil
-	}
-	ps := wire.StepToPB(st, true)
+	msg := &nodemsg.LaunchStep{Job: j, Step: st, Cluster: set.ClusterName, KillWait: set.KillWait}
 	for _, n := range st.Layout {
-		c.send(n.Node, &pb.ControllerMessage{Msg: &pb.ControllerMessage_LaunchStep{LaunchStep: &pb.LaunchStep{
-			Job: pj, Step: ps, Cluster: set.ClusterName, KillWait: set.KillWait,
-		}}})
+		c.send(n.Node, msg)
 	}
 }
 
 // SignalStep signals or terminates a step's tasks on its nodes.
 func (c *Controller) SignalStep(j *model.Job, st *model.Step, sig int, terminate bool) {
 	for _, n := range st.Layout {
-		c.send(n.Node, &pb.ControllerMessage{Msg: &pb.ControllerMessage_SignalStep{SignalStep: &pb.SignalStep{
-			JobId: uint32(j.ID), StepId: int32(st.ID), Signal: int32(sig), Terminate: terminate,
-		}}})
+		c.send(n.Node, &nodemsg.SignalStep{Job: j.ID, Step: st.ID, Signal: sig, Terminate: terminate})
 	}
 }
 
 // AttachStep makes a step's nodes dial an attaching client.
 func (c *Controller) AttachStep(j *model.Job, st *model.Step, addr, key string) {
 	for _, n := range st.Layout {
-		c.send(n.Node, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Attach{Attach: &pb.AttachIO{
-			JobId: uint32(j.ID), StepId: int32(st.ID), IoAddr: addr, IoKey: key,
-		}}})
+		c.send(n.Node, &nodemsg.AttachIO{Job: j.ID, Step: st.ID, Addr: addr, Key: key})
 	}
 }
 
 // Fetch makes every node of a job fetch a file from an sbcast; each node
 // reports its result to sbcast itself.
-func (c *Controller) Fetch(_ context.Context, j *model.Job, req service.FetchRequest) ([]string, error) {
+func (c *Controller) Fetch(_ context.Context, j *model.Job, req api.BroadcastRequest) ([]string, error) {
 	nodes := j.NodeNames()
-	pj := wire.JobToPB(j, wire.Summary)
+	msg := &nodemsg.FetchFile{Job: j, Addr: req.Addr, Key: req.Key, Dest: req.Dest, Mode: req.Mode,
+		Force: req.Force, MTime: req.MTime}
 	for _, n := range nodes {
-		c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Fetch{Fetch: &pb.FetchFile{
-			JobId: uint32(j.ID), IoAddr: req.Addr, IoKey: req.Key, Dest: req.Dest, Mode: req.Mode,
-			Force: req.Force, Mtime: req.MTime, Job: pj,
-		}}})
+		c.send(n, msg)
 	}
 	return nodes, nil
 }
 
 // stepEnded commits one node's report of a step's end.
-func (c *Controller) stepEnded(node string, e *pb.StepEnded) error {
+func (c *Controller) stepEnded(node string, e *nodemsg.StepEnded) error {
 	end := e.EndTime
 	if end == 0 {
 		end = c.clock.Now().Unix()
 	}
 	_, err := c.raft.Apply(fsm.TypeStepEnded, &fsm.StepEnded{
-		Job: model.JobID(e.JobId), Step: model.StepID(e.StepId), Node: node,
-		ExitCode: e.ExitCode, Signal: e.Signal, State: model.JobState(e.State), Now: end,
-		Usage: wire.UsageFromPB(e.Usage), Run: e.Run,
+		Job: e.Job, Step: e.Step, Node: node,
+		ExitCode: e.ExitCode, Signal: e.Signal, State: e.State, Now: end,
+		Usage: e.Usage, Run: e.Run,
 	})
 	return err
 }
@@ -87,8 +71,6 @@ func (c *Controller) cleanup(j *model.Job, except string) {
 		if n == except {
 			continue
 		}
-		c.send(n, &pb.ControllerMessage{Msg: &pb.ControllerMessage_Signal{Signal: &pb.SignalJob{
-			JobId: uint32(j.ID), Terminate: true, Run: j.Run(),
-		}}})
+		c.send(n, &nodemsg.SignalJob{Job: j.ID, Terminate: true, Run: j.Run()})
 	}
 }

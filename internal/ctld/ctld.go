@@ -19,7 +19,9 @@ import (
 	"google.golang.org/grpc/credentials"
 
 	"github.com/drover-hpc/drover/internal/acct/storage"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/controller"
 	"github.com/drover-hpc/drover/internal/fsm"
@@ -199,8 +201,10 @@ func Run(ctx context.Context, o Options) error {
 
 	clk := clock.Real{}
 	ctl := controller.New(log.With("component", "controller"), store, rn, clk)
-	verifier := auth.NewVerifier(token)
-	svc := service.New(log.With("component", "service"), store, rn, verifier, clk, ctl, settings)
+	verifier := grpcauth.NewVerifier(token)
+	svc := service.New(log.With("component", "service"), store, rn, clk, ctl, settings)
+	svc.SetHost(host)
+	svc.SetDiagSource(func(d *api.DiagInfo, reset bool) { diagFrom(ctl, d, reset) })
 	svc.Reload = func() (*service.Settings, error) {
 		c, err := slurmconf.Load(o.ConfPath)
 		if err != nil {
@@ -265,7 +269,7 @@ func Run(ctx context.Context, o Options) error {
 		ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS13,
 	})
 	lim := connLimits(cfg, log)
-	g := grpcapi.NewGRPC(svc, ctl, verifier, host, tcpTLS, lim)
+	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim)
 	slurmUID := settings.SlurmUID
 	ul = grpcapi.LimitPerUser(ul, lim.PerUser, func(uid uint32) bool { return uid == 0 || uid == slurmUID }, log)
 	go g.Serve(ul)
@@ -308,6 +312,19 @@ func minFree(cfg *slurmconf.Config, log *slog.Logger) int64 {
 		return -1 // "0": no reserve
 	}
 	return mib << 20
+}
+
+// diagFrom fills in sdiag's figures that the controller's loops keep
+// (resetting the scheduler's first when asked).
+func diagFrom(ctl *controller.Controller, d *api.DiagInfo, reset bool) {
+	if reset {
+		ctl.ResetSchedStats()
+	}
+	acct, sched := ctl.AcctStatus(), ctl.SchedStats()
+	d.AcctBacklog, d.AcctError = acct.Backlog, acct.LastError
+	d.SchedLast, d.SchedMax, d.SchedTotal = sched.Last.Microseconds(), sched.Max.Microseconds(), sched.Total.Microseconds()
+	d.SchedCycles, d.SchedDepthSum, d.SchedLastQueue = sched.Cycles, sched.DepthSum, sched.LastQueue
+	d.SchedSince = sched.Started.Unix()
 }
 
 // preemptConfig is the scheduler's view of PreemptType, PreemptMode,

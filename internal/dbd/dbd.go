@@ -21,6 +21,7 @@ import (
 	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/acct/remote"
 	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/version"
 	"github.com/drover-hpc/drover/internal/wire"
@@ -81,7 +82,7 @@ func Run(ctx context.Context, o Options) error {
 	}
 	g := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
 		Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})))
-	pb.RegisterAcctStoreServer(g, &server{store: o.Store, verifier: auth.NewVerifier(secret)})
+	pb.RegisterAcctStoreServer(g, &server{store: o.Store, verifier: grpcauth.NewVerifier(secret)})
 	go func() { _ = g.Serve(l) }()
 	o.Log.Info("dbd ready", "addr", l.Addr().String(), "storage", c.Storage.Type,
 		"key_file", KeyPath(c))
@@ -105,7 +106,7 @@ func Run(ctx context.Context, o Options) error {
 type server struct {
 	pb.UnimplementedAcctStoreServer
 	store    acct.Store
-	verifier *auth.Verifier
+	verifier *grpcauth.Verifier
 }
 
 func (s *server) check(ctx context.Context) error {

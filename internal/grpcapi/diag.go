@@ -3,7 +3,6 @@ package grpcapi
 import (
 	"context"
 	"path"
-	"runtime"
 	"sort"
 	"sync"
 	"time"
@@ -12,7 +11,6 @@ import (
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/auth"
-	"github.com/drover-hpc/drover/internal/model"
 )
 
 // rpcStats counts calls by method and by caller (sdiag's "Remote
@@ -78,50 +76,35 @@ func (r *rpcStats) snapshot() (byType, byUser []*pb.RPCStat) {
 	return byType, byUser
 }
 
-// unary times every unary call. Streams are left out: an agent's stream
-// lasts as long as the agent, which says nothing about the controller.
+// unary identifies the caller and times every unary call. Streams are
+// left out of the times: an agent's stream lasts as long as the agent,
+// which says nothing about the controller.
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	t0 := time.Now()
+	ctx, id := s.identify(ctx)
 	resp, err := h(ctx, req)
-	id, _ := s.verifier.Identify(ctx)
 	s.rpc.record(path.Base(info.FullMethod), id, time.Since(t0))
 	return resp, err
 }
 
-// Diag answers sdiag.
+// Diag answers sdiag: the service's figures and this adapter's RPC counts.
 func (s *Server) Diag(ctx context.Context, r *pb.DiagRequest) (*pb.DiagResponse, error) {
+	d, err := s.svc.Diag(ctx, r.ResetStats)
+	if err != nil {
+		return nil, toStatus(err)
+	}
 	if r.ResetStats {
-		if err := s.svc.ResetStats(ctx); err != nil {
-			return nil, toStatus(err)
-		}
 		s.rpc.reset()
-		s.ctl.ResetSchedStats()
 	}
-	snap := s.svc.Snapshot()
-	st := snap.Stats()
-	acct := s.ctl.AcctStatus()
-	sched := s.ctl.SchedStats()
 	out := &pb.DiagResponse{
-		Now: time.Now().Unix(), Since: st.Since, ServerThreads: int32(runtime.NumGoroutine()),
-		AcctBacklog: int32(acct.Backlog), AcctError: acct.LastError, AcctDisabled: !s.svc.AccountingEnabled(),
-		JobsSubmitted: st.Submitted, JobsStarted: st.Started, JobsCompleted: st.Completed,
-		JobsCanceled: st.Canceled, JobsFailed: st.Failed,
-		SchedLastUs: sched.Last.Microseconds(), SchedMaxUs: sched.Max.Microseconds(), SchedCycles: sched.Cycles,
-		SchedTotalUs: sched.Total.Microseconds(), SchedDepthSum: sched.DepthSum, SchedLastQueue: int32(sched.LastQueue),
-		SchedSince: sched.Started.Unix(),
+		Now: d.Now, Since: d.Since, ServerThreads: int32(d.ServerThreads),
+		AcctBacklog: int32(d.AcctBacklog), AcctError: d.AcctError, AcctDisabled: d.AcctDisabled,
+		JobsSubmitted: d.JobsSubmitted, JobsStarted: d.JobsStarted, JobsCompleted: d.JobsCompleted,
+		JobsCanceled: d.JobsCanceled, JobsFailed: d.JobsFailed, JobsPending: int32(d.JobsPending), JobsRunning: int32(d.JobsRunning),
+		SchedLastUs: d.SchedLast, SchedMaxUs: d.SchedMax, SchedCycles: d.SchedCycles,
+		SchedTotalUs: d.SchedTotal, SchedDepthSum: d.SchedDepthSum, SchedLastQueue: int32(d.SchedLastQueue),
+		SchedSince: d.SchedSince,
 	}
-	if out.Since == 0 {
-		out.Since = sched.Started.Unix()
-	}
-	snap.EachActive(func(j *model.Job) bool {
-		switch j.State {
-		case model.JobPending:
-			out.JobsPending++
-		case model.JobRunning:
-			out.JobsRunning++
-		}
-		return true
-	})
 	out.RpcByType, out.RpcByUser = s.rpc.snapshot()
 	return out, nil
 }
@@ -132,15 +115,13 @@ func (s *Server) Priorities(ctx context.Context, _ *pb.PrioritiesRequest) (*pb.P
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	w := r.Weights
 	out := &pb.PrioritiesResponse{Multifactor: r.Multifactor, FairTree: r.FairTree, Weights: &pb.PriorityWeights{
-		Age: w.Age, Fairshare: w.FairShare, Jobsize: w.JobSize, Partition: w.Partition, Qos: w.QOS, Tres: r.WeightTRES}}
-	for _, jp := range r.Jobs {
-		j, f := jp.Job, jp.Factors
-		pj := &pb.JobPriority{JobId: uint32(j.ID), DisplayId: j.DisplayID(), Partition: j.Partition, User: j.UserName,
-			Uid: j.UserID, Priority: f.Priority, Age: f.Age, Fairshare: f.FairShare, Jobsize: f.JobSize, PartitionFactor: f.Partition,
-			Qos: f.QOS, Nice: int32(f.Nice)}
-		for _, t := range f.TRES {
+		Age: r.WAge, Fairshare: r.WFairShare, Jobsize: r.WJobSize, Partition: r.WPart, Qos: r.WQOS, Tres: r.WTRES}}
+	for _, j := range r.Jobs {
+		pj := &pb.JobPriority{JobId: j.JobID, DisplayId: j.ID, Partition: j.Partition, User: j.User,
+			Uid: j.UID, Priority: j.Priority, Age: j.Age, Fairshare: j.FairShare, Jobsize: j.JobSize, PartitionFactor: j.Part,
+			Qos: j.QOS, Nice: int32(j.Nice)}
+		for _, t := range j.TRES {
 			pj.Tres = append(pj.Tres, &pb.TRESFactor{Name: t.Name, Factor: t.Factor, Weighted: t.Weighted})
 		}
 		out.Jobs = append(out.Jobs, pj)

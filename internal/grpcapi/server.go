@@ -16,51 +16,83 @@ import (
 	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
-	"github.com/drover-hpc/drover/internal/controller"
+	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/service"
+	"github.com/drover-hpc/drover/internal/nodeproto"
 	"github.com/drover-hpc/drover/internal/wire"
 )
+
+// Backend is what the gRPC services call: the one API, join tokens, and
+// node joining (which authenticates by the token it carries).
+type Backend interface {
+	api.Service
+	api.JoinTokens
+	Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM []byte, conf string, err error)
+}
 
 // Server implements pb.DroverServer and pb.AgentServiceServer.
 type Server struct {
 	pb.UnimplementedDroverServer
 	pb.UnimplementedAgentServiceServer
-	svc      *service.Service
-	ctl      *controller.Controller
-	verifier *auth.Verifier
-	host     string
+	svc      Backend
+	nodes    nodeproto.Controller
+	verifier *grpcauth.Verifier
 	rpc      *rpcStats
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
 // authentication on Unix sockets.
-func NewGRPC(svc *service.Service, ctl *controller.Controller, v *auth.Verifier, host string, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
-	s := &Server{svc: svc, ctl: ctl, verifier: v, host: host, rpc: newRPCStats()}
-	opts := append([]grpc.ServerOption{grpc.Creds(auth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
+func NewGRPC(svc Backend, nodes nodeproto.Controller, v *grpcauth.Verifier, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
+	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: newRPCStats()}
+	opts := append([]grpc.ServerOption{grpc.Creds(grpcauth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
 		grpc.InitialWindowSize(8 << 20), grpc.InitialConnWindowSize(16 << 20), grpc.WriteBufferSize(256 << 10),
-		grpc.UnaryInterceptor(s.unary)}, lim.ServerOptions()...)
+		grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}, lim.ServerOptions()...)
 	g := grpc.NewServer(opts...)
 	pb.RegisterDroverServer(g, s)
 	pb.RegisterAgentServiceServer(g, s)
 	return g
 }
 
+// identify establishes the caller from the connection (Unix peer
+// credentials, node certificate, cluster token) and hands it to the
+// service as a plain value; an unverified caller goes on anonymous, and
+// the service refuses what needs a caller.
+func (s *Server) identify(ctx context.Context) (context.Context, *api.Identity) {
+	id, err := s.verifier.Identify(ctx)
+	if err != nil {
+		return ctx, nil
+	}
+	return api.WithIdentity(ctx, id), id
+}
+
+// identified is a server stream whose context carries the caller.
+type identified struct {
+	grpc.ServerStream
+	ctx context.Context
+}
+
+func (s identified) Context() context.Context { return s.ctx }
+
+func (s *Server) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+	ctx, _ := s.identify(ss.Context())
+	return h(srv, identified{ss, ctx})
+}
+
 func toStatus(err error) error {
 	if err == nil {
 		return nil
 	}
-	if e, ok := service.IsError(err); ok {
+	if e, ok := api.IsError(err); ok {
 		code := codes.InvalidArgument
 		switch e.Code {
-		case service.CodeDenied:
+		case api.CodeDenied:
 			code = codes.PermissionDenied
-		case service.CodeNotFound:
+		case api.CodeNotFound:
 			code = codes.NotFound
-		case service.CodeUnavailable:
+		case api.CodeUnavailable:
 			code = codes.Unavailable
-		case service.CodeBusy:
+		case api.CodeBusy:
 			code = codes.FailedPrecondition
 		}
 		return status.Error(code, e.Msg)
@@ -96,37 +128,27 @@ func jobsToPB(jobs []*model.Job, d wire.Detail) []*pb.Job {
 }
 
 func (s *Server) ListJobs(ctx context.Context, r *pb.ListJobsRequest) (*pb.ListJobsResponse, error) {
-	jobs, now, err := s.svc.ListJobs(ctx, jobIDs(r.Ids), r.IncludeFinished)
+	// The full spec carries the batch script and the environment (tokens,
+	// passwords): the service keeps them for the owner and operators.
+	full := !r.Summary && !r.WithoutSpec
+	l, err := s.svc.ListJobs(ctx, api.JobQuery{IDs: jobIDs(r.Ids), IncludeAll: r.IncludeFinished, Summary: r.Summary,
+		WithSteps: r.WithSteps, WithSpec: full})
 	if err != nil {
 		return nil, toStatus(err)
 	}
 	switch {
 	case r.Summary:
-		return wire.SummaryListing(jobs, now, r.WithSteps), nil
+		return wire.SummaryListing(l.Jobs, l.Now, r.WithSteps), nil
 	case r.WithoutSpec:
-		return &pb.ListJobsResponse{Jobs: jobsToPB(jobs, wire.Listing), Now: now}, nil
+		return &pb.ListJobsResponse{Jobs: jobsToPB(l.Jobs, wire.Listing), Now: l.Now}, nil
 	}
-	// The full spec carries the batch script and the environment (tokens,
-	// passwords): only the owner's and an operator's.
-	full, err := s.svc.SpecVisible(ctx)
-	if err != nil {
-		return nil, toStatus(err)
-	}
-	out := make([]*pb.Job, len(jobs))
-	for i, j := range jobs {
-		d := wire.Listing
-		if full(j) {
-			d = wire.Full
-		}
-		out[i] = wire.JobToPB(j, d)
-	}
-	return &pb.ListJobsResponse{Jobs: out, Now: now}, nil
+	return &pb.ListJobsResponse{Jobs: jobsToPB(l.Jobs, wire.Full), Now: l.Now}, nil
 }
 
 func (s *Server) WatchJobs(r *pb.WatchJobsRequest, stream pb.Drover_WatchJobsServer) error {
 	var sendErr error
-	err := s.svc.WatchJobs(stream.Context(), jobIDs(r.Ids), func(jobs []*model.Job, now int64) bool {
-		sendErr = stream.Send(wire.SummaryListing(jobs, now, true))
+	err := s.svc.WatchJobs(stream.Context(), jobIDs(r.Ids), func(jobs []*model.Job) bool {
+		sendErr = stream.Send(wire.SummaryListing(jobs, 0, true))
 		return sendErr == nil
 	})
 	if sendErr != nil {
@@ -159,8 +181,8 @@ func (s *Server) ListPartitions(ctx context.Context, _ *pb.ListPartitionsRequest
 	return out, nil
 }
 
-func selectionFromPB(sel *pb.JobSelection) service.Selection {
-	out := service.Selection{UID: -1}
+func selectionFromPB(sel *pb.JobSelection) api.JobSelection {
+	out := api.JobSelection{UID: -1}
 	if sel == nil {
 		return out
 	}
@@ -170,7 +192,7 @@ func selectionFromPB(sel *pb.JobSelection) service.Selection {
 		out.States = append(out.States, model.JobState(st))
 	}
 	for _, t := range sel.Targets {
-		tg := service.Target{ID: model.JobID(t.Id), Raw: t.Raw, HasStep: t.HasStep, Step: model.StepID(t.Step)}
+		tg := api.JobTarget{ID: model.JobID(t.Id), Raw: t.Raw, HasStep: t.HasStep, Step: model.StepID(t.Step)}
 		if t.HasTasks {
 			tg.Tasks = make([]int, len(t.Tasks))
 			for i, v := range t.Tasks {
@@ -182,7 +204,7 @@ func selectionFromPB(sel *pb.JobSelection) service.Selection {
 	return out
 }
 
-func resultsToPB(rs []service.Result, err error) (*pb.JobResultsResponse, error) {
+func resultsToPB(rs []api.JobResult, err error) (*pb.JobResultsResponse, error) {
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -194,14 +216,7 @@ func resultsToPB(rs []service.Result, err error) (*pb.JobResultsResponse, error)
 }
 
 func (s *Server) SignalJobs(ctx context.Context, r *pb.SignalJobsRequest) (*pb.JobResultsResponse, error) {
-	scope := service.ScopeSteps
-	switch {
-	case r.BatchOnly:
-		scope = service.ScopeBatch
-	case r.Full:
-		scope = service.ScopeFull
-	}
-	return resultsToPB(s.svc.Signal(ctx, selectionFromPB(r.Selection), int(r.Signal), scope))
+	return resultsToPB(s.svc.Signal(ctx, selectionFromPB(r.Selection), api.SignalRequest{Signal: int(r.Signal), BatchOnly: r.BatchOnly, Full: r.Full}))
 }
 
 func (s *Server) ControlJobs(ctx context.Context, r *pb.ControlJobsRequest) (*pb.JobResultsResponse, error) {
@@ -220,19 +235,25 @@ func (s *Server) UpdateNodes(ctx context.Context, r *pb.UpdateNodesRequest) (*pb
 }
 
 func (s *Server) Ping(ctx context.Context, _ *pb.PingRequest) (*pb.PingResponse, error) {
-	if _, err := s.svc.Identify(ctx); err != nil {
+	r, err := s.svc.Ping(ctx)
+	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &pb.PingResponse{Controllers: []*pb.ControllerStatus{{Host: s.host, Primary: true, Up: true, Leader: true}}}, nil
+	out := &pb.PingResponse{}
+	for _, c := range r.Controllers {
+		out.Controllers = append(out.Controllers, &pb.ControllerStatus{Host: c.Host, Primary: c.Primary, Up: c.Up, Leader: c.Leader})
+	}
+	return out, nil
 }
 
 func (s *Server) GetConfig(ctx context.Context, _ *pb.GetConfigRequest) (*pb.GetConfigResponse, error) {
-	if _, err := s.svc.Identify(ctx); err != nil {
+	kvs, err := s.svc.Config(ctx)
+	if err != nil {
 		return nil, toStatus(err)
 	}
 	out := &pb.GetConfigResponse{}
-	for _, kv := range s.svc.Settings().Config {
-		out.Items = append(out.Items, &pb.KV{Key: kv[0], Value: kv[1]})
+	for _, kv := range kvs {
+		out.Items = append(out.Items, &pb.KV{Key: kv.Key, Value: kv.Value})
 	}
 	return out, nil
 }
@@ -255,7 +276,7 @@ func (s *Server) Connect(stream pb.AgentService_ConnectServer) error {
 			addr = host
 		}
 	}
-	if err := s.ctl.ServeAgent(stream, addr, id.Node); err != nil {
+	if err := nodeproto.Serve(s.nodes, stream, addr, id.Node); err != nil {
 		return status.Error(codes.Aborted, err.Error())
 	}
 	return nil
@@ -285,8 +306,8 @@ func (s *Server) AttachStep(ctx context.Context, r *pb.AttachStepRequest) (*pb.A
 }
 
 func (s *Server) Broadcast(ctx context.Context, r *pb.BroadcastRequest) (*pb.BroadcastResponse, error) {
-	nodes, err := s.svc.Broadcast(ctx, model.JobID(r.JobId), service.FetchRequest{
-		Addr: r.IoAddr, Key: r.IoKey, Dest: r.Dest, Mode: r.Mode, Force: r.Force, MTime: r.Mtime,
+	nodes, err := s.svc.Broadcast(ctx, api.BroadcastRequest{
+		Job: model.JobID(r.JobId), Addr: r.IoAddr, Key: r.IoKey, Dest: r.Dest, Mode: r.Mode, Force: r.Force, MTime: r.Mtime,
 	})
 	if err != nil {
 		return nil, toStatus(err)
@@ -313,7 +334,7 @@ func (s *Server) StepStats(ctx context.Context, r *pb.StepStatsRequest) (*pb.Ste
 }
 
 func (s *Server) CreateJoinToken(ctx context.Context, r *pb.CreateJoinTokenRequest) (*pb.CreateJoinTokenResponse, error) {
-	tok, exp, err := s.svc.CreateJoinToken(ctx, service.TokenSpec{TTL: time.Duration(r.TtlSeconds) * time.Second, Nodes: r.Nodes, Uses: int(r.Uses)})
+	tok, exp, err := s.svc.CreateJoinToken(ctx, api.TokenSpec{TTL: time.Duration(r.TtlSeconds) * time.Second, Nodes: r.Nodes, Uses: int(r.Uses)})
 	if err != nil {
 		return nil, toStatus(err)
 	}
@@ -404,7 +425,7 @@ func (s *Server) ReservationCommand(ctx context.Context, r *pb.ReservationComman
 
 // ListReservations answers scontrol show reservation and sinfo -T.
 func (s *Server) ListReservations(ctx context.Context, _ *pb.ListReservationsRequest) (*pb.ListReservationsResponse, error) {
-	list, now, err := s.svc.Reservations(ctx)
+	list, now, err := s.svc.ListReservations(ctx)
 	if err != nil {
 		return nil, toStatus(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
@@ -41,10 +41,14 @@ type quiet struct{ service.Notifier }
 
 func (quiet) Kick() {}
 
+// as is the context a local caller's call reaches the handlers with: the
+// adapter has put the caller's identity in it.
 func as(uid uint32) context.Context {
-	return peer.NewContext(context.Background(), &peer.Peer{
-		Addr: &net.UnixAddr{Name: "@", Net: "unix"}, AuthInfo: auth.PeerInfo{Local: true, UID: uid, GID: uid},
+	ctx := peer.NewContext(context.Background(), &peer.Peer{
+		Addr: &net.UnixAddr{Name: "@", Net: "unix"}, AuthInfo: grpcauth.PeerInfo{Local: true, UID: uid, GID: uid},
 	})
+	ctx, _ = (&Server{verifier: grpcauth.NewVerifier("tok")}).identify(ctx)
+	return ctx
 }
 
 // A job's batch script and environment reach only its owner and
@@ -58,7 +62,7 @@ func TestListJobsFullSpecOnlyForOwner(t *testing.T) {
 		Partitions: []*model.Partition{{Name: "debug", Nodes: []string{"n1"}, Default: true, MaxTime: model.Unlimited,
 			DefaultTime: model.Unset, MaxNodes: model.Unlimited}},
 	}
-	svc := service.New(nil, store, d, auth.NewVerifier("tok"), clock.NewFake(time.Unix(1000, 0)), quiet{}, st)
+	svc := service.New(nil, store, d, clock.NewFake(time.Unix(1000, 0)), quiet{}, st)
 	if err := svc.InstallConfig(st); err != nil {
 		t.Fatal(err)
 	}

@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/state"
 )
 
 // ErrAcctDisabled answers accounting queries on a cluster that keeps no
 // accounting (AccountingStorageType=accounting_storage/none).
-var ErrAcctDisabled = &Error{CodeBusy, "Slurm accounting storage is disabled"}
+var ErrAcctDisabled = api.ErrAcctDisabled
 
 // SetAccounting installs the accounting store queries read (nil: none).
 func (s *Service) SetAccounting(st acct.Store) { s.acct = st }
@@ -35,7 +36,7 @@ func (s *Service) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Jo
 	jobs, err := s.acct.Jobs(ctx, q)
 	if err != nil {
 		if errors.Is(err, acct.ErrUnavailable) {
-			return &Error{CodeUnavailable, "Unable to contact the accounting storage: " + err.Error()}
+			return &Error{Code: CodeUnavailable, Msg: "Unable to contact the accounting storage: " + err.Error()}
 		}
 		return err
 	}
@@ -76,7 +77,7 @@ func (s *Service) ResetStats(ctx context.Context) error {
 		return err
 	}
 	if !s.privileged(id) {
-		return &Error{CodeDenied, "Access/permission denied"}
+		return &Error{Code: CodeDenied, Msg: "Access/permission denied"}
 	}
 	_, err = s.raft.Apply(fsm.TypeResetStats, &fsm.ResetStats{Now: s.clock.Now().Unix()})
 	return err

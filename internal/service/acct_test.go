@@ -51,7 +51,7 @@ func TestAccountingAdmission(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		jobs, _, _ := svc.ListJobs(as(0), []model.JobID{id}, false)
+		jobs, _, _ := listJobs(as(0), svc, []model.JobID{id}, false)
 		return jobs[0], nil
 	}
 	j, err := submit(nil)

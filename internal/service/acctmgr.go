@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/drover-hpc/drover/internal/acctmgr"
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -39,7 +39,7 @@ func (s *Service) AcctModify(ctx context.Context, req *acctmgr.Request, commit b
 	for attempt := 0; ; attempt++ {
 		db, ver := s.acctDB()
 		if !s.acctAdmin(id, db) {
-			return "", &Error{CodeDenied, "Access/permission denied"}
+			return "", &Error{Code: CodeDenied, Msg: "Access/permission denied"}
 		}
 		next, text, err := acctmgr.Apply(db, req, s.Settings().ClusterName)
 		// A *acctmgr.Warning comes with a change made in part: it is
@@ -65,7 +65,7 @@ func (s *Service) AcctModify(ctx context.Context, req *acctmgr.Request, commit b
 	}
 }
 
-func (s *Service) acctAdmin(id *auth.Identity, db *model.AcctDB) bool {
+func (s *Service) acctAdmin(id *api.Identity, db *model.AcctDB) bool {
 	if s.privileged(id) {
 		return true
 	}

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
 )
@@ -24,7 +24,7 @@ const (
 // must be one the association allows, and the submit limits (MaxSubmit*,
 // GrpSubmit*) refuse jobs at once. The running limits are the
 // scheduler's: over them a job waits with a reason.
-func (s *Service) admitAccounting(snap *state.Snapshot, spec *model.JobSpec, id *auth.Identity, part *model.Partition) error {
+func (s *Service) admitAccounting(snap *state.Snapshot, spec *model.JobSpec, id *api.Identity, part *model.Partition) error {
 	st := s.Settings()
 	db, _ := s.acctDB()
 	cluster := st.ClusterName
@@ -79,7 +79,7 @@ func effectiveQOS(db *model.AcctDB, cluster string, a *model.Assoc) []string {
 
 // submitLimits refuses a job that would take its user or account past a
 // limit on jobs pending and running at once.
-func submitLimits(snap *state.Snapshot, db *model.AcctDB, cluster string, spec *model.JobSpec, id *auth.Identity, assoc *model.Assoc) error {
+func submitLimits(snap *state.Snapshot, db *model.AcctDB, cluster string, spec *model.JobSpec, id *api.Identity, assoc *model.Assoc) error {
 	type limit struct {
 		max   int
 		count func(j *model.Job) bool
@@ -155,7 +155,7 @@ func accountsUnder(db *model.AcctDB, cluster, account string) map[string]bool {
 
 // defaultAccount lower-cases the job's account, as accounting stores
 // names, and gives a job without -A its user's default account.
-func (s *Service) defaultAccount(spec *model.JobSpec, id *auth.Identity) {
+func (s *Service) defaultAccount(spec *model.JobSpec, id *api.Identity) {
 	spec.Account = strings.ToLower(spec.Account)
 	if spec.Account != "" {
 		return
@@ -170,7 +170,7 @@ func (s *Service) defaultAccount(spec *model.JobSpec, id *auth.Identity) {
 // nice, and running as another user or group (sbatch refuses --uid/--gid
 // itself; this stops a hand-made request). --priority from anyone else is
 // dropped, as Slurm 22.05 does.
-func (s *Service) checkPrivileged(spec *model.JobSpec, id *auth.Identity) error {
+func (s *Service) checkPrivileged(spec *model.JobSpec, id *api.Identity) error {
 	priv := s.privileged(id)
 	if spec.Nice < 0 && !priv {
 		return invalid("Invalid --nice value")
@@ -187,7 +187,7 @@ func (s *Service) checkPrivileged(spec *model.JobSpec, id *auth.Identity) error 
 
 // runAs is the identity a job runs under: the caller's, or the one root
 // named with --uid/--gid.
-func runAs(spec *model.JobSpec, id *auth.Identity) (*auth.Identity, error) {
+func runAs(spec *model.JobSpec, id *api.Identity) (*api.Identity, error) {
 	if spec.UID == nil && spec.GID == nil {
 		return id, nil
 	}
@@ -231,4 +231,4 @@ func checkJobCount(snap *state.Snapshot, spec *model.JobSpec, max int) error {
 }
 
 // ErrQueueFull is MaxJobCount reached; transports mark it retryable.
-var ErrQueueFull = &Error{CodeUnavailable, "Resource temporarily unavailable"}
+var ErrQueueFull = api.ErrTryAgain

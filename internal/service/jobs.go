@@ -7,46 +7,39 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
 )
 
-// Target names a job as a user wrote it; Tasks nil = the whole job/array.
-type Target struct {
-	ID    model.JobID
-	Tasks []int
-	Raw   string
-	// HasStep: one step of the job (scancel 123.4).
-	HasStep bool
-	Step    model.StepID
-}
-
-// Selection picks jobs by target and/or filters (filters AND together).
-type Selection struct {
-	Targets   []Target
-	User      string
-	UID       int64 // -1 = any
-	Name      string
-	Partition string
-	States    []model.JobState
-	Nodes     []string
-	Account   string
-	QOS       string
-}
-
-// Result tells how one targeted job fared.
-type Result struct {
-	Job   string
-	Error string
-}
-
 // ListJobs returns the jobs with the given ids (an array id names all its
 // tasks, whatever their state), or every unfinished job — and the finished
-// ones still in memory when finished is set.
-func (s *Service) ListJobs(ctx context.Context, ids []model.JobID, finished bool) ([]*model.Job, int64, error) {
+// ones still in memory when q.IncludeAll is set. With q.WithSpec, the jobs
+// whose script and environment the caller may not read come as copies
+// without them.
+func (s *Service) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
+	jobs, now, err := s.listJobs(ctx, q.IDs, q.IncludeAll)
+	if err != nil || !q.WithSpec {
+		return &api.JobList{Jobs: jobs, Now: now}, err
+	}
+	visible, err := s.SpecVisible(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := range jobs {
+		if !visible(j) && j.Spec != nil && (j.Spec.Script != "" || len(j.Spec.Env) > 0) {
+			c, spec := *j, *j.Spec
+			spec.Script, spec.Env = "", nil
+			c.Spec = &spec
+			jobs[i] = &c
+		}
+	}
+	return &api.JobList{Jobs: jobs, Now: now}, nil
+}
+
+func (s *Service) listJobs(ctx context.Context, ids []model.JobID, finished bool) ([]*model.Job, int64, error) {
 	if _, err := s.Identify(ctx); err != nil {
 		return nil, 0, err
 	}
@@ -104,7 +97,7 @@ func lookupJobs(snap *state.Snapshot, ids []model.JobID) []*model.Job {
 
 // WatchJobs calls fn with the jobs now and after every change to any of
 // them, until fn returns false or ctx ends.
-func (s *Service) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*model.Job, int64) bool) error {
+func (s *Service) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*model.Job) bool) error {
 	if _, err := s.Identify(ctx); err != nil {
 		return err
 	}
@@ -113,7 +106,7 @@ func (s *Service) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*m
 		ch := s.store.Changed()
 		jobs := lookupJobs(s.store.Snapshot(), ids)
 		if !slices.Equal(jobs, last) {
-			if !fn(jobs, s.clock.Now().Unix()) {
+			if !fn(jobs) {
 				return nil
 			}
 			last = jobs
@@ -154,7 +147,7 @@ type selected struct {
 // resolve turns a selection into jobs. Explicit targets that name nothing
 // yield "Invalid job id specified"; filter-only selections by an ordinary
 // user match only that user's jobs.
-func (s *Service) resolve(snap *state.Snapshot, sel *Selection, id *auth.Identity) []selected {
+func (s *Service) resolve(snap *state.Snapshot, sel *api.JobSelection, id *api.Identity) []selected {
 	var out []selected
 	if sel.UID < 0 && sel.User != "" {
 		sel.UID = lookupUID(sel.User)
@@ -222,7 +215,7 @@ func lookupUID(name string) int64 {
 	return 1 << 40 // matches nobody
 }
 
-func matches(j *model.Job, sel *Selection) bool {
+func matches(j *model.Job, sel *api.JobSelection) bool {
 	if sel.UID >= 0 && int64(j.UserID) != sel.UID {
 		return false
 	}
@@ -260,18 +253,30 @@ const (
 	ScopeFull
 )
 
-// Signal cancels the selected jobs (sig 0) or sends them sig within scope.
-func (s *Service) Signal(ctx context.Context, sel Selection, sig int, scope SignalScope) ([]Result, error) {
+// Signal cancels the selected jobs (Signal 0) or sends them the signal
+// within the scope scancel's -b and -f name.
+func (s *Service) Signal(ctx context.Context, sel api.JobSelection, req api.SignalRequest) ([]api.JobResult, error) {
+	scope := ScopeSteps
+	switch {
+	case req.BatchOnly:
+		scope = ScopeBatch
+	case req.Full:
+		scope = ScopeFull
+	}
+	return s.signal(ctx, sel, req.Signal, scope)
+}
+
+func (s *Service) signal(ctx context.Context, sel api.JobSelection, sig int, scope SignalScope) ([]api.JobResult, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return nil, err
 	}
 	snap := s.store.Snapshot()
-	var results []Result
+	var results []api.JobResult
 	var cancel, signal []model.JobID
 	for _, x := range s.resolve(snap, &sel, id) {
 		if x.err != "" {
-			results = append(results, Result{Job: x.raw, Error: x.err})
+			results = append(results, api.JobResult{Job: x.raw, Error: x.err})
 			continue
 		}
 		j := x.job
@@ -281,17 +286,17 @@ func (s *Service) Signal(ctx context.Context, sel Selection, sig int, scope Sign
 		}
 		switch {
 		case !s.privileged(id) && j.UserID != id.UID:
-			results = append(results, Result{Job: j.DisplayID(), Error: "Access/permission denied"})
+			results = append(results, api.JobResult{Job: j.DisplayID(), Error: "Access/permission denied"})
 		case j.State.Final() || j.Completing:
-			results = append(results, Result{Job: j.DisplayID(), Error: "Job/step already completing or completed"})
+			results = append(results, api.JobResult{Job: j.DisplayID(), Error: "Job/step already completing or completed"})
 		case sig != 0 && j.State == model.JobPending:
-			results = append(results, Result{Job: j.DisplayID(), Error: "Job is pending execution"})
+			results = append(results, api.JobResult{Job: j.DisplayID(), Error: "Job is pending execution"})
 		case sig != 0:
 			signal = append(signal, j.ID)
-			results = append(results, Result{Job: j.DisplayID()})
+			results = append(results, api.JobResult{Job: j.DisplayID()})
 		default:
 			cancel = append(cancel, j.ID)
-			results = append(results, Result{Job: j.DisplayID()})
+			results = append(results, api.JobResult{Job: j.DisplayID()})
 		}
 	}
 	if len(signal) > 0 {
@@ -309,7 +314,7 @@ func (s *Service) Signal(ctx context.Context, sel Selection, sig int, scope Sign
 }
 
 // Control holds, releases or requeues the selected jobs.
-func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]Result, error) {
+func (s *Service) Control(ctx context.Context, sel api.JobSelection, action string) ([]api.JobResult, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return nil, err
@@ -340,11 +345,11 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 		return nil, invalid("Invalid command: " + action)
 	}
 	snap := s.store.Snapshot()
-	var results []Result
+	var results []api.JobResult
 	var ids []model.JobID
 	for _, x := range s.resolve(snap, &sel, id) {
 		if x.err != "" {
-			results = append(results, Result{Job: x.raw, Error: x.err})
+			results = append(results, api.JobResult{Job: x.raw, Error: x.err})
 			continue
 		}
 		j := x.job
@@ -379,7 +384,7 @@ func (s *Service) Control(ctx context.Context, sel Selection, action string) ([]
 		case j.Completing:
 			msg = "Job/step already completing or completed"
 		}
-		results = append(results, Result{Job: j.DisplayID(), Error: msg})
+		results = append(results, api.JobResult{Job: j.DisplayID(), Error: msg})
 		if msg == "" {
 			ids = append(ids, j.ID)
 		}

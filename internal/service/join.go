@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/hostlist"
@@ -36,19 +37,9 @@ const (
 	maxTokenNodesLen = 64 << 10
 )
 
-// TokenSpec is what an admin asks of a new join token.
-type TokenSpec struct {
-	TTL time.Duration // <= 0: DefaultTokenTTL
-	// Nodes is a hostlist expression of the node names the token may
-	// join as, or "ALL"; required.
-	Nodes string
-	// Uses bounds the joins; 0 means one per name in Nodes (one for ALL).
-	Uses int
-}
-
 // CreateJoinToken makes a join token bound to node names and a number of
 // joins; it returns the token and when it expires.
-func (s *Service) CreateJoinToken(ctx context.Context, ts TokenSpec) (string, int64, error) {
+func (s *Service) CreateJoinToken(ctx context.Context, ts api.TokenSpec) (string, int64, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return "", 0, err
@@ -57,7 +48,7 @@ func (s *Service) CreateJoinToken(ctx context.Context, ts TokenSpec) (string, in
 		return "", 0, errDenied
 	}
 	if s.ca == nil {
-		return "", 0, &Error{CodeUnavailable, "this controller has no cluster CA"}
+		return "", 0, &Error{Code: CodeUnavailable, Msg: "this controller has no cluster CA"}
 	}
 	uses, err := s.tokenNodes(ts)
 	if err != nil {
@@ -79,7 +70,7 @@ func (s *Service) CreateJoinToken(ctx context.Context, ts TokenSpec) (string, in
 
 // tokenNodes checks a token's node names (each defined in slurm.conf, so
 // that a typo shows now and not at the join) and returns its use count.
-func (s *Service) tokenNodes(ts TokenSpec) (int, error) {
+func (s *Service) tokenNodes(ts api.TokenSpec) (int, error) {
 	if ts.Nodes == "" {
 		return 0, invalid("a join token needs the node names it may join as (--nodes NAMES, e.g. node[01-16], or ALL)")
 	}
@@ -120,7 +111,7 @@ func (s *Service) tokenNodes(ts TokenSpec) (int, error) {
 // join is spent through Raft before the certificate leaves: a token allows
 // only the joins it was made for, whatever the race.
 func (s *Service) Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM []byte, conf string, err error) {
-	denied := &Error{CodeDenied, fsm.ErrTokenInvalid.Msg}
+	denied := &Error{Code: CodeDenied, Msg: fsm.ErrTokenInvalid.Msg}
 	snap := s.store.Snapshot()
 	tok := snap.Token(tokenID)
 	if tok == nil || !auth.SecretMatches(secret, tok.SecretHash) {
@@ -132,10 +123,10 @@ func (s *Service) Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM
 	}
 	if err := fsm.TokenAllows(tok, node, snap.Node(node) != nil); err != nil {
 		s.log.Warn("join refused", "node", node, "token", tokenID, "err", err)
-		return nil, nil, "", &Error{CodeDenied, err.Error()}
+		return nil, nil, "", &Error{Code: CodeDenied, Msg: err.Error()}
 	}
 	if s.ca == nil {
-		return nil, nil, "", &Error{CodeUnavailable, "this controller has no cluster CA"}
+		return nil, nil, "", &Error{Code: CodeUnavailable, Msg: "this controller has no cluster CA"}
 	}
 	certPEM, err = s.ca.SignNode(csr, node)
 	if err != nil {
@@ -143,7 +134,7 @@ func (s *Service) Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM
 	}
 	if s.confText != nil {
 		if conf, err = s.confText(); err != nil {
-			return nil, nil, "", &Error{CodeUnavailable, err.Error()}
+			return nil, nil, "", &Error{Code: CodeUnavailable, Msg: err.Error()}
 		}
 	}
 	if _, err := s.raft.Apply(fsm.TypeJoinToken, &fsm.JoinToken{Use: tokenID, Node: node, Now: now}); err != nil {
@@ -152,7 +143,7 @@ func (s *Service) Join(tokenID, secret, node string, csr []byte) (certPEM, caPEM
 			return nil, nil, "", errCommit(err)
 		}
 		s.log.Warn("join refused", "node", node, "token", tokenID, "err", err)
-		return nil, nil, "", &Error{CodeDenied, te.Msg}
+		return nil, nil, "", &Error{Code: CodeDenied, Msg: te.Msg}
 	}
 	s.log.Info("node joined", "node", node, "token", tokenID)
 	return certPEM, s.ca.CertPEM, conf, nil
@@ -193,7 +184,7 @@ func (s *Service) DeleteJoinToken(ctx context.Context, tokenID string) error {
 		return errDenied
 	}
 	if s.store.Snapshot().Token(tokenID) == nil {
-		return &Error{CodeNotFound, "no join token " + tokenID}
+		return &Error{Code: CodeNotFound, Msg: "no join token " + tokenID}
 	}
 	if _, err := s.raft.Apply(fsm.TypeJoinToken, &fsm.JoinToken{Delete: tokenID, Now: s.clock.Now().Unix()}); err != nil {
 		return errCommit(err)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -39,7 +40,7 @@ func TestSubmitSizeCaps(t *testing.T) {
 		t.Fatalf("at the caps: %v", err)
 	}
 	// scontrol update is bounded the same way.
-	res, err := svc.UpdateJob(as(1000), Selection{Targets: []Target{{ID: 1}}, UID: -1}, map[string]string{"Comment": long(MaxStringLen + 1)})
+	res, err := svc.UpdateJob(as(1000), api.JobSelection{Targets: []api.JobTarget{{ID: 1}}, UID: -1}, map[string]string{"Comment": long(MaxStringLen + 1)})
 	if err == nil || err.Error() != msgTooLong {
 		t.Errorf("update comment: %v %v", res, err)
 	}

@@ -303,10 +303,10 @@ type PriorityReport struct {
 	Shares                []ShareRow
 }
 
-// Priorities computes the factors of every pending job that is not held,
+// PriorityFactors computes the factors of every pending job that is not held,
 // and the fair-share tree, from the newest state with usage brought up
 // to now.
-func (s *Service) Priorities(ctx context.Context) (*PriorityReport, error) {
+func (s *Service) PriorityFactors(ctx context.Context) (*PriorityReport, error) {
 	if _, err := s.Identify(ctx); err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched/priority"
@@ -70,7 +69,7 @@ func benchCluster(b *testing.B, jobs, users int, noFairTree bool) (*Service, *st
 	tw, _ := priority.ParseTRESWeights("CPU=1000,Mem=2000,GRES/gpu=3000", false)
 	st := &Settings{ClusterName: "c", Priority: PriorityConfig{Multifactor: true, NoFairTree: noFairTree, DecayHalfLife: 7 * 86400,
 		Weights: priority.Weights{Age: 1000, FairShare: 10000, JobSize: 1000, Partition: 1000, QOS: 1000, TRES: tw}}}
-	svc := New(nil, store, nil, auth.NewVerifier("tok"), clock.NewFake(time.Unix(now, 0)), nil, st)
+	svc := New(nil, store, nil, clock.NewFake(time.Unix(now, 0)), nil, st)
 	return svc, store.Snapshot(), now
 }
 

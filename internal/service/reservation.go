@@ -105,7 +105,7 @@ func checkJobReservation(snap *state.Snapshot, spec *model.JobSpec, user string)
 		return invalid(model.MsgResvInvalid)
 	}
 	if !r.Allows(user, spec.Account) {
-		return &Error{CodeDenied, model.MsgResvAccess}
+		return &Error{Code: CodeDenied, Msg: model.MsgResvAccess}
 	}
 	if spec.Partition == "" && r.Partition != "" {
 		spec.Partition = r.Partition

@@ -2,7 +2,6 @@ package service
 
 import (
 	"context"
-	"errors"
 	"github.com/drover-hpc/drover/internal/acct"
 	"log/slog"
 	"os/user"
@@ -12,6 +11,7 @@ import (
 	"strings"
 	"sync/atomic"
 
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
@@ -40,18 +40,9 @@ type Notifier interface {
 	// AttachStep makes a step's nodes dial addr (sattach).
 	AttachStep(j *model.Job, st *model.Step, addr, key string)
 	// StepStats asks the job's nodes for the usage of its running steps.
-	StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]StepStat, []string, error)
+	StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]api.StepStat, []string, error)
 	// Fetch makes the job's nodes fetch a file (sbcast) and waits for them.
-	Fetch(ctx context.Context, j *model.Job, req FetchRequest) ([]string, error)
-}
-
-// FetchRequest is one sbcast: the nodes dial Addr and write Dest.
-type FetchRequest struct {
-	Addr, Key string
-	Dest      string
-	Mode      uint32
-	Force     bool
-	MTime     int64
+	Fetch(ctx context.Context, j *model.Job, req api.BroadcastRequest) ([]string, error)
 }
 
 // Service implements every controller call.
@@ -59,7 +50,6 @@ type Service struct {
 	log      *slog.Logger
 	store    *state.Store
 	raft     Committer
-	verifier *auth.Verifier
 	clock    clock.Clock
 	notify   Notifier
 	settings atomic.Pointer[Settings]
@@ -69,14 +59,16 @@ type Service struct {
 	ca       *auth.CA
 	confText func() (string, error)
 	acct     acct.Store // nil: accounting disabled
+	diag     DiagSource
+	host     string
 }
 
 // New builds the service.
-func New(log *slog.Logger, store *state.Store, raft Committer, v *auth.Verifier, clk clock.Clock, n Notifier, s *Settings) *Service {
+func New(log *slog.Logger, store *state.Store, raft Committer, clk clock.Clock, n Notifier, s *Settings) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	svc := &Service{log: log, store: store, raft: raft, verifier: v, clock: clk, notify: n}
+	svc := &Service{log: log, store: store, raft: raft, clock: clk, notify: n}
 	svc.stampReset(s)
 	svc.settings.Store(s)
 	return svc
@@ -91,34 +83,30 @@ func (s *Service) SetSettings(st *Settings) {
 	s.settings.Store(st)
 }
 
-// Error is a refusal in Slurm's words; transports map it to a status.
-type Error struct {
-	Code Code
-	Msg  string
-}
+// Error is a refusal in Slurm's words (api's); transports map its Code to
+// a status.
+type Error = api.Error
 
 // Code classifies errors for transports.
-type Code int
+type Code = api.Code
 
 const (
-	CodeInvalid Code = iota
-	CodeDenied
-	CodeNotFound
-	CodeUnavailable
-	// CodeBusy: the request is sound but must wait (a step for its job's CPUs).
-	CodeBusy
+	CodeInvalid     = api.CodeInvalid
+	CodeDenied      = api.CodeDenied
+	CodeNotFound    = api.CodeNotFound
+	CodeUnavailable = api.CodeUnavailable
+	CodeBusy        = api.CodeBusy
 )
 
-func (e *Error) Error() string { return e.Msg }
+func invalid(msg string) error { return &Error{Code: CodeInvalid, Msg: msg} }
 
-func invalid(msg string) error { return &Error{CodeInvalid, msg} }
+var errDenied = &Error{Code: CodeDenied, Msg: "Access/permission denied"}
 
-var errDenied = &Error{CodeDenied, "Access/permission denied"}
-
-// Identify authenticates the caller of ctx.
-func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
-	id, err := s.verifier.Identify(ctx)
-	if err != nil || id.Node != "" {
+// Identify returns the caller of ctx, as the transport adapter that
+// verified it put it there (api.WithIdentity).
+func (s *Service) Identify(ctx context.Context) (*api.Identity, error) {
+	id := api.IdentityFrom(ctx)
+	if id == nil || id.Node != "" {
 		// A node certificate speaks only the node protocol (Connect),
 		// never the user and admin API: a stolen node key is one node,
 		// not the cluster.
@@ -127,7 +115,7 @@ func (s *Service) Identify(ctx context.Context) (*auth.Identity, error) {
 	return id, nil
 }
 
-func (s *Service) privileged(id *auth.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
+func (s *Service) privileged(id *api.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
 
 // SubmitJob validates a job and commits it; it returns the job id only
 // once the job is in the replicated log.
@@ -227,7 +215,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		Partition: part.Name, TimeLimit: limit, Priority: prio, Now: s.clock.Now().Unix(),
 	})
 	if err != nil {
-		return 0, &Error{CodeUnavailable, err.Error()}
+		return 0, &Error{Code: CodeUnavailable, Msg: err.Error()}
 	}
 	s.notify.Kick()
 	return res.(fsm.SubmitResult).JobID, nil
@@ -275,7 +263,7 @@ func partitionNodes(snap *state.Snapshot, p *model.Partition) []*model.Node {
 
 // pickPartition resolves the requested partition (or list) to the first
 // one that exists and admits the user.
-func (s *Service) pickPartition(snap *state.Snapshot, spec *model.JobSpec, id *auth.Identity) (*model.Partition, error) {
+func (s *Service) pickPartition(snap *state.Snapshot, spec *model.JobSpec, id *api.Identity) (*model.Partition, error) {
 	if spec.Partition == "" {
 		p := snap.DefaultPartition()
 		if p == nil {
@@ -303,7 +291,7 @@ func (s *Service) pickPartition(snap *state.Snapshot, spec *model.JobSpec, id *a
 	return nil, firstErr
 }
 
-func (s *Service) admits(p *model.Partition, spec *model.JobSpec, id *auth.Identity) error {
+func (s *Service) admits(p *model.Partition, spec *model.JobSpec, id *api.Identity) error {
 	if p.State == model.PartInactive {
 		return invalid("Partition in inactive state")
 	}
@@ -319,7 +307,7 @@ func (s *Service) admits(p *model.Partition, spec *model.JobSpec, id *auth.Ident
 	return nil
 }
 
-func inGroups(names []string, id *auth.Identity) bool {
+func inGroups(names []string, id *api.Identity) bool {
 	for _, name := range names {
 		g, err := user.LookupGroup(name)
 		if err != nil {
@@ -381,11 +369,7 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 }
 
 // errCommit wraps a failed Raft apply for transports.
-func errCommit(err error) error { return &Error{CodeUnavailable, err.Error()} }
+func errCommit(err error) error { return &Error{Code: CodeUnavailable, Msg: err.Error()} }
 
 // IsError reports whether err is a service refusal and returns it.
-func IsError(err error) (*Error, bool) {
-	var e *Error
-	ok := errors.As(err, &e)
-	return e, ok
-}
+func IsError(err error) (*Error, bool) { return api.IsError(err) }

@@ -10,7 +10,8 @@ import (
 
 	"google.golang.org/grpc/peer"
 
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
@@ -47,11 +48,11 @@ func (n *notes) SignalStep(j *model.Job, st *model.Step, sig int, term bool) {
 	n.stepSignals = append(n.stepSignals, fmt.Sprintf("%d.%d sig=%d term=%v", j.ID, st.ID, sig, term))
 }
 func (n *notes) AttachStep(*model.Job, *model.Step, string, string) {}
-func (n *notes) StepStats(context.Context, *model.Job, model.StepID, bool) ([]StepStat, []string, error) {
+func (n *notes) StepStats(context.Context, *model.Job, model.StepID, bool) ([]api.StepStat, []string, error) {
 	return nil, nil, nil
 }
 
-func (n *notes) Fetch(_ context.Context, j *model.Job, _ FetchRequest) ([]string, error) {
+func (n *notes) Fetch(_ context.Context, j *model.Job, _ api.BroadcastRequest) ([]string, error) {
 	return j.NodeNames(), nil
 }
 
@@ -75,7 +76,7 @@ func setup(t *testing.T) (*Service, *direct, *notes) {
 			{Name: "short", Nodes: []string{"n1"}, MaxTime: 600, DefaultTime: 60, MaxNodes: model.Unlimited},
 		},
 	}
-	svc := New(nil, store, d, auth.NewVerifier("tok"), clock.NewFake(time.Unix(1000, 0)), n, st)
+	svc := New(nil, store, d, clock.NewFake(time.Unix(1000, 0)), n, st)
 	if err := svc.InstallConfig(st); err != nil {
 		t.Fatal(err)
 	}
@@ -87,12 +88,23 @@ func setup(t *testing.T) (*Service, *direct, *notes) {
 	return svc, d, n
 }
 
-// as returns a context whose caller is a local user with this uid.
+// as returns a context whose caller is a local user with this uid, as
+// the gRPC adapter would build it from the peer's credentials.
 func as(uid uint32) context.Context {
-	return peer.NewContext(context.Background(), &peer.Peer{
+	return verified(peer.NewContext(context.Background(), &peer.Peer{
 		Addr:     &net.UnixAddr{Name: "@", Net: "unix"},
-		AuthInfo: auth.PeerInfo{Local: true, UID: uid, GID: uid},
-	})
+		AuthInfo: grpcauth.PeerInfo{Local: true, UID: uid, GID: uid},
+	}))
+}
+
+// verified puts the identity the verifier finds in ctx into it, or
+// leaves ctx anonymous.
+func verified(ctx context.Context) context.Context {
+	id, err := grpcauth.NewVerifier("tok").Identify(ctx)
+	if err != nil {
+		return ctx
+	}
+	return api.WithIdentity(ctx, id)
 }
 
 func spec() *model.JobSpec {
@@ -156,7 +168,7 @@ func TestSubmitAdmission(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, _, _ := svc.ListJobs(as(0), []model.JobID{id}, false)
+	jobs, _, _ := listJobs(as(0), svc, []model.JobID{id}, false)
 	if len(jobs) != 1 || jobs[0].Partition != "short" || jobs[0].TimeLimit != 60 || jobs[0].UserID != 1000 {
 		t.Fatalf("job %+v", jobs[0])
 	}
@@ -169,14 +181,14 @@ func TestOwnershipRules(t *testing.T) {
 	svc, _, n := setup(t)
 	mine, _ := svc.SubmitJob(as(1000), spec())
 	theirs, _ := svc.SubmitJob(as(1001), spec())
-	sel := func(ids ...model.JobID) Selection {
-		s := Selection{UID: -1}
+	sel := func(ids ...model.JobID) api.JobSelection {
+		s := api.JobSelection{UID: -1}
 		for _, id := range ids {
-			s.Targets = append(s.Targets, Target{ID: id})
+			s.Targets = append(s.Targets, api.JobTarget{ID: id})
 		}
 		return s
 	}
-	res, err := svc.Signal(as(1000), sel(mine, theirs, 999), 0, ScopeSteps)
+	res, err := svc.Signal(as(1000), sel(mine, theirs, 999), api.SignalRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -186,7 +198,7 @@ func TestOwnershipRules(t *testing.T) {
 			t.Errorf("result %d: %q, want %q", i, r.Error, want[i])
 		}
 	}
-	jobs, _, _ := svc.ListJobs(as(1000), nil, true)
+	jobs, _, _ := listJobs(as(1000), svc, nil, true)
 	for _, j := range jobs {
 		if j.ID == mine && j.State != model.JobCancelled || j.ID == theirs && j.State != model.JobPending {
 			t.Errorf("job %d state %v", j.ID, j.State)
@@ -202,10 +214,10 @@ func TestOwnershipRules(t *testing.T) {
 	}
 	// Filter-only cancels by a user touch only that user's jobs.
 	other, _ := svc.SubmitJob(as(1001), spec())
-	if _, err := svc.Signal(as(1000), Selection{UID: -1, Name: ""}, 0, ScopeSteps); err != nil {
+	if _, err := svc.Signal(as(1000), api.JobSelection{UID: -1, Name: ""}, api.SignalRequest{}); err != nil {
 		t.Fatal(err)
 	}
-	if j, _, _ := svc.ListJobs(as(0), []model.JobID{other}, false); j[0].State != model.JobPending {
+	if j, _, _ := listJobs(as(0), svc, []model.JobID{other}, false); j[0].State != model.JobPending {
 		t.Errorf("user's filter cancel hit another user's job")
 	}
 	if len(n.terminated) != 0 {
@@ -218,7 +230,7 @@ func TestUpdateRules(t *testing.T) {
 	s := spec()
 	s.TimeLimit = 600
 	id, _ := svc.SubmitJob(as(1000), s)
-	sel := Selection{UID: -1, Targets: []Target{{ID: id}}}
+	sel := api.JobSelection{UID: -1, Targets: []api.JobTarget{{ID: id}}}
 	if res, _ := svc.UpdateJob(as(1000), sel, map[string]string{"TimeLimit": "5"}); res[0].Error != "" {
 		t.Errorf("user lowering own limit: %q", res[0].Error)
 	}
@@ -254,7 +266,7 @@ func TestNodeListsAreExpanded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs, _, _ := svc.ListJobs(as(0), []model.JobID{id}, false)
+	jobs, _, _ := listJobs(as(0), svc, []model.JobID{id}, false)
 	if got := jobs[0].Spec.ReqNodes; len(got) != 2 || got[0] != "n1" || got[1] != "n2" {
 		t.Errorf("ReqNodes %v", got)
 	}
@@ -263,4 +275,13 @@ func TestNodeListsAreExpanded(t *testing.T) {
 	if _, err := svc.SubmitJob(as(1000), bad); err == nil || err.Error() != "Invalid node name specified" {
 		t.Errorf("unknown excluded node: %v", err)
 	}
+}
+
+// listJobs is ListJobs with the ids and IncludeAll of the query.
+func listJobs(ctx context.Context, svc *Service, ids []model.JobID, all bool) ([]*model.Job, int64, error) {
+	l, err := svc.ListJobs(ctx, api.JobQuery{IDs: ids, IncludeAll: all})
+	if err != nil {
+		return nil, 0, err
+	}
+	return l.Jobs, l.Now, nil
 }

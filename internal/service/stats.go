@@ -3,23 +3,14 @@ package service
 import (
 	"context"
 
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/model"
 )
-
-// StepStat is one node's share of a running step: what sstat shows.
-type StepStat struct {
-	Job    model.JobID
-	Step   model.StepID
-	Node   string
-	NTasks int
-	Pids   []int
-	Usage  model.Usage
-}
 
 // StepStats asks the nodes of a running job for the current usage of its
 // steps (one step when hasStep); the owner and administrators may ask.
 // failed lists the nodes that did not answer in time.
-func (s *Service) StepStats(ctx context.Context, jobID model.JobID, step model.StepID, hasStep bool) ([]StepStat, []string, error) {
+func (s *Service) StepStats(ctx context.Context, jobID model.JobID, step model.StepID, hasStep bool) ([]api.StepStat, []string, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return nil, nil, err

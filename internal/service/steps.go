@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
@@ -12,10 +12,10 @@ import (
 
 // ErrStepBusy is CreateStep's answer when the step fits the job but not
 // while its other steps hold the CPUs; srun retries when they change.
-var ErrStepBusy = &Error{CodeBusy, "Requested nodes are busy"}
+var ErrStepBusy = api.ErrStepBusy
 
 // ownJob finds a job the caller may act on.
-func (s *Service) ownJob(id *auth.Identity, jobID model.JobID) (*model.Job, error) {
+func (s *Service) ownJob(id *api.Identity, jobID model.JobID) (*model.Job, error) {
 	j := s.store.Snapshot().Job(jobID)
 	if j == nil {
 		return nil, invalid("Invalid job id specified")
@@ -27,7 +27,7 @@ func (s *Service) ownJob(id *auth.Identity, jobID model.JobID) (*model.Job, erro
 }
 
 // runningJob is ownJob for calls that need the job's nodes.
-func (s *Service) runningJob(id *auth.Identity, jobID model.JobID) (*model.Job, error) {
+func (s *Service) runningJob(id *api.Identity, jobID model.JobID) (*model.Job, error) {
 	j, err := s.ownJob(id, jobID)
 	if err != nil {
 		return nil, err
@@ -164,12 +164,12 @@ func (s *Service) AttachStep(ctx context.Context, jobID model.JobID, stepID mode
 }
 
 // Broadcast copies a file to every node of a running job.
-func (s *Service) Broadcast(ctx context.Context, jobID model.JobID, req FetchRequest) ([]string, error) {
+func (s *Service) Broadcast(ctx context.Context, req api.BroadcastRequest) ([]string, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return nil, err
 	}
-	j, err := s.runningJob(id, jobID)
+	j, err := s.runningJob(id, req.Job)
 	if err != nil {
 		return nil, err
 	}
@@ -177,8 +177,8 @@ func (s *Service) Broadcast(ctx context.Context, jobID model.JobID, req FetchReq
 }
 
 // signalStep cancels (sig == 0) or signals one step named by scancel.
-func (s *Service) signalStep(id *auth.Identity, j *model.Job, x selected, sig int) Result {
-	r := Result{Job: x.raw}
+func (s *Service) signalStep(id *api.Identity, j *model.Job, x selected, sig int) api.JobResult {
+	r := api.JobResult{Job: x.raw}
 	st := j.Step(x.step)
 	switch {
 	case !s.privileged(id) && j.UserID != id.UID:

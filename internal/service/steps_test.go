@@ -14,7 +14,9 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
 
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -84,11 +86,11 @@ func TestStepLifecycle(t *testing.T) {
 		t.Fatalf("step after the first ended: %v", err)
 	}
 	// scancel JOB.STEP marks the step and tells its nodes.
-	res, err := svc.Signal(as(1000), Selection{UID: -1, Targets: []Target{{ID: id, HasStep: true, Step: 2, Raw: "x"}}}, 0, ScopeSteps)
+	res, err := svc.Signal(as(1000), api.JobSelection{UID: -1, Targets: []api.JobTarget{{ID: id, HasStep: true, Step: 2, Raw: "x"}}}, api.SignalRequest{})
 	if err != nil || len(res) != 1 || res[0].Error != "" || len(n.stepSignals) != 1 || !strings.Contains(n.stepSignals[0], "term=true") {
 		t.Errorf("cancel step: %v %+v %v", err, res, n.stepSignals)
 	}
-	res, _ = svc.Signal(as(1000), Selection{UID: -1, Targets: []Target{{ID: id, HasStep: true, Step: 9, Raw: "x"}}}, 0, ScopeSteps)
+	res, _ = svc.Signal(as(1000), api.JobSelection{UID: -1, Targets: []api.JobTarget{{ID: id, HasStep: true, Step: 9, Raw: "x"}}}, api.SignalRequest{})
 	if res[0].Error != "Invalid job id specified" {
 		t.Errorf("unknown step: %+v", res)
 	}
@@ -120,16 +122,16 @@ func TestJoinTokens(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc.SetCA(ca, func() (string, error) { return "ClusterName=c\n", nil })
-	if _, _, err := svc.CreateJoinToken(as(1000), TokenSpec{TTL: time.Hour, Nodes: "n2"}); err == nil {
+	if _, _, err := svc.CreateJoinToken(as(1000), api.TokenSpec{TTL: time.Hour, Nodes: "n2"}); err == nil {
 		t.Error("an ordinary user made a join token")
 	}
 	// A token names the nodes it is for, each defined in slurm.conf.
-	for _, bad := range []TokenSpec{{}, {Nodes: "n[1-9]"}, {Nodes: "n["}, {Nodes: "n2", Uses: -1}} {
+	for _, bad := range []api.TokenSpec{{}, {Nodes: "n[1-9]"}, {Nodes: "n["}, {Nodes: "n2", Uses: -1}} {
 		if _, _, err := svc.CreateJoinToken(as(0), bad); err == nil {
 			t.Errorf("token %+v accepted", bad)
 		}
 	}
-	tok, exp, err := svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "n2"})
+	tok, exp, err := svc.CreateJoinToken(as(0), api.TokenSpec{TTL: time.Hour, Nodes: "n2"})
 	if err != nil || exp != 1000+3600 {
 		t.Fatalf("token: %v %d", err, exp)
 	}
@@ -161,7 +163,7 @@ func TestJoinTokens(t *testing.T) {
 	}
 
 	// ALL with two uses: any defined node, each once, two joins in all.
-	tok, _, err = svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "ALL", Uses: 2})
+	tok, _, err = svc.CreateJoinToken(as(0), api.TokenSpec{TTL: time.Hour, Nodes: "ALL", Uses: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -176,7 +178,7 @@ func TestJoinTokens(t *testing.T) {
 		t.Errorf("second join with ALL: %v", err)
 	}
 	svc.clock.(interface{ Advance(time.Duration) }).Advance(2 * time.Hour)
-	tok, _, _ = svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "n[1-2]"})
+	tok, _, _ = svc.CreateJoinToken(as(0), api.TokenSpec{TTL: time.Hour, Nodes: "n[1-2]"})
 	sec, _ = auth.ParseJoinSecret(tok)
 	svc.clock.(interface{ Advance(time.Duration) }).Advance(2 * time.Hour)
 	if _, _, _, err := svc.Join(sec.ID, sec.Secret, "n2", csr); err == nil {
@@ -195,16 +197,20 @@ func TestNodeCertificateIsNoUser(t *testing.T) {
 		Addr:     &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1},
 		AuthInfo: credentials.TLSInfo{State: nodeCertState(t, "n2")},
 	})
-	if got, err := auth.NewVerifier("tok").Identify(node); err != nil || got.Node != "n2" || got.Privileged(0) {
+	if got, err := grpcauth.NewVerifier("tok").Identify(node); err != nil || got.Node != "n2" || got.Privileged(0) {
 		t.Fatalf("node certificate identity: %+v %v", got, err)
 	}
-	if _, _, err := svc.ListJobs(node, nil, false); err == nil {
+	node = verified(node)
+	if got := api.IdentityFrom(node); got == nil || got.Node != "n2" {
+		t.Fatalf("node certificate identity in the context: %+v", got)
+	}
+	if _, _, err := listJobs(node, svc, nil, false); err == nil {
 		t.Error("a node certificate listed jobs")
 	}
-	if rs, err := svc.Signal(node, Selection{UID: -1}, 0, ScopeSteps); err == nil {
+	if rs, err := svc.Signal(node, api.JobSelection{UID: -1}, api.SignalRequest{}); err == nil {
 		t.Errorf("a node certificate cancelled jobs: %+v", rs)
 	}
-	if _, _, err := svc.CreateJoinToken(node, TokenSpec{Nodes: "ALL"}); err == nil {
+	if _, _, err := svc.CreateJoinToken(node, api.TokenSpec{Nodes: "ALL"}); err == nil {
 		t.Error("a node certificate made a join token")
 	}
 }
@@ -242,7 +248,7 @@ func TestJoinTokenListDelete(t *testing.T) {
 		t.Fatal(err)
 	}
 	svc.SetCA(ca, nil)
-	tok, _, err := svc.CreateJoinToken(as(0), TokenSpec{TTL: time.Hour, Nodes: "n[1-2]"})
+	tok, _, err := svc.CreateJoinToken(as(0), api.TokenSpec{TTL: time.Hour, Nodes: "n[1-2]"})
 	if err != nil {
 		t.Fatal(err)
 	}

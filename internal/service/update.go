@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/jobspec"
 	"github.com/drover-hpc/drover/internal/model"
@@ -35,7 +35,7 @@ var pendingOnly = map[string]bool{
 // Account, NumNodes, NumTasks, Dependency, ArrayTaskThrottle,
 // ReqNodeList, ExcNodeList, Gres, Features and MinCPUsNode. Fields come under their canonical
 // names, in Slurm's value formats (StartTime as unix seconds).
-func (s *Service) UpdateJob(ctx context.Context, sel Selection, fields map[string]string) ([]Result, error) {
+func (s *Service) UpdateJob(ctx context.Context, sel api.JobSelection, fields map[string]string) ([]api.JobResult, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
 		return nil, err
@@ -161,15 +161,15 @@ func (s *Service) UpdateJob(ctx context.Context, sel Selection, fields map[strin
 			return nil, invalid(msgNotSupported + k)
 		}
 	}
-	var results []Result
+	var results []api.JobResult
 	for _, x := range s.resolve(snap, &sel, id) {
 		if x.err != "" {
-			results = append(results, Result{Job: x.raw, Error: x.err})
+			results = append(results, api.JobResult{Job: x.raw, Error: x.err})
 			continue
 		}
 		j := x.job
 		msg := s.updateRefusal(snap, j, fields, cmd, priv, id)
-		results = append(results, Result{Job: j.DisplayID(), Error: msg})
+		results = append(results, api.JobResult{Job: j.DisplayID(), Error: msg})
 		if msg == "" {
 			cmd.Jobs = append(cmd.Jobs, j.ID)
 		}
@@ -201,7 +201,7 @@ type timeLimitNotifier interface {
 }
 
 // updateRefusal is Slurm's reason to refuse the update of j, or "".
-func (s *Service) updateRefusal(snap *state.Snapshot, j *model.Job, fields map[string]string, cmd *fsm.UpdateJob, priv bool, id *auth.Identity) string {
+func (s *Service) updateRefusal(snap *state.Snapshot, j *model.Job, fields map[string]string, cmd *fsm.UpdateJob, priv bool, id *api.Identity) string {
 	switch {
 	case !priv && j.UserID != id.UID:
 		return "Access/permission denied"
@@ -238,7 +238,7 @@ func (s *Service) updateRefusal(snap *state.Snapshot, j *model.Job, fields map[s
 		}
 	}
 	if cmd.Spec.Account != nil || cmd.Spec.QOS != nil || cmd.Partition != nil {
-		owner := &auth.Identity{UID: j.UserID, GID: j.GroupID, Groups: j.Groups, User: j.UserName}
+		owner := &api.Identity{UID: j.UserID, GID: j.GroupID, Groups: j.Groups, User: j.UserName}
 		if err := s.admits(part, spec, owner); err != nil {
 			return err.Error()
 		}

@@ -18,6 +18,7 @@ import (
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -49,7 +50,7 @@ type Store struct {
 func Dial(addr string, key Key) (*Store, error) {
 	conn, err := grpc.NewClient(addr,
 		grpc.WithTransportCredentials(credentials.NewTLS(auth.PinnedConfig(key.CAHash))),
-		grpc.WithPerRPCCredentials(auth.TokenCreds(key.Secret)))
+		grpc.WithPerRPCCredentials(grpcauth.TokenCreds(key.Secret)))
 	if err != nil {
 		return nil, err
 	}

@@ -61,8 +61,8 @@ func (Unimplemented) AcctDB(context.Context) (*model.AcctDB, error) { return nil
 func (Unimplemented) AcctModify(context.Context, *acctmgr.Request, bool) (string, error) {
 	return "", ErrUnimplemented
 }
-func (Unimplemented) AcctJobs(context.Context, acct.Query) ([]*acct.Job, error) {
-	return nil, ErrUnimplemented
+func (Unimplemented) AcctJobs(context.Context, acct.Query, func([]*acct.Job) error) error {
+	return ErrUnimplemented
 }
 func (Unimplemented) CreateStep(context.Context, model.JobID, *model.StepSpec) (*model.Job, *model.Step, error) {
 	return nil, nil, ErrUnimplemented

@@ -182,7 +182,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
 		return 1
 	}
-	jobs, err := c.AcctJobs(ctx, q)
+	jobs, err := cli.AcctJobs(ctx, c, q)
 	if err != nil {
 		if errors.Is(err, cli.ErrAcctDisabled) {
 			fmt.Fprintln(env.Stderr, "Slurm accounting storage is disabled")

@@ -24,9 +24,12 @@ type fake struct {
 
 // AcctJobs filters by job id only: enough for these tests, which check
 // the query separately.
-func (f *fake) AcctJobs(_ context.Context, q acct.Query) ([]*acct.Job, error) {
+func (f *fake) AcctJobs(_ context.Context, q acct.Query, fn func([]*acct.Job) error) error {
 	f.q = q
-	return f.jobs, f.err
+	if f.err != nil {
+		return f.err
+	}
+	return fn(f.jobs)
 }
 
 var now = time.Date(2026, 11, 22, 5, 20, 0, 0, time.Local)

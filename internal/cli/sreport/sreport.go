@@ -352,7 +352,7 @@ func (s *session) load(k kind, c *cond, now time.Time) (*world, error) {
 	case len(c.clusters) > 0 || len(s.clusters) > 0:
 		q.Clusters = addList(append([]string(nil), s.clusters...), strings.Join(c.clusters, ","), true)
 	}
-	jobs, err := cl.AcctJobs(s.ctx, q)
+	jobs, err := cli.AcctJobs(s.ctx, cl, q)
 	if err != nil {
 		return nil, err
 	}

@@ -24,10 +24,10 @@ type fake struct {
 	err  error
 }
 
-func (f *fake) AcctJobs(_ context.Context, q acct.Query) ([]*acct.Job, error) {
+func (f *fake) AcctJobs(_ context.Context, q acct.Query, fn func([]*acct.Job) error) error {
 	f.q = q
 	if f.err != nil {
-		return nil, f.err
+		return f.err
 	}
 	var out []*acct.Job
 	for _, j := range f.jobs {
@@ -36,7 +36,7 @@ func (f *fake) AcctJobs(_ context.Context, q acct.Query) ([]*acct.Job, error) {
 		}
 		out = append(out, j)
 	}
-	return out, nil
+	return fn(out)
 }
 func (f *fake) AcctDB(context.Context) (*model.AcctDB, error) { return f.db, nil }
 func (f *fake) ListNodes(context.Context) ([]*model.Node, error) {

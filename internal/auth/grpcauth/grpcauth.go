@@ -1,24 +1,23 @@
-package auth
+// Package grpcauth is the gRPC side of establishing who calls: transport
+// credentials that read a Unix socket caller's uid/gid from the kernel
+// (SO_PEERCRED), the Verifier that turns a call's peer and metadata into
+// an auth.Identity (local user, node certificate, cluster token), and the
+// per-call token credentials of clients. Adapters (grpcapi, dbd) use it;
+// the service never does: it gets the identity as a plain value.
+package grpcauth
 
 import (
 	"context"
-	"crypto/rand"
-	"crypto/subtle"
-	"encoding/hex"
-	"errors"
 	"fmt"
 	"net"
-	"os"
-	"os/user"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"sync"
 
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	"github.com/drover-hpc/drover/internal/auth"
 )
 
 // PeerInfo is the AuthInfo a connection carries after the handshake.
@@ -86,103 +85,44 @@ func (PeerCreds) Info() credentials.ProtocolInfo {
 func (p PeerCreds) Clone() credentials.TransportCredentials { return p }
 func (PeerCreds) OverrideServerName(string) error           { return nil }
 
-// Identity is a verified caller.
-type Identity struct {
-	UID, GID uint32
-	Groups   []uint32
-	User     string
-	// Cluster is true for callers holding the cluster token (controller
-	// peers, agents started beside the controller): they act with root's
-	// rights.
-	Cluster bool
-	// Node is the node a caller's certificate names ("" without one). A
-	// node certificate is no user and no operator: it may speak the node
-	// protocol as that node, nothing else (UID is NoUID).
-	Node string
-}
-
-// NoUID is the uid of a caller that is no user ((uid_t)-1, which no
-// account has): a node certificate.
-const NoUID = ^uint32(0)
-
-// Privileged reports whether the caller may act on every job: root, the
-// configured SlurmUser, or a holder of the cluster token.
-func (id *Identity) Privileged(slurmUID uint32) bool {
-	if id.Node != "" {
-		return false
-	}
-	return id.Cluster || id.UID == 0 || id.UID == slurmUID
-}
-
-// ErrDenied is Slurm's wording for refused access.
-var ErrDenied = errors.New("Access/permission denied")
-
 // Verifier turns a call's context into an Identity.
 type Verifier struct {
 	token string
-	users sync.Map // uid -> *userInfo
+	users auth.Users
 }
 
 // NewVerifier accepts the given cluster token on TCP calls.
 func NewVerifier(token string) *Verifier { return &Verifier{token: token} }
 
-// Identify returns the caller's identity or ErrDenied.
-func (v *Verifier) Identify(ctx context.Context) (*Identity, error) {
+// Identify returns the caller's identity or auth.ErrDenied.
+func (v *Verifier) Identify(ctx context.Context) (*auth.Identity, error) {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
-		return nil, ErrDenied
+		return nil, auth.ErrDenied
 	}
 	if info, ok := p.AuthInfo.(PeerInfo); ok && info.Local {
-		u := v.lookup(info.UID)
-		return &Identity{UID: info.UID, GID: info.GID, Groups: u.groups, User: u.name}, nil
+		return v.users.Local(info.UID, info.GID), nil
 	}
 	if tlsInfo, ok := p.AuthInfo.(credentials.TLSInfo); ok {
-		if node, ok := NodeOf(&tlsInfo.State); ok {
-			return &Identity{UID: NoUID, GID: NoUID, User: NodeCNPrefix + node, Node: node}, nil
+		if node, ok := auth.NodeOf(&tlsInfo.State); ok {
+			return auth.NodeIdentity(node), nil
 		}
 	}
 	if v.CheckToken(ctx) {
-		return &Identity{UID: 0, GID: 0, User: "root", Cluster: true}, nil
+		return auth.Cluster(), nil
 	}
-	return nil, ErrDenied
+	return nil, auth.ErrDenied
 }
 
 // CheckToken reports whether the call carries the cluster token.
 func (v *Verifier) CheckToken(ctx context.Context) bool {
 	md, _ := metadata.FromIncomingContext(ctx)
 	for _, h := range md.Get("authorization") {
-		tok, ok := strings.CutPrefix(h, "Bearer ")
-		if ok && v.token != "" && subtle.ConstantTimeCompare([]byte(tok), []byte(v.token)) == 1 {
+		if tok, ok := strings.CutPrefix(h, "Bearer "); ok && auth.TokenMatches(v.token, tok) {
 			return true
 		}
 	}
 	return false
-}
-
-type userInfo struct {
-	name   string
-	groups []uint32
-}
-
-// lookup resolves a uid's name and supplementary groups (cached; the
-// account database rarely changes while a controller runs).
-func (v *Verifier) lookup(uid uint32) *userInfo {
-	if u, ok := v.users.Load(uid); ok {
-		return u.(*userInfo)
-	}
-	ui := &userInfo{name: strconv.FormatUint(uint64(uid), 10)}
-	if u, err := user.LookupId(ui.name); err == nil {
-		ui.name = u.Username
-		if gids, err := u.GroupIds(); err == nil {
-			for _, g := range gids {
-				if n, err := strconv.ParseUint(g, 10, 32); err == nil {
-					ui.groups = append(ui.groups, uint32(n))
-				}
-			}
-		}
-	}
-	v.users.Store(uid, ui)
-	return ui
 }
 
 // TokenCreds attaches the cluster token to every call of a client.
@@ -192,36 +132,3 @@ func (t TokenCreds) GetRequestMetadata(context.Context, ...string) (map[string]s
 	return map[string]string{"authorization": "Bearer " + string(t)}, nil
 }
 func (TokenCreds) RequireTransportSecurity() bool { return false }
-
-// LoadOrCreateToken reads the cluster token at path, creating a random one
-// (mode 0600) when the file does not exist.
-func LoadOrCreateToken(path string) (string, error) {
-	if b, err := os.ReadFile(path); err == nil {
-		if t := strings.TrimSpace(string(b)); t != "" {
-			return t, nil
-		}
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return "", err
-	}
-	buf := make([]byte, 32)
-	if _, err := rand.Read(buf); err != nil {
-		return "", err
-	}
-	tok := hex.EncodeToString(buf)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return "", err
-	}
-	if err := os.WriteFile(path, []byte(tok+"\n"), 0o600); err != nil {
-		return "", err
-	}
-	return tok, nil
-}
-
-// ReadToken reads an existing token file.
-func ReadToken(path string) (string, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("read cluster token: %w", err)
-	}
-	return strings.TrimSpace(string(b)), nil
-}
