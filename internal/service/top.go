@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
@@ -22,16 +22,16 @@ import (
 // job's nice changes by what its priority did, so the periodic
 // recalculation keeps the new order. Operators only, unless
 // SchedulerParameters=enable_user_top.
-func (s *Service) topJobs(id *auth.Identity, priv bool, sel Selection) ([]Result, error) {
+func (s *Service) topJobs(id *api.Identity, priv bool, sel api.JobSelection) ([]api.JobResult, error) {
 	if !priv && !s.Settings().Priority.EnableUserTop {
 		return nil, errDenied
 	}
 	snap := s.store.Snapshot()
-	var results []Result
+	var results []api.JobResult
 	var named []*model.Job
 	for _, x := range s.resolve(snap, &sel, id) {
 		if x.err != "" {
-			results = append(results, Result{Job: x.raw, Error: x.err})
+			results = append(results, api.JobResult{Job: x.raw, Error: x.err})
 			continue
 		}
 		j := x.job
@@ -42,7 +42,7 @@ func (s *Service) topJobs(id *auth.Identity, priv bool, sel Selection) ([]Result
 		case j.State != model.JobPending:
 			msg = msgNotPending
 		}
-		results = append(results, Result{Job: j.DisplayID(), Error: msg})
+		results = append(results, api.JobResult{Job: j.DisplayID(), Error: msg})
 		if msg == "" && !slices.Contains(named, j) {
 			named = append(named, j)
 		}

@@ -2,6 +2,7 @@ package service
 
 import (
 	"errors"
+	"github.com/drover-hpc/drover/internal/api"
 	"testing"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -54,7 +55,7 @@ func TestTopJobs(t *testing.T) {
 		t.Fatalf("equal jobs, priorities %v", p0)
 	}
 	otherPrio := prios(svc, other)[0]
-	sel := Selection{Targets: []Target{{ID: mine[2]}}, UID: -1}
+	sel := api.JobSelection{Targets: []api.JobTarget{{ID: mine[2]}}, UID: -1}
 	// A user may not, without SchedulerParameters=enable_user_top.
 	if _, err := svc.Control(as(1000), sel, "top"); !errors.Is(err, errDenied) {
 		t.Fatalf("user top: %v", err)
@@ -76,7 +77,7 @@ func TestTopJobs(t *testing.T) {
 	}
 	// Two named jobs, in order; with enable_user_top the owner may.
 	multifactor(t, svc, func(c *PriorityConfig) { c.EnableUserTop = true })
-	sel.Targets = []Target{{ID: mine[1]}, {ID: mine[0]}}
+	sel.Targets = []api.JobTarget{{ID: mine[1]}, {ID: mine[0]}}
 	if _, err := svc.Control(as(1000), sel, "top"); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func TestTopJobs(t *testing.T) {
 		t.Errorf("top 2,1: %v", p)
 	}
 	// Another user's job is refused.
-	sel.Targets = []Target{{ID: other}}
+	sel.Targets = []api.JobTarget{{ID: other}}
 	if res, _ := svc.Control(as(1000), sel, "top"); len(res) != 1 || res[0].Error != "Access/permission denied" {
 		t.Errorf("other's job: %+v", res)
 	}
@@ -97,14 +98,14 @@ func TestNiceAndPinnedPriority(t *testing.T) {
 	multifactor(t, svc, nil)
 	ids := submitN(t, svc, 1000, 2)
 	before := prios(svc, ids...)
-	sel := Selection{Targets: []Target{{ID: ids[0]}}, UID: -1}
+	sel := api.JobSelection{Targets: []api.JobTarget{{ID: ids[0]}}, UID: -1}
 	if res, err := svc.UpdateJob(as(1000), sel, map[string]string{"Nice": "100"}); err != nil || res[0].Error != "" {
 		t.Fatalf("nice: %v %+v", err, res)
 	}
 	if p := prios(svc, ids...); p[0] != before[0]-100 || p[1] != before[1] {
 		t.Errorf("after nice=100: %v (before %v)", p, before)
 	}
-	sel.Targets = []Target{{ID: ids[1]}}
+	sel.Targets = []api.JobTarget{{ID: ids[1]}}
 	if _, err := svc.UpdateJob(as(0), sel, map[string]string{"Priority": "5"}); err != nil {
 		t.Fatal(err)
 	}
