@@ -48,8 +48,11 @@ func TestConstraintAndMinCPUs(t *testing.T) {
 		},
 		want: map[model.JobID]string{1: "start n1:3:0", 2: model.ReasonResources},
 	}, {
-		name:  "--mincpus above any node: BadConstraints",
-		setup: func(c *schedtest.Cluster) { oneNode(c, 4, 1000); submit(c, 1, func(s *model.JobSpec) { s.MinCPUsNode = 8 }) },
-		want:  map[model.JobID]string{1: model.ReasonBadConstraints},
+		name: "--mincpus above any node: BadConstraints",
+		setup: func(c *schedtest.Cluster) {
+			oneNode(c, 4, 1000)
+			submit(c, 1, func(s *model.JobSpec) { s.MinCPUsNode = 8 })
+		},
+		want: map[model.JobID]string{1: model.ReasonBadConstraints},
 	}})
 }
