@@ -263,6 +263,7 @@ func TestShutdownWaitsKillWait(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits KillWait (6 s)")
 	}
+	t.Parallel() // it mostly waits: let the package's other tests run meanwhile
 	a, ex := testAgent(t)
 	ex.IgnoreTERM = true
 	killWait := 6 * time.Second

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -153,7 +154,7 @@ func (s *stepRun) runHooks(hooks []stepHook) (code, sig int32, state model.JobSt
 	for _, h := range hooks {
 		if p, ok := h.(stepPrestarter); ok {
 			if err := p.Prestart(context.Background(), sc); err != nil {
-				if err != errHookFailed {
+				if !errors.Is(err, errHookFailed) {
 					s.a.log.Warn("step launch failed", "job", s.j.id, "step", s.st.ID, "hook", h.Name(), "err", err)
 				}
 				return 1, 0, model.JobFailed

@@ -1,8 +1,10 @@
 package agent
 
 import (
+	"context"
 	"errors"
 	"io"
+	"slices"
 	"syscall"
 	"testing"
 	"time"
@@ -307,5 +309,55 @@ func TestStdinQueue(t *testing.T) {
 	}
 	if _, err := r2.Read(buf); !errors.Is(err, io.ErrClosedPipe) {
 		t.Errorf("read after abort: %v", err)
+	}
+}
+
+// recHook records the pipeline's calls; fail makes its Prestart fail.
+type recHook struct {
+	name string
+	log  *[]string
+	fail bool
+}
+
+func (h recHook) Name() string { return h.name }
+func (h recHook) Prestart(_ context.Context, sc *stepCtx) error {
+	*h.log = append(*h.log, "pre:"+h.name)
+	if h.fail {
+		return errors.New("refused")
+	}
+	return nil
+}
+func (h recHook) Poststart(*stepCtx) { *h.log = append(*h.log, "start:"+h.name) }
+func (h recHook) Poststop(*stepCtx)  { *h.log = append(*h.log, "stop:"+h.name) }
+
+// TestRunnerHookContract: Prestart in order, tasks launched, Poststart in
+// order, Poststop in reverse; a failing Prestart stops the launch, fails
+// the step and still runs the Poststop of the hooks before it.
+func TestRunnerHookContract(t *testing.T) {
+	a, ex := testAgent(t)
+	var log []string
+	s := testStep(a, &model.StepSpec{Argv: []string{"x"}}, 0)
+	hooks := []stepHook{recHook{name: "a", log: &log}, stepEnvHook{}, tasksHook{hooks: []taskHook{taskCommandHook{}}}, recHook{name: "b", log: &log}}
+	done := make(chan model.JobState, 1)
+	go func() { _, _, st := s.runHooks(hooks); done <- st }()
+	started(t, ex).Exit(executor.Result{})
+	if st := <-done; st != 0 {
+		t.Errorf("state %v", st)
+	}
+	want := []string{"pre:a", "pre:b", "start:a", "start:b", "stop:b", "stop:a"}
+	if !slices.Equal(log, want) {
+		t.Errorf("calls %q, want %q", log, want)
+	}
+
+	log = nil
+	s2 := testStep(a, &model.StepSpec{Argv: []string{"x"}}, 0)
+	hooks = []stepHook{recHook{name: "a", log: &log}, recHook{name: "bad", log: &log, fail: true}, recHook{name: "c", log: &log},
+		tasksHook{hooks: []taskHook{taskCommandHook{}}}}
+	code, _, st := s2.runHooks(hooks)
+	if code != 1 || st != model.JobFailed || len(ex.Processes()) != 1 {
+		t.Errorf("failed prestart: code %d state %v, %d launches", code, st, len(ex.Processes()))
+	}
+	if want := []string{"pre:a", "pre:bad", "stop:a"}; !slices.Equal(log, want) {
+		t.Errorf("calls %q, want %q", log, want)
 	}
 }
