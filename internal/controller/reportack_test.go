@@ -7,11 +7,10 @@ import (
 	"testing"
 	"time"
 
-	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/nodemsg"
 	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/state"
 )
@@ -19,25 +18,25 @@ import (
 // ackScript sends its messages, then waits (bounded) until the controller
 // has sent want ReportAcks before ending the stream.
 type ackScript struct {
-	in   []*pb.AgentMessage
+	in   []nodemsg.FromNode
 	want int
 
 	mu   sync.Mutex
-	out  []*pb.ControllerMessage
+	out  []nodemsg.ToNode
 	acks chan struct{}
 }
 
-func (s *ackScript) Send(m *pb.ControllerMessage) error {
+func (s *ackScript) Send(m nodemsg.ToNode) error {
 	s.mu.Lock()
 	s.out = append(s.out, m)
 	s.mu.Unlock()
-	if m.GetReportAck() != nil {
+	if _, ok := m.(*nodemsg.ReportAck); ok {
 		s.acks <- struct{}{}
 	}
 	return nil
 }
 
-func (s *ackScript) Recv() (*pb.AgentMessage, error) {
+func (s *ackScript) Recv() (nodemsg.FromNode, error) {
 	if len(s.in) > 0 {
 		m := s.in[0]
 		s.in = s.in[1:]
@@ -67,7 +66,7 @@ func TestReportsAcked(t *testing.T) {
 		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1"}, Default: true, MaxTime: model.Unlimited,
 			DefaultTime: model.Unset, MaxNodes: model.Unlimited}},
 	}
-	svc := service.New(nil, st, d, auth.NewVerifier("tok"), clock.Real{}, c, settings)
+	svc := service.New(nil, st, d, clock.Real{}, c, settings)
 	if err := svc.InstallConfig(settings); err != nil {
 		t.Fatal(err)
 	}
@@ -85,31 +84,31 @@ func TestReportsAcked(t *testing.T) {
 		t.Fatal(err)
 	}
 	run := st.Snapshot().Job(1).Run()
-	s := &ackScript{want: 2, acks: make(chan struct{}, 8), in: []*pb.AgentMessage{
-		{Msg: &pb.AgentMessage_Register{Register: &pb.Register{Node: "n1", Cpus: 2, Memory: 1000, Running: []uint32{1}}}},
-		{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: 1, Run: run}}},
-		{Msg: &pb.AgentMessage_StepEnded{StepEnded: &pb.StepEnded{JobId: 1, StepId: 4, Node: "n1", Run: run}}},
+	s := &ackScript{want: 2, acks: make(chan struct{}, 8), in: []nodemsg.FromNode{
+		&nodemsg.Register{Node: "n1", CPUs: 2, Memory: 1000, Running: []model.JobID{1}},
+		&nodemsg.JobStarted{Job: 1, Run: run},
+		&nodemsg.StepEnded{Job: 1, Step: 4, Run: run},
 	}}
 	if err := c.ServeAgent(s, "127.0.0.1", "n1"); err != nil {
 		t.Fatal(err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	var got []*pb.ReportAck
+	var got []*nodemsg.ReportAck
 	regAcks := false
 	for _, m := range s.out {
-		if a := m.GetReportAck(); a != nil {
-			got = append(got, a)
-		}
-		if r := m.GetRegistered(); r != nil {
-			regAcks = r.AcksReports
+		switch m := m.(type) {
+		case *nodemsg.ReportAck:
+			got = append(got, m)
+		case *nodemsg.Registered:
+			regAcks = m.AcksReports
 		}
 	}
 	if !regAcks {
 		t.Error("Registered does not say the controller confirms reports")
 	}
-	if len(got) != 2 || !got[0].Started || got[0].JobId != 1 || got[0].Run != run ||
-		got[1].Started || got[1].JobId != 1 || got[1].StepId != 4 || got[1].Run != run {
+	if len(got) != 2 || !got[0].Started || got[0].Job != 1 || got[0].Run != run ||
+		got[1].Started || got[1].Job != 1 || got[1].Step != 4 || got[1].Run != run {
 		t.Errorf("acks %v", got)
 	}
 }
