@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -109,7 +111,14 @@ func TestReservations(t *testing.T) {
 		t.Errorf("srun --reservation ran on %q", out)
 	}
 
-	// A user the reservation does not name is refused at submission.
+	// A user the reservation does not name is refused at submission. The
+	// srun's job (the next id) may still be completing: wait until it is
+	// gone so that the listing below changes only if a refusal queued one.
+	inID, _ := strconv.Atoi(in)
+	c.waitFor("srun's job to leave squeue", 30*time.Second, func() bool {
+		out, _, _ := c.run("squeue", "-h", "-o", "%i")
+		return !slices.Contains(strings.Fields(out), strconv.Itoa(inID+1))
+	})
 	before := c.must("squeue", "-h", "-o", "%i")
 	if _, errOut, code := c.runAs(u, "", "sbatch", "--reservation=maint", "-o", "/dev/null", "--wrap", "true"); code != 1 ||
 		!strings.Contains(errOut, "Access denied to requested reservation") {
