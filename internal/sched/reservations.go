@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/resv"
 )
 
 // Reservations reach placement as excluded nodes: sched/resv decides,
@@ -36,21 +37,14 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, req, exc []int32) (
 	if v.Only == nil && len(v.Deny) == 0 {
 		return exc, ""
 	}
-	out = slices.Clone(exc)
-	if v.Only != nil {
-		for _, i := range ps.order {
-			if !slices.Contains(v.Only, s.c.nodes[i].Name) {
-				out = append(out, i)
-			}
-		}
+	denied := s.resvIndices(own, v)
+	if len(exc) == 0 {
+		out = denied // shared: placement only reads exclusion sets
+	} else {
+		out = append(slices.Clone(exc), denied...)
+		slices.Sort(out)
+		out = slices.Compact(out)
 	}
-	for _, name := range v.Deny {
-		if i, ok := s.c.index[name]; ok {
-			out = append(out, i)
-		}
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
 	// Placement takes required nodes (-w) before looking at exclusions:
 	// a job that names a node a reservation denies it waits.
 	for _, i := range req {
@@ -62,4 +56,56 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, req, exc []int32) (
 		}
 	}
 	return out, ""
+}
+
+// resvIndices is a verdict as sorted node indices: every node outside
+// Only (when set) and every node in Deny. Jobs share verdicts (one per
+// reservation and time limit), so the set is built once per cycle and
+// a job costs a merge at most.
+func (s *scheduler) resvIndices(own string, v resv.Verdict) []int32 {
+	key := resvKey{own: own, n: len(v.Deny), maint: v.Maint}
+	if len(v.Deny) > 0 {
+		key.first = v.Deny[0]
+	}
+	if c, ok := s.resvIdx[key]; ok && slices.Equal(c.deny, v.Deny) {
+		return c.idx
+	}
+	var out []int32
+	if v.Only != nil {
+		in := make(map[string]bool, len(v.Only))
+		for _, name := range v.Only {
+			in[name] = true
+		}
+		for i, n := range s.c.nodes {
+			if !in[n.Name] {
+				out = append(out, int32(i))
+			}
+		}
+	}
+	for _, name := range v.Deny {
+		if i, ok := s.c.index[name]; ok {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if s.resvIdx == nil {
+		s.resvIdx = map[resvKey]resvIdx{}
+	}
+	s.resvIdx[key] = resvIdx{deny: v.Deny, idx: out}
+	return out
+}
+
+// resvKey finds a verdict's index set; resvIdx.deny confirms the match
+// (two verdicts of one reservation differ only in what they deny).
+type resvKey struct {
+	own   string
+	n     int
+	maint bool
+	first string
+}
+
+type resvIdx struct {
+	deny []string
+	idx  []int32
 }

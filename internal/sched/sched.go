@@ -143,6 +143,7 @@ type scheduler struct {
 	lim     *limiter                    // nil: no accounting limits
 	victims map[model.JobID]bool        // chosen for preemption this cycle
 	resv    *resv.Set                   // reservations at now
+	resvIdx map[resvKey]resvIdx         // verdicts as node indices (reservations.go)
 	// maint: the job being considered is kept off nodes by a MAINT
 	// reservation, so Resources reads as Slurm's maintenance reason;
 	// confined: it runs only on its reservation's nodes, which no job
