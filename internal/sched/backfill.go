@@ -359,7 +359,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	limit := jobLimit(j, ps.p)
 	end := endOf(s.now, limit)
 	var picks []pick
-	liveFits := s.c.free >= r.minCPUs() && ps.free >= r.minCPUs()
+	liveFits := s.c.free-s.excFree >= r.minCPUs() && ps.free-s.excFreePart >= r.minCPUs()
 	if liveFits {
 		picks, liveFits = s.c.place(viewLive, ps, r, req, exc)
 	}
@@ -416,7 +416,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		return
 	}
 	bf.settle()
-	free, d := s.c.free, 0 // cluster-wide free CPUs at t: an upper bound
+	free, d := s.c.free-s.excFree, 0 // cluster-wide free CPUs at t: an upper bound
 	for k := 0; k < len(bf.times); k++ {
 		t := bf.times[k]
 		if t <= s.now {

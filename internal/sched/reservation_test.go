@@ -191,3 +191,53 @@ func TestReservationProperty(t *testing.T) {
 		t.Fatalf("only %d starts (%d in reservations) over %d seeds: generator too easy", checked, placedIn, seeds)
 	}
 }
+
+// BenchmarkScheduleReservations is BenchmarkBackfill10kNodes50kJobs's
+// pass with and without reservations: a MAINT reservation on 10% of the
+// nodes from now+1h, and 5% of the jobs in a lab reservation of 500 nodes.
+// Reservations must cost little per job.
+func BenchmarkScheduleReservations(b *testing.B) {
+	const now = 100000
+	c := backfillCluster(10000, 50000)
+	var maint, lab []string
+	for i, n := range c.Nodes {
+		switch {
+		case i%10 == 0:
+			maint = append(maint, n.Name)
+		case i%20 == 1:
+			lab = append(lab, n.Name)
+		}
+	}
+	rs := []*model.Reservation{
+		{Name: "maint", Start: now + 3600, End: now + 7200, Flags: model.ResvMaint, Nodes: maint, Users: []string{"root"}},
+		{Name: "lab", Start: 0, End: now + 86400, Nodes: lab, Users: []string{"user"}},
+	}
+	for i, j := range c.Pending() {
+		if i%20 == 0 {
+			s := *j.Spec
+			s.Reservation = "lab"
+			j.Spec = &s
+		}
+	}
+	for _, with := range []bool{false, true} {
+		for _, bc := range []struct {
+			name string
+			cfg  sched.Config
+		}{
+			{"builtin", sched.Config{}},
+			{"backfill_max_job_test=500", sched.Config{Backfill: true, BfResolution: 60, BfMaxJobTest: 500}},
+		} {
+			b.Run(fmt.Sprintf("reservations=%v/%s", with, bc.name), func(b *testing.B) {
+				in := c.Input()
+				if with {
+					in.Reservations = rs
+				}
+				var p *sched.Plan
+				for b.Loop() {
+					p = sched.Schedule(in, now, bc.cfg)
+				}
+				b.ReportMetric(float64(len(p.Starts)), "starts")
+			})
+		}
+	}
+}

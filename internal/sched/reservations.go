@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched/resv"
 )
 
 // Reservations reach placement as excluded nodes: sched/resv decides,
@@ -17,10 +18,11 @@ import (
 
 // resvExclude returns exc widened by what reservations deny j, or the
 // reason j waits for its reservation. It sets s.maint (a MAINT
-// reservation is among those denying nodes) and s.confined (j runs only
-// on its reservation's nodes).
+// reservation is among those denying nodes), s.confined (j runs only on
+// its reservation's nodes) and s.excFree/excFreePart (the free CPUs on
+// the nodes it is denied).
 func (s *scheduler) resvExclude(j *model.Job, ps *partState, req, exc []int32) (out []int32, wait string) {
-	s.maint, s.confined = false, false
+	s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0
 	own := ""
 	if j.Spec != nil {
 		own = j.Spec.Reservation
@@ -36,21 +38,16 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, req, exc []int32) (
 	if v.Only == nil && len(v.Deny) == 0 {
 		return exc, ""
 	}
-	out = slices.Clone(exc)
-	if v.Only != nil {
-		for _, i := range ps.order {
-			if !slices.Contains(v.Only, s.c.nodes[i].Name) {
-				out = append(out, i)
-			}
-		}
+	ri := s.resvIndices(own, v)
+	denied := ri.idx
+	s.excFree, s.excFreePart = ri.freeOn(s.c, ps)
+	if len(exc) == 0 {
+		out = denied // shared: placement only reads exclusion sets
+	} else {
+		out = append(slices.Clone(exc), denied...)
+		slices.Sort(out)
+		out = slices.Compact(out)
 	}
-	for _, name := range v.Deny {
-		if i, ok := s.c.index[name]; ok {
-			out = append(out, i)
-		}
-	}
-	slices.Sort(out)
-	out = slices.Compact(out)
 	// Placement takes required nodes (-w) before looking at exclusions:
 	// a job that names a node a reservation denies it waits.
 	for _, i := range req {
@@ -62,4 +59,80 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, req, exc []int32) (
 		}
 	}
 	return out, ""
+}
+
+// resvIndices is a verdict as sorted node indices: every node outside
+// Only (when set) and every node in Deny. Jobs share verdicts (one per
+// reservation and set of reservations met), so the set is built once per
+// cycle and a job costs a merge at most.
+func (s *scheduler) resvIndices(own string, v resv.Verdict) *resvIdx {
+	key := resvKey{own: own, n: len(v.Deny), maint: v.Maint}
+	if len(v.Deny) > 0 {
+		key.first = v.Deny[0]
+	}
+	if c, ok := s.resvIdx[key]; ok && slices.Equal(c.deny, v.Deny) {
+		return c
+	}
+	var out []int32
+	if v.Only != nil {
+		in := make(map[string]bool, len(v.Only))
+		for _, name := range v.Only {
+			in[name] = true
+		}
+		for i, n := range s.c.nodes {
+			if !in[n.Name] {
+				out = append(out, int32(i))
+			}
+		}
+	}
+	for _, name := range v.Deny {
+		if i, ok := s.c.index[name]; ok {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	if s.resvIdx == nil {
+		s.resvIdx = map[resvKey]*resvIdx{}
+	}
+	ri := &resvIdx{deny: v.Deny, idx: out, stamp: -1}
+	s.resvIdx[key] = ri
+	return ri
+}
+
+// resvKey finds a verdict's index set; resvIdx.deny confirms the match
+// (two verdicts of one reservation differ only in what they deny).
+type resvKey struct {
+	own   string
+	n     int
+	maint bool
+	first string
+}
+
+type resvIdx struct {
+	deny []string
+	idx  []int32
+	// The free CPUs on idx (all, and in part) as of stamp, the cluster's
+	// free count then: every start or hold changes that count, so an
+	// unchanged one means unchanged nodes and a full cluster pays the sum
+	// once, not once per job.
+	stamp          int64
+	part           *partState
+	free, freePart int64
+}
+
+func (ri *resvIdx) freeOn(c *cluster, ps *partState) (int64, int64) {
+	if ri.stamp == c.free && ri.part == ps {
+		return ri.free, ri.freePart
+	}
+	ri.stamp, ri.part, ri.free, ri.freePart = c.free, ps, 0, 0
+	for _, i := range ri.idx {
+		if f := int64(c.cpu[i]); f > 0 && !c.held[i] {
+			ri.free += f
+			if c.inPart(i, ps) {
+				ri.freePart += f
+			}
+		}
+	}
+	return ri.free, ri.freePart
 }

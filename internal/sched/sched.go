@@ -146,11 +146,17 @@ type scheduler struct {
 	lim     *limiter                    // nil: no accounting limits
 	victims map[model.JobID]bool        // chosen for preemption this cycle
 	resv    *resv.Set                   // reservations at now
+	resvIdx map[resvKey]*resvIdx        // verdicts as node indices (reservations.go)
 	// maint: the job being considered is kept off nodes by a MAINT
 	// reservation, so Resources reads as Slurm's maintenance reason;
 	// confined: it runs only on its reservation's nodes, which no job
 	// outside may take, so the partition's strict order does not hold it.
 	maint, confined bool
+	// excFree and excFreePart are the free CPUs (cluster-wide, and in
+	// the job's partition) on nodes reservations deny the job: taken off
+	// the cheap "nothing free" exits, or a full cluster beside an idle
+	// reservation would scan every reserved node for every job.
+	excFree, excFreePart int64
 }
 
 type nameUser struct {
@@ -232,7 +238,7 @@ func (s *scheduler) consider(j *model.Job) {
 		s.wait(j, hold)
 		return
 	}
-	defer func() { s.maint, s.confined = false, false }()
+	defer func() { s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0 }()
 	if s.cfg.MaxJobsPerCycle > 0 && len(s.plan.Starts) >= s.cfg.MaxJobsPerCycle && s.cfg.Backfill {
 		s.wait(j, cmp.Or(j.Reason, model.ReasonNone))
 		return
@@ -252,7 +258,7 @@ func (s *scheduler) consider(j *model.Job) {
 	// Cheap exits first: with no CPU left anywhere (the common state of a
 	// busy cluster) no node needs to be looked at.
 	var picks []pick
-	fits := s.c.free >= r.minCPUs() && ps.free >= r.minCPUs()
+	fits := s.c.free-s.excFree >= r.minCPUs() && ps.free-s.excFreePart >= r.minCPUs()
 	if fits {
 		picks, fits = s.c.place(viewLive, ps, &r, req, exc)
 	}
@@ -269,7 +275,9 @@ func (s *scheduler) consider(j *model.Job) {
 				s.plan.Preempts = append(s.plan.Preempts, Preemption{Job: j.ID, Victims: v})
 			}
 		}
-		s.c.block(ps, exc)
+		if !s.confined { // its reservation's nodes hold no one else back
+			s.c.block(ps, exc)
+		}
 		s.wait(j, reason)
 		return
 	}

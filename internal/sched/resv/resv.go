@@ -49,20 +49,24 @@ type Set struct {
 	list   []*model.Reservation
 	byName map[string]*model.Reservation
 	now    int64
-	memo   map[memoKey]Verdict
+	// Verdicts depend only on the job's own reservation and on which
+	// reservations its [now, end) meets, not on end itself: jobs with
+	// thousands of different limits share a handful of verdicts.
+	memo map[memoKey]Verdict
 }
 
 type memoKey struct {
-	own string
-	end int64
+	own  string
+	meet string // one byte per reservation of list: 1 when met
 }
 
 // New indexes the reservations for a cycle at now. A nil or empty list
 // gives a Set whose verdicts are all empty.
 func New(list []*model.Reservation, now int64) *Set {
-	s := &Set{list: list, byName: make(map[string]*model.Reservation, len(list)), now: now, memo: map[memoKey]Verdict{}}
+	s := &Set{byName: make(map[string]*model.Reservation, len(list)), now: now, memo: map[memoKey]Verdict{}}
 	for _, r := range list {
 		if r != nil {
+			s.list = append(s.list, r)
 			s.byName[r.Name] = r
 		}
 	}
@@ -79,12 +83,20 @@ func (s *Set) For(own string, end int64) Verdict {
 	if s.Empty() && own == "" {
 		return Verdict{}
 	}
-	key := memoKey{own, end}
-	if v, ok := s.memo[key]; ok {
+	var buf [64]byte
+	meet := buf[:0]
+	for _, r := range s.list {
+		if r.Overlaps(s.now, end) {
+			meet = append(meet, 1)
+		} else {
+			meet = append(meet, 0)
+		}
+	}
+	if v, ok := s.memo[memoKey{own, string(meet)}]; ok { // no allocation: the compiler sees the lookup
 		return v
 	}
 	v := s.verdict(own, end)
-	s.memo[key] = v
+	s.memo[memoKey{own, string(meet)}] = v
 	return v
 }
 
@@ -100,7 +112,7 @@ func (s *Set) verdict(own string, end int64) Verdict {
 		}
 	}
 	for _, r := range s.list {
-		if r == nil || r.Name == own || !r.Overlaps(s.now, end) {
+		if r.Name == own || !r.Overlaps(s.now, end) {
 			continue
 		}
 		v.Deny = append(v.Deny, r.Nodes...)
@@ -127,7 +139,7 @@ func (s *Set) Allowed(own, node string, start, end int64) bool {
 		}
 	}
 	for _, r := range s.list {
-		if r != nil && r.Name != own && r.Overlaps(start, end) && r.HasNode(node) {
+		if r.Name != own && r.Overlaps(start, end) && r.HasNode(node) {
 			return false
 		}
 	}
