@@ -243,7 +243,10 @@ type UsageRules struct {
 // TRES-billing value times the seconds it ran then.
 func AccrueUsage(snap *state.Snapshot, now int64, r UsageRules) map[string]float64 {
 	old, at := snap.Usage()
-	if r.ResetAt > at && r.ResetAt <= now {
+	// At or after the last recording: usage recorded in the very second
+	// of the reset (before it, or after an earlier pass of this reset)
+	// is recomputed from the reset time on, which loses nothing.
+	if r.ResetAt > 0 && r.ResetAt >= at && r.ResetAt <= now {
 		old, at = nil, r.ResetAt
 	}
 	out := make(map[string]float64, len(old))

@@ -61,6 +61,10 @@ func TestAccrueUsage(t *testing.T) {
 	if len(u) != 1 || u[key] != 2000 {
 		t.Errorf("reset %v", u)
 	}
+	// A reset in the very second of the last recording still applies.
+	if u := AccrueUsage(snap, 1100+60, UsageRules{ResetAt: 1100}); len(u) != 1 || u[key] != 2*60 {
+		t.Errorf("reset at the recording's second %v", u)
+	}
 	// An empty recalculation (everything reset, nothing running) still
 	// replaces the usage.
 	if _, err := d.Apply(fsm.TypePriorities, &fsm.Priorities{UsageAt: 6000}); err != nil {

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"math"
+	"os"
 	"os/user"
 	"strconv"
 	"strings"
@@ -197,4 +198,37 @@ func TestFairTreePriority(t *testing.T) {
 	if st := c.jobField(jl, "JobState"); st != "PENDING" {
 		t.Errorf("the 1-share user's job %s, want PENDING", st)
 	}
+
+	// Usage is replicated state: it survives a restart of the cluster.
+	usage := func(u *user.User) float64 {
+		out, _, _ := c.run("sshare", "-a", "-P", "-n", "-u", u.Username, "-A", "lab")
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Split(l, "|"); len(f) == 7 && f[1] == u.Username {
+				v, _ := strconv.ParseFloat(f[4], 64)
+				return v
+			}
+		}
+		return -1
+	}
+	c.must("scancel", jh, jl, jl2)
+	c.waitState(jh, "CANCELLED", 30*time.Second)
+	c.stop()
+	c.start(1)
+	if u := usage(few); u < lo.use {
+		t.Errorf("the 1-share user's usage after a restart: %v, was %v", u, lo.use)
+	}
+	// PriorityUsageResetPeriod=NOW clears it at reconfigure.
+	f, err := os.OpenFile(c.conf, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = f.WriteString("PriorityUsageResetPeriod=NOW\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.must("scontrol", "reconfigure")
+	c.waitFor("sshare to show the 1-share user's usage cleared", 15*time.Second, func() bool { return usage(few) == 0 })
 }
