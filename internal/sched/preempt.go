@@ -81,6 +81,9 @@ func freesCPUsOnly(mode string) bool { return mode == "SUSPEND" || mode == "GANG
 // preempted, a job of a gang partition may still suspend jobs it shares
 // CPUs with (see gangCandidates).
 func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Victim {
+	if t := s.cfg.Preempt.Type; t != "partition_prio" && t != "qos" {
+		return s.pickVictims(j, r, req, exc, nil, s.gangCandidates(j)) // GANG alone
+	}
 	var draining, candidates []cand
 	for _, v := range s.in.Running {
 		switch {
