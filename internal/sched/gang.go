@@ -13,13 +13,14 @@ import (
 // already shared by N jobs. The one that has run longest since its last
 // slice began comes first; the gang slicer (package sched/gang) then
 // alternates them.
-func (s *scheduler) gangCandidates(j *model.Job, modes map[model.JobID]string) []*model.Job {
+func (s *scheduler) gangCandidates(j *model.Job) []cand {
 	p := s.in.Partitions[j.Partition]
 	if p == nil || p.GangShare() < 2 {
 		return nil
 	}
 	share := p.GangShare()
-	var suspended, out []*model.Job
+	var suspended []*model.Job
+	var out []cand
 	for _, v := range s.in.Running {
 		if v.SchedSuspended && v.Partition == j.Partition {
 			suspended = append(suspended, v)
@@ -40,14 +41,13 @@ func (s *scheduler) gangCandidates(j *model.Job, modes map[model.JobID]string) [
 		if sharers > share {
 			continue
 		}
-		modes[v.ID] = "GANG"
-		out = append(out, v)
+		out = append(out, cand{j: v, mode: "GANG"})
 	}
-	slices.SortFunc(out, func(a, b *model.Job) int {
-		if c := cmp.Compare(sliceStart(a), sliceStart(b)); c != 0 {
+	slices.SortFunc(out, func(a, b cand) int {
+		if c := cmp.Compare(sliceStart(a.j), sliceStart(b.j)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Compare(a.j.ID, b.j.ID)
 	})
 	return out
 }

@@ -81,14 +81,16 @@ func freesCPUsOnly(mode string) bool { return mode == "SUSPEND" || mode == "GANG
 // preempted, a job of a gang partition may still suspend jobs it shares
 // CPUs with (see gangCandidates).
 func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Victim {
-	var draining, candidates []*model.Job
-	modes := map[model.JobID]string{}
+	if t := s.cfg.Preempt.Type; t != "partition_prio" && t != "qos" {
+		return s.pickVictims(j, r, req, exc, nil, s.gangCandidates(j)) // GANG alone
+	}
+	var draining, candidates []cand
 	for _, v := range s.in.Running {
 		switch {
 		case v.State != model.JobRunning || len(v.Alloc) == 0 || s.victims[v.ID]:
 		case v.Preempted:
 			if v.Completing {
-				draining = append(draining, v)
+				draining = append(draining, cand{j: v})
 			}
 		case v.Completing, v.Suspended:
 		default:
@@ -96,19 +98,25 @@ func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Vic
 			if !ok || !s.touches(v, j.Partition) {
 				continue
 			}
-			modes[v.ID] = m
-			candidates = append(candidates, v)
+			candidates = append(candidates, cand{j: v, mode: m, tier: s.victimTier(v)})
 		}
 	}
-	if len(draining) > 0 && s.fitsWithout(j, r, req, exc, draining, modes) {
+	if len(draining) > 0 && s.fitsWithout(j, r, req, exc, draining) {
 		return nil
 	}
-	s.sortVictims(candidates)
-	if out := s.pickVictims(j, r, req, exc, draining, candidates, modes); out != nil || !s.cfg.Preempt.Gang {
+	sortVictims(candidates)
+	if out := s.pickVictims(j, r, req, exc, draining, candidates); out != nil || !s.cfg.Preempt.Gang {
 		return out
 	}
-	candidates = s.gangCandidates(j, modes)
-	return s.pickVictims(j, r, req, exc, nil, candidates, modes)
+	return s.pickVictims(j, r, req, exc, nil, s.gangCandidates(j))
+}
+
+// cand is a running job that may be preempted, and how; tier orders
+// candidates (see victimTier).
+type cand struct {
+	j    *model.Job
+	mode string // "" for a victim of an earlier cycle still ending
+	tier int
 }
 
 // mayPreempt reports whether j may preempt the running job v under the
@@ -162,21 +170,24 @@ func (s *scheduler) qosOf(j *model.Job) *model.QOS {
 	return s.in.QOS[name]
 }
 
-// sortVictims orders candidates by preference: lowest tier (QOS priority
-// under preempt/qos), then lowest job priority, then the most recently
-// started.
-func (s *scheduler) sortVictims(candidates []*model.Job) {
-	tier := func(v *model.Job) int {
-		if s.cfg.Preempt.Type == "qos" {
-			if q := s.qosOf(v); q != nil {
-				return q.Priority
-			}
-			return 0
+// victimTier is v's rank as a victim, lowest preempted first: its QOS
+// priority under preempt/qos, else its partition's PriorityTier.
+func (s *scheduler) victimTier(v *model.Job) int {
+	if s.cfg.Preempt.Type == "qos" {
+		if q := s.qosOf(v); q != nil {
+			return q.Priority
 		}
-		return s.in.Partitions[v.Partition].PriorityTier
+		return 0
 	}
-	slices.SortFunc(candidates, func(a, b *model.Job) int {
-		if c := cmp.Compare(tier(a), tier(b)); c != 0 {
+	return s.in.Partitions[v.Partition].PriorityTier
+}
+
+// sortVictims orders candidates by preference: lowest tier, then lowest
+// job priority, then the most recently started.
+func sortVictims(candidates []cand) {
+	slices.SortFunc(candidates, func(x, y cand) int {
+		a, b := x.j, y.j
+		if c := cmp.Compare(x.tier, y.tier); c != 0 {
 			return c
 		}
 		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
@@ -191,22 +202,22 @@ func (s *scheduler) sortVictims(candidates []*model.Job) {
 
 // pickVictims takes candidates in order until j fits, then drops those
 // the placement turned out not to need (reorder_count passes).
-func (s *scheduler) pickVictims(j *model.Job, r *request, req, exc []int32, draining, candidates []*model.Job, modes map[model.JobID]string) []Victim {
+func (s *scheduler) pickVictims(j *model.Job, r *request, req, exc []int32, draining, candidates []cand) []Victim {
 	if len(candidates) == 0 {
 		return nil
 	}
 	// The CPU total is a cheap bound that skips most what-ifs.
 	need := int64(r.minCPUs())
-	chosen := append([]*model.Job(nil), draining...)
+	chosen := append([]cand(nil), draining...)
 	freed := s.c.free
 	for _, v := range draining {
-		freed += int64(allocCPUs(v))
+		freed += int64(allocCPUs(v.j))
 	}
 	fit := false
 	for _, v := range candidates {
 		chosen = append(chosen, v)
-		freed += int64(allocCPUs(v))
-		if freed >= need && s.fitsWithout(j, r, req, exc, chosen, modes) {
+		freed += int64(allocCPUs(v.j))
+		if freed >= need && s.fitsWithout(j, r, req, exc, chosen) {
 			fit = true
 			break
 		}
@@ -227,7 +238,7 @@ func (s *scheduler) pickVictims(j *model.Job, r *request, req, exc []int32, drai
 		dropped := false
 		for i := len(chosen) - 1; i >= len(draining); i-- {
 			rest := slices.Delete(slices.Clone(chosen), i, i+1)
-			if s.fitsWithout(j, r, req, exc, rest, modes) {
+			if s.fitsWithout(j, r, req, exc, rest) {
 				chosen, dropped = rest, true
 			}
 		}
@@ -237,8 +248,8 @@ func (s *scheduler) pickVictims(j *model.Job, r *request, req, exc []int32, drai
 	}
 	var out []Victim
 	for _, v := range chosen[len(draining):] {
-		s.victims[v.ID] = true
-		out = append(out, Victim{Job: v.ID, Mode: modes[v.ID], Grace: s.graceOf(v)})
+		s.victims[v.j.ID] = true
+		out = append(out, Victim{Job: v.j.ID, Mode: v.mode, Grace: s.graceOf(v.j)})
 	}
 	return out
 }
@@ -282,11 +293,11 @@ func (s *scheduler) touches(v *model.Job, part string) bool {
 // fitsWithout reports whether j could be placed if the jobs in gone had
 // ended (or, suspended, given their CPUs back): the live nodes with their
 // resources given back.
-func (s *scheduler) fitsWithout(j *model.Job, r *request, req, exc []int32, gone []*model.Job, modes map[model.JobID]string) bool {
+func (s *scheduler) fitsWithout(j *model.Job, r *request, req, exc []int32, gone []cand) bool {
 	nodes := slices.Clone(s.c.nodes)
 	copied := map[int32]bool{}
 	for _, v := range gone {
-		for _, a := range v.Alloc {
+		for _, a := range v.j.Alloc {
 			i, ok := s.c.index[a.Node]
 			if !ok {
 				continue
@@ -298,7 +309,7 @@ func (s *scheduler) fitsWithout(j *model.Job, r *request, req, exc []int32, gone
 			n := nodes[i]
 			n.AllocCPUs = max(0, n.AllocCPUs-a.CPUs)
 			n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
-			if !freesCPUsOnly(modes[v.ID]) {
+			if !freesCPUsOnly(v.mode) {
 				n.AllocMem = max(0, n.AllocMem-a.Mem)
 				n.AllocGPUs = n.AllocGPUs.AndNot(a.GPUs)
 			}

@@ -262,9 +262,9 @@ func (r *row) elapsed() int64 {
 	if end == 0 {
 		end = r.now
 	}
-	if r.s == nil {
-		// A job's elapsed time leaves out the time it spent suspended,
-		// as Slurm's does.
+	if r.s == nil || r.s.StepID == acct.StepBatch {
+		// A job's elapsed time (and its batch step's, which lasts as
+		// long) leaves out the time it spent suspended, as Slurm's does.
 		return max(0, end-start-r.j.Suspended)
 	}
 	return max(0, end-start)
