@@ -26,7 +26,9 @@
 // limit and what earlier reservations hold (CPUs, memory, GPU indices);
 // lower-ordered jobs start now only when they take nothing a reservation
 // needs over their whole time limit. Plan.StartTimes carries the planned
-// starts. Preemption (free nodes before a Resources wait) will slot in at
+// starts. bfsteps.go keeps each node's reserved use as a cached step
+// function, so the earliest-start search costs a scan per node, not a
+// re-sort of its reservations per job. Preemption (free nodes before a Resources wait) will slot in at
 // consider.
 //
 // Subpackage schedtest builds clusters, queues and job indexes for tests,
