@@ -26,10 +26,13 @@
 // limit and what earlier reservations hold (CPUs, memory, GPU indices);
 // lower-ordered jobs start now only when they take nothing a reservation
 // needs over their whole time limit. Plan.StartTimes carries the planned
-// starts. Preemption (preempt.go: partition_prio or qos; CANCEL, REQUEUE
-// or SUSPEND victims) is tried for a job that waits for Resources, and
-// on gang partitions (gang.go) a waiting job may suspend jobs it can
-// share CPUs with; subpackage gang decides each time slice.
+// starts; bfsteps.go keeps each node's reserved use as a cached step
+// function, so the earliest-start search costs a scan per node, not a
+// re-sort of its reservations per job. Preemption (preempt.go:
+// partition_prio or qos; CANCEL, REQUEUE or SUSPEND victims) is tried for
+// a job that waits for Resources, and on gang partitions (gang.go) a
+// waiting job may suspend jobs it can share CPUs with; subpackage gang
+// decides each time slice.
 //
 // Advance reservations (Input.Reservations) reach placement as excluded
 // nodes: subpackage resv decides, per job, which nodes reservations deny
