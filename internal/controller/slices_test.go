@@ -24,7 +24,7 @@ func TestSliceOnce(t *testing.T) {
 	clk := clock.NewFake(time.Unix(1000, 0))
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	c := New(log, st, d, clk)
-	c.SetService(service.New(log, st, d, nil, clk, nil,
+	c.SetService(service.New(log, st, d, clk, nil,
 		&service.Settings{Preempt: sched.Preempt{Mode: "SUSPEND", Gang: true, TimeSlice: 10}}))
 	must := func(t fsm.Type, body any) any {
 		r, err := d.Apply(t, body)
