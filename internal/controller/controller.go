@@ -87,12 +87,12 @@ func (c *Controller) Run(ctx context.Context) {
 }
 
 func (c *Controller) scheduleLoop(ctx context.Context) {
-	timer := time.NewTicker(time.Second)
+	timer := c.clock.NewTicker(time.Second)
 	defer timer.Stop()
 	for {
-		t0 := time.Now()
+		t0 := c.clock.Now()
 		c.cycle()
-		rest := time.NewTimer(passGap(c.svc.Settings().Scheduler.SchedMinInterval, time.Since(t0)))
+		rest := c.clock.NewTimer(passGap(c.svc.Settings().Scheduler.SchedMinInterval, c.clock.Since(t0)))
 		select {
 		case <-ctx.Done():
 			rest.Stop()
@@ -146,9 +146,9 @@ func (c *Controller) cycle() {
 		return
 	}
 	now := c.clock.Now().Unix()
-	t0 := time.Now()
+	t0 := c.clock.Now()
 	plan := sched.Schedule(in, now, c.svc.SchedConfig())
-	c.sstats.record(time.Since(t0), len(in.Pending))
+	c.sstats.record(c.clock.Since(t0), len(in.Pending))
 	cmd := &fsm.Schedule{Now: now}
 	for _, id := range plan.DepFailed {
 		j := snap.Job(id)
@@ -217,7 +217,7 @@ func (c *Controller) preempt(victims []model.JobID, grace map[model.JobID]int64)
 			continue
 		}
 		c.Signal([]model.JobID{id}, int(syscall.SIGTERM), service.ScopeFull)
-		time.AfterFunc(time.Duration(g)*time.Second, func() { c.Terminate([]model.JobID{id}, "PREEMPTED") })
+		c.clock.AfterFunc(time.Duration(g)*time.Second, func() { c.Terminate([]model.JobID{id}, "PREEMPTED") })
 	}
 }
 
@@ -299,7 +299,7 @@ func (c *Controller) send(node string, msg *pb.ControllerMessage) {
 
 // housekeepingLoop marks silent nodes down and purges old jobs.
 func (c *Controller) housekeepingLoop(ctx context.Context) {
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := c.clock.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	lastPurge := time.Time{}
 	for {

@@ -72,7 +72,7 @@ func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.Ste
 		a.send(&pb.ControllerMessage{Msg: &pb.ControllerMessage_Stat{Stat: req}})
 	}
 	var out []service.StepStat
-	timer := time.NewTimer(statWait)
+	timer := c.clock.NewTimer(statWait)
 	defer timer.Stop()
 	for len(pending) > 0 {
 		select {
