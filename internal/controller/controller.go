@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,7 +22,8 @@ import (
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
-// Controller owns the leader loops and the connected agents.
+// Controller owns the leader loops (started and stopped with leadership,
+// leader.go) and the connected agents.
 type Controller struct {
 	log   *slog.Logger
 	store *state.Store
@@ -41,6 +43,10 @@ type Controller struct {
 	// lastMoved is when planned start times that moved were last
 	// republished (bf_interval paces them); only the schedule loop uses it.
 	lastMoved time.Time
+
+	leadership Leadership  // nil: always leads (see leader.go)
+	leading    atomic.Bool // the leader loops run
+	loopsUp    atomic.Int32
 }
 
 // New builds a controller; call SetService before Run.
@@ -66,24 +72,6 @@ func (c *Controller) Kick() {
 	case c.kick <- struct{}{}:
 	default:
 	}
-}
-
-// Run starts the loops and blocks until ctx ends.
-func (c *Controller) Run(ctx context.Context) {
-	now := c.clock.Now()
-	c.mu.Lock()
-	for _, n := range c.store.Snapshot().Nodes() {
-		// Give every agent a full timeout to reconnect after a restart.
-		c.lastSeen[n.Name] = now
-	}
-	c.mu.Unlock()
-	var wg sync.WaitGroup
-	wg.Add(4)
-	go func() { defer wg.Done(); c.scheduleLoop(ctx) }()
-	go func() { defer wg.Done(); c.accountingLoop(ctx) }()
-	go func() { defer wg.Done(); c.housekeepingLoop(ctx) }()
-	go func() { defer wg.Done(); c.priorityLoop(ctx) }()
-	wg.Wait()
 }
 
 func (c *Controller) scheduleLoop(ctx context.Context) {
@@ -217,7 +205,11 @@ func (c *Controller) preempt(victims []model.JobID, grace map[model.JobID]int64)
 			continue
 		}
 		c.Signal([]model.JobID{id}, int(syscall.SIGTERM), service.ScopeFull)
-		c.clock.AfterFunc(time.Duration(g)*time.Second, func() { c.Terminate([]model.JobID{id}, "PREEMPTED") })
+		c.clock.AfterFunc(time.Duration(g)*time.Second, func() {
+			if c.Leading() { // only the leader speaks to the nodes
+				c.Terminate([]model.JobID{id}, "PREEMPTED")
+			}
+		})
 	}
 }
 

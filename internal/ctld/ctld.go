@@ -170,9 +170,13 @@ func Run(ctx context.Context, o Options) error {
 	defer rn.Close()
 
 	clk := clock.Real{}
-	ctl := controller.New(log.With("component", "controller"), store, rn, clk)
+	// Only the leader proposes: the service's changes and the
+	// controller's loops commit through the same leadership gate.
+	commit := controller.LeaderOnly(rn, rn)
+	ctl := controller.New(log.With("component", "controller"), store, commit, clk)
+	ctl.SetLeadership(controller.Polled(ctx, rn, clk, 100*time.Millisecond))
 	verifier := auth.NewVerifier(token)
-	svc := service.New(log.With("component", "service"), store, rn, verifier, clk, ctl, settings)
+	svc := service.New(log.With("component", "service"), store, commit, verifier, clk, ctl, settings)
 	svc.Reload = func() (*service.Settings, error) {
 		c, err := slurmconf.Load(o.ConfPath)
 		if err != nil {

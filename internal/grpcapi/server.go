@@ -51,6 +51,9 @@ func toStatus(err error) error {
 	if err == nil {
 		return nil
 	}
+	if nl, ok := service.IsNotLeader(err); ok {
+		return notLeaderStatus(nl)
+	}
 	if e, ok := service.IsError(err); ok {
 		code := codes.InvalidArgument
 		switch e.Code {
