@@ -77,10 +77,12 @@ func (c *Controller) accountingLoop(ctx context.Context) {
 		} else if c.store.Snapshot().OutboxLen() >= acctBatch {
 			wait = 0 // a backlog: keep going
 		}
+		t := c.clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
+			t.Stop()
 			return
-		case <-time.After(wait):
+		case <-t.C:
 		}
 	}
 }

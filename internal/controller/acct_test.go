@@ -73,10 +73,10 @@ func (m *memStore) setDown(down bool) {
 	m.mu.Unlock()
 }
 
-func newAcctController(t *testing.T) (*Controller, *direct, *memStore) {
+func newAcctController(t *testing.T, clk clock.Clock) (*Controller, *direct, *memStore) {
 	st := state.New(1)
 	d := &direct{f: fsm.New(st, nil)}
-	c := New(slog.New(slog.NewTextHandler(io.Discard, nil)), st, d, clock.Real{})
+	c := New(slog.New(slog.NewTextHandler(io.Discard, nil)), st, d, clk)
 	mem := &memStore{jobs: map[uint32]*acct.Job{}}
 	c.SetAccounting(mem, "test")
 	spec := &model.JobSpec{Name: "j", Script: "#!/bin/sh\n", TimeLimit: model.Unset, MinNodes: model.Unset,
@@ -92,7 +92,7 @@ func newAcctController(t *testing.T) (*Controller, *direct, *memStore) {
 // While the database is down nothing leaves the outbox; when it returns
 // every job is written once, in its newest state.
 func TestAccountingOutboxDrain(t *testing.T) {
-	c, d, mem := newAcctController(t)
+	c, d, mem := newAcctController(t, clock.Real{})
 	mem.setDown(true)
 	if err := c.drainOutbox(context.Background(), c.store.Snapshot()); err == nil {
 		t.Fatal("a write to a database that is down succeeded")
@@ -118,35 +118,49 @@ func TestAccountingOutboxDrain(t *testing.T) {
 	}
 }
 
-// The loop writes what changes, and keeps going after an outage.
+// The loop writes what changes, and keeps going after an outage. On a
+// fake clock: after each write (or failed write) the loop arms one timer,
+// so waiting for that timer is waiting for the write.
 func TestAccountingLoop(t *testing.T) {
-	c, d, mem := newAcctController(t)
-	ctx, cancel := context.WithCancel(context.Background())
+	clk := clock.NewFake(time.Unix(1000, 0))
+	c, d, mem := newAcctController(t, clk)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	done := make(chan struct{})
 	go func() { c.accountingLoop(ctx); close(done) }()
-	waitFor := func(what string, cond func() bool) {
+	settled := func(what string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for !cond() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out: %s (status %+v)", what, c.AcctStatus())
-			}
-			time.Sleep(10 * time.Millisecond)
+		if err := clk.BlockUntil(ctx, 1); err != nil {
+			t.Fatalf("timed out waiting for %s (status %+v)", what, c.AcctStatus())
 		}
 	}
-	waitFor("first records", func() bool { return mem.get(3) != nil && c.store.Snapshot().OutboxLen() == 0 })
+	settled("the first write")
+	if mem.get(3) == nil || c.store.Snapshot().OutboxLen() != 0 {
+		t.Fatalf("first records not written: outbox %d", c.store.Snapshot().OutboxLen())
+	}
 	mem.setDown(true)
 	if _, err := d.Apply(fsm.TypeCancel, &fsm.Cancel{Jobs: []model.JobID{1}, Now: 7}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor("the outage noticed", func() bool { return c.AcctStatus().Failing })
-	if st := c.AcctStatus(); st.Backlog != 1 {
-		t.Fatalf("backlog %d during the outage, want 1", st.Backlog)
+	clk.Advance(acctInterval)
+	settled("the failed write")
+	if st := c.AcctStatus(); !st.Failing || st.Backlog != 1 {
+		t.Fatalf("status %+v during the outage, want failing with a backlog of 1", st)
+	}
+	// The retry waits a second; nothing is written before it.
+	clk.Advance(time.Second - time.Millisecond)
+	if st := c.AcctStatus(); !st.Failing {
+		t.Fatalf("retried before the backoff: %+v", st)
 	}
 	mem.setDown(false)
-	waitFor("the record after the outage", func() bool { j := mem.get(1); return j != nil && j.State == "CANCELLED" })
-	waitFor("the outbox empty", func() bool { return c.store.Snapshot().OutboxLen() == 0 && !c.AcctStatus().Failing })
+	clk.Advance(time.Millisecond)
+	settled("the write after the outage")
+	if j := mem.get(1); j == nil || j.State != "CANCELLED" {
+		t.Fatalf("record after the outage: %+v", j)
+	}
+	if st := c.AcctStatus(); st.Failing || st.Backlog != 0 {
+		t.Fatalf("status %+v after the outage", st)
+	}
 	cancel()
 	<-done
 }

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -20,7 +21,8 @@ import (
 	"github.com/drover-hpc/drover/internal/state"
 )
 
-// Controller owns the leader loops and the connected agents.
+// Controller owns the leader loops (started and stopped with leadership,
+// leader.go) and the connected agents.
 type Controller struct {
 	log   *slog.Logger
 	store *state.Store
@@ -40,6 +42,10 @@ type Controller struct {
 	// lastMoved is when planned start times that moved were last
 	// republished (bf_interval paces them); only the schedule loop uses it.
 	lastMoved time.Time
+
+	leadership Leadership  // nil: always leads (see leader.go)
+	leading    atomic.Bool // the leader loops run
+	loopsUp    atomic.Int32
 }
 
 // New builds a controller; call SetService before Run.
@@ -67,32 +73,13 @@ func (c *Controller) Kick() {
 	}
 }
 
-// Run starts the loops and blocks until ctx ends.
-func (c *Controller) Run(ctx context.Context) {
-	now := c.clock.Now()
-	c.mu.Lock()
-	for _, n := range c.store.Snapshot().Nodes() {
-		// Give every agent a full timeout to reconnect after a restart.
-		c.lastSeen[n.Name] = now
-	}
-	c.mu.Unlock()
-	var wg sync.WaitGroup
-	wg.Add(5)
-	go func() { defer wg.Done(); c.scheduleLoop(ctx) }()
-	go func() { defer wg.Done(); c.accountingLoop(ctx) }()
-	go func() { defer wg.Done(); c.housekeepingLoop(ctx) }()
-	go func() { defer wg.Done(); c.priorityLoop(ctx) }()
-	go func() { defer wg.Done(); c.sliceLoop(ctx) }()
-	wg.Wait()
-}
-
 func (c *Controller) scheduleLoop(ctx context.Context) {
-	timer := time.NewTicker(time.Second)
+	timer := c.clock.NewTicker(time.Second)
 	defer timer.Stop()
 	for {
-		t0 := time.Now()
+		t0 := c.clock.Now()
 		c.cycle()
-		rest := time.NewTimer(passGap(c.svc.Settings().Scheduler.SchedMinInterval, time.Since(t0)))
+		rest := c.clock.NewTimer(passGap(c.svc.Settings().Scheduler.SchedMinInterval, c.clock.Since(t0)))
 		select {
 		case <-ctx.Done():
 			rest.Stop()
@@ -148,9 +135,9 @@ func (c *Controller) cycle() {
 	}
 	in.QOS = qosTable(snap, c.svc.SchedConfig().Preempt)
 	now := c.clock.Now().Unix()
-	t0 := time.Now()
+	t0 := c.clock.Now()
 	plan := sched.Schedule(in, now, c.svc.SchedConfig())
-	c.sstats.record(time.Since(t0), len(in.Pending))
+	c.sstats.record(c.clock.Since(t0), len(in.Pending))
 	cmd := &fsm.Schedule{Now: now}
 	for _, id := range plan.DepFailed {
 		j := snap.Job(id)
@@ -220,7 +207,11 @@ func (c *Controller) preempt(victims []model.JobID, grace map[model.JobID]int64)
 			continue
 		}
 		c.Signal([]model.JobID{id}, int(syscall.SIGTERM), service.ScopeFull)
-		time.AfterFunc(time.Duration(g)*time.Second, func() { c.Terminate([]model.JobID{id}, "PREEMPTED") })
+		c.clock.AfterFunc(time.Duration(g)*time.Second, func() {
+			if c.Leading() { // only the leader speaks to the nodes
+				c.Terminate([]model.JobID{id}, "PREEMPTED")
+			}
+		})
 	}
 }
 
@@ -298,7 +289,7 @@ func (c *Controller) send(node string, msg nodemsg.ToNode) {
 
 // housekeepingLoop marks silent nodes down and purges old jobs.
 func (c *Controller) housekeepingLoop(ctx context.Context) {
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := c.clock.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	lastPurge := time.Time{}
 	for {

@@ -18,7 +18,7 @@ func (c *Controller) priorityLoop(ctx context.Context) {
 		if period <= 0 {
 			period = 5 * time.Minute
 		}
-		t := time.NewTimer(period)
+		t := c.clock.NewTimer(period)
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -22,7 +22,7 @@ import (
 // the clock and the committer, so it can be started wherever the leader's
 // loops are.
 func (c *Controller) sliceLoop(ctx context.Context) {
-	tick := time.NewTicker(500 * time.Millisecond)
+	tick := c.clock.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	for {
 		select {

@@ -71,7 +71,7 @@ func (c *Controller) StepStats(ctx context.Context, j *model.Job, step model.Ste
 		a.send(req)
 	}
 	var out []api.StepStat
-	timer := time.NewTimer(statWait)
+	timer := c.clock.NewTimer(statWait)
 	defer timer.Stop()
 	for len(pending) > 0 {
 		select {

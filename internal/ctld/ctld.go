@@ -200,9 +200,13 @@ func Run(ctx context.Context, o Options) error {
 	defer rn.Close()
 
 	clk := clock.Real{}
-	ctl := controller.New(log.With("component", "controller"), store, rn, clk)
+	// Only the leader proposes: the service's changes and the
+	// controller's loops commit through the same leadership gate.
+	commit := controller.LeaderOnly(rn, rn)
+	ctl := controller.New(log.With("component", "controller"), store, commit, clk)
+	ctl.SetLeadership(controller.Polled(ctx, rn, clk, 100*time.Millisecond))
 	verifier := grpcauth.NewVerifier(token)
-	svc := service.New(log.With("component", "service"), store, rn, clk, ctl, settings)
+	svc := service.New(log.With("component", "service"), store, commit, clk, ctl, settings)
 	svc.SetHost(host)
 	svc.SetDiagSource(func(d *api.DiagInfo, reset bool) { diagFrom(ctl, d, reset) })
 	svc.Reload = func() (*service.Settings, error) {

@@ -83,6 +83,9 @@ func toStatus(err error) error {
 	if err == nil {
 		return nil
 	}
+	if nl, ok := api.IsNotLeader(err); ok {
+		return notLeaderStatus(nl)
+	}
 	if e, ok := api.IsError(err); ok {
 		code := codes.InvalidArgument
 		switch e.Code {

@@ -215,7 +215,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		Partition: part.Name, TimeLimit: limit, Priority: prio, Now: s.clock.Now().Unix(),
 	})
 	if err != nil {
-		return 0, &Error{Code: CodeUnavailable, Msg: err.Error()}
+		return 0, errCommit(err)
 	}
 	s.notify.Kick()
 	return res.(fsm.SubmitResult).JobID, nil
@@ -369,7 +369,12 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 }
 
 // errCommit wraps a failed Raft apply for transports.
-func errCommit(err error) error { return &Error{Code: CodeUnavailable, Msg: err.Error()} }
+func errCommit(err error) error {
+	if nl, ok := IsNotLeader(err); ok {
+		return nl // the transport tells the client where the leader is
+	}
+	return &Error{Code: CodeUnavailable, Msg: err.Error()}
+}
 
 // IsError reports whether err is a service refusal and returns it.
 func IsError(err error) (*Error, bool) { return api.IsError(err) }
