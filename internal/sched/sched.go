@@ -147,10 +147,12 @@ type scheduler struct {
 	victims map[model.JobID]bool        // chosen for preemption this cycle
 	resv    *resv.Set                   // reservations at now
 	resvIdx map[resvKey]*resvIdx        // verdicts as node indices (reservations.go)
+	// resvParts: partitions narrowed to a reservation (reservations.go).
+	resvParts map[resvPartKey]*partState
 	// maint: the job being considered is kept off nodes by a MAINT
 	// reservation, so Resources reads as Slurm's maintenance reason;
-	// confined: it runs only on its reservation's nodes, which no job
-	// outside may take, so the partition's strict order does not hold it.
+	// confined: it runs only on its reservation's nodes (and is placed
+	// in the partition narrowed to them).
 	maint, confined bool
 	// excFree and excFreePart are the free CPUs (cluster-wide, and in
 	// the job's partition) on nodes reservations deny the job: taken off
@@ -234,7 +236,7 @@ func (s *scheduler) consider(j *model.Job) {
 		return
 	}
 	var hold string
-	if exc, hold = s.resvExclude(j, ps, req, exc); hold != "" {
+	if exc, hold, ps = s.resvExclude(j, ps, req, exc); hold != "" {
 		s.wait(j, hold)
 		return
 	}
@@ -247,7 +249,7 @@ func (s *scheduler) consider(j *model.Job) {
 		s.considerBackfill(j, ps, &r, req, exc)
 		return
 	}
-	if ps.blocked && !s.confined { // strict order within a partition
+	if ps.blocked { // strict order within a partition
 		s.wait(j, model.ReasonPriority)
 		return
 	}
@@ -275,9 +277,7 @@ func (s *scheduler) consider(j *model.Job) {
 				s.plan.Preempts = append(s.plan.Preempts, Preemption{Job: j.ID, Victims: v})
 			}
 		}
-		if !s.confined { // its reservation's nodes hold no one else back
-			s.c.block(ps, exc)
-		}
+		s.c.block(ps, exc)
 		s.wait(j, reason)
 		return
 	}
