@@ -322,8 +322,13 @@ func (s *Service) PriorityFactors(ctx context.Context) (*PriorityReport, error) 
 		Weights: st.Priority.Weights, WeightTRES: st.Priority.WeightTRES}
 	snap.EachActive(func(j *model.Job) bool {
 		if j.State == model.JobPending && j.Priority > 0 {
-			f := p.Factors(j, now)
-			f.Priority = j.Priority
+			// An operator's priority is the job's whole priority: sprio
+			// shows its factors (and nice) as 0, as Slurm does.
+			f := priority.Factors{Priority: j.Priority}
+			if !j.PrioritySet {
+				f = p.Factors(j, now)
+				f.Priority = j.Priority
+			}
 			r.Jobs = append(r.Jobs, JobPriority{Job: j, Factors: f})
 		}
 		return true

@@ -115,4 +115,22 @@ func TestNiceAndPinnedPriority(t *testing.T) {
 	if p := prios(svc, ids[1])[0]; p != 5 {
 		t.Errorf("pinned priority moved: %d", p)
 	}
+	// sprio shows a pinned job's factors and nice as 0.
+	r, err := svc.Priorities(as(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, jp := range r.Jobs {
+		f := jp.Factors
+		switch jp.Job.ID {
+		case ids[1]:
+			if f.Priority != 5 || f.JobSize != 0 || f.FairShare != 0 || f.Nice != 0 {
+				t.Errorf("pinned job's factors %+v", f)
+			}
+		case ids[0]:
+			if f.JobSize == 0 || f.Nice != 100 {
+				t.Errorf("computed job's factors %+v", f)
+			}
+		}
+	}
 }

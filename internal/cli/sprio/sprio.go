@@ -30,7 +30,7 @@ type column struct {
 func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs, sf := cli.NewFlagSet("sprio")
 	var long, noHeader, norm, weights bool
-	var jobs, users, parts string
+	var jobs, users, parts, format string
 	fs.BoolVarP(&long, "long", "l", false, "")
 	fs.BoolVarP(&noHeader, "noheader", "h", false, "")
 	fs.BoolVarP(&norm, "norm", "n", false, "")
@@ -38,7 +38,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.StringVarP(&jobs, "jobs", "j", "", "")
 	fs.StringVarP(&users, "user", "u", "", "")
 	fs.StringVarP(&parts, "partition", "p", "", "")
-	fs.StringP("format", "o", "", "")
+	fs.StringVarP(&format, "format", "o", "", "")
 	fs.StringP("cluster", "M", "", "")
 	if code, done := cli.ParseFlags(env, fs, sf, args, usageText, usageText); done {
 		return code
@@ -62,6 +62,18 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	sel := filter(info.Jobs, jobs, users, parts)
 	w := bufio.NewWriter(env.Stdout)
 	defer w.Flush()
+	if format == "" {
+		format = env.Getenv("SPRIO_FORMAT")
+	}
+	if format != "" && !weights {
+		prefix, fields, err := parseFormat(info, format)
+		if err != nil {
+			env.Errorf("%v", err)
+			return 1
+		}
+		writeFormatted(w, prefix, fields, sel, noHeader)
+		return 0
+	}
 	cols := columns(info, long, norm)
 	if !noHeader {
 		writeRow(w, cols, func(c column) string { return c.head })

@@ -57,3 +57,23 @@ func TestTRESColumn(t *testing.T) {
 		t.Errorf("-l:\n%s", out)
 	}
 }
+
+// -o: Slurm's letters, '.' right-justifies, values cut to the width;
+// SPRIO_FORMAT when -o is not given.
+func TestFormat(t *testing.T) {
+	out, code := run(info(), "-o", "%.15i %9r %.10Y %u|%f|%.8F|%T")
+	want := "          JOBID PARTITION   PRIORITY USER|FAIRSHARE|FAIRSHAR|TRES\n" +
+		"              7 gpu             6501 ann|0.5000000|    5000|cpu=250,mem=250,gres/gpu=1500\n"
+	if code != 0 || out != want {
+		t.Errorf("got\n%q\nwant\n%q", out, want)
+	}
+	var buf bytes.Buffer
+	env := &cli.Env{Prog: "sprio", Stdout: &buf, Stderr: &buf, Now: time.Now, Environ: []string{"SPRIO_FORMAT=%i %y"},
+		Dial: func() (cli.Client, error) { return &fake{info: info()}, nil }}
+	if Run(context.Background(), env, []string{"-h"}); buf.String() != "7 0.00000151363201\n" {
+		t.Errorf("SPRIO_FORMAT: %q", buf.String())
+	}
+	if out, code := run(info(), "-o", "%i %Z"); code != 1 || !strings.Contains(out, "Invalid job format specification: Z") {
+		t.Errorf("bad letter: %d %q", code, out)
+	}
+}

@@ -102,27 +102,41 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		return 0
 	}
 	if !noHeader {
-		line(w, cols, func(c column) string { return c.head })
-		line(w, cols, func(c column) string { return strings.Repeat("-", abs(c.width)) })
+		line(w, cols, func(c column) string { return c.head }, false)
+		line(w, cols, func(c column) string { return strings.Repeat("-", abs(c.width)) }, false)
 	}
 	for i := range rows {
-		line(w, cols, func(c column) string { return c.val(&rows[i]) })
+		line(w, cols, func(c column) string { return c.val(&rows[i]) }, true)
 	}
 	return 0
 }
 
-func line(w io.Writer, cols []column, cell func(column) string) {
+// line prints one row. A header is cut to its column; in a data row a
+// name too long for its column is cut with a '+' in its last place, as
+// Slurm marks it, and a number is printed whole.
+func line(w io.Writer, cols []column, cell func(column) string, data bool) {
 	var b strings.Builder
 	for _, c := range cols {
-		v := cell(c)
+		v, n := cell(c), abs(c.width)
+		if len(v) > n {
+			switch {
+			case !data:
+				v = v[:n]
+			case textColumns[c.head]:
+				v = v[:n-1] + "+"
+			}
+		}
 		if c.width < 0 {
-			fmt.Fprintf(&b, "%-*.*s ", -c.width, -c.width, v)
+			fmt.Fprintf(&b, "%-*s ", n, v)
 		} else {
-			fmt.Fprintf(&b, "%*.*s ", c.width, c.width, v)
+			fmt.Fprintf(&b, "%*s ", n, v)
 		}
 	}
 	fmt.Fprintln(w, b.String())
 }
+
+// textColumns are the string fields (the rest are numbers).
+var textColumns = map[string]bool{"Account": true, "User": true, "GrpTRESMins": true, "TRESRunMins": true}
 
 // fields are sshare's columns by name, with Slurm's widths.
 var fields = []column{

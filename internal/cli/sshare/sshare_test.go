@@ -88,3 +88,13 @@ func TestFormat(t *testing.T) {
 		t.Errorf("bad field: %d %q", code, errOut)
 	}
 }
+
+// A user name longer than its column is cut with a '+', as Slurm does.
+func TestLongNameMarked(t *testing.T) {
+	info := tree(true)
+	info.Shares[2].User = "drovertest1"
+	out, _, _ := run(info, "-a")
+	if !strings.Contains(out, "  phys               drovertes+          1") {
+		t.Errorf("long name:\n%s", out)
+	}
+}
