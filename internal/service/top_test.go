@@ -116,7 +116,7 @@ func TestNiceAndPinnedPriority(t *testing.T) {
 		t.Errorf("pinned priority moved: %d", p)
 	}
 	// sprio shows a pinned job's factors and nice as 0.
-	r, err := svc.Priorities(as(0))
+	r, err := svc.PriorityFactors(as(0))
 	if err != nil {
 		t.Fatal(err)
 	}
