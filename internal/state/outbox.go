@@ -22,8 +22,8 @@ type outbox struct {
 
 func newOutbox() outbox {
 	return outbox{
-		byJob: immutable.NewSortedMap[model.JobID, uint64](nil),
-		bySeq: immutable.NewSortedMap[uint64, model.JobID](nil),
+		byJob: immutable.NewSortedMap[model.JobID, uint64](jobIDs{}),
+		bySeq: immutable.NewSortedMap[uint64, model.JobID](seqs{}),
 	}
 }
 

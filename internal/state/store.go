@@ -48,11 +48,11 @@ func New(firstJobID model.JobID) *Store {
 	s := &Store{changed: make(chan struct{})}
 	s.cur.Store(&Snapshot{
 		NextJobID: firstJobID,
-		jobs:      immutable.NewSortedMap[model.JobID, *model.Job](nil),
-		active:    immutable.NewSortedMap[model.JobID, struct{}](nil),
-		queued:    immutable.NewSortedMap[model.JobID, struct{}](nil),
-		allocated: immutable.NewSortedMap[model.JobID, struct{}](nil),
-		nodes:     immutable.NewSortedMap[string, *model.Node](nil),
+		jobs:      immutable.NewSortedMap[model.JobID, *model.Job](jobIDs{}),
+		active:    immutable.NewSortedMap[model.JobID, struct{}](jobIDs{}),
+		queued:    immutable.NewSortedMap[model.JobID, struct{}](jobIDs{}),
+		allocated: immutable.NewSortedMap[model.JobID, struct{}](jobIDs{}),
+		nodes:     immutable.NewSortedMap[string, *model.Node](strKeys{}),
 		acct:      newOutbox(),
 	})
 	return s
