@@ -136,10 +136,12 @@ func (c *Controller) endTerm(t *term) {
 }
 
 // LeaderOnly gates a committer on leadership: a controller that does not
-// lead refuses every command with a *service.NotLeaderError naming the
-// leader, before anything reaches the log. The service and the controller
-// both commit through it, so a follower's RPCs and a stale loop alike are
-// refused.
+// lead, while another is known to, refuses every command with a
+// *service.NotLeaderError naming that leader, before anything reaches the
+// log. The service and the controller both commit through it, so a
+// follower's RPCs and a stale loop alike are refused. With no leader known
+// (an election; a single voter reopening its log after a failed write) the
+// command goes on to the log, which refuses it with its own reason.
 func LeaderOnly(next service.Committer, l Probe) service.Committer {
 	return &leaderOnly{next: next, l: l}
 }
@@ -151,7 +153,9 @@ type leaderOnly struct {
 
 func (g *leaderOnly) Apply(t fsm.Type, body any) (any, error) {
 	if !g.l.IsLeader() {
-		return nil, &service.NotLeaderError{Leader: g.l.Leader()}
+		if leader := g.l.Leader(); leader != "" {
+			return nil, &service.NotLeaderError{Leader: leader}
+		}
 	}
 	return g.next.Apply(t, body)
 }

@@ -226,3 +226,27 @@ func TestPolledLeadership(t *testing.T) {
 		t.Fatal("the poll did not report the change")
 	}
 }
+
+// LeaderOnly refuses, naming the leader, while another leads; with no
+// leader known the log gives its own answer; a leader commits.
+func TestLeaderOnly(t *testing.T) {
+	st := state.New(1)
+	props := &proposals{next: &direct{f: fsm.New(st, nil)}, n: map[fsm.Type]int{}}
+	probe := newFakeLeadership()
+	commit := LeaderOnly(props, probe)
+	ack := &fsm.AcctAck{}
+	probe.set(false, "ctl-b:6817")
+	if _, err := commit.Apply(fsm.TypeAcctAck, ack); err == nil || props.total() != 0 {
+		t.Fatalf("a follower proposed (err %v, %d proposals)", err, props.total())
+	} else if nl, ok := service.IsNotLeader(err); !ok || nl.Leader != "ctl-b:6817" {
+		t.Fatalf("a follower's refusal: %v", err)
+	}
+	probe.set(false, "")
+	if _, err := commit.Apply(fsm.TypeAcctAck, ack); err != nil || props.total() != 1 {
+		t.Fatalf("with no leader known the command did not reach the log (err %v)", err)
+	}
+	probe.set(true, "ctl-a:6817")
+	if _, err := commit.Apply(fsm.TypeAcctAck, ack); err != nil || props.total() != 2 {
+		t.Fatalf("the leader's command: %v", err)
+	}
+}
