@@ -38,7 +38,9 @@ type profile struct {
 	perUser map[uint32]int
 	count   int
 	// steps caches each node's instants and reserved-use step function
-	// for nodeEarliest; stale[i] is set when rel[i] or res[i] changes.
+	// (bfsteps.go). stale[i]: not built yet; once built, addRelease and
+	// reserve keep it current, so code that appends to rel[i] or res[i]
+	// any other way must set stale[i] again.
 	steps []nodeSteps
 	stale []bool
 	// newTimes and newDeltas gather additions until the search reads
