@@ -69,3 +69,24 @@ func orphanOf(dir string) executor.Process {
 func supervisorLostEnd() (model.JobState, string) {
 	return model.JobNodeFail, model.ReasonNodeDown
 }
+
+// waitTask waits for one of a step's tasks, following it past its
+// supervisor's end as outliveSupervisor does for a batch script: its
+// pipes are the agent's, so its output still flows while it runs.
+func (s *stepRun) waitTask(rank int, p executor.Process) executor.Result {
+	res := p.Wait()
+	if !errors.Is(res.Err, executor.ErrSupervisorLost) || !executor.GroupAlive(p.Pid()) {
+		return res
+	}
+	s.a.log.Warn("the node's job supervisor is gone but a step's task still runs: following it",
+		"job", s.j.id, "step", s.st.ID, "rank", rank, "pgid", p.Pid())
+	orphan := executor.Orphan(p.Pid())
+	s.mu.Lock()
+	s.procs[rank] = orphan
+	ending := s.ending // terminated before the swap: the old handle no longer signals
+	s.mu.Unlock()
+	if ending {
+		orphan.Terminate(s.a.getKillWait())
+	}
+	return orphan.Wait()
+}

@@ -53,12 +53,17 @@ func awaitGone(t *testing.T, pgid int) {
 // a supervisor that died at once: Wait returns ErrSupervisorLost, signals
 // reach nothing.
 type lostExec struct {
-	t    *testing.T
-	argv []string
+	t       *testing.T
+	argv    []string
+	started chan int // each program's group, if not nil
 }
 
 func (e lostExec) Start(*executor.Spec) (executor.Process, error) {
-	return lostProc{pgid: startGroup(e.t, e.argv...)}, nil
+	pgid := startGroup(e.t, e.argv...)
+	if e.started != nil {
+		e.started <- pgid
+	}
+	return lostProc{pgid: pgid}, nil
 }
 
 type lostProc struct{ pgid int }
@@ -184,5 +189,60 @@ func TestRestartWithoutSupervisor(t *testing.T) {
 			awaitGone(t, pgid)
 		}
 		wantNodeFail(t, jobEndWithin(a, 10*time.Second))
+	}
+}
+
+// stepEndWithin returns the StepEnded the agent reports within d, or nil.
+func stepEndWithin(a *Agent, d time.Duration) *pb.StepEnded {
+	deadline := time.After(d)
+	for {
+		select {
+		case m := <-a.outbox:
+			if e := m.GetStepEnded(); e != nil {
+				return e
+			}
+		case <-deadline:
+			return nil
+		}
+	}
+}
+
+// TestSupervisorLossKeepsStepTask: a step's task outlives its supervisor
+// as a batch script does: the step is not ended while the task runs, a
+// cancel reaches it; a task gone with its supervisor ends the step
+// NODE_FAIL. Before, the step ended FAILED at once.
+func TestSupervisorLossKeepsStepTask(t *testing.T) {
+	a, _ := testAgent(t)
+	ex := lostExec{t: t, argv: []string{"sleep", "300"}, started: make(chan int, 1)}
+	a.exec = ex
+	s := testStep(a, &model.StepSpec{Argv: []string{"sleep", "300"}}, 0)
+	go s.run()
+	var pgid int
+	select {
+	case pgid = <-ex.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the step's task did not start within 10 s")
+	}
+	if e := stepEndWithin(a, time.Second); e != nil {
+		t.Fatalf("step reported ended (state %v, exit %d) while its task still runs", model.JobState(e.State), e.ExitCode)
+	}
+	s.terminate(time.Second, model.JobCancelled)
+	awaitGone(t, pgid)
+	if e := stepEndWithin(a, 10*time.Second); e == nil || model.JobState(e.State) != model.JobCancelled {
+		t.Errorf("step end %+v, want CANCELLED", e)
+	}
+
+	a2, _ := testAgent(t)
+	ex2 := lostExec{t: t, argv: []string{"true"}, started: make(chan int, 1)}
+	a2.exec = ex2
+	go testStep(a2, &model.StepSpec{Argv: []string{"true"}}, 0).run()
+	select {
+	case pgid = <-ex2.started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the step's task did not start within 10 s")
+	}
+	e := stepEndWithin(a2, 10*time.Second)
+	if e == nil || model.JobState(e.State) != model.JobNodeFail || e.ExitCode != 0 {
+		t.Errorf("step end %+v, want NODE_FAIL exit 0", e)
 	}
 }
