@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -180,7 +181,7 @@ func (a *Agent) startWith(j *job, hooks []batchHook) executor.Result {
 		proc.Terminate(a.getKillWait())
 	}
 	a.timeLimit(j)
-	res := proc.Wait()
+	res := a.outliveSupervisor(j, proc.Wait())
 	for _, f := range bc.onExit {
 		f(res)
 	}
@@ -289,6 +290,11 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		a.appendErr(j, a.oomMessage(ooms, j.id, "batch"))
 		end.State, end.Reason = uint32(model.JobOOM), model.ReasonOutOfMemory
 		end.ExitCode, end.Signal = 0, oomSignal
+	case errors.Is(res.Err, executor.ErrSupervisorLost):
+		a.log.Warn("job ended with its supervisor lost", "job", j.id)
+		st, reason := supervisorLostEnd()
+		end.State, end.Reason, end.ExitCode, end.Signal = uint32(st), reason, 0, 0
+		a.appendErr(j, fmt.Sprintf("slurmstepd: error: %v\n", res.Err))
 	case res.Err != nil:
 		a.log.Warn("job launch failed", "job", j.id, "err", res.Err)
 		end.State, end.Reason = uint32(model.JobFailed), model.ReasonLaunchFailed

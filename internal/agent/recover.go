@@ -174,12 +174,18 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 		j.alloc, j.prologDone = true, true
 		return j, nil
 	}
-	if a.sup == nil {
-		return nil, errors.New("no job supervisor")
+	var proc executor.Process
+	err = errors.New("no job supervisor")
+	if a.sup != nil {
+		proc, err = a.sup.Reattach(dir)
 	}
-	proc, err := a.sup.Reattach(dir)
 	if err != nil {
-		return nil, err
+		// Its supervisor is gone: follow its processes, or report it
+		// lost if they are gone too (suplost.go).
+		if proc = orphanOf(dir); proc == nil {
+			return nil, err
+		}
+		a.log.Warn("the job's supervisor is gone: taking back its processes without it", "job", id, "pgid", proc.Pid(), "err", err)
 	}
 	j := newJob(id, wire.JobFromPB(&pj), true)
 	j.proc, j.supervised, j.errPath, j.dir = proc, true, meta.ErrPath, meta.Dir
@@ -191,7 +197,10 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 // resume follows a job taken back until it ends.
 func (a *Agent) resume(j *job) {
 	a.timeLimit(j)
-	res := j.proc.Wait()
+	j.mu.Lock()
+	proc := j.proc
+	j.mu.Unlock()
+	res := a.outliveSupervisor(j, proc.Wait())
 	j.stopLimit()
 	a.finish(j, res)
 }

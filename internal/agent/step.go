@@ -179,7 +179,7 @@ func (s *stepRun) runHooks(hooks []stepHook) (code, sig int32, state model.JobSt
 		s.procs[t.rank] = proc
 		s.mu.Unlock()
 		go func(t *taskCtx, p executor.Process) {
-			r := p.Wait()
+			r := s.waitTask(t.rank, p)
 			for _, f := range t.onExit {
 				f(r)
 			}
@@ -202,7 +202,7 @@ type taskResult struct {
 // collect waits for n task results, tells the clients each task's exit,
 // and returns the node's share of the step's result.
 func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, state model.JobState) {
-	failed := 0
+	failed, lost := 0, 0
 	for range n {
 		r := <-results
 		s.closeInput(r.rank)
@@ -210,6 +210,9 @@ func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, st
 		if r.res.Err != nil {
 			msg = r.res.Err.Error()
 			failed++
+		}
+		if errors.Is(r.res.Err, executor.ErrSupervisorLost) {
+			lost++ // its exit status is unknown (suplost.go)
 		}
 		s.send(stepio.Exit, uint32(r.rank), stepio.FormatExit(r.res.ExitCode, r.res.Signal, msg))
 		if c := int32(r.res.ExitCode); c > code {
@@ -236,6 +239,8 @@ func (s *stepRun) collect(results <-chan taskResult, n int) (code, sig int32, st
 		state = endAs
 	case ooms > 0:
 		state = model.JobOOM
+	case lost > 0:
+		state = model.JobNodeFail
 	case failed > 0:
 		state = model.JobFailed
 	}

@@ -259,7 +259,7 @@ func (s *stepRun) resume(sup *executor.Supervisor, dirs []string) (int32, int32,
 		s.mu.Unlock()
 	}
 	for _, t := range tasks {
-		go func(rank int, p executor.Process) { results <- taskResult{rank, p.Wait()} }(t.rank, t.proc)
+		go func(rank int, p executor.Process) { results <- taskResult{rank, s.waitTask(rank, p)} }(t.rank, t.proc)
 	}
 	n := len(tasks)
 	for _, rank := range s.local.Tasks {

@@ -96,7 +96,18 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 	if _, err := c.raft.Apply(fsm.TypeNodeRegister, cmd); err != nil {
 		return err
 	}
-	c.loseSteps(snap, reg.Node, reg.RunningSteps)
+	// The new stream takes over before the answer: what is sent to the
+	// node from now on waits in its queue until Registered is out.
+	conn := &agentConn{node: reg.Node, out: make(chan nodemsg.ToNode, 1024), done: make(chan struct{})}
+	c.installAgent(conn, reg.RunningSteps)
+	defer func() {
+		conn.close()
+		c.mu.Lock()
+		if c.agents[reg.Node] == conn {
+			delete(c.agents, reg.Node)
+		}
+		c.mu.Unlock()
+	}()
 	// The node keeps only the runs assigned to it: a run of a job that was
 	// requeued meanwhile (and may run elsewhere now) is stale.
 	var expected []nodemsg.JobRun
@@ -115,23 +126,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 	if err := stream.Send(&nodemsg.Registered{Cluster: st.ClusterName, KillWait: st.KillWait, Expected: expected, AcksReports: true}); err != nil {
 		return err
 	}
-	conn := &agentConn{node: reg.Node, out: make(chan nodemsg.ToNode, 1024), done: make(chan struct{})}
-	c.mu.Lock()
-	if old := c.agents[reg.Node]; old != nil {
-		old.close()
-	}
-	c.agents[reg.Node] = conn
-	c.lastSeen[reg.Node] = c.clock.Now()
-	c.mu.Unlock()
 	c.log.Info("node registered", "node", reg.Node, "cpus", reg.CPUs, "mem", reg.Memory, "running", len(running))
-	defer func() {
-		conn.close()
-		c.mu.Lock()
-		if c.agents[reg.Node] == conn {
-			delete(c.agents, reg.Node)
-		}
-		c.mu.Unlock()
-	}()
 
 	sendErr := make(chan error, 1)
 	go func() {

@@ -34,6 +34,7 @@ type Controller struct {
 
 	mu       sync.Mutex
 	agents   map[string]*agentConn // node name → live stream
+	launches launchGate            // step launches against registrations (launch.go)
 	lastSeen map[string]time.Time
 	acked    map[model.JobID]uint32 // the run of each job whose launch an agent confirmed
 	stats    statCalls              // sstat requests awaiting the nodes

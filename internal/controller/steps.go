@@ -16,7 +16,7 @@ func (c *Controller) LaunchStep(j *model.Job, st *model.Step) {
 	set := c.svc.Settings()
 	msg := &nodemsg.LaunchStep{Job: j, Step: st, Cluster: set.ClusterName, KillWait: set.KillWait}
 	for _, n := range st.Layout {
-		c.send(n.Node, msg)
+		c.launchStepOn(n.Node, msg)
 	}
 }
 

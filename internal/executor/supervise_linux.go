@@ -415,7 +415,7 @@ func (p *supervised) Terminate(killWait time.Duration) {
 
 func (p *supervised) Wait() Result {
 	<-p.exited
-	res := Result{ExitCode: 1, Err: errors.New("the node's job supervisor ended before the job")}
+	res := Result{Err: ErrSupervisorLost}
 	if b, err := os.ReadFile(filepath.Join(p.dir, "result.json")); err == nil {
 		var r superResult
 		if json.Unmarshal(b, &r) == nil {

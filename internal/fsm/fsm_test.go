@@ -36,9 +36,14 @@ func (h *harness) apply(t Type, body any) any {
 		h.t.Fatal(err)
 	}
 	h.index++
+	prev := h.snap()
+	before := published(prev)
 	res := h.f.Apply(h.index, data)
 	if err, ok := res.(error); ok {
 		h.t.Fatalf("apply %d: %v", t, err)
+	}
+	if m := mutated(prev, before); len(m) > 0 {
+		h.t.Errorf("command %d changed the published snapshot in place: %v", t, m)
 	}
 	return res
 }
