@@ -345,49 +345,40 @@ func (s *Service) Control(ctx context.Context, sel api.JobSelection, action stri
 		return nil, invalid("Invalid command: " + action)
 	}
 	snap := s.store.Snapshot()
-	var results []api.JobResult
-	var ids []model.JobID
-	for _, x := range s.resolve(snap, &sel, id) {
-		if x.err != "" {
-			results = append(results, api.JobResult{Job: x.raw, Error: x.err})
-			continue
-		}
-		j := x.job
-		msg := ""
+	results, chosen := s.judge(snap, &sel, id, priv, func(j *model.Job) string {
 		switch {
-		case !priv && j.UserID != id.UID:
-			msg = "Access/permission denied"
 		case strings.HasPrefix(cmd, "hold") || strings.HasPrefix(cmd, "release"):
 			if j.State != model.JobPending {
-				msg = "Job is no longer pending execution"
+				return "Job is no longer pending execution"
 			} else if cmd == "release-user" && j.HoldAdmin {
-				msg = "Access/permission denied"
+				return "Access/permission denied"
 			}
 		case cmd == "suspend" || cmd == "resume":
 			switch {
 			case j.State == model.JobPending:
-				msg = "Job is pending execution"
+				return "Job is pending execution"
 			case j.Finished() || j.Completing:
-				msg = "Job/step already completing or completed"
+				return "Job/step already completing or completed"
 			case cmd == "resume" && !j.Suspended:
-				msg = "Job is not suspended"
+				return "Job is not suspended"
 			case cmd == "resume" && j.SchedSuspended:
 				// Preempted or gang-suspended: the scheduler resumes it.
-				msg = "Requested operation is presently disabled"
+				return "Requested operation is presently disabled"
 			}
 		case j.State == model.JobPending:
-			msg = "Job is pending execution"
+			return "Job is pending execution"
 		case j.Spec != nil && !j.Spec.Requeue:
 			// --no-requeue (or JobRequeue=0): Slurm refuses and leaves the
 			// job as it is.
-			msg = "Requested operation is presently disabled"
+			return "Requested operation is presently disabled"
 		case j.Completing:
-			msg = "Job/step already completing or completed"
+			return "Job/step already completing or completed"
 		}
-		results = append(results, api.JobResult{Job: j.DisplayID(), Error: msg})
-		if msg == "" {
-			ids = append(ids, j.ID)
-		}
+		return ""
+	})
+	ids := make([]model.JobID, 0, len(chosen))
+	for _, j := range chosen {
+		ids = append(ids, j.ID)
 	}
 	if len(ids) > 0 {
 		res, err := s.raft.Apply(fsm.TypeControl, &fsm.Control{Jobs: ids, Action: cmd, Now: s.clock.Now().Unix()})
@@ -490,4 +481,28 @@ func (s *Service) InstallConfig(st *Settings) error {
 	}
 	s.SetSettings(st)
 	return nil
+}
+
+// judge resolves sel and asks refuse, for each job the caller may act on
+// (its own, or any for operators), Slurm's reason to leave it alone ("" to
+// act). It returns one result per target and the jobs to act on.
+func (s *Service) judge(snap *state.Snapshot, sel *api.JobSelection, id *api.Identity, priv bool,
+	refuse func(*model.Job) string) ([]api.JobResult, []*model.Job) {
+	var results []api.JobResult
+	var jobs []*model.Job
+	for _, x := range s.resolve(snap, sel, id) {
+		if x.err != "" {
+			results = append(results, api.JobResult{Job: x.raw, Error: x.err})
+			continue
+		}
+		msg := "Access/permission denied"
+		if priv || x.job.UserID == id.UID {
+			msg = refuse(x.job)
+		}
+		results = append(results, api.JobResult{Job: x.job.DisplayID(), Error: msg})
+		if msg == "" {
+			jobs = append(jobs, x.job)
+		}
+	}
+	return results, jobs
 }

@@ -27,23 +27,15 @@ func (s *Service) topJobs(id *api.Identity, priv bool, sel api.JobSelection) ([]
 		return nil, errDenied
 	}
 	snap := s.store.Snapshot()
-	var results []api.JobResult
+	results, chosen := s.judge(snap, &sel, id, priv, func(j *model.Job) string {
+		if j.State != model.JobPending {
+			return msgNotPending
+		}
+		return ""
+	})
 	var named []*model.Job
-	for _, x := range s.resolve(snap, &sel, id) {
-		if x.err != "" {
-			results = append(results, api.JobResult{Job: x.raw, Error: x.err})
-			continue
-		}
-		j := x.job
-		msg := ""
-		switch {
-		case !priv && j.UserID != id.UID:
-			msg = "Access/permission denied"
-		case j.State != model.JobPending:
-			msg = msgNotPending
-		}
-		results = append(results, api.JobResult{Job: j.DisplayID(), Error: msg})
-		if msg == "" && !slices.Contains(named, j) {
+	for _, j := range chosen {
+		if !slices.Contains(named, j) {
 			named = append(named, j)
 		}
 	}
