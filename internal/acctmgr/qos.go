@@ -378,50 +378,25 @@ func (t *txn) addQOS(opts []KeyValue) error {
 
 // qosCond picks QOS.
 type qosCond struct {
-	names, descrs []string
-	ids           []int
-	modes         []string
-	set           bool
+	entityCond
+	set bool // some condition was given
 }
 
 func parseQOSCond(opts []KeyValue) (*qosCond, error) {
 	c := &qosCond{}
 	for _, kv := range opts {
-		k := kv.Key
 		switch {
 		case skipKeyword(kv), listKeyword(kv):
-		case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "QOSLevel", 1):
-			v := kv.Value
-			if kv.Op == "" {
-				v = kv.Key
-			}
-			l := nameList(v, true)
-			c.names = append(c.names, l...)
-			c.set = c.set || len(l) > 0
-		case abbrev(k, "Clusters", 1):
-		case abbrev(k, "Descriptions", 1):
-			l := nameList(kv.Value, true)
-			c.descrs = append(c.descrs, l...)
-			c.set = c.set || len(l) > 0
-		case abbrev(k, "Format", 1):
-		case abbrev(k, "Ids", 1):
-			var a assocCond
-			if err := a.addIDs(kv.Value); err != nil {
+		case kv.Op != "" && abbrev(kv.Key, "Format", 1):
+		default:
+			ok, given, err := c.readQOS(kv)
+			if err != nil {
 				return nil, err
 			}
-			c.ids = append(c.ids, a.ids...)
-			c.set = c.set || len(a.ids) > 0
-		case abbrev(k, "PreemptMode", 8):
-			for _, m := range strings.Split(kv.Value, ",") {
-				pm, ok := preemptMode(stripQuotes(m, true))
-				if !ok {
-					return nil, errorf(" Bad Preempt Mode given: %s\n", kv.String())
-				}
-				c.modes = append(c.modes, pm)
+			if !ok {
+				return nil, &Error{unknownCondition(kv.String())}
 			}
-			c.set = true
-		default:
-			return nil, &Error{unknownCondition(kv.String())}
+			c.set = c.set || given
 		}
 	}
 	return c, nil
@@ -431,11 +406,7 @@ func parseQOSCond(opts []KeyValue) (*qosCond, error) {
 func (c *qosCond) match(db *model.AcctDB) []*model.QOS {
 	var out []*model.QOS
 	for _, n := range qosNames(db) {
-		q := db.QOS[n]
-		if (len(c.names) == 0 || slices.Contains(c.names, q.Name)) &&
-			(len(c.descrs) == 0 || slices.Contains(c.descrs, strings.ToLower(q.Description))) &&
-			(len(c.ids) == 0 || slices.Contains(c.ids, q.ID)) &&
-			(len(c.modes) == 0 || slices.Contains(c.modes, q.PreemptMode)) {
+		if q := db.QOS[n]; c.matchQOS(q) {
 			out = append(out, q)
 		}
 	}
