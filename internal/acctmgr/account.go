@@ -11,9 +11,8 @@ import (
 
 // acctCond picks accounts, and their associations when assoc is set.
 type acctCond struct {
-	names, descriptions, orgs []string
-	assoc                     assocCond
-	byAcct, byAssoc           bool // which kinds of condition were given
+	entityCond
+	byAcct, byAssoc bool // which kinds of condition were given
 }
 
 // parseAcctCond reads the conditions of a modify or delete account.
@@ -23,24 +22,12 @@ func parseAcctCond(db *model.AcctDB, opts []KeyValue) (*acctCond, error) {
 		k := kv.Key
 		switch {
 		case skipKeyword(kv), kv.Op == "" && abbrev(k, "WithAssoc", 5), listKeyword(kv):
-		case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "Accounts", 1) || abbrev(k, "Acct", 4):
-			v := kv.Value
-			if kv.Op == "" {
-				v = kv.Key
-			}
-			l := nameList(v, true)
-			c.names = append(c.names, l...)
-			c.byAcct = c.byAcct || len(l) > 0
-		case abbrev(k, "Descriptions", 1):
-			l := nameList(kv.Value, true)
-			c.descriptions = append(c.descriptions, l...)
-			c.byAcct = c.byAcct || len(l) > 0
-		case abbrev(k, "Format", 1):
-		case abbrev(k, "Organizations", 1):
-			l := nameList(kv.Value, true)
-			c.orgs = append(c.orgs, l...)
-			c.byAcct = c.byAcct || len(l) > 0
+		case kv.Op != "" && abbrev(k, "Format", 1):
 		default:
+			if ok, given := c.readAccount(kv); ok {
+				c.byAcct = c.byAcct || given
+				continue
+			}
 			ok, err := setAssocCond(db, &c.assoc, kv)
 			if err != nil {
 				return nil, err
@@ -59,9 +46,7 @@ func parseAcctCond(db *model.AcctDB, opts []KeyValue) (*acctCond, error) {
 func (c *acctCond) accounts(db *model.AcctDB) []string {
 	var out []string
 	for name, a := range db.Accounts {
-		if (len(c.names) == 0 || slices.Contains(c.names, name)) &&
-			(len(c.descriptions) == 0 || slices.Contains(c.descriptions, strings.ToLower(a.Description))) &&
-			(len(c.orgs) == 0 || slices.Contains(c.orgs, strings.ToLower(a.Organization))) {
+		if c.matchAccount(name, a) {
 			out = append(out, name)
 		}
 	}

@@ -3,6 +3,7 @@ package acctmgr
 import (
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -62,6 +63,129 @@ func setAssocCond(db *model.AcctDB, c *assocCond, kv KeyValue) (bool, error) {
 		return list(&c.users), nil
 	}
 	return false, nil
+}
+
+// entityCond is what conditions pick accounts, users and QOS by (assoc:
+// their associations). One reader and one matcher per entity serve list,
+// modify and delete alike; each caller handles around them only the words
+// that belong to it (withassoc, format, ...).
+type entityCond struct {
+	names, descrs, orgs, defAccts []string
+	admin                         string
+	ids                           []int
+	modes                         []string
+	assoc                         assocCond
+}
+
+// condValue is a condition's value: a bare word is a name.
+func condValue(kv KeyValue) string {
+	if kv.Op == "" {
+		return kv.Key
+	}
+	return kv.Value
+}
+
+// readAccount reads kv as a condition on accounts themselves: handled
+// is false when it is not one, given true when it named something.
+func (c *entityCond) readAccount(kv KeyValue) (handled, given bool) {
+	k := kv.Key
+	var dst *[]string
+	switch {
+	case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "Accounts", 1) || abbrev(k, "Acct", 4):
+		dst = &c.names
+	case abbrev(k, "Descriptions", 1):
+		dst = &c.descrs
+	case abbrev(k, "Organizations", 1):
+		dst = &c.orgs
+	default:
+		return false, false
+	}
+	l := nameList(condValue(kv), true)
+	*dst = append(*dst, l...)
+	return true, len(l) > 0
+}
+
+// readUser reads kv as a condition on users themselves (clusters go to
+// their associations).
+func (c *entityCond) readUser(kv KeyValue) (handled, given bool, err error) {
+	k := kv.Key
+	var dst *[]string
+	switch {
+	case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "Users", 1):
+		dst = &c.names
+	case abbrev(k, "AdminLevel", 2):
+		lvl, err := adminLevel(kv.Value)
+		if err != nil {
+			return false, false, err
+		}
+		c.admin = lvl
+		return true, true, nil
+	case abbrev(k, "Clusters", 1):
+		dst = &c.assoc.clusters
+	case abbrev(k, "DefaultAccount", 8):
+		dst = &c.defAccts
+	default:
+		return false, false, nil
+	}
+	l := nameList(condValue(kv), true)
+	*dst = append(*dst, l...)
+	return true, len(l) > 0, nil
+}
+
+// readQOS reads kv as a condition on QOS.
+func (c *entityCond) readQOS(kv KeyValue) (handled, given bool, err error) {
+	k := kv.Key
+	switch {
+	case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "QOSLevel", 1):
+		l := nameList(condValue(kv), true)
+		c.names = append(c.names, l...)
+		return true, len(l) > 0, nil
+	case abbrev(k, "Clusters", 1):
+		return true, false, nil
+	case abbrev(k, "Descriptions", 1):
+		l := nameList(kv.Value, true)
+		c.descrs = append(c.descrs, l...)
+		return true, len(l) > 0, nil
+	case abbrev(k, "Ids", 1):
+		var a assocCond
+		if err := a.addIDs(kv.Value); err != nil {
+			return false, false, err
+		}
+		c.ids = append(c.ids, a.ids...)
+		return true, len(a.ids) > 0, nil
+	case abbrev(k, "PreemptMode", 8):
+		for _, m := range strings.Split(kv.Value, ",") {
+			pm, ok := preemptMode(stripQuotes(m, true))
+			if !ok {
+				return false, false, errorf(" Bad Preempt Mode given: %s\n", kv.String())
+			}
+			c.modes = append(c.modes, pm)
+		}
+		return true, true, nil
+	}
+	return false, false, nil
+}
+
+// matchAccount reports whether the account conditions pick account a.
+func (c *entityCond) matchAccount(name string, a *model.Account) bool {
+	return (len(c.names) == 0 || slices.Contains(c.names, name)) &&
+		(len(c.descrs) == 0 || slices.Contains(c.descrs, strings.ToLower(a.Description))) &&
+		(len(c.orgs) == 0 || slices.Contains(c.orgs, strings.ToLower(a.Organization)))
+}
+
+// matchUser reports whether the user conditions pick user u.
+func (c *entityCond) matchUser(name string, u *model.AcctUser) bool {
+	return (len(c.names) == 0 || slices.Contains(c.names, name)) &&
+		(c.admin == "" || u.AdminLevel == c.admin) &&
+		(len(c.defAccts) == 0 || slices.Contains(c.defAccts, u.DefaultAccount))
+}
+
+// matchQOS reports whether the QOS conditions pick q.
+func (c *entityCond) matchQOS(q *model.QOS) bool {
+	return (len(c.names) == 0 || slices.Contains(c.names, q.Name)) &&
+		(len(c.descrs) == 0 || slices.Contains(c.descrs, strings.ToLower(q.Description))) &&
+		(len(c.ids) == 0 || slices.Contains(c.ids, q.ID)) &&
+		(len(c.modes) == 0 || slices.Contains(c.modes, q.PreemptMode))
 }
 
 // addIDs reads association ids; one that is not a number is an error.

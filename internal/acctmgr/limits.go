@@ -42,131 +42,74 @@ func (l *limits) inheritable() bool {
 		l.maxTRES != nil || l.maxTRESNode != nil || l.qos != nil || l.defQOS != nil
 }
 
-// setAssocLimit reads kv as an association limit, trying sacctmgr's
-// spellings in its order; false when kv is not one.
+// setAssocLimit reads kv as an association limit; false when kv is not
+// one.
 func setAssocLimit(db *model.AcctDB, l *limits, kv KeyValue) (bool, error) {
-	k, tok := kv.Key, kv.String()
 	if kv.Op == "" {
 		return false, nil
 	}
-	count := func(dst **int, what string) (bool, error) {
-		n, err := parseCount(kv.Value, what)
-		if err != nil {
-			return false, &Error{err.Error() + unknownOption(tok)}
-		}
-		*dst = &n
-		return true, nil
-	}
-	tres := func(dst *model.TRES) (bool, error) {
-		t, err := parseTRES(kv.Key, kv.Value)
-		if err != nil {
-			return false, err
-		}
-		if *dst == nil {
-			*dst = model.TRES{}
-		}
-		for name, n := range t {
-			(*dst)[name] = n
-		}
-		return true, nil
-	}
-	one := func(dst *model.TRES, name, what string) (bool, error) {
-		n, err := parseCount(kv.Value, what)
-		if err != nil {
-			return false, &Error{err.Error() + unknownOption(tok)}
-		}
-		if *dst == nil {
-			*dst = model.TRES{}
-		}
-		(*dst)[name] = int64(n)
-		return true, nil
-	}
-	wall := func(dst **int64, what string) (bool, error) {
-		secs, ok := parseDuration(kv.Value)
-		if !ok {
-			return false, &Error{" Bad " + what + " time format: " + tok + "\n" + unknownOption(tok)}
-		}
-		*dst = &secs
-		return true, nil
-	}
-	unsupported := func() (bool, error) {
-		return false, &Error{unsupportedOption(kv.Key)}
-	}
-	switch {
-	case abbrev(k, "DefaultQOS", 8):
+	return lookupSetting(assocSettings, db, l, kv)
+}
+
+// assocSettings are the keys an association takes, in sacctmgr's order.
+var assocSettings = []setting[limits]{
+	{[]word{{"DefaultQOS", 8}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
 		v := stripQuotes(kv.Value, true)
 		if n := leadingInts(strings.TrimPrefix(v, "-"), 0, 1); strings.HasPrefix(v, "-") && len(n) == 1 && n[0] == 1 {
 			v = ""
 		} else if db.QOS[v] == nil {
-			return true, errorf("You gave a bad default qos '%s'.  Use 'list qos' to get complete list.\n", kv.Value)
+			return errorf("You gave a bad default qos '%s'.  Use 'list qos' to get complete list.\n", kv.Value)
 		}
 		l.defQOS = &v
-		return true, nil
-	case abbrev(k, "FairShare", 1) || abbrev(k, "Shares", 1):
+		return nil
+	}},
+	{[]word{{"FairShare", 1}, {"Shares", 1}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
 		if len(kv.Value) >= 6 && strings.EqualFold(kv.Value[:6], "parent") {
 			n := model.SharesParent
 			l.shares = &n
-			return true, nil
+			return nil
 		}
-		return count(&l.shares, "FairShare")
-	case abbrev(k, "GrpCPUMins", 7), abbrev(k, "GrpCPURunMins", 7):
-		return unsupported()
-	case abbrev(k, "GrpCpus", 7):
-		return one(&l.grpTRES, "cpu", "GrpCpus")
-	case abbrev(k, "GrpJobs", 4):
-		return count(&l.grpJobs, "GrpJobs")
-	case abbrev(k, "GrpJobsAccrue", 8):
-		return unsupported()
-	case abbrev(k, "GrpMemory", 4):
-		return one(&l.grpTRES, "mem", "GrpMemory")
-	case abbrev(k, "GrpNodes", 4):
-		return one(&l.grpTRES, "node", "GrpNodes")
-	case abbrev(k, "GrpSubmitJobs", 4):
-		return count(&l.grpSubmit, "GrpSubmitJobs")
-	case abbrev(k, "GrpTRES", 7):
-		return tres(&l.grpTRES)
-	case abbrev(k, "GrpTRESMins", 8), abbrev(k, "GrpTRESRunMins", 8):
-		return unsupported()
-	case abbrev(k, "GrpWall", 4):
-		return wall(&l.grpWall, "GrpWall")
-	case abbrev(k, "MaxCPUMinsPerJob", 7), abbrev(k, "MaxCPURunMins", 7):
-		return unsupported()
-	case abbrev(k, "MaxCpusPerJob", 7):
-		return one(&l.maxTRES, "cpu", "MaxCpusPerJob")
-	case abbrev(k, "MaxJobs", 4):
-		return count(&l.maxJobs, "MaxJobs")
-	case abbrev(k, "MaxJobsAccrue", 8):
-		return unsupported()
-	case abbrev(k, "MaxNodesPerJob", 4):
-		return one(&l.maxTRES, "node", "MaxNodes")
-	case abbrev(k, "MinPrioThresh", 4):
-		return unsupported()
-	case abbrev(k, "MaxSubmitJobs", 4):
-		return count(&l.maxSubmit, "MaxSubmitJobs")
-	case abbrev(k, "MaxTRESPerJob", 7):
-		return tres(&l.maxTRES)
-	case abbrev(k, "MaxTRESPerNode", 11):
-		return tres(&l.maxTRESNode)
-	case abbrev(k, "MaxTRESMinsPerJob", 8), abbrev(k, "MaxTRESRunMins", 8):
-		return unsupported()
-	case abbrev(k, "MaxWallDurationPerJob", 4):
-		return wall(&l.maxWall, "MaxWall")
-	case abbrev(k, "Parent", 2):
+		return setCount("FairShare", func(l *limits) **int { return &l.shares })(db, l, kv)
+	}},
+	{[]word{{"GrpCPUMins", 7}, {"GrpCPURunMins", 7}}, nil},
+	{[]word{{"GrpCpus", 7}}, setOneTRES("cpu", "GrpCpus", assocGrpTRES)},
+	{[]word{{"GrpJobs", 4}}, setCount("GrpJobs", func(l *limits) **int { return &l.grpJobs })},
+	{[]word{{"GrpJobsAccrue", 8}}, nil},
+	{[]word{{"GrpMemory", 4}}, setOneTRES("mem", "GrpMemory", assocGrpTRES)},
+	{[]word{{"GrpNodes", 4}}, setOneTRES("node", "GrpNodes", assocGrpTRES)},
+	{[]word{{"GrpSubmitJobs", 4}}, setCount("GrpSubmitJobs", func(l *limits) **int { return &l.grpSubmit })},
+	{[]word{{"GrpTRES", 7}}, setTRES(assocGrpTRES)},
+	{[]word{{"GrpTRESMins", 8}, {"GrpTRESRunMins", 8}}, nil},
+	{[]word{{"GrpWall", 4}}, setWall("GrpWall", func(l *limits) **int64 { return &l.grpWall })},
+	{[]word{{"MaxCPUMinsPerJob", 7}, {"MaxCPURunMins", 7}}, nil},
+	{[]word{{"MaxCpusPerJob", 7}}, setOneTRES("cpu", "MaxCpusPerJob", assocMaxTRES)},
+	{[]word{{"MaxJobs", 4}}, setCount("MaxJobs", func(l *limits) **int { return &l.maxJobs })},
+	{[]word{{"MaxJobsAccrue", 8}}, nil},
+	{[]word{{"MaxNodesPerJob", 4}}, setOneTRES("node", "MaxNodes", assocMaxTRES)},
+	{[]word{{"MinPrioThresh", 4}}, nil},
+	{[]word{{"MaxSubmitJobs", 4}}, setCount("MaxSubmitJobs", func(l *limits) **int { return &l.maxSubmit })},
+	{[]word{{"MaxTRESPerJob", 7}}, setTRES(assocMaxTRES)},
+	{[]word{{"MaxTRESPerNode", 11}}, setTRES(func(l *limits) *model.TRES { return &l.maxTRESNode })},
+	{[]word{{"MaxTRESMinsPerJob", 8}, {"MaxTRESRunMins", 8}}, nil},
+	{[]word{{"MaxWallDurationPerJob", 4}}, setWall("MaxWall", func(l *limits) **int64 { return &l.maxWall })},
+	{[]word{{"Parent", 2}}, func(_ *model.AcctDB, l *limits, kv KeyValue) error {
 		p := stripQuotes(kv.Value, true)
 		l.parent = &p
-		return true, nil
-	case abbrev(k, "Priority", 2):
-		return count(&l.prio, "Priority")
-	case abbrev(k, "QosLevel", 1):
+		return nil
+	}},
+	{[]word{{"Priority", 2}}, setCount("Priority", func(l *limits) **int { return &l.prio })},
+	{[]word{{"QosLevel", 1}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
 		ops, err := parseQOSList(db, kv)
 		if err != nil {
-			return false, err
+			return err
 		}
 		l.qos = ops
-		return true, nil
-	}
-	return false, nil
+		return nil
+	}},
 }
+
+func assocGrpTRES(l *limits) *model.TRES { return &l.grpTRES }
+func assocMaxTRES(l *limits) *model.TRES { return &l.maxTRES }
 
 // parseQOSList reads a QOS list value: names, each one optionally
 // prefixed with + or -, or the whole list added or removed with += or

@@ -32,14 +32,10 @@ type Listing struct {
 	cols   []column
 	format []string
 
-	names, descrs, orgs, defAccts []string
-	admin                         string
-	assoc                         assocCond
-	ids                           []int
-	modes                         []string
-	withAssoc, tree, onlyDefs     bool
-	noParentInfo, noParentLimits  bool
-	withFed, noLimits             bool
+	entityCond
+	withAssoc, tree, onlyDefs    bool
+	noParentInfo, noParentLimits bool
+	withFed, noLimits            bool
 
 	// AskWithAssoc is set when conditions on associations were given
 	// for users or accounts without withassoc: sacctmgr asks whether to
@@ -110,35 +106,25 @@ func (l *Listing) cond(db *model.AcctDB, kv KeyValue) string {
 		case bare && abbrev(k, "WithAssoc", 5):
 			l.withAssoc = true
 		case listKeyword(kv):
-		case bare || abbrev(k, "Names", 1) || abbrev(k, "Accounts", 1) || abbrev(k, "Acct", 4):
-			l.names = append(l.names, nameList(val, true)...)
-		case abbrev(k, "Descriptions", 1):
-			l.descrs = append(l.descrs, nameList(val, true)...)
-		case abbrev(k, "Organizations", 1):
-			l.orgs = append(l.orgs, nameList(val, true)...)
 		default:
-			return assocOnly()
+			if ok, _ := l.readAccount(kv); !ok {
+				return assocOnly()
+			}
 		}
 	case EntityUser:
 		switch {
 		case bare && abbrev(k, "WithAssoc", 5):
 			l.withAssoc = true
 		case listKeyword(kv):
-		case bare || abbrev(k, "Names", 1) || abbrev(k, "Users", 1):
-			l.names = append(l.names, nameList(val, true)...)
-		case abbrev(k, "AdminLevel", 2):
-			lvl, err := adminLevel(val)
-			if err != nil {
-				return err.Error()
-			}
-			l.admin = lvl
-		case abbrev(k, "Clusters", 1):
-			l.assoc.clusters = append(l.assoc.clusters, nameList(val, true)...)
-		case abbrev(k, "DefaultAccount", 8):
-			l.defAccts = append(l.defAccts, nameList(val, true)...)
-		case abbrev(k, "DefaultWCKey", 8), abbrev(k, "WCKeys", 1):
 		default:
-			return assocOnly()
+			ok, _, err := l.readUser(kv)
+			switch {
+			case err != nil:
+				return err.Error()
+			case ok, abbrev(k, "DefaultWCKey", 8), abbrev(k, "WCKeys", 1):
+			default:
+				return assocOnly()
+			}
 		}
 	case EntityAssoc:
 		switch {
@@ -169,27 +155,14 @@ func (l *Listing) cond(db *model.AcctDB, kv KeyValue) string {
 	case EntityQOS:
 		switch {
 		case bare && matchAny(k, word{"WithDeleted", 5}, word{"where", 5}):
-		case bare || abbrev(k, "Names", 1) || abbrev(k, "QOSLevel", 1):
-			l.names = append(l.names, nameList(val, true)...)
-		case abbrev(k, "Clusters", 1):
-		case abbrev(k, "Descriptions", 1):
-			l.descrs = append(l.descrs, nameList(val, true)...)
-		case abbrev(k, "Ids", 1):
-			var a assocCond
-			if err := a.addIDs(val); err != nil {
+		default:
+			ok, _, err := l.readQOS(kv)
+			if err != nil {
 				return err.Error()
 			}
-			l.ids = append(l.ids, a.ids...)
-		case abbrev(k, "PreemptMode", 8):
-			for _, m := range strings.Split(val, ",") {
-				pm, ok := preemptMode(stripQuotes(m, true))
-				if !ok {
-					return " Bad Preempt Mode given: " + kv.String() + "\n"
-				}
-				l.modes = append(l.modes, pm)
+			if !ok {
+				return unknownCondition(kv.String())
 			}
-		default:
-			return unknownCondition(kv.String())
 		}
 	case EntityCluster:
 		switch {
@@ -497,9 +470,7 @@ func (r *rows) treeName(a *model.Assoc, spaces map[key]string) string {
 func (r *rows) accounts(p *printer) {
 	var names []string
 	for n, a := range r.db.Accounts {
-		if (len(r.l.names) == 0 || slices.Contains(r.l.names, n)) &&
-			(len(r.l.descrs) == 0 || slices.Contains(r.l.descrs, strings.ToLower(a.Description))) &&
-			(len(r.l.orgs) == 0 || slices.Contains(r.l.orgs, strings.ToLower(a.Organization))) {
+		if r.l.matchAccount(n, a) {
 			names = append(names, n)
 		}
 	}
@@ -567,9 +538,7 @@ func (r *rows) entityRows(p *printer, own func(column) (value, bool), assocs []*
 func (r *rows) users(p *printer) {
 	var names []string
 	for n, u := range r.db.Users {
-		if (len(r.l.names) == 0 || slices.Contains(r.l.names, n)) &&
-			(r.l.admin == "" || u.AdminLevel == r.l.admin) &&
-			(len(r.l.defAccts) == 0 || slices.Contains(r.l.defAccts, u.DefaultAccount)) {
+		if r.l.matchUser(n, u) {
 			names = append(names, n)
 		}
 	}
@@ -607,10 +576,7 @@ func (r *rows) users(p *printer) {
 func (r *rows) qos(p *printer) {
 	for _, n := range qosNames(r.db) {
 		q := r.db.QOS[n]
-		if len(r.l.names) > 0 && !slices.Contains(r.l.names, q.Name) ||
-			len(r.l.descrs) > 0 && !slices.Contains(r.l.descrs, strings.ToLower(q.Description)) ||
-			len(r.l.ids) > 0 && !slices.Contains(r.l.ids, q.ID) ||
-			len(r.l.modes) > 0 && !slices.Contains(r.l.modes, q.PreemptMode) {
+		if !r.l.matchQOS(q) {
 			continue
 		}
 		vals := make([]value, len(p.cols))

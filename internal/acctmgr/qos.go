@@ -78,144 +78,87 @@ func preemptMode(v string) (string, bool) {
 
 // setQOSOption reads kv as a QOS setting; false when it is not one.
 func setQOSOption(db *model.AcctDB, q *qosSet, kv KeyValue) (bool, error) {
-	k, tok := kv.Key, kv.String()
-	count := func(dst **int, what string) (bool, error) {
-		n, err := parseCount(kv.Value, what)
-		if err != nil {
-			return false, &Error{err.Error() + unknownOption(tok)}
-		}
-		*dst = &n
-		return true, nil
-	}
-	tres := func(dst *model.TRES) (bool, error) {
-		t, err := parseTRES(kv.Key, kv.Value)
-		if err != nil {
-			return false, err
-		}
-		if *dst == nil {
-			*dst = model.TRES{}
-		}
-		for name, n := range t {
-			(*dst)[name] = n
-		}
-		return true, nil
-	}
-	one := func(dst *model.TRES, name, what string) (bool, error) {
-		n, err := parseCount(kv.Value, what)
-		if err != nil {
-			return false, &Error{err.Error() + unknownOption(tok)}
-		}
-		if *dst == nil {
-			*dst = model.TRES{}
-		}
-		(*dst)[name] = int64(n)
-		return true, nil
-	}
-	unsupported := func() (bool, error) { return false, &Error{unsupportedOption(k)} }
-	switch {
-	case abbrev(k, "Description", 1):
+	return lookupSetting(qosSettings, db, q, kv)
+}
+
+// qosSettings are the keys a QOS takes, in sacctmgr's order.
+var qosSettings = []setting[qosSet]{
+	{[]word{{"Description", 1}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
 		if q.descr == nil {
 			s := stripQuotes(kv.Value, true)
 			q.descr = &s
 		}
-		return true, nil
-	case abbrev(k, "Flags", 2):
-		return true, q.setFlags(kv)
-	case abbrev(k, "GraceTime", 3):
-		return count(&q.grace, "GraceTime")
-	case abbrev(k, "GrpCPUMins", 7), abbrev(k, "GrpCPURunMins", 7):
-		return unsupported()
-	case abbrev(k, "GrpCPUs", 7):
-		return one(&q.grpTRES, "cpu", "GrpCPUs")
-	case abbrev(k, "GrpJobs", 4):
-		return count(&q.grpJobs, "GrpJobs")
-	case abbrev(k, "GrpJobsAccrue", 8):
-		return unsupported()
-	case abbrev(k, "GrpMemory", 4):
-		return one(&q.grpTRES, "mem", "GrpMemory")
-	case abbrev(k, "GrpNodes", 4):
-		return one(&q.grpTRES, "node", "GrpNodes")
-	case abbrev(k, "GrpSubmitJobs", 4):
-		return count(&q.grpSubmit, "GrpSubmitJobs")
-	case abbrev(k, "GrpTRES", 7):
-		return tres(&q.grpTRES)
-	case abbrev(k, "GrpTRESMins", 8), abbrev(k, "GrpTRESRunMins", 8), abbrev(k, "GrpWall", 4),
-		abbrev(k, "LimitFactor", 6), abbrev(k, "MaxCPUMinsPerJob", 7):
-		return unsupported()
-	case abbrev(k, "MaxCPUsPerJob", 7):
-		return one(&q.perJob, "cpu", "MaxCPUs")
-	case abbrev(k, "MaxCPUsPerUser", 11), abbrev(k, "MaxCPUsPU", 9):
-		return one(&q.perUser, "cpu", "MaxCPUsPerUser")
-	case abbrev(k, "MaxJobsAccruePerAccount", 17), abbrev(k, "MaxJobsAccruePA", 15),
-		abbrev(k, "MaxJobsAccruePerUser", 17), abbrev(k, "MaxJobsAccruePU", 15),
-		abbrev(k, "MaxJobsPerAccount", 11), abbrev(k, "MaxJobsPA", 9):
-		return unsupported()
-	case abbrev(k, "MaxJobsPerUser", 4), abbrev(k, "MaxJobsPU", 4):
-		return count(&q.maxJobsPU, "MaxJobsPU")
-	case abbrev(k, "MaxNodesPerJob", 4):
-		return one(&q.perJob, "node", "MaxNodesPerJob")
-	case abbrev(k, "MaxNodesPerUser", 8), abbrev(k, "MaxNodesPU", 8):
-		return one(&q.perUser, "node", "MaxNodesPerUser")
-	case abbrev(k, "MaxSubmitJobsPerAccount", 17), abbrev(k, "MaxSubmitJobsPA", 15):
-		return unsupported()
-	case abbrev(k, "MaxSubmitJobsPerUser", 4), abbrev(k, "MaxSubmitJobsPU", 4), abbrev(k, "MaxSubmitPU", 11):
-		return count(&q.maxSubPU, "MaxSubmitJobsPU")
-	case abbrev(k, "MaxTRESPerAccount", 11), abbrev(k, "MaxTRESPA", 9):
-		return unsupported()
-	case abbrev(k, "MaxTRESPerJob", 7):
-		return tres(&q.perJob)
-	case abbrev(k, "MaxTRESPerNode", 11):
-		return tres(&q.perNode)
-	case abbrev(k, "MaxTRESPerUser", 11), abbrev(k, "MaxTRESPU", 9):
-		return tres(&q.perUser)
-	case abbrev(k, "MaxTRESMinsPerJob", 8), abbrev(k, "MaxTRESRunMinsPA", 16), abbrev(k, "MaxTRESRunMinsPU", 8):
-		return unsupported()
-	case abbrev(k, "MaxWallDurationPerJob", 4):
-		secs, ok := parseDuration(kv.Value)
-		if !ok {
-			return false, &Error{" Bad MaxWall time format: " + tok + "\n" + unknownOption(tok)}
-		}
-		q.maxWall = &secs
-		return true, nil
-	case abbrev(k, "MinCPUsPerJob", 7), abbrev(k, "MinPrioThresh", 4), abbrev(k, "MinTRESPerJob", 7):
-		return unsupported()
-	case abbrev(k, "PreemptMode", 8):
+		return nil
+	}},
+	{[]word{{"Flags", 2}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error { return q.setFlags(kv) }},
+	{[]word{{"GraceTime", 3}}, setCount("GraceTime", func(q *qosSet) **int { return &q.grace })},
+	{[]word{{"GrpCPUMins", 7}, {"GrpCPURunMins", 7}}, nil},
+	{[]word{{"GrpCPUs", 7}}, setOneTRES("cpu", "GrpCPUs", qosGrpTRES)},
+	{[]word{{"GrpJobs", 4}}, setCount("GrpJobs", func(q *qosSet) **int { return &q.grpJobs })},
+	{[]word{{"GrpJobsAccrue", 8}}, nil},
+	{[]word{{"GrpMemory", 4}}, setOneTRES("mem", "GrpMemory", qosGrpTRES)},
+	{[]word{{"GrpNodes", 4}}, setOneTRES("node", "GrpNodes", qosGrpTRES)},
+	{[]word{{"GrpSubmitJobs", 4}}, setCount("GrpSubmitJobs", func(q *qosSet) **int { return &q.grpSubmit })},
+	{[]word{{"GrpTRES", 7}}, setTRES(qosGrpTRES)},
+	{[]word{{"GrpTRESMins", 8}, {"GrpTRESRunMins", 8}, {"GrpWall", 4}, {"LimitFactor", 6}, {"MaxCPUMinsPerJob", 7}}, nil},
+	{[]word{{"MaxCPUsPerJob", 7}}, setOneTRES("cpu", "MaxCPUs", qosPerJob)},
+	{[]word{{"MaxCPUsPerUser", 11}, {"MaxCPUsPU", 9}}, setOneTRES("cpu", "MaxCPUsPerUser", qosPerUser)},
+	{[]word{{"MaxJobsAccruePerAccount", 17}, {"MaxJobsAccruePA", 15}, {"MaxJobsAccruePerUser", 17},
+		{"MaxJobsAccruePU", 15}, {"MaxJobsPerAccount", 11}, {"MaxJobsPA", 9}}, nil},
+	{[]word{{"MaxJobsPerUser", 4}, {"MaxJobsPU", 4}}, setCount("MaxJobsPU", func(q *qosSet) **int { return &q.maxJobsPU })},
+	{[]word{{"MaxNodesPerJob", 4}}, setOneTRES("node", "MaxNodesPerJob", qosPerJob)},
+	{[]word{{"MaxNodesPerUser", 8}, {"MaxNodesPU", 8}}, setOneTRES("node", "MaxNodesPerUser", qosPerUser)},
+	{[]word{{"MaxSubmitJobsPerAccount", 17}, {"MaxSubmitJobsPA", 15}}, nil},
+	{[]word{{"MaxSubmitJobsPerUser", 4}, {"MaxSubmitJobsPU", 4}, {"MaxSubmitPU", 11}},
+		setCount("MaxSubmitJobsPU", func(q *qosSet) **int { return &q.maxSubPU })},
+	{[]word{{"MaxTRESPerAccount", 11}, {"MaxTRESPA", 9}}, nil},
+	{[]word{{"MaxTRESPerJob", 7}}, setTRES(qosPerJob)},
+	{[]word{{"MaxTRESPerNode", 11}}, setTRES(func(q *qosSet) *model.TRES { return &q.perNode })},
+	{[]word{{"MaxTRESPerUser", 11}, {"MaxTRESPU", 9}}, setTRES(qosPerUser)},
+	{[]word{{"MaxTRESMinsPerJob", 8}, {"MaxTRESRunMinsPA", 16}, {"MaxTRESRunMinsPU", 8}}, nil},
+	{[]word{{"MaxWallDurationPerJob", 4}}, setWall("MaxWall", func(q *qosSet) **int64 { return &q.maxWall })},
+	{[]word{{"MinCPUsPerJob", 7}, {"MinPrioThresh", 4}, {"MinTRESPerJob", 7}}, nil},
+	{[]word{{"PreemptMode", 8}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
 		m, ok := preemptMode(stripQuotes(kv.Value, true))
 		if !ok {
-			return false, errorf(" Bad Preempt Mode given: %s\n", tok)
+			return errorf(" Bad Preempt Mode given: %s\n", kv.String())
 		}
 		q.preemptMode = &m
-		return true, nil
-	case abbrev(k, "Preempt", 7):
+		return nil
+	}},
+	{[]word{{"Preempt", 7}}, func(db *model.AcctDB, q *qosSet, kv KeyValue) error {
 		ops, err := parseQOSList(db, kv)
 		if err != nil {
-			return false, err
+			return err
 		}
 		q.preempt = ops
-		return true, nil
-	case abbrev(k, "PreemptExemptTime", 8):
+		return nil
+	}},
+	{[]word{{"PreemptExemptTime", 8}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
 		secs, ok := parseDuration(kv.Value)
 		if !ok {
-			return false, &Error{" Bad PreemptExemptTime format: " + tok + "\n" + unknownOption(tok)}
+			tok := kv.String()
+			return &Error{" Bad PreemptExemptTime format: " + tok + "\n" + unknownOption(tok)}
 		}
 		q.preemptExempt = &secs
-		return true, nil
-	case abbrev(k, "RawUsage", 7):
-		return unsupported()
-	case abbrev(k, "Priority", 3):
-		return count(&q.prio, "Priority")
-	case abbrev(k, "UsageFactor", 6):
+		return nil
+	}},
+	{[]word{{"RawUsage", 7}}, nil},
+	{[]word{{"Priority", 3}}, setCount("Priority", func(q *qosSet) **int { return &q.prio })},
+	{[]word{{"UsageFactor", 6}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
 		f, err := parseFloat(kv.Value, "UsageFactor")
 		if err != nil {
-			return false, &Error{err.Error() + unknownOption(tok)}
+			return &Error{err.Error() + unknownOption(kv.String())}
 		}
 		q.usage = &f
-		return true, nil
-	case abbrev(k, "UsageThreshold", 6):
-		return unsupported()
-	}
-	return false, nil
+		return nil
+	}},
+	{[]word{{"UsageThreshold", 6}}, nil},
 }
+
+func qosGrpTRES(q *qosSet) *model.TRES { return &q.grpTRES }
+func qosPerJob(q *qosSet) *model.TRES  { return &q.perJob }
+func qosPerUser(q *qosSet) *model.TRES { return &q.perUser }
 
 // setFlags reads a Flags value; -1 clears them all.
 func (q *qosSet) setFlags(kv KeyValue) error {
@@ -435,50 +378,25 @@ func (t *txn) addQOS(opts []KeyValue) error {
 
 // qosCond picks QOS.
 type qosCond struct {
-	names, descrs []string
-	ids           []int
-	modes         []string
-	set           bool
+	entityCond
+	set bool // some condition was given
 }
 
 func parseQOSCond(opts []KeyValue) (*qosCond, error) {
 	c := &qosCond{}
 	for _, kv := range opts {
-		k := kv.Key
 		switch {
 		case skipKeyword(kv), listKeyword(kv):
-		case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "QOSLevel", 1):
-			v := kv.Value
-			if kv.Op == "" {
-				v = kv.Key
-			}
-			l := nameList(v, true)
-			c.names = append(c.names, l...)
-			c.set = c.set || len(l) > 0
-		case abbrev(k, "Clusters", 1):
-		case abbrev(k, "Descriptions", 1):
-			l := nameList(kv.Value, true)
-			c.descrs = append(c.descrs, l...)
-			c.set = c.set || len(l) > 0
-		case abbrev(k, "Format", 1):
-		case abbrev(k, "Ids", 1):
-			var a assocCond
-			if err := a.addIDs(kv.Value); err != nil {
+		case kv.Op != "" && abbrev(kv.Key, "Format", 1):
+		default:
+			ok, given, err := c.readQOS(kv)
+			if err != nil {
 				return nil, err
 			}
-			c.ids = append(c.ids, a.ids...)
-			c.set = c.set || len(a.ids) > 0
-		case abbrev(k, "PreemptMode", 8):
-			for _, m := range strings.Split(kv.Value, ",") {
-				pm, ok := preemptMode(stripQuotes(m, true))
-				if !ok {
-					return nil, errorf(" Bad Preempt Mode given: %s\n", kv.String())
-				}
-				c.modes = append(c.modes, pm)
+			if !ok {
+				return nil, &Error{unknownCondition(kv.String())}
 			}
-			c.set = true
-		default:
-			return nil, &Error{unknownCondition(kv.String())}
+			c.set = c.set || given
 		}
 	}
 	return c, nil
@@ -488,11 +406,7 @@ func parseQOSCond(opts []KeyValue) (*qosCond, error) {
 func (c *qosCond) match(db *model.AcctDB) []*model.QOS {
 	var out []*model.QOS
 	for _, n := range qosNames(db) {
-		q := db.QOS[n]
-		if (len(c.names) == 0 || slices.Contains(c.names, q.Name)) &&
-			(len(c.descrs) == 0 || slices.Contains(c.descrs, strings.ToLower(q.Description))) &&
-			(len(c.ids) == 0 || slices.Contains(c.ids, q.ID)) &&
-			(len(c.modes) == 0 || slices.Contains(c.modes, q.PreemptMode)) {
+		if q := db.QOS[n]; c.matchQOS(q) {
 			out = append(out, q)
 		}
 	}

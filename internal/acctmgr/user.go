@@ -26,9 +26,7 @@ func adminLevel(v string) (string, error) {
 
 // userCond picks users, and their associations when assoc is set.
 type userCond struct {
-	names, defAccts []string
-	admin           string
-	assoc           assocCond
+	entityCond
 	byUser, byAssoc bool
 }
 
@@ -39,33 +37,20 @@ func parseUserCond(db *model.AcctDB, opts []KeyValue) (*userCond, error) {
 		k := kv.Key
 		switch {
 		case skipKeyword(kv), kv.Op == "" && abbrev(k, "WithAssoc", 5), listKeyword(kv):
-		case kv.Op == "" || abbrev(k, "Names", 1) || abbrev(k, "Users", 1):
-			v := kv.Value
-			if kv.Op == "" {
-				v = kv.Key
-			}
-			l := nameList(v, true)
-			c.names = append(c.names, l...)
-			c.byUser = c.byUser || len(l) > 0
-		case abbrev(k, "AdminLevel", 2):
-			lvl, err := adminLevel(kv.Value)
-			if err != nil {
-				return nil, err
-			}
-			c.admin, c.byUser = lvl, true
-		case abbrev(k, "Clusters", 1):
-			l := nameList(kv.Value, true)
-			c.assoc.clusters = append(c.assoc.clusters, l...)
-			c.byUser = c.byUser || len(l) > 0
-		case abbrev(k, "DefaultAccount", 8):
-			l := nameList(kv.Value, true)
-			c.defAccts = append(c.defAccts, l...)
-			c.byUser = c.byUser || len(l) > 0
-		case abbrev(k, "DefaultWCKey", 8), abbrev(k, "WCKeys", 1):
-			return nil, &Error{unsupportedOption(k)}
-		case abbrev(k, "Format", 1):
 		default:
-			ok, err := setAssocCond(db, &c.assoc, kv)
+			ok, given, err := c.readUser(kv)
+			switch {
+			case err != nil:
+				return nil, err
+			case ok:
+				c.byUser = c.byUser || given
+				continue
+			case abbrev(k, "DefaultWCKey", 8), abbrev(k, "WCKeys", 1):
+				return nil, &Error{unsupportedOption(k)}
+			case abbrev(k, "Format", 1):
+				continue
+			}
+			ok, err = setAssocCond(db, &c.assoc, kv)
 			if err != nil {
 				return nil, err
 			}
@@ -83,9 +68,7 @@ func parseUserCond(db *model.AcctDB, opts []KeyValue) (*userCond, error) {
 func (c *userCond) users(db *model.AcctDB) []string {
 	var out []string
 	for name, u := range db.Users {
-		if (len(c.names) == 0 || slices.Contains(c.names, name)) &&
-			(c.admin == "" || u.AdminLevel == c.admin) &&
-			(len(c.defAccts) == 0 || slices.Contains(c.defAccts, u.DefaultAccount)) {
+		if c.matchUser(name, u) {
 			out = append(out, name)
 		}
 	}

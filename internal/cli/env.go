@@ -22,6 +22,7 @@ type Env struct {
 	Now     func() time.Time
 	Dial    func() (Client, error) // connects to the controller on first use
 	Version string
+	Host    *Host // the operating system's answers; nil: the real ones
 
 	client Client
 }
@@ -84,7 +85,7 @@ func (e *Env) ExitError() int {
 func NewOSEnv(prog, version string, dial func() (Client, error)) *Env {
 	return &Env{
 		Prog: prog, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
-		Environ: os.Environ(), Now: time.Now, Dial: dial, Version: version,
+		Environ: os.Environ(), Now: time.Now, Dial: dial, Version: version, Host: OSHost(),
 	}
 }
 

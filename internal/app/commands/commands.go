@@ -98,10 +98,8 @@ func Run(name string, args []string) int {
 	}
 	env := cli.NewOSEnv(name, version.Version, Dial)
 	switch name {
-	case "srun", "sattach":
-		srun.LaunchHost = launchHost()
-	case "sbcast":
-		sbcast.LaunchHost = launchHost()
+	case "srun", "sattach", "sbcast":
+		env.Host.LaunchHost = launchHost()
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()

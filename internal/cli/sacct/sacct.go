@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/user"
 	"strconv"
 	"strings"
@@ -19,9 +18,6 @@ import (
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/jobspec"
 )
-
-// getuid is the caller's uid (tests replace it).
-var getuid = os.Getuid
 
 const (
 	defaultFormat    = "jobid,jobname,partition,account,alloccpus,state,exitcode"
@@ -474,7 +470,7 @@ func query(o *options, env *cli.Env, now time.Time, cols []column) (acct.Query, 
 	case o.clusters != "":
 		q.Clusters = split(o.clusters)
 	}
-	uid := uint32(getuid())
+	uid := uint32(env.Getuid())
 	switch {
 	case o.users != "" && o.users != "-1":
 		for _, name := range split(o.users) {

@@ -35,9 +35,14 @@ func (f *fake) AcctJobs(_ context.Context, q acct.Query, fn func([]*acct.Job) er
 var now = time.Date(2026, 11, 22, 5, 20, 0, 0, time.Local)
 
 func run(f *fake, env map[string]string, args ...string) (string, string, int) {
+	return runAs(0, f, env, args...)
+}
+
+// runAs runs sacct as the user uid.
+func runAs(uid int, f *fake, env map[string]string, args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
 	e := &cli.Env{Prog: "sacct", Stdout: &out, Stderr: &errb, Now: func() time.Time { return now }, Version: "22.05.8",
-		Dial: func() (cli.Client, error) { return f, nil }}
+		Dial: func() (cli.Client, error) { return f, nil }, Host: &cli.Host{Getuid: func() int { return uid }}}
 	for k, v := range env {
 		e.Environ = append(e.Environ, k+"="+v)
 	}
@@ -170,9 +175,7 @@ func TestFields(t *testing.T) {
 
 func TestSelection(t *testing.T) {
 	f := &fake{jobs: reference()}
-	getuid = func() int { return 1000 }
-	defer func() { getuid = func() int { return 0 } }()
-	if _, _, code := run(f, nil, "-j", "41935_7,41949.batch", "-s", "CA,F"); code != 0 {
+	if _, _, code := runAs(1000, f, nil, "-j", "41935_7,41949.batch", "-s", "CA,F"); code != 0 {
 		t.Fatal("exit", code)
 	}
 	q := f.q
@@ -180,25 +183,25 @@ func TestSelection(t *testing.T) {
 		strings.Join(q.States, ",") != "CANCELLED,FAILED" || len(q.UIDs) != 1 || q.UIDs[0] != 1000 {
 		t.Errorf("query %+v", q)
 	}
-	out, _, _ := run(f, nil, "-n", "-P", "-o", "jobid", "-j", "41949.batch,41935_7")
+	out, _, _ := runAs(1000, f, nil, "-n", "-P", "-o", "jobid", "-j", "41949.batch,41935_7")
 	if out != "41935_7\n41935_7.batch\n41949.batch\n" {
 		t.Errorf("step selection: %q", out)
 	}
 	// Default window: today since midnight; -s alone: now.
-	run(f, nil)
+	runAs(1000, f, nil)
 	if y, m, d := now.Date(); f.q.Start != time.Date(y, m, d, 0, 0, 0, 0, time.Local).Unix() {
 		t.Errorf("default start %d", f.q.Start)
 	}
-	run(f, nil, "-s", "R", "-a", "-M", "all")
+	runAs(1000, f, nil, "-s", "R", "-a", "-M", "all")
 	if f.q.Start != now.Unix() || f.q.UIDs != nil || f.q.Clusters[0] != "all" {
 		t.Errorf("-s R -a: %+v", f.q)
 	}
-	run(f, nil, "-S", "now-1hour", "-E", "2026-11-22T06:00", "-u", "0,root", "-A", "a,b", "--name=x", "-r", "debug", "-q", "normal")
+	runAs(1000, f, nil, "-S", "now-1hour", "-E", "2026-11-22T06:00", "-u", "0,root", "-A", "a,b", "--name=x", "-r", "debug", "-q", "normal")
 	if f.q.Start != now.Add(-time.Hour).Unix() || f.q.End != ts("2026-11-22T06:00:00") || len(f.q.UIDs) != 2 ||
 		len(f.q.Accounts) != 2 || f.q.Names[0] != "x" || f.q.Partitions[0] != "debug" || f.q.QOS[0] != "normal" {
 		t.Errorf("filters: %+v", f.q)
 	}
-	out, _, _ = run(f, nil, "-n", "-X", "-P", "-o", "jobid", "-N", "vm", "-S", "2026-11-22")
+	out, _, _ = runAs(1000, f, nil, "-n", "-X", "-P", "-o", "jobid", "-N", "vm", "-S", "2026-11-22")
 	if strings.Count(out, "\n") != 9 {
 		t.Errorf("-N vm kept %q", out)
 	}

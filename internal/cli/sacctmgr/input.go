@@ -12,7 +12,7 @@ import (
 )
 
 // commitTimeout is how long sacctmgr waits for an answer.
-var commitTimeout = 30 * time.Second
+const commitTimeout = 30 * time.Second
 
 // input is stdin, read only when a command or an answer is wanted (a
 // single command with -i never touches it). One reader feeds both, so

@@ -18,9 +18,6 @@ import (
 	"github.com/drover-hpc/drover/internal/model"
 )
 
-// LaunchHost is the address nodes use to reach sbcast (set like srun's).
-var LaunchHost = "127.0.0.1"
-
 // Run is the sbcast entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs := pflag.NewFlagSet("sbcast", pflag.ContinueOnError)
@@ -87,7 +84,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		return 1
 	}
 	failures, err := cli.BroadcastFile(ctx, c, cli.Bcast{
-		Job: model.JobID(jobID), LaunchHost: LaunchHost, Data: data, Dest: dest, Mode: mode,
+		Job: model.JobID(jobID), LaunchHost: env.LaunchHost(), Data: data, Dest: dest, Mode: mode,
 		Force: *force, MTime: mtime, Timeout: time.Duration(*timeout) * time.Second,
 	})
 	for _, f := range failures {

@@ -13,9 +13,6 @@ import (
 	"github.com/drover-hpc/drover/internal/model"
 )
 
-// getuid is the caller's uid, for --me; tests replace it.
-var getuid = os.Getuid
-
 // options is everything scancel was asked to do.
 type options struct {
 	account, name, partition, qos, user, state string
@@ -176,7 +173,7 @@ func (o *options) finish(env *cli.Env, fs *pflag.FlagSet) error {
 		o.sig = n
 	}
 	if o.me {
-		o.user = strconv.Itoa(getuid())
+		o.user = strconv.Itoa(env.Getuid())
 	}
 	if o.nodelist != "" {
 		expr := o.nodelist

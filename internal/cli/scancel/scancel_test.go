@@ -75,6 +75,7 @@ func run(t *testing.T, fc *fakeClient, environ []string, stdin string, args ...s
 		Prog: "scancel", Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 		Environ: environ, Now: func() time.Time { return time.Unix(1700000000, 0) },
 		Dial: func() (cli.Client, error) { return fc, nil }, Version: "22.05.8",
+		Host: &cli.Host{Getuid: func() int { return 1234 }},
 	}
 	if fc == nil {
 		env.Dial = func() (cli.Client, error) { return nil, cli.ErrNoController }
@@ -94,7 +95,6 @@ func failWith(msgs map[string]string) func(cli.JobSelection) []cli.JobResult {
 }
 
 func TestSelectionAndRequest(t *testing.T) {
-	getuid = func() int { return 1234 }
 	dir := t.TempDir()
 	hostfile := filepath.Join(dir, "hosts")
 	os.WriteFile(hostfile, []byte("n1\nn2\n"), 0o644)

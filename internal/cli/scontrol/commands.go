@@ -194,7 +194,7 @@ func (r *runner) pingReport(res *cli.PingResult) {
 		}
 		fmt.Fprintf(r.env.Stdout, "Slurmctld(%s) at %s is %s\n", mode, ctl.Host, state)
 	}
-	if down && getuid() == 0 {
+	if down && r.env.Getuid() == 0 {
 		fmt.Fprint(r.env.Stdout, restoreBanner)
 	}
 	if !up {

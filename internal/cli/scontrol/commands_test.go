@@ -173,10 +173,8 @@ func TestPing(t *testing.T) {
 			"Slurmctld(primary) at a is DOWN\nSlurmctld(backup1) at b is UP\nSlurmctld(backup2) at c is UP\n"},
 		{[]cli.ControllerStatus{ctl("a", false)}, 0, 1, "Slurmctld(primary) at a is DOWN\n" + restoreBanner},
 	}
-	defer func() { getuid = func() int { return 1000 } }()
 	for _, tt := range tests {
-		getuid = func() int { return tt.uid }
-		res := run(t, &fakeClient{ping: &cli.PingResult{Controllers: tt.ctls}}, nil, "ping")
+		res := runOn(t, testHost(tt.uid), &fakeClient{ping: &cli.PingResult{Controllers: tt.ctls}}, nil, "", "ping")
 		if res.code != tt.code || res.stdout != tt.out {
 			t.Errorf("%+v: %+v", tt.ctls, res)
 		}

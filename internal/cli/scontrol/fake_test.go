@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os/user"
 	"strings"
 	"testing"
 	"time"
@@ -145,10 +146,16 @@ func run(t *testing.T, fc *fakeClient, environ []string, args ...string) result 
 
 func runIn(t *testing.T, fc *fakeClient, environ []string, stdin string, args ...string) result {
 	t.Helper()
+	return runOn(t, testHost(1000), fc, environ, stdin, args...)
+}
+
+// runOn runs scontrol on host.
+func runOn(t *testing.T, host *cli.Host, fc *fakeClient, environ []string, stdin string, args ...string) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	dialled := false
 	env := &cli.Env{
-		Prog: "scontrol", Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
+		Host: host, Prog: "scontrol", Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb,
 		Environ: environ, Now: func() time.Time { return testNow }, Version: "22.05.8",
 		Dial: func() (cli.Client, error) {
 			dialled = true
@@ -164,19 +171,25 @@ func runIn(t *testing.T, fc *fakeClient, environ []string, stdin string, args ..
 
 func init() {
 	time.Local = time.UTC
-	lookupUserID = func(uid string) (string, error) {
-		if uid == "0" {
-			return "root", nil
-		}
-		return "", errors.New("unknown")
+}
+
+// testHost is a host where the caller is uid and only root has a name.
+func testHost(uid int) *cli.Host {
+	return &cli.Host{
+		Getuid: func() int { return uid },
+		LookupUserID: func(id string) (*user.User, error) {
+			if id == "0" {
+				return &user.User{Uid: "0", Username: "root"}, nil
+			}
+			return nil, errors.New("unknown")
+		},
+		LookupGroupID: func(id string) (*user.Group, error) {
+			if id == "0" {
+				return &user.Group{Gid: "0", Name: "root"}, nil
+			}
+			return nil, errors.New("unknown")
+		},
 	}
-	lookupGroupID = func(gid string) (string, error) {
-		if gid == "0" {
-			return "root", nil
-		}
-		return "", errors.New("unknown")
-	}
-	getuid = func() int { return 1000 }
 }
 
 func ts(s string) int64 {

@@ -37,7 +37,7 @@ func runResv(t *testing.T, c *resvClient, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := &cli.Env{
-		Prog: "scontrol", Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
+		Host: testHost(1000), Prog: "scontrol", Stdin: strings.NewReader(""), Stdout: &out, Stderr: &errb,
 		Now: func() time.Time { return testNow }, Version: "22.05.8",
 		Dial: func() (cli.Client, error) { return c, nil },
 	}

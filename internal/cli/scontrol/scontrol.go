@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -227,9 +226,6 @@ func (r *runner) client(what string) cli.Client {
 	}
 	return c
 }
-
-// getuid is the caller's uid; tests replace it.
-var getuid = os.Getuid
 
 // versionLine is what -V prints: "slurm <version>" like Slurm's clients,
 // unless the build's version string already names its package.

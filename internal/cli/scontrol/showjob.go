@@ -3,7 +3,6 @@ package scontrol
 import (
 	"errors"
 	"fmt"
-	"os/user"
 	"slices"
 	"strconv"
 	"strings"
@@ -343,33 +342,26 @@ func b2i(b bool) int {
 	return 0
 }
 
-// Name lookups; tests replace them.
-var (
-	lookupUserID  = func(uid string) (string, error) { u, err := user.LookupId(uid); return nameOf(u, err) }
-	lookupGroupID = func(gid string) (string, error) {
-		g, err := user.LookupGroupId(gid)
+// userName and groupName resolve ids once per run; unknown ids print as
+// numbers, as Slurm does.
+func (r *runner) userName(uid uint32) string {
+	return cachedName(&r.users, uid, func(id string) (string, error) {
+		u, err := r.env.LookupUserID(id)
+		if err != nil {
+			return "", err
+		}
+		return u.Username, nil
+	})
+}
+
+func (r *runner) groupName(gid uint32) string {
+	return cachedName(&r.groups, gid, func(id string) (string, error) {
+		g, err := r.env.LookupGroupID(id)
 		if err != nil {
 			return "", err
 		}
 		return g.Name, nil
-	}
-)
-
-func nameOf(u *user.User, err error) (string, error) {
-	if err != nil {
-		return "", err
-	}
-	return u.Username, nil
-}
-
-// userName and groupName resolve ids once per run; unknown ids print as
-// numbers, as Slurm does.
-func (r *runner) userName(uid uint32) string {
-	return cachedName(&r.users, uid, lookupUserID)
-}
-
-func (r *runner) groupName(gid uint32) string {
-	return cachedName(&r.groups, gid, lookupGroupID)
+	})
 }
 
 func cachedName(cache *map[uint32]string, id uint32, lookup func(string) (string, error)) string {

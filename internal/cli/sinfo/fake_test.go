@@ -3,7 +3,9 @@ package sinfo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
+	"os/user"
 	"testing"
 	"time"
 
@@ -14,17 +16,19 @@ import (
 
 func TestMain(m *testing.M) {
 	time.Local = time.UTC // timestamps in goldens are UTC
-	lookupUserName = func(uid uint32) (string, bool) {
-		switch uid {
-		case 0:
-			return "root", true
-		case 64030:
-			return "slurm", true
-		}
-		return "", false
-	}
 	os.Exit(m.Run())
 }
+
+// testHost names root and slurm only.
+var testHost = &cli.Host{LookupUserID: func(uid string) (*user.User, error) {
+	switch uid {
+	case "0":
+		return &user.User{Uid: uid, Username: "root"}, nil
+	case "64030":
+		return &user.User{Uid: uid, Username: "slurm"}, nil
+	}
+	return nil, errors.New("unknown user")
+}}
 
 // fakeClient serves fixed partitions and nodes.
 type fakeClient struct {
@@ -58,7 +62,7 @@ func runSinfo(t testing.TB, client cli.Client, environ []string, args ...string)
 	t.Helper()
 	var out, errb bytes.Buffer
 	env := &cli.Env{
-		Prog: "sinfo", Stdout: &out, Stderr: &errb, Environ: environ,
+		Host: testHost, Prog: "sinfo", Stdout: &out, Stderr: &errb, Environ: environ,
 		Now: func() time.Time { return refNow }, Version: "22.05.8",
 		Dial: func() (cli.Client, error) {
 			if client == nil {

@@ -1,7 +1,6 @@
 package sinfo
 
 import (
-	"os/user"
 	"strconv"
 	"strings"
 
@@ -10,15 +9,6 @@ import (
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 )
-
-// lookupUserName names a uid; tests replace it.
-var lookupUserName = func(uid uint32) (string, bool) {
-	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
-	if err != nil || u.Username == "" {
-		return "", false
-	}
-	return u.Username, true
-}
 
 // fieldKind says how a field takes part in grouping nodes into lines.
 type fieldKind uint8
@@ -41,6 +31,7 @@ type appendFn = func([]byte, *group) []byte
 
 type renderCtx struct {
 	noConvert bool
+	env       *cli.Env // names uids
 }
 
 func reasonOf(n *model.Node) string {
@@ -151,12 +142,12 @@ func appendLimit(d []byte, t int64) []byte {
 	return format.AppendClock(d, t)
 }
 
-func userName(n *model.Node) string {
+func (c *renderCtx) userName(n *model.Node) string {
 	if n.Reason == "" && n.ReasonTime == 0 {
 		return "Unknown"
 	}
-	if name, ok := lookupUserName(n.ReasonUID); ok {
-		return name
+	if u, err := c.env.LookupUserID(strconv.FormatUint(uint64(n.ReasonUID), 10)); err == nil && u.Username != "" {
+		return u.Username
 	}
 	return "Unk(" + strconv.FormatUint(uint64(n.ReasonUID), 10) + ")"
 }
@@ -333,20 +324,20 @@ func fields(c *renderCtx) []sinfoField {
 		mk('T', "statelong", "STATE", kindKey, withNode(str(stateLong)), stateLong),
 		mk('u', "user", "USER", kindKey, func(d []byte, g *group) []byte {
 			if n := g.first(); n != nil {
-				return append(d, userName(n)...)
+				return append(d, c.userName(n)...)
 			}
 			return append(d, "Unknown"...)
-		}, userName),
+		}, c.userName),
 		mk('U', "userlong", "USER", kindKey, func(d []byte, g *group) []byte {
 			n := g.first()
 			if n == nil || n.Reason == "" && n.ReasonTime == 0 {
 				return append(d, "Unknown"...)
 			}
-			d = append(d, userName(n)...)
+			d = append(d, c.userName(n)...)
 			d = append(d, '(')
 			d = strconv.AppendUint(d, uint64(n.ReasonUID), 10)
 			return append(d, ')')
-		}, userName),
+		}, c.userName),
 		mk('v', "version", "VERSION", kindKey, withNode(str(func(n *model.Node) string {
 			if n.Version == "" {
 				return "N/A"

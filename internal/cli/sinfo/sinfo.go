@@ -173,7 +173,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 	if o.json {
 		return runJSON(ctx, env)
 	}
-	c := &renderCtx{noConvert: o.noConvert}
+	c := &renderCtx{noConvert: o.noConvert, env: env}
 	table := fields(c)
 	fm, err := chooseFormat(env, o)
 	if err != nil {

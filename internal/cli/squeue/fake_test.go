@@ -54,8 +54,14 @@ var refNow = time.Date(2026, 11, 22, 5, 10, 5, 0, time.UTC)
 // runSqueue runs squeue against client with extra environment variables.
 func runSqueue(t testing.TB, client cli.Client, environ []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runSqueueOn(t, nil, client, environ, args...)
+}
+
+// runSqueueOn runs squeue on a faked host (nil: the real one).
+func runSqueueOn(t testing.TB, host *cli.Host, client cli.Client, environ []string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errb bytes.Buffer
-	env := &cli.Env{
+	env := &cli.Env{Host: host,
 		Prog: "squeue", Stdin: bytes.NewReader(nil), Stdout: &out, Stderr: &errb,
 		Environ: environ, Now: func() time.Time { return refNow }, Version: "22.05.8",
 		Dial: func() (cli.Client, error) {

@@ -1,10 +1,10 @@
 package squeue
 
 import (
-	"os/user"
 	"strconv"
 	"strings"
 
+	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/format"
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
@@ -15,24 +15,16 @@ type renderCtx struct {
 	now       int64 // controller's clock, unix seconds
 	noConvert bool  // --noconvert: memory stays in MiB
 	groups    map[uint32]string
-}
-
-// lookupGroup names a gid; tests replace it.
-var lookupGroup = func(gid uint32) (string, bool) {
-	g, err := user.LookupGroupId(strconv.FormatUint(uint64(gid), 10))
-	if err != nil || g.Name == "" {
-		return "", false
-	}
-	return g.Name, true
+	env       *cli.Env // names gids
 }
 
 func (c *renderCtx) groupName(gid uint32) string {
 	if n, ok := c.groups[gid]; ok {
 		return n
 	}
-	n, ok := lookupGroup(gid)
-	if !ok {
-		n = strconv.FormatUint(uint64(gid), 10)
+	n := strconv.FormatUint(uint64(gid), 10)
+	if g, err := c.env.LookupGroupID(n); err == nil && g.Name != "" {
+		n = g.Name
 	}
 	if c.groups == nil {
 		c.groups = map[uint32]string{}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/user"
 	"strconv"
 	"strings"
 
@@ -29,19 +28,6 @@ const (
 	jobsNoValue     = "\x00"
 	invalidJobIDMsg = "slurm_load_jobs error: " + cli.MsgInvalidJobID
 )
-
-// currentUser is the caller, for --me and --notme; tests replace it.
-var currentUser = user.Current
-
-// lookupUser resolves a user name to a uid; tests replace it.
-var lookupUser = func(name string) (uint32, bool) {
-	u, err := user.Lookup(name)
-	if err != nil {
-		return 0, false
-	}
-	n, err := strconv.ParseUint(u.Uid, 10, 32)
-	return uint32(n), err == nil
-}
 
 // options is the parsed command line.
 type options struct {
@@ -275,7 +261,7 @@ func buildFilter(env *cli.Env, o *options) (*filter, error) {
 		f.states = &s
 	}
 	if o.me || o.notMe {
-		u, err := currentUser()
+		u, err := env.CurrentUser()
 		if err != nil {
 			env.Errorf("cannot tell who you are: %v", err)
 			return nil, cli.ExitCode(1)
@@ -295,8 +281,10 @@ func buildFilter(env *cli.Env, o *options) (*filter, error) {
 				continue
 			}
 			f.userNames[u] = true
-			if uid, ok := lookupUser(u); ok {
-				f.uids[uid] = true
+			if acct, err := env.LookupUser(u); err == nil {
+				if uid, err := strconv.ParseUint(acct.Uid, 10, 32); err == nil {
+					f.uids[uint32(uid)] = true
+				}
 			}
 		}
 	}
@@ -386,7 +374,7 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 	if o.stepFlag {
 		return runSteps(ctx, env, o, fm)
 	}
-	c := &renderCtx{noConvert: o.noConvert}
+	c := &renderCtx{noConvert: o.noConvert, env: env}
 	layout, err := format.NewTable(jobFields(c)...).Compile(fm)
 	if err != nil {
 		return formatError(env, err)

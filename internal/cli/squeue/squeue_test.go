@@ -318,9 +318,7 @@ func TestUsersAndMe(t *testing.T) {
 	jobs[1].UserName, jobs[1].UserID = "alice", 1001
 	jobs[2].UserName, jobs[2].UserID = "bob", 1002
 	client := &fakeClient{jobs: jobs, now: refNow.Unix()}
-	saved := currentUser
-	defer func() { currentUser = saved }()
-	currentUser = func() (*user.User, error) { return &user.User{Uid: "1002", Username: "bob"}, nil }
+	bob := &cli.Host{CurrentUser: func() (*user.User, error) { return &user.User{Uid: "1002", Username: "bob"}, nil }}
 
 	for _, tt := range []struct {
 		args []string
@@ -331,7 +329,7 @@ func TestUsersAndMe(t *testing.T) {
 		{[]string{"--me"}, "41934 bob\n"},
 		{[]string{"--notme"}, "41932 root\n41933 alice\n"},
 	} {
-		out, errOut, _ := runSqueue(t, client, nil, append([]string{"-h", "-o", "%i %u", "-S", "i"}, tt.args...)...)
+		out, errOut, _ := runSqueueOn(t, bob, client, nil, append([]string{"-h", "-o", "%i %u", "-S", "i"}, tt.args...)...)
 		if out != tt.want || errOut != "" {
 			t.Errorf("squeue %q = %q (stderr %q), want %q", tt.args, out, errOut, tt.want)
 		}
@@ -350,11 +348,9 @@ func TestFieldsAndMisc(t *testing.T) {
 	run.TimeLimit, run.GroupID, run.UserID, run.Priority = 3600, 0, 0, 1<<31
 	run.Spec.WorkDir, run.Spec.MemPerNode = "/home/root", 3072
 	client := &fakeClient{jobs: jobs, now: refNow.Unix()}
-	saved := lookupGroup
-	defer func() { lookupGroup = saved }()
-	lookupGroup = func(uint32) (string, bool) { return "wheel", true }
+	wheel := &cli.Host{LookupGroupID: func(string) (*user.Group, error) { return &user.Group{Name: "wheel"}, nil }}
 
-	out, errOut, code := runSqueue(t, client, nil, "-h", "-t", "R", "-o",
+	out, errOut, code := runSqueueOn(t, wheel, client, nil, "-h", "-t", "R", "-o",
 		"%N|%D|%C|%L|%l|%e|%m|%g|%G|%U|%p|%Q|%B|%Z|%E|%y|%T")
 	want := "n[1-3]|3|12|59:55|1:00:00|2026-11-22T06:10:00|3G|wheel|0|0|0.50000000011642|2147483648|n3|/home/root|(null)|0|RUNNING\n"
 	if code != 0 || errOut != "" || out != want {

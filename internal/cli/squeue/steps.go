@@ -351,7 +351,7 @@ func runSteps(ctx context.Context, env *cli.Env, o *options, fm format.Format) e
 		env.Errorf("Incompatible options --jobs and --steps")
 		return cli.ExitCode(1)
 	}
-	c := &renderCtx{}
+	c := &renderCtx{env: env}
 	table := format.NewTable(stepFields(c)...)
 	layout, err := table.Compile(fm)
 	if err != nil {

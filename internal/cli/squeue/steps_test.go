@@ -65,9 +65,7 @@ const stepDefault = stepHeader +
 	"    202_3.batch    batch       gpu    alice      0:30 g1\n"
 
 func TestStepListing(t *testing.T) {
-	saved := currentUser
-	defer func() { currentUser = saved }()
-	currentUser = func() (*user.User, error) { return &user.User{Uid: "1002", Username: "bob"}, nil }
+	bob := &cli.Host{CurrentUser: func() (*user.User, error) { return &user.User{Uid: "1002", Username: "bob"}, nil }}
 
 	all := "201.0\n199.batch\n200.0\n200.batch\n202_3.0\n202_3.batch\n"
 	tests := []struct {
@@ -120,7 +118,7 @@ func TestStepListing(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, errOut, code := runSqueue(t, stepClient(), tt.environ, tt.args...)
+			out, errOut, code := runSqueueOn(t, bob, stepClient(), tt.environ, tt.args...)
 			if code != 0 || errOut != "" {
 				t.Fatalf("exit %d, stderr %q", code, errOut)
 			}

@@ -20,6 +20,7 @@ type world struct {
 	db         *model.AcctDB
 	nodes      []*model.Node
 	names      map[string]string
+	lookupUser func(login string) (*user.User, error)
 }
 
 // rec is a job that ran during the period.
@@ -42,11 +43,11 @@ func elapsed(j *acct.Job, start, end, now int64) int64 {
 	return max(min(stop, end)-max(j.Start, start), 0)
 }
 
-func newWorld(jobs []*acct.Job, db *model.AcctDB, nodes []*model.Node, local string, start, end, now int64) *world {
+func newWorld(jobs []*acct.Job, db *model.AcctDB, nodes []*model.Node, local string, start, end, now int64, lookupUser func(string) (*user.User, error)) *world {
 	if db == nil {
 		db = &model.AcctDB{}
 	}
-	w := &world{now: now, start: start, end: end, local: local, db: db, nodes: nodes, names: map[string]string{}}
+	w := &world{now: now, start: start, end: end, local: local, db: db, nodes: nodes, names: map[string]string{}, lookupUser: lookupUser}
 	for _, j := range jobs {
 		if s := elapsed(j, start, end, now); s > 0 {
 			w.recs = append(w.recs, &rec{Job: j, secs: s, tres: parseAllocTRES(j)})
@@ -292,9 +293,9 @@ func (t *tree) order(top string) []string {
 }
 
 // gecos looks a login's full name up (the GECOS field up to its first
-// comma); empty when unknown. Tests replace it.
-var gecos = func(login string) string {
-	u, err := user.Lookup(login)
+// comma); empty when unknown.
+func (w *world) gecos(login string) string {
+	u, err := w.lookupUser(login)
 	if err != nil {
 		return ""
 	}
@@ -308,7 +309,7 @@ func (w *world) properName(login string) string {
 	}
 	name, ok := w.names[login]
 	if !ok {
-		name = gecos(login)
+		name = w.gecos(login)
 		w.names[login] = name
 	}
 	return name

@@ -377,7 +377,7 @@ func (s *session) load(k kind, c *cond, now time.Time) (*world, error) {
 	if local == "" && db != nil && len(db.Clusters) > 0 {
 		local = db.Clusters[0]
 	}
-	return newWorld(jobs, db, nodes, local, c.start.Unix(), c.end.Unix(), now.Unix()), nil
+	return newWorld(jobs, db, nodes, local, c.start.Unix(), c.end.Unix(), now.Unix(), s.env.LookupUser), nil
 }
 
 // clusterList is the clusters a report covers, by name: the local one,

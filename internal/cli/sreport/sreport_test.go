@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os/user"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,14 @@ func (f *fake) Config(context.Context) ([]cli.KV, error) {
 	return []cli.KV{{Key: "ClusterName", Value: "spice"}}, nil
 }
 
+// testHost knows the full names of alice and carol.
+var testHost = &cli.Host{LookupUser: func(login string) (*user.User, error) {
+	if name, ok := map[string]string{"alice": "Alice Liddell", "carol": "Carol Danvers Longname"}[login]; ok {
+		return &user.User{Username: login, Name: name}, nil
+	}
+	return nil, errors.New("unknown user")
+}}
+
 // day is the report period by default: now is noon the next day.
 var day = time.Date(2026, 11, 21, 0, 0, 0, 0, time.Local)
 
@@ -53,9 +62,6 @@ func h(n int) int64 { return day.Add(time.Duration(n) * time.Hour).Unix() }
 
 func setup(t *testing.T) *fake {
 	t.Helper()
-	gecos = func(login string) string {
-		return map[string]string{"alice": "Alice Liddell", "carol": "Carol Danvers Longname"}[login]
-	}
 	db := acctmgr.Init("spice")
 	for _, words := range [][]string{{"account", "lab"}, {"account", "sub", "parent=lab"}, {"account", "phys"}} {
 		req := &acctmgr.Request{Verb: acctmgr.VerbAdd, Entity: words[0]}
@@ -88,7 +94,7 @@ func setup(t *testing.T) *fake {
 
 func runIn(f *fake, stdin string, args ...string) (string, string, int) {
 	var out, errb bytes.Buffer
-	env := &cli.Env{Prog: "sreport", Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Version: "22.05.8",
+	env := &cli.Env{Host: testHost, Prog: "sreport", Stdin: strings.NewReader(stdin), Stdout: &out, Stderr: &errb, Version: "22.05.8",
 		Now:  func() time.Time { return day.Add(36 * time.Hour) },
 		Dial: func() (cli.Client, error) { return f, nil }}
 	code := Run(context.Background(), env, args)

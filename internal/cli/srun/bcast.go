@@ -42,7 +42,7 @@ func bcastExecutable(ctx context.Context, env *cli.Env, c cli.Client, opts *jobs
 	}
 	dest := bcastDest(opts.Bcast, js.WorkDir, id, prog)
 	failures, err := cli.BroadcastFile(ctx, c, cli.Bcast{
-		Job: id, LaunchHost: LaunchHost, Data: data, Dest: dest, Mode: 0o700, Force: true,
+		Job: id, LaunchHost: env.LaunchHost(), Data: data, Dest: dest, Mode: 0o700, Force: true,
 	})
 	for _, f := range failures {
 		env.Errorf("%s", f)

@@ -23,10 +23,6 @@ import (
 	"github.com/drover-hpc/drover/internal/stepio"
 )
 
-// LaunchHost is the address nodes use to reach this srun; the dispatcher
-// sets it from the controller's address (the interface that routes there).
-var LaunchHost = "127.0.0.1"
-
 // Run is the srun entry point.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
 	opts, code, done := cli.ParseJob(env, jobspec.Srun, args)

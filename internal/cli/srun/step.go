@@ -53,7 +53,7 @@ type taskExit struct {
 }
 
 func newSession(env *cli.Env, c cli.Client, opts *jobspec.Options, jobID model.JobID) (*session, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort(LaunchHost, "0"))
+	ln, err := net.Listen("tcp", net.JoinHostPort(env.LaunchHost(), "0"))
 	if err != nil {
 		return nil, fmt.Errorf("unable to listen for task I/O: %v", err)
 	}
@@ -71,7 +71,7 @@ func (s *session) stepSpec(args []string) (*model.StepSpec, error) {
 		MinNodes: js.MinNodes, MaxNodes: js.MaxNodes, TasksPerNode: js.TasksPerNode, CPUsPerTask: js.CPUsPerTask,
 		NodeList: js.ReqNodes, ExcNodes: js.ExcNodes, Exact: o.Exact, Overlap: o.Overlap,
 		IOAddr: s.ln.Addr().String(), IOKey: s.key, StdOut: js.StdOut, StdErr: js.StdErr, StdIn: js.StdIn,
-		Input: o.Input, Pty: o.Pty, Label: o.Label, SrunPID: os.Getpid(), SrunHost: LaunchHost,
+		Input: o.Input, Pty: o.Pty, Label: o.Label, SrunPID: os.Getpid(), SrunHost: s.env.LaunchHost(),
 		SubmitLine: js.SubmitLine, TimeLimit: max(js.TimeLimit, 0), GPUs: js.GPUs,
 	}
 	if d := o.Distribution; d != "" {
