@@ -69,6 +69,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/sim.sh
 	bash bench/priority.sh
 	bash bench/suspend.sh
+	bash bench/preempt.sh
 
 clean: ## remove build outputs
 	rm -rf $(BIN)
