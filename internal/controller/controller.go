@@ -33,8 +33,9 @@ type Controller struct {
 	kick chan struct{}
 
 	mu       sync.Mutex
-	agents   map[string]*agentConn // node name → live stream
-	launches launchGate            // step launches against registrations (launch.go)
+	agents   map[string]*agentConn           // node name → live stream
+	launches launchGate                      // step launches against registrations (launch.go)
+	planned  atomic.Pointer[map[string]bool] // the last pass's PLANNED nodes (plannednodes.go)
 	lastSeen map[string]time.Time
 	acked    map[model.JobID]uint32 // the run of each job whose launch an agent confirmed
 	stats    statCalls              // sstat requests awaiting the nodes
@@ -132,12 +133,14 @@ func (c *Controller) cycle() {
 		return true
 	})
 	if len(in.Pending) == 0 {
+		c.setPlanned(nil)
 		return
 	}
 	in.QOS = qosTable(snap, c.svc.SchedConfig().Preempt)
 	now := c.clock.Now().Unix()
 	t0 := c.clock.Now()
 	plan := sched.Schedule(in, now, c.svc.SchedConfig())
+	c.setPlanned(plan.PlannedNodes)
 	c.sstats.record(c.clock.Since(t0), len(in.Pending))
 	cmd := &fsm.Schedule{Now: now}
 	for _, id := range plan.DepFailed {

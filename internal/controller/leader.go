@@ -132,6 +132,7 @@ func (c *Controller) endTerm(t *term) {
 	c.leading.Store(false)
 	t.cancel()
 	t.wg.Wait()
+	c.setPlanned(nil) // a follower plans nothing
 	c.log.Info("not leading: leader loops stopped")
 }
 

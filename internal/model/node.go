@@ -58,6 +58,10 @@ type Node struct {
 	// ("MAINT", "RESERVED" or ""; see ResvNodeState). It is derived from
 	// the reservations at display time, never stored.
 	Resv string `json:"-"`
+	// Planned: the backfill scheduler holds the node for a waiting job's
+	// later start (sinfo PLANNED, "mix-"). The leader's last pass, never
+	// stored.
+	Planned bool `json:"-"`
 }
 
 // Usable reports whether new work may be placed on the node.
@@ -108,11 +112,16 @@ func (n *Node) DisplayState() (long, short string) {
 	default:
 		long, short = "IDLE", "idle"
 	}
-	if !n.Responding && n.State != NodeFuture {
+	switch {
+	case !n.Responding && n.State != NodeFuture:
 		short += "*"
 		long += "*"
-	} else if n.Resv != "" {
+	case n.Resv != "" && (long == "IDLE" || n.Resv == "MAINT"):
 		long, short = resvState(n.Resv, long, short)
+	case n.Planned && long == "IDLE":
+		long, short = "PLANNED", "plnd"
+	case n.Planned && long == "MIXED":
+		long, short = "MIXED-", "mix-"
 	}
 	return long, short
 }

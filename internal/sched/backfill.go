@@ -456,6 +456,14 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 				s.plan.StartTimes = map[model.JobID]int64{}
 			}
 			s.plan.StartTimes[j.ID] = t
+			if t > s.now {
+				if s.plan.PlannedNodes == nil {
+					s.plan.PlannedNodes = map[string]bool{}
+				}
+				for _, p := range picks {
+					s.plan.PlannedNodes[s.c.nodes[p.node].Name] = true
+				}
+			}
 			return
 		}
 	}

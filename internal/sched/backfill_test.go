@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"fmt"
+	"maps"
 	"math/rand"
 	"slices"
 	"testing"
@@ -74,6 +75,9 @@ func TestBackfillGPUs(t *testing.T) {
 	}
 	if got := p.StartTimes[long.ID]; got != 1690 {
 		t.Errorf("long job planned start %d, want 1690 (after the 4-GPU job)", got)
+	}
+	if !maps.Equal(p.PlannedNodes, map[string]bool{"g1": true}) {
+		t.Errorf("planned nodes %v, want g1 (held for the 4-GPU job)", p.PlannedNodes)
 	}
 
 	// sched/builtin keeps strict order: nothing passes the 4-GPU job.

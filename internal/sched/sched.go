@@ -94,6 +94,9 @@ type Plan struct {
 	// StartTimes holds, under backfill, the planned start of each waiting
 	// job that got a reservation (squeue --start, scontrol StartTime=).
 	StartTimes map[model.JobID]int64
+	// PlannedNodes are the nodes those reservations hold for a later
+	// start (sinfo's PLANNED state, "mix-").
+	PlannedNodes map[string]bool
 }
 
 // Schedule decides which pending jobs start now and where, and why the

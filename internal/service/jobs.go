@@ -124,7 +124,26 @@ func (s *Service) ListNodes(ctx context.Context) ([]*model.Node, error) {
 	if _, err := s.Identify(ctx); err != nil {
 		return nil, err
 	}
-	return s.store.Snapshot().Nodes(), nil
+	nodes := s.store.Snapshot().Nodes()
+	if src, ok := s.notify.(plannedSource); ok {
+		if planned := src.PlannedNodes(); len(planned) > 0 {
+			// Snapshot nodes are shared: mark copies.
+			for i, n := range nodes {
+				if planned[n.Name] {
+					c := n.Clone()
+					c.Planned = true
+					nodes[i] = c
+				}
+			}
+		}
+	}
+	return nodes, nil
+}
+
+// plannedSource is a Notifier that also knows which nodes the last
+// scheduling pass holds for waiting jobs (the controller is one).
+type plannedSource interface {
+	PlannedNodes() map[string]bool
 }
 
 // ListPartitions returns every partition.

@@ -65,6 +65,14 @@ func TestBackfillGPUs(t *testing.T) {
 	if strings.Contains(c.must("squeue", "--start"), "N/A") {
 		t.Errorf("a pending job without a planned start:\n%s", c.must("squeue", "--start"))
 	}
+	// The node is held for the 4-GPU job's later start: sinfo shows it
+	// planned (22.05's "mix-" for a node in use, -t planned selects it).
+	if got := strings.TrimSpace(c.must("sinfo", "-h", "-N", "-o", "%N %t")); got != "g1 mix-" {
+		t.Errorf("sinfo -N %%t: %q, want \"g1 mix-\"", got)
+	}
+	if got := strings.TrimSpace(c.must("sinfo", "-h", "-N", "-t", "planned", "-o", "%N")); got != "g1" {
+		t.Errorf("sinfo -t planned: %q", got)
+	}
 	// sched/builtin would not have started the short job: one cycle
 	// later, it is still the only 1-GPU job running.
 	if n := strings.Count(c.must("squeue", "-h", "-t", "R", "-o", "%i"), "\n"); n != 2 {

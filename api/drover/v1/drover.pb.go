@@ -2349,33 +2349,35 @@ func (x *Step) GetUsage() *Usage {
 }
 
 type Node struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Addr          string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
-	Hostname      string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
-	Cpus          int32                  `protobuf:"varint,4,opt,name=cpus,proto3" json:"cpus,omitempty"`
-	Sockets       int32                  `protobuf:"varint,5,opt,name=sockets,proto3" json:"sockets,omitempty"`
-	Cores         int32                  `protobuf:"varint,6,opt,name=cores,proto3" json:"cores,omitempty"`
-	Threads       int32                  `protobuf:"varint,7,opt,name=threads,proto3" json:"threads,omitempty"`
-	Memory        int64                  `protobuf:"varint,8,opt,name=memory,proto3" json:"memory,omitempty"`
-	Gres          string                 `protobuf:"bytes,9,opt,name=gres,proto3" json:"gres,omitempty"`
-	Features      []string               `protobuf:"bytes,10,rep,name=features,proto3" json:"features,omitempty"`
-	Weight        int32                  `protobuf:"varint,11,opt,name=weight,proto3" json:"weight,omitempty"`
-	State         uint32                 `protobuf:"varint,12,opt,name=state,proto3" json:"state,omitempty"`
-	Drain         bool                   `protobuf:"varint,13,opt,name=drain,proto3" json:"drain,omitempty"`
-	Responding    bool                   `protobuf:"varint,14,opt,name=responding,proto3" json:"responding,omitempty"`
-	Reason        string                 `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
-	ReasonUid     uint32                 `protobuf:"varint,16,opt,name=reason_uid,json=reasonUid,proto3" json:"reason_uid,omitempty"`
-	ReasonTime    int64                  `protobuf:"varint,17,opt,name=reason_time,json=reasonTime,proto3" json:"reason_time,omitempty"`
-	BootTime      int64                  `protobuf:"varint,18,opt,name=boot_time,json=bootTime,proto3" json:"boot_time,omitempty"`
-	LastSeen      int64                  `protobuf:"varint,19,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
-	Version       string                 `protobuf:"bytes,20,opt,name=version,proto3" json:"version,omitempty"`
-	RegTime       int64                  `protobuf:"varint,21,opt,name=reg_time,json=regTime,proto3" json:"reg_time,omitempty"`
-	AllocCpus     int32                  `protobuf:"varint,22,opt,name=alloc_cpus,json=allocCpus,proto3" json:"alloc_cpus,omitempty"`
-	AllocMem      int64                  `protobuf:"varint,23,opt,name=alloc_mem,json=allocMem,proto3" json:"alloc_mem,omitempty"`
-	Gpus          []*GPU                 `protobuf:"bytes,24,rep,name=gpus,proto3" json:"gpus,omitempty"`
-	AllocGpus     []uint64               `protobuf:"varint,25,rep,packed,name=alloc_gpus,json=allocGpus,proto3" json:"alloc_gpus,omitempty"`
-	AllocCores    []uint64               `protobuf:"varint,26,rep,packed,name=alloc_cores,json=allocCores,proto3" json:"alloc_cores,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Name       string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	Addr       string                 `protobuf:"bytes,2,opt,name=addr,proto3" json:"addr,omitempty"`
+	Hostname   string                 `protobuf:"bytes,3,opt,name=hostname,proto3" json:"hostname,omitempty"`
+	Cpus       int32                  `protobuf:"varint,4,opt,name=cpus,proto3" json:"cpus,omitempty"`
+	Sockets    int32                  `protobuf:"varint,5,opt,name=sockets,proto3" json:"sockets,omitempty"`
+	Cores      int32                  `protobuf:"varint,6,opt,name=cores,proto3" json:"cores,omitempty"`
+	Threads    int32                  `protobuf:"varint,7,opt,name=threads,proto3" json:"threads,omitempty"`
+	Memory     int64                  `protobuf:"varint,8,opt,name=memory,proto3" json:"memory,omitempty"`
+	Gres       string                 `protobuf:"bytes,9,opt,name=gres,proto3" json:"gres,omitempty"`
+	Features   []string               `protobuf:"bytes,10,rep,name=features,proto3" json:"features,omitempty"`
+	Weight     int32                  `protobuf:"varint,11,opt,name=weight,proto3" json:"weight,omitempty"`
+	State      uint32                 `protobuf:"varint,12,opt,name=state,proto3" json:"state,omitempty"`
+	Drain      bool                   `protobuf:"varint,13,opt,name=drain,proto3" json:"drain,omitempty"`
+	Responding bool                   `protobuf:"varint,14,opt,name=responding,proto3" json:"responding,omitempty"`
+	Reason     string                 `protobuf:"bytes,15,opt,name=reason,proto3" json:"reason,omitempty"`
+	ReasonUid  uint32                 `protobuf:"varint,16,opt,name=reason_uid,json=reasonUid,proto3" json:"reason_uid,omitempty"`
+	ReasonTime int64                  `protobuf:"varint,17,opt,name=reason_time,json=reasonTime,proto3" json:"reason_time,omitempty"`
+	BootTime   int64                  `protobuf:"varint,18,opt,name=boot_time,json=bootTime,proto3" json:"boot_time,omitempty"`
+	LastSeen   int64                  `protobuf:"varint,19,opt,name=last_seen,json=lastSeen,proto3" json:"last_seen,omitempty"`
+	Version    string                 `protobuf:"bytes,20,opt,name=version,proto3" json:"version,omitempty"`
+	RegTime    int64                  `protobuf:"varint,21,opt,name=reg_time,json=regTime,proto3" json:"reg_time,omitempty"`
+	AllocCpus  int32                  `protobuf:"varint,22,opt,name=alloc_cpus,json=allocCpus,proto3" json:"alloc_cpus,omitempty"`
+	AllocMem   int64                  `protobuf:"varint,23,opt,name=alloc_mem,json=allocMem,proto3" json:"alloc_mem,omitempty"`
+	Gpus       []*GPU                 `protobuf:"bytes,24,rep,name=gpus,proto3" json:"gpus,omitempty"`
+	AllocGpus  []uint64               `protobuf:"varint,25,rep,packed,name=alloc_gpus,json=allocGpus,proto3" json:"alloc_gpus,omitempty"`
+	AllocCores []uint64               `protobuf:"varint,26,rep,packed,name=alloc_cores,json=allocCores,proto3" json:"alloc_cores,omitempty"`
+	// The leader's last pass holds the node for a waiting job (PLANNED).
+	Planned       bool `protobuf:"varint,27,opt,name=planned,proto3" json:"planned,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2590,6 +2592,13 @@ func (x *Node) GetAllocCores() []uint64 {
 		return x.AllocCores
 	}
 	return nil
+}
+
+func (x *Node) GetPlanned() bool {
+	if x != nil {
+		return x.Planned
+	}
+	return false
 }
 
 type Partition struct {
@@ -9127,7 +9136,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tend_state\x18\r \x01(\rR\bendState\x12\x1d\n" +
 	"\n" +
 	"time_limit\x18\x0e \x01(\x03R\ttimeLimit\x12&\n" +
-	"\x05usage\x18\x0f \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xbb\x05\n" +
+	"\x05usage\x18\x0f \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xd5\x05\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -9162,7 +9171,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\n" +
 	"alloc_gpus\x18\x19 \x03(\x04R\tallocGpus\x12\x1f\n" +
 	"\valloc_cores\x18\x1a \x03(\x04R\n" +
-	"allocCores\"\xf2\x04\n" +
+	"allocCores\x12\x18\n" +
+	"\aplanned\x18\x1b \x01(\bR\aplanned\"\xf2\x04\n" +
 	"\tPartition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05nodes\x18\x02 \x03(\tR\x05nodes\x12\x1d\n" +

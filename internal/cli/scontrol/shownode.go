@@ -89,6 +89,9 @@ func nodeState(n *model.Node) string {
 	if !n.Responding && n.State != model.NodeFuture {
 		s += "+NOT_RESPONDING"
 	}
+	if n.Planned {
+		s += "+PLANNED" // Slurm lists its flags in this order
+	}
 	return s
 }
 

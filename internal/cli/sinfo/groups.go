@@ -79,7 +79,7 @@ var nodeStates = []nodeState{
 	{"ERROR", "ERR", never},
 	{"MIXED", "MIX", func(n *model.Node) bool { return baseCode(n) == 5 }},
 	{"FUTURE", "FUTR", func(n *model.Node) bool { return n.State == model.NodeFuture }},
-	{"PLANNED", "PLND", never},
+	{"PLANNED", "PLND", func(n *model.Node) bool { return n.Planned }},
 	{"DRAIN", "DRAIN", func(n *model.Node) bool { return n.Drain }},
 	{"DRAINED", "DRAINED", func(n *model.Node) bool { return n.Drain && !busy(n) }},
 	{"RESERVED", "RESV", func(n *model.Node) bool { return n.Resv != "" }},
