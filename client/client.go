@@ -39,6 +39,10 @@ type Options struct {
 	// CAFile is the cluster CA certificate (PEM) that the TCP port's
 	// certificate must chain to.
 	CAFile string
+	// Backups are the TCP addresses of the other controllers (slurm.conf's
+	// later SlurmctldHost lines), tried in order when the ones before them
+	// cannot be reached.
+	Backups []string
 }
 
 // Client implements the one API (api.Service, api.JoinTokens) over gRPC:
@@ -49,6 +53,9 @@ type Client struct {
 	dialed string // the TCP address of conn; "" when it is the Unix socket
 	conn   *grpc.ClientConn
 	api    pb.DroverClient
+	// fallbacks are tried in order when conn's controller cannot be
+	// reached: Addr after the socket, then the backups.
+	fallbacks []string
 
 	mu     sync.Mutex
 	others map[string]*grpc.ClientConn // leaders that followers named, by address
@@ -85,7 +92,11 @@ func Dial(o Options) (*Client, error) {
 			if err != nil {
 				return nil, err
 			}
-			return &Client{o: o, conn: conn, api: pb.NewDroverClient(conn)}, nil
+			c := &Client{o: o, conn: conn, api: pb.NewDroverClient(conn), fallbacks: o.Backups}
+			if o.Addr != "" {
+				c.fallbacks = append([]string{o.Addr}, o.Backups...)
+			}
+			return c, nil
 		}
 	}
 	if o.Addr == "" {
@@ -95,7 +106,7 @@ func Dial(o Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Client{o: o, dialed: o.Addr, conn: conn, api: pb.NewDroverClient(conn)}, nil
+	return &Client{o: o, dialed: o.Addr, conn: conn, api: pb.NewDroverClient(conn), fallbacks: o.Backups}, nil
 }
 
 // dialTCP connects (lazily) to a controller's TCP API at addr with the
@@ -142,16 +153,20 @@ func (c *Client) Close() error {
 // about the leader cannot bounce a command between them. Reads need none
 // of this: any controller serves them from its own state.
 func change[Q, R any](ctx context.Context, c *Client, call func(pb.DroverClient, context.Context, Q, ...grpc.CallOption) (R, error), req Q) (R, error) {
-	r, err := call(c.api, ctx, req)
+	var r R
+	asked, err := c.reach(ctx, func(d pb.DroverClient) (err error) {
+		r, err = call(d, ctx, req)
+		return err
+	})
 	leader, ok := leaderstatus.Leader(err)
 	if !ok || leader == "" {
 		return r, err
 	}
 	addr := c.leaderAddr(leader)
-	if addr == c.dialed {
+	if addr == asked {
 		return r, err
 	}
-	there, derr := c.redirect(addr)
+	there, derr := c.connTo(addr)
 	if derr != nil {
 		return r, err
 	}
@@ -162,6 +177,38 @@ func change[Q, R any](ctx context.Context, c *Client, call func(pb.DroverClient,
 		return r, err
 	}
 	return r2, err2
+}
+
+// read makes a call that only reads: any controller that can be reached
+// answers it.
+func read[Q, R any](ctx context.Context, c *Client, call func(pb.DroverClient, context.Context, Q, ...grpc.CallOption) (R, error), req Q) (R, error) {
+	var r R
+	_, err := c.reach(ctx, func(d pb.DroverClient) (err error) {
+		r, err = call(d, ctx, req)
+		return err
+	})
+	return r, err
+}
+
+// reach runs fn on the controller dialled and, while the one asked cannot
+// be reached, on each fallback in turn, the way Slurm's commands try the
+// SlurmctldHost lines in order. Only a failure to connect moves on (the
+// call never left, so nothing is done twice); each try is one dial bounded
+// by dialTimeout, and ctx bounds them all. It returns the address that
+// answered ("" for the Unix socket) and fn's error.
+func (c *Client) reach(ctx context.Context, fn func(pb.DroverClient) error) (string, error) {
+	addr, err := c.dialed, fn(c.api)
+	for _, next := range c.fallbacks {
+		if !errors.Is(fromStatus(err), api.ErrNoController) || ctx.Err() != nil {
+			break
+		}
+		stub, derr := c.connTo(next)
+		if derr != nil {
+			break
+		}
+		addr, err = next, fn(stub)
+	}
+	return addr, err
 }
 
 // leaderAddr completes a leader's address with the port of the TCP API
@@ -176,9 +223,9 @@ func (c *Client) leaderAddr(leader string) string {
 	return leader
 }
 
-// redirect returns a stub for the controller at addr, dialling it the
-// first time (a client kept for several changes, like srun's, reuses it).
-func (c *Client) redirect(addr string) (pb.DroverClient, error) {
+// connTo returns a stub for the controller at addr, dialling it the
+// first time (a client kept for several calls, like srun's, reuses it).
+func (c *Client) connTo(addr string) (pb.DroverClient, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if conn := c.others[addr]; conn != nil {
@@ -264,7 +311,12 @@ func ids32(ids []model.JobID) []uint32 {
 func (c *Client) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	return listJobs(ctx, c.api, q)
+	var out *api.JobList
+	_, err := c.reach(ctx, func(d pb.DroverClient) (err error) {
+		out, err = listJobs(ctx, d, q)
+		return err
+	})
+	return out, err
 }
 
 // WatchJobs streams the jobs on each change until fn returns false.
@@ -293,7 +345,7 @@ func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*mo
 func (c *Client) ListNodes(ctx context.Context) ([]*model.Node, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListNodes(ctx, &pb.ListNodesRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListNodes, &pb.ListNodesRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -308,7 +360,7 @@ func (c *Client) ListNodes(ctx context.Context) ([]*model.Node, error) {
 func (c *Client) ListPartitions(ctx context.Context) ([]*model.Partition, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListPartitions(ctx, &pb.ListPartitionsRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListPartitions, &pb.ListPartitionsRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -379,7 +431,7 @@ func (c *Client) UpdateNodes(ctx context.Context, nodes []string, fields map[str
 func (c *Client) Ping(ctx context.Context) (*api.PingResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := c.api.Ping(ctx, &pb.PingRequest{})
+	r, err := read(ctx, c, pb.DroverClient.Ping, &pb.PingRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -394,7 +446,7 @@ func (c *Client) Ping(ctx context.Context) (*api.PingResult, error) {
 func (c *Client) Config(ctx context.Context) ([]api.KV, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.GetConfig(ctx, &pb.GetConfigRequest{})
+	r, err := read(ctx, c, pb.DroverClient.GetConfig, &pb.GetConfigRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -462,7 +514,7 @@ func (c *Client) Broadcast(ctx context.Context, req api.BroadcastRequest) ([]str
 func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.StepID, hasStep bool) ([]api.StepStat, []string, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.StepStats(ctx, &pb.StepStatsRequest{JobId: uint32(job), StepId: int32(step), HasStep: hasStep})
+	r, err := read(ctx, c, pb.DroverClient.StepStats, &pb.StepStatsRequest{JobId: uint32(job), StepId: int32(step), HasStep: hasStep})
 	if err != nil {
 		return nil, nil, fromStatus(err)
 	}
@@ -497,7 +549,7 @@ func (c *Client) CreateJoinToken(ctx context.Context, spec api.TokenSpec) (strin
 func (c *Client) ListJoinTokens(ctx context.Context) ([]*model.JoinToken, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListJoinTokens(ctx, &pb.ListJoinTokensRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListJoinTokens, &pb.ListJoinTokensRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -557,7 +609,7 @@ func acctError(err error) error {
 func (c *Client) AcctDB(ctx context.Context) (*model.AcctDB, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.GetAcctDB(ctx, &pb.GetAcctDBRequest{})
+	r, err := read(ctx, c, pb.DroverClient.GetAcctDB, &pb.GetAcctDBRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -590,7 +642,7 @@ func (c *Client) AcctModify(ctx context.Context, req *acctmgr.Request, commit bo
 func (c *Client) Diag(ctx context.Context, reset bool) (*api.DiagInfo, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.Diag(ctx, &pb.DiagRequest{ResetStats: reset})
+	r, err := read(ctx, c, pb.DroverClient.Diag, &pb.DiagRequest{ResetStats: reset})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -619,7 +671,7 @@ func (c *Client) Diag(ctx context.Context, reset bool) (*api.DiagInfo, error) {
 func (c *Client) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.Priorities(ctx, &pb.PrioritiesRequest{})
+	r, err := read(ctx, c, pb.DroverClient.Priorities, &pb.PrioritiesRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -664,7 +716,7 @@ func (c *Client) ReservationCommand(ctx context.Context, req *model.ResvRequest)
 func (c *Client) ListReservations(ctx context.Context) ([]*model.Reservation, int64, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListReservations(ctx, &pb.ListReservationsRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListReservations, &pb.ListReservationsRequest{})
 	if err != nil {
 		return nil, 0, fromStatus(err)
 	}

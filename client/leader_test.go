@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net"
 	"os"
@@ -19,8 +20,10 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/api"
@@ -38,6 +41,8 @@ type ctl struct {
 	leader  *string // nil: leads
 	submits int
 	tokens  []string
+	reads   int
+	readErr error // what ListNodes answers; nil: one node
 }
 
 func (s *ctl) SubmitJob(ctx context.Context, _ *pb.SubmitJobRequest) (*pb.SubmitJobResponse, error) {
@@ -53,10 +58,20 @@ func (s *ctl) SubmitJob(ctx context.Context, _ *pb.SubmitJobRequest) (*pb.Submit
 }
 
 func (s *ctl) ListNodes(context.Context, *pb.ListNodesRequest) (*pb.ListNodesResponse, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.reads++
+	if s.readErr != nil {
+		return nil, s.readErr
+	}
 	return &pb.ListNodesResponse{Nodes: []*pb.Node{{Name: "n1"}}}, nil
 }
 
 func (s *ctl) follow(leader string) { s.mu.Lock(); s.leader = &leader; s.mu.Unlock() }
+
+func (s *ctl) readCount() int { s.mu.Lock(); defer s.mu.Unlock(); return s.reads }
+
+func (s *ctl) failReads(err error) { s.mu.Lock(); s.readErr = err; s.mu.Unlock() }
 
 func (s *ctl) counts() (int, []string) {
 	s.mu.Lock()
@@ -248,4 +263,78 @@ func TestLeaderAddrTakesThePortOfTheAPI(t *testing.T) {
 			t.Errorf("leaderAddr(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// deadAddr is a TCP address nothing listens on.
+func deadAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// When the controller cannot be reached the client tries the other
+// SlurmctldHost entries in order: the first that answers serves reads
+// and changes, and a backup that follows still sends changes to the
+// leader it names.
+func TestUnreachableControllerTriesTheBackups(t *testing.T) {
+	dir := t.TempDir()
+	ca, cfg := testCA(t, dir)
+	follower, leader, unused := serveTCP(t, cfg), serveTCP(t, cfg), serveTCP(t, cfg)
+	follower.follow(leader.addr)
+	c := dialTest(t, Options{Addr: deadAddr(t), Backups: []string{deadAddr(t), follower.addr, unused.addr}, CAFile: ca})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if nodes, err := c.ListNodes(ctx); err != nil || len(nodes) != 1 {
+		t.Fatalf("ListNodes = %v, %v; want the first backup that answers to serve it", nodes, err)
+	}
+	if id, err := submit(t, c); err != nil || id != 42 {
+		t.Fatalf("SubmitJob = %d, %v; want 42 from the leader the backup names", id, err)
+	}
+	if _, err := c.ListJobs(ctx, api.JobQuery{}); err == nil || errors.Is(err, api.ErrNoController) {
+		// The fake serves no ListJobs: Unimplemented proves a controller answered.
+		t.Fatalf("ListJobs = %v; want the answering backup's refusal", err)
+	}
+	if n, _ := unused.counts(); n != 0 || unused.readCount() != 0 {
+		t.Errorf("the backup after the one that answered was asked")
+	}
+	if n, _ := leader.counts(); n != 1 {
+		t.Errorf("leader asked %d times, want 1", n)
+	}
+
+	t.Run("socket down", func(t *testing.T) {
+		// A socket file left by a controller that is gone: Addr answers.
+		sock := filepath.Join(dir, "stale.sock")
+		if err := os.WriteFile(sock, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		c := dialTest(t, Options{Socket: sock, Addr: unused.addr, CAFile: ca})
+		if _, err := c.ListNodes(ctx); err != nil {
+			t.Fatalf("ListNodes = %v; want Addr to answer after the socket", err)
+		}
+	})
+
+	t.Run("all down", func(t *testing.T) {
+		c := dialTest(t, Options{Addr: deadAddr(t), Backups: []string{deadAddr(t)}, CAFile: ca})
+		if _, err := c.ListNodes(ctx); !errors.Is(err, api.ErrNoController) {
+			t.Fatalf("ListNodes = %v, want %v", err, api.ErrNoController)
+		}
+	})
+
+	t.Run("answered refusal does not move on", func(t *testing.T) {
+		first, second := serveTCP(t, cfg), serveTCP(t, cfg)
+		first.failReads(status.Error(codes.Unavailable, api.ErrTryAgain.Error()))
+		c := dialTest(t, Options{Addr: first.addr, Backups: []string{second.addr}, CAFile: ca})
+		if _, err := c.ListNodes(ctx); !errors.Is(err, api.ErrTryAgain) {
+			t.Fatalf("ListNodes = %v, want %v", err, api.ErrTryAgain)
+		}
+		if second.readCount() != 0 {
+			t.Errorf("a controller that answered was passed over")
+		}
+	})
 }
