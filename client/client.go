@@ -14,6 +14,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"google.golang.org/grpc"
@@ -25,6 +26,7 @@ import (
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/auth/grpcauth"
+	"github.com/drover-hpc/drover/internal/grpcapi/leaderstatus"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/wire"
 )
@@ -37,14 +39,26 @@ type Options struct {
 	// CAFile is the cluster CA certificate (PEM) that the TCP port's
 	// certificate must chain to.
 	CAFile string
+	// Backups are the TCP addresses of the other controllers (slurm.conf's
+	// later SlurmctldHost lines), tried in order when the ones before them
+	// cannot be reached.
+	Backups []string
 }
 
 // Client implements the one API (api.Service, api.JoinTokens) over gRPC:
 // it turns api's requests into protobuf messages and status codes back
 // into api's errors.
 type Client struct {
-	conn *grpc.ClientConn
-	api  pb.DroverClient
+	o      Options
+	dialed string // the TCP address of conn; "" when it is the Unix socket
+	conn   *grpc.ClientConn
+	api    pb.DroverClient
+	// fallbacks are tried in order when conn's controller cannot be
+	// reached: Addr after the socket, then the backups.
+	fallbacks []string
+
+	mu     sync.Mutex
+	others map[string]*grpc.ClientConn // leaders that followers named, by address
 }
 
 var (
@@ -52,53 +66,181 @@ var (
 	_ api.JoinTokens = (*Client)(nil)
 )
 
-// Dial connects lazily (the first call connects).
-func Dial(o Options) (*Client, error) {
-	var target string
-	opts := []grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)),
+// dialTimeout bounds each TCP connection attempt, so that a controller
+// that is down (or a leader a follower named that is unreachable) costs
+// seconds, not the call's whole deadline.
+const dialTimeout = 10 * time.Second
+
+func baseOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)),
 		// Large windows: a 10,000-job listing is a few MB, and HTTP/2's
 		// default 64 KiB window would turn it into dozens of round trips.
 		grpc.WithInitialWindowSize(8 << 20), grpc.WithInitialConnWindowSize(16 << 20)}
+}
+
+// Dial connects lazily (the first call connects).
+func Dial(o Options) (*Client, error) {
 	if o.Socket != "" {
 		if _, err := os.Stat(o.Socket); err == nil || o.Addr == "" {
-			target = "unix://" + o.Socket
+			sock := o.Socket
+			opts := append(baseOptions(), grpc.WithTransportCredentials(insecure.NewCredentials()),
+				grpc.WithContextDialer(func(ctx context.Context, _ string) (net.Conn, error) {
+					var d net.Dialer
+					return d.DialContext(ctx, "unix", sock)
+				}))
+			conn, err := grpc.NewClient("unix://"+sock, opts...)
+			if err != nil {
+				return nil, err
+			}
+			c := &Client{o: o, conn: conn, api: pb.NewDroverClient(conn), fallbacks: o.Backups}
+			if o.Addr != "" {
+				c.fallbacks = append([]string{o.Addr}, o.Backups...)
+			}
+			return c, nil
 		}
 	}
-	if target == "" {
-		if o.Addr == "" {
-			return nil, api.ErrNoController
-		}
-		target = "passthrough:///" + o.Addr
-		pemData, err := os.ReadFile(o.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("%w (no cluster CA to verify %s: %v; set DROVER_CA)", api.ErrNoController, o.Addr, err)
-		}
-		pool := x509.NewCertPool()
-		if !pool.AppendCertsFromPEM(pemData) {
-			return nil, fmt.Errorf("%w (no certificate in %s)", api.ErrNoController, o.CAFile)
-		}
-		opts[0] = grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13}))
-		if o.Token != "" {
-			opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.TokenCreds(o.Token)))
-		}
+	if o.Addr == "" {
+		return nil, api.ErrNoController
 	}
-	opts = append(opts, grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
-		var d net.Dialer
-		if o.Socket != "" && target == "unix://"+o.Socket {
-			return d.DialContext(ctx, "unix", o.Socket)
-		}
-		return d.DialContext(ctx, "tcp", addr)
-	}))
-	conn, err := grpc.NewClient(target, opts...)
+	conn, err := dialTCP(o, o.Addr)
 	if err != nil {
 		return nil, err
 	}
-	return &Client{conn: conn, api: pb.NewDroverClient(conn)}, nil
+	return &Client{o: o, dialed: o.Addr, conn: conn, api: pb.NewDroverClient(conn), fallbacks: o.Backups}, nil
 }
 
-// Close releases the connection.
-func (c *Client) Close() error { return c.conn.Close() }
+// dialTCP connects (lazily) to a controller's TCP API at addr with the
+// client's credentials: the cluster CA to verify it and the token, if any,
+// to name the caller.
+func dialTCP(o Options, addr string) (*grpc.ClientConn, error) {
+	pemData, err := os.ReadFile(o.CAFile)
+	if err != nil {
+		return nil, fmt.Errorf("%w (no cluster CA to verify %s: %v; set DROVER_CA)", api.ErrNoController, addr, err)
+	}
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(pemData) {
+		return nil, fmt.Errorf("%w (no certificate in %s)", api.ErrNoController, o.CAFile)
+	}
+	opts := append(baseOptions(),
+		grpc.WithTransportCredentials(credentials.NewTLS(&tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS13})),
+		grpc.WithContextDialer(func(ctx context.Context, addr string) (net.Conn, error) {
+			d := net.Dialer{Timeout: dialTimeout}
+			return d.DialContext(ctx, "tcp", addr)
+		}))
+	if o.Token != "" {
+		opts = append(opts, grpc.WithPerRPCCredentials(grpcauth.TokenCreds(o.Token)))
+	}
+	return grpc.NewClient("passthrough:///"+addr, opts...)
+}
+
+// Close releases the connections.
+func (c *Client) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for addr, conn := range c.others {
+		conn.Close()
+		delete(c.others, addr)
+	}
+	return c.conn.Close()
+}
+
+// change makes a call that changes state. A follower refuses it, naming
+// the leader; when that is another controller than the one dialled, the
+// call is made there once more, over TCP with this client's credentials
+// (the way Slurm's commands move on to the next SlurmctldHost). One
+// redirect at most: a second refusal, or one naming the controller
+// already asked, is returned as it is, so controllers that disagree
+// about the leader cannot bounce a command between them. Reads need none
+// of this: any controller serves them from its own state.
+func change[Q, R any](ctx context.Context, c *Client, call func(pb.DroverClient, context.Context, Q, ...grpc.CallOption) (R, error), req Q) (R, error) {
+	var r R
+	asked, err := c.reach(ctx, func(d pb.DroverClient) (err error) {
+		r, err = call(d, ctx, req)
+		return err
+	})
+	leader, ok := leaderstatus.Leader(err)
+	if !ok || leader == "" {
+		return r, err
+	}
+	addr := c.leaderAddr(leader)
+	if addr == asked {
+		return r, err
+	}
+	there, derr := c.connTo(addr)
+	if derr != nil {
+		return r, err
+	}
+	r2, err2 := call(there, ctx, req)
+	if err2 != nil && errors.Is(fromStatus(err2), api.ErrNoController) {
+		// The leader cannot be reached: the follower's words, which name
+		// it, say more than "unable to contact".
+		return r, err
+	}
+	return r2, err2
+}
+
+// read makes a call that only reads: any controller that can be reached
+// answers it.
+func read[Q, R any](ctx context.Context, c *Client, call func(pb.DroverClient, context.Context, Q, ...grpc.CallOption) (R, error), req Q) (R, error) {
+	var r R
+	_, err := c.reach(ctx, func(d pb.DroverClient) (err error) {
+		r, err = call(d, ctx, req)
+		return err
+	})
+	return r, err
+}
+
+// reach runs fn on the controller dialled and, while the one asked cannot
+// be reached, on each fallback in turn, the way Slurm's commands try the
+// SlurmctldHost lines in order. Only a failure to connect moves on (the
+// call never left, so nothing is done twice); each try is one dial bounded
+// by dialTimeout, and ctx bounds them all. It returns the address that
+// answered ("" for the Unix socket) and fn's error.
+func (c *Client) reach(ctx context.Context, fn func(pb.DroverClient) error) (string, error) {
+	addr, err := c.dialed, fn(c.api)
+	for _, next := range c.fallbacks {
+		if !errors.Is(fromStatus(err), api.ErrNoController) || ctx.Err() != nil {
+			break
+		}
+		stub, derr := c.connTo(next)
+		if derr != nil {
+			break
+		}
+		addr, err = next, fn(stub)
+	}
+	return addr, err
+}
+
+// leaderAddr completes a leader's address with the port of the TCP API
+// when it names only a host.
+func (c *Client) leaderAddr(leader string) string {
+	if _, _, err := net.SplitHostPort(leader); err == nil {
+		return leader
+	}
+	if _, port, err := net.SplitHostPort(c.o.Addr); err == nil {
+		return net.JoinHostPort(leader, port)
+	}
+	return leader
+}
+
+// connTo returns a stub for the controller at addr, dialling it the
+// first time (a client kept for several calls, like srun's, reuses it).
+func (c *Client) connTo(addr string) (pb.DroverClient, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if conn := c.others[addr]; conn != nil {
+		return pb.NewDroverClient(conn), nil
+	}
+	conn, err := dialTCP(c.o, addr)
+	if err != nil {
+		return nil, err
+	}
+	if c.others == nil {
+		c.others = map[string]*grpc.ClientConn{}
+	}
+	c.others[addr] = conn
+	return pb.NewDroverClient(conn), nil
+}
 
 // fromStatus turns a gRPC error into one whose text is Slurm's message.
 func fromStatus(err error) error {
@@ -111,6 +253,9 @@ func fromStatus(err error) error {
 	}
 	switch st.Code() {
 	case codes.Unavailable:
+		if leader, ok := leaderstatus.Leader(err); ok {
+			return &api.NotLeaderError{Leader: leader}
+		}
 		if st.Message() == "" || isConnErr(st.Message()) {
 			return api.ErrNoController
 		}
@@ -147,7 +292,7 @@ func callCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 func (c *Client) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.SubmitJob(ctx, &pb.SubmitJobRequest{Spec: wire.SpecToPB(spec)}, grpc.WaitForReady(false))
+	r, err := change(ctx, c, pb.DroverClient.SubmitJob, &pb.SubmitJobRequest{Spec: wire.SpecToPB(spec)})
 	if err != nil {
 		return 0, fromStatus(err)
 	}
@@ -166,7 +311,12 @@ func ids32(ids []model.JobID) []uint32 {
 func (c *Client) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	return listJobs(ctx, c.api, q)
+	var out *api.JobList
+	_, err := c.reach(ctx, func(d pb.DroverClient) (err error) {
+		out, err = listJobs(ctx, d, q)
+		return err
+	})
+	return out, err
 }
 
 // WatchJobs streams the jobs on each change until fn returns false.
@@ -195,7 +345,7 @@ func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*mo
 func (c *Client) ListNodes(ctx context.Context) ([]*model.Node, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListNodes(ctx, &pb.ListNodesRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListNodes, &pb.ListNodesRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -210,7 +360,7 @@ func (c *Client) ListNodes(ctx context.Context) ([]*model.Node, error) {
 func (c *Client) ListPartitions(ctx context.Context) ([]*model.Partition, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListPartitions(ctx, &pb.ListPartitionsRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListPartitions, &pb.ListPartitionsRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -252,28 +402,28 @@ func results(r *pb.JobResultsResponse, err error) ([]api.JobResult, error) {
 func (c *Client) Signal(ctx context.Context, sel api.JobSelection, sig api.SignalRequest) ([]api.JobResult, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	return results(c.api.SignalJobs(ctx, &pb.SignalJobsRequest{Selection: selToPB(sel), Signal: int32(sig.Signal), BatchOnly: sig.BatchOnly, Full: sig.Full}))
+	return results(change(ctx, c, pb.DroverClient.SignalJobs, &pb.SignalJobsRequest{Selection: selToPB(sel), Signal: int32(sig.Signal), BatchOnly: sig.BatchOnly, Full: sig.Full}))
 }
 
 // Control holds, releases or requeues jobs.
 func (c *Client) Control(ctx context.Context, sel api.JobSelection, action string) ([]api.JobResult, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	return results(c.api.ControlJobs(ctx, &pb.ControlJobsRequest{Selection: selToPB(sel), Action: action}))
+	return results(change(ctx, c, pb.DroverClient.ControlJobs, &pb.ControlJobsRequest{Selection: selToPB(sel), Action: action}))
 }
 
 // UpdateJob changes job fields.
 func (c *Client) UpdateJob(ctx context.Context, sel api.JobSelection, fields map[string]string) ([]api.JobResult, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	return results(c.api.UpdateJob(ctx, &pb.UpdateJobRequest{Selection: selToPB(sel), Fields: fields}))
+	return results(change(ctx, c, pb.DroverClient.UpdateJob, &pb.UpdateJobRequest{Selection: selToPB(sel), Fields: fields}))
 }
 
 // UpdateNodes changes node state.
 func (c *Client) UpdateNodes(ctx context.Context, nodes []string, fields map[string]string) error {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	_, err := c.api.UpdateNodes(ctx, &pb.UpdateNodesRequest{Nodes: nodes, Fields: fields})
+	_, err := change(ctx, c, pb.DroverClient.UpdateNodes, &pb.UpdateNodesRequest{Nodes: nodes, Fields: fields})
 	return fromStatus(err)
 }
 
@@ -281,7 +431,7 @@ func (c *Client) UpdateNodes(ctx context.Context, nodes []string, fields map[str
 func (c *Client) Ping(ctx context.Context) (*api.PingResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	r, err := c.api.Ping(ctx, &pb.PingRequest{})
+	r, err := read(ctx, c, pb.DroverClient.Ping, &pb.PingRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -296,7 +446,7 @@ func (c *Client) Ping(ctx context.Context) (*api.PingResult, error) {
 func (c *Client) Config(ctx context.Context) ([]api.KV, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.GetConfig(ctx, &pb.GetConfigRequest{})
+	r, err := read(ctx, c, pb.DroverClient.GetConfig, &pb.GetConfigRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -311,7 +461,7 @@ func (c *Client) Config(ctx context.Context) ([]api.KV, error) {
 func (c *Client) Reconfigure(ctx context.Context) error {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	_, err := c.api.Reconfigure(ctx, &pb.ReconfigureRequest{})
+	_, err := change(ctx, c, pb.DroverClient.Reconfigure, &pb.ReconfigureRequest{})
 	return fromStatus(err)
 }
 
@@ -322,7 +472,7 @@ func AddrOf(host string, port int) string { return net.JoinHostPort(host, strcon
 func (c *Client) CreateStep(ctx context.Context, job model.JobID, spec *model.StepSpec) (*model.Job, *model.Step, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.CreateStep(ctx, &pb.CreateStepRequest{JobId: uint32(job), Spec: wire.StepSpecToPB(spec)})
+	r, err := change(ctx, c, pb.DroverClient.CreateStep, &pb.CreateStepRequest{JobId: uint32(job), Spec: wire.StepSpecToPB(spec)})
 	if err != nil {
 		return nil, nil, fromStatus(err)
 	}
@@ -333,7 +483,7 @@ func (c *Client) CreateStep(ctx context.Context, job model.JobID, spec *model.St
 func (c *Client) CompleteJob(ctx context.Context, job model.JobID, exitCode, signal int) error {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	_, err := c.api.CompleteJob(ctx, &pb.CompleteJobRequest{JobId: uint32(job), ExitCode: int32(exitCode), Signal: int32(signal)})
+	_, err := change(ctx, c, pb.DroverClient.CompleteJob, &pb.CompleteJobRequest{JobId: uint32(job), ExitCode: int32(exitCode), Signal: int32(signal)})
 	return fromStatus(err)
 }
 
@@ -341,7 +491,7 @@ func (c *Client) CompleteJob(ctx context.Context, job model.JobID, exitCode, sig
 func (c *Client) AttachStep(ctx context.Context, job model.JobID, step model.StepID, addr, key string) (*model.Step, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.AttachStep(ctx, &pb.AttachStepRequest{JobId: uint32(job), StepId: int32(step), IoAddr: addr, IoKey: key})
+	r, err := change(ctx, c, pb.DroverClient.AttachStep, &pb.AttachStepRequest{JobId: uint32(job), StepId: int32(step), IoAddr: addr, IoKey: key})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -352,7 +502,7 @@ func (c *Client) AttachStep(ctx context.Context, job model.JobID, step model.Ste
 func (c *Client) Broadcast(ctx context.Context, req api.BroadcastRequest) ([]string, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.Broadcast(ctx, &pb.BroadcastRequest{JobId: uint32(req.Job), IoAddr: req.Addr, IoKey: req.Key,
+	r, err := change(ctx, c, pb.DroverClient.Broadcast, &pb.BroadcastRequest{JobId: uint32(req.Job), IoAddr: req.Addr, IoKey: req.Key,
 		Dest: req.Dest, Mode: req.Mode, Force: req.Force, Mtime: req.MTime, Size: req.Size})
 	if err != nil {
 		return nil, fromStatus(err)
@@ -364,7 +514,7 @@ func (c *Client) Broadcast(ctx context.Context, req api.BroadcastRequest) ([]str
 func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.StepID, hasStep bool) ([]api.StepStat, []string, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.StepStats(ctx, &pb.StepStatsRequest{JobId: uint32(job), StepId: int32(step), HasStep: hasStep})
+	r, err := read(ctx, c, pb.DroverClient.StepStats, &pb.StepStatsRequest{JobId: uint32(job), StepId: int32(step), HasStep: hasStep})
 	if err != nil {
 		return nil, nil, fromStatus(err)
 	}
@@ -387,7 +537,7 @@ func (c *Client) StepStats(ctx context.Context, job model.JobID, step model.Step
 func (c *Client) CreateJoinToken(ctx context.Context, spec api.TokenSpec) (string, int64, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.CreateJoinToken(ctx, &pb.CreateJoinTokenRequest{TtlSeconds: int64(spec.TTL / time.Second), Nodes: spec.Nodes, Uses: int32(spec.Uses)})
+	r, err := change(ctx, c, pb.DroverClient.CreateJoinToken, &pb.CreateJoinTokenRequest{TtlSeconds: int64(spec.TTL / time.Second), Nodes: spec.Nodes, Uses: int32(spec.Uses)})
 	if err != nil {
 		return "", 0, fromStatus(err)
 	}
@@ -399,7 +549,7 @@ func (c *Client) CreateJoinToken(ctx context.Context, spec api.TokenSpec) (strin
 func (c *Client) ListJoinTokens(ctx context.Context) ([]*model.JoinToken, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListJoinTokens(ctx, &pb.ListJoinTokensRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListJoinTokens, &pb.ListJoinTokensRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -415,7 +565,7 @@ func (c *Client) ListJoinTokens(ctx context.Context) ([]*model.JoinToken, error)
 func (c *Client) DeleteJoinToken(ctx context.Context, id string) error {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	if _, err := c.api.DeleteJoinToken(ctx, &pb.DeleteJoinTokenRequest{Id: id}); err != nil {
+	if _, err := change(ctx, c, pb.DroverClient.DeleteJoinToken, &pb.DeleteJoinTokenRequest{Id: id}); err != nil {
 		return fromStatus(err)
 	}
 	return nil
@@ -459,7 +609,7 @@ func acctError(err error) error {
 func (c *Client) AcctDB(ctx context.Context) (*model.AcctDB, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.GetAcctDB(ctx, &pb.GetAcctDBRequest{})
+	r, err := read(ctx, c, pb.DroverClient.GetAcctDB, &pb.GetAcctDBRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -478,7 +628,7 @@ func (c *Client) AcctModify(ctx context.Context, req *acctmgr.Request, commit bo
 	if err != nil {
 		return "", err
 	}
-	r, err := c.api.ModifyAcctDB(ctx, &pb.ModifyAcctDBRequest{RequestJson: b, Commit: commit})
+	r, err := change(ctx, c, pb.DroverClient.ModifyAcctDB, &pb.ModifyAcctDBRequest{RequestJson: b, Commit: commit})
 	if err != nil {
 		return "", fromStatus(err)
 	}
@@ -492,7 +642,7 @@ func (c *Client) AcctModify(ctx context.Context, req *acctmgr.Request, commit bo
 func (c *Client) Diag(ctx context.Context, reset bool) (*api.DiagInfo, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.Diag(ctx, &pb.DiagRequest{ResetStats: reset})
+	r, err := read(ctx, c, pb.DroverClient.Diag, &pb.DiagRequest{ResetStats: reset})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -521,7 +671,7 @@ func (c *Client) Diag(ctx context.Context, reset bool) (*api.DiagInfo, error) {
 func (c *Client) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.Priorities(ctx, &pb.PrioritiesRequest{})
+	r, err := read(ctx, c, pb.DroverClient.Priorities, &pb.PrioritiesRequest{})
 	if err != nil {
 		return nil, fromStatus(err)
 	}
@@ -555,7 +705,7 @@ func (c *Client) ReservationCommand(ctx context.Context, req *model.ResvRequest)
 	if err != nil {
 		return "", err
 	}
-	r, err := c.api.ReservationCommand(ctx, &pb.ReservationCommandRequest{RequestJson: b})
+	r, err := change(ctx, c, pb.DroverClient.ReservationCommand, &pb.ReservationCommandRequest{RequestJson: b})
 	if err != nil {
 		return "", fromStatus(err)
 	}
@@ -566,7 +716,7 @@ func (c *Client) ReservationCommand(ctx context.Context, req *model.ResvRequest)
 func (c *Client) ListReservations(ctx context.Context) ([]*model.Reservation, int64, error) {
 	ctx, cancel := callCtx(ctx)
 	defer cancel()
-	r, err := c.api.ListReservations(ctx, &pb.ListReservationsRequest{})
+	r, err := read(ctx, c, pb.DroverClient.ListReservations, &pb.ListReservationsRequest{})
 	if err != nil {
 		return nil, 0, fromStatus(err)
 	}

@@ -135,13 +135,19 @@ func Dial() (cli.Client, error) {
 		return nil, fmt.Errorf("%w (%v)", cli.ErrNoController, err)
 	}
 	o := client.Options{Socket: cfg.SocketPath()}
-	if len(cfg.ControllerHosts) > 0 {
-		h := cfg.ControllerHosts[0]
+	// The first SlurmctldHost is dialled; the others are tried in order
+	// when it cannot be reached.
+	for i, h := range cfg.ControllerHosts {
 		host := h.Addr
 		if host == "" {
 			host = h.Name
 		}
-		o.Addr = net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort))
+		addr := net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort))
+		if i == 0 {
+			o.Addr = addr
+		} else {
+			o.Backups = append(o.Backups, addr)
+		}
 	}
 	if tok := os.Getenv("DROVER_TOKEN"); tok != "" {
 		o.Token = tok
