@@ -132,17 +132,24 @@ wait "$CHAOS"
 log "submitting stopped: $(wc -l <"$SUBMITTED") jobs accepted, $(grep -c '^refused' "$REFUSED") submissions refused"
 
 # Drain: every job must reach a final state.
+# (An squeue that failed — the controller restarting — says nothing.)
 for i in $(seq 1 600); do
-	left=$(squeue -h -t PD,R,CG,S -o %i 2>/dev/null | wc -l)
-	[ "$left" = 0 ] && squeue -h >/dev/null 2>&1 && break
+	if out=$(squeue -h -t PD,R,CG,S -o %i 2>/dev/null); then
+		[ -z "$out" ] && break
+	fi
 	sleep 1
 done
 left=$(squeue -h -o '%i %T %r' 2>/dev/null)
 [ -n "$left" ] && log "still in the queue after 10 minutes:" && echo "$left" | head -20
 
-# Accounting: once each, final.
+# Accounting: once each, final. Records reach the database after the
+# controller's state (the accounting writer batches, and replays its outbox
+# after a restart): give the last ends up to two minutes to arrive.
 for i in $(seq 1 120); do
-	sacct -a -X -n -P -S 2000-01-01 -o JobID,State >"$D/sacct" 2>/dev/null && break
+	if sacct -a -X -n -P -S 2000-01-01 -o JobID,State >"$D/sacct" 2>/dev/null &&
+		! grep -q -E '\|(PENDING|RUNNING|SUSPENDED|REQUEUED)' "$D/sacct"; then
+		break
+	fi
 	sleep 1
 done
 sort "$SUBMITTED" >"$D/want"
