@@ -515,6 +515,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	enough := func(tasks, nodes int) bool {
 		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
 	}
+	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
 	for _, i := range cands {
 		c.earliest[i], c.epoch[i] = never, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {
@@ -525,14 +526,24 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		if enough(bestTasks, len(best)) {
 			limitT = min(horizon, best[0].t)
 		}
-		t := c.nodeEarliest(i, r, unit, limit, now, limitT)
+		if lb[i] > limitT {
+			// An earlier search already ruled out every instant up to
+			// the cap (bfbounds.go).
+			if limitT < horizon {
+				c.earliest[i] = lb[i]
+			}
+			continue
+		}
+		t := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
 		if t >= never {
 			if limitT < horizon {
 				c.earliest[i] = limitT + 1
 			}
+			bs.raise(i, limit, limitT+1)
 			continue
 		}
 		c.earliest[i] = t
+		bs.raise(i, limit, t)
 		a := avail{t, max(1, n.CPUs/r.cpt)}
 		found = append(found, a)
 		best = heapPush(best, a)
@@ -564,7 +575,10 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 // peak over the window is a sliding maximum over the node's reservation
 // step function (both ends of the window only move forward), so a node
 // holding k reservations costs O(k log k), not k windows of O(k) each.
-func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon int64) int64 {
+//
+// from is a known lower bound on the answer: earlier candidates are not
+// looked at.
+func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon, from int64) int64 {
 	if c.cpu[i] < 0 {
 		return never
 	}
@@ -596,7 +610,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 			baseCPU += int(rel[k].cpu)
 			baseMem += rel[k].mem
 		}
-		if baseCPU < needCPU {
+		if baseCPU < needCPU || t < from {
 			continue // short even before reservations count
 		}
 		if t < blockUntil && baseCPU == blockBase {

@@ -38,8 +38,9 @@ type cluster struct {
 	// nodes that lack the features (nil entry: the expression is invalid).
 	featExc  map[string][]int32
 	gpuLists map[gpuKey][]int32
-	tbuf     []int64 // scratch for nodeEarliest
-	abuf     []avail // scratch for earliestBound
+	bounds   map[boundKey]*boundSet // bfbounds.go
+	tbuf     []int64                // scratch for nodeEarliest
+	abuf     []avail                // scratch for earliestBound
 	hbuf     []avail
 	ebuf     []resEvent
 }
