@@ -53,6 +53,10 @@ type profile struct {
 	spareD    []delta
 }
 
+// settleInsert is the most additions settle inserts one by one rather
+// than merging.
+const settleInsert = 32
+
 type delta struct {
 	t   int64
 	cpu int64
@@ -69,6 +73,28 @@ func (p *profile) addDelta(t, cpu int64) {
 // keeping one entry per instant (a deep queue books thousands of
 // reservations on a few instants).
 func (p *profile) settle() {
+	// A few additions (one reservation, a few backfilled starts: the
+	// usual case in a deep queue) go in by binary search and a move of
+	// the tail, which costs less than a merge step per entry.
+	if n := len(p.newTimes); n > 0 && n <= settleInsert {
+		for _, t := range p.newTimes {
+			if k, found := slices.BinarySearch(p.times, t); !found {
+				p.times = slices.Insert(p.times, k, t)
+			}
+		}
+		p.newTimes = p.newTimes[:0]
+	}
+	if n := len(p.newDeltas); n > 0 && n <= settleInsert {
+		for _, d := range p.newDeltas {
+			k, found := slices.BinarySearchFunc(p.deltas, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
+			if found {
+				p.deltas[k].cpu += d.cpu
+			} else {
+				p.deltas = slices.Insert(p.deltas, k, d)
+			}
+		}
+		p.newDeltas = p.newDeltas[:0]
+	}
 	if len(p.newTimes) > 0 {
 		slices.Sort(p.newTimes)
 		out := p.spareT[:0]
