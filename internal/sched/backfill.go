@@ -203,8 +203,40 @@ func (p *profile) addRelease(i int32, r release) {
 //
 // Only nodes earliestBound looked at for the current job (epoch) carry an
 // entry; the others cannot hold the job's GPUs at all.
+//
+// An entry that is only a bound (the search stopped at its cap, or an
+// earlier job's bound ruled the node out) is made exact the first time a
+// window reaches it: the reservation search retries later instants when
+// the nodes that fit one by one do not fit together (packed and
+// multi-node jobs), and every retry would otherwise ask window about
+// every node past the cap.
 func (c *cluster) skipped(i int32) bool {
-	return c.masked && (c.epoch[i] != c.curEpoch || c.earliest[i] > c.winA)
+	if !c.masked {
+		return false
+	}
+	if c.epoch[i] != c.curEpoch {
+		return true
+	}
+	if c.earliest[i] <= c.winA && c.exact[i] != c.curEpoch {
+		c.refine(i)
+	}
+	return c.earliest[i] > c.winA
+}
+
+// refine replaces node i's mask entry, a lower bound, with its earliest
+// start for the job being reserved (c.job), and records it as a bound
+// for later jobs of the shape.
+func (c *cluster) refine(i int32) {
+	j := &c.job
+	c.exact[i] = c.curEpoch
+	t := c.nodeEarliest(i, j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
+	if t >= never {
+		c.earliest[i] = never
+		j.bs.raise(i, j.limit, j.horizon+1)
+		return
+	}
+	c.earliest[i] = t
+	j.bs.raise(i, j.limit, t)
 }
 
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
@@ -518,6 +550,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	if c.earliest == nil {
 		c.earliest = make([]int64, len(c.nodes))
 		c.epoch = make([]uint32, len(c.nodes))
+		c.exact = make([]uint32, len(c.nodes))
 	}
 	c.curEpoch++
 	cands := ps.order
@@ -542,8 +575,9 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
 	}
 	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
+	c.job = bfJob{r: r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
 	for _, i := range cands {
-		c.earliest[i], c.epoch[i] = never, c.curEpoch
+		c.earliest[i], c.epoch[i], c.exact[i] = never, c.curEpoch, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {
 			continue
 		}
@@ -556,14 +590,14 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 			// An earlier search already ruled out every instant up to
 			// the cap (bfbounds.go).
 			if limitT < horizon {
-				c.earliest[i] = lb[i]
+				c.earliest[i], c.exact[i] = lb[i], 0
 			}
 			continue
 		}
 		t := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
 		if t >= never {
 			if limitT < horizon {
-				c.earliest[i] = limitT + 1
+				c.earliest[i], c.exact[i] = limitT+1, 0
 			}
 			bs.raise(i, limit, limitT+1)
 			continue

@@ -107,3 +107,11 @@ func (bs *boundSet) raise(i int32, limit, t int64) {
 		}
 	}
 }
+
+// bfJob is what refine needs of the job being reserved.
+type bfJob struct {
+	r                   *request
+	unit                int
+	limit, now, horizon int64
+	bs                  *boundSet
+}

@@ -39,6 +39,8 @@ type cluster struct {
 	featExc  map[string][]int32
 	gpuLists map[gpuKey][]int32
 	bounds   map[boundKey]*boundSet // bfbounds.go
+	exact    []uint32               // earliest[i] is exact (not a bound) when exact[i] == curEpoch
+	job      bfJob                  // the job earliestBound masked for
 	tbuf     []int64                // scratch for nodeEarliest
 	abuf     []avail                // scratch for earliestBound
 	hbuf     []avail
