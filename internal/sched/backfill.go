@@ -477,7 +477,10 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	bf.settle()
 	free, d := s.c.free-s.excFree, 0 // cluster-wide free CPUs at t: an upper bound
-	for k := 0; k < len(bf.times); k++ {
+	// Instants more than a resolution before the bound round to a start
+	// before it: begin after them.
+	k0, _ := slices.BinarySearch(bf.times, earliest-res)
+	for k := k0; k < len(bf.times); k++ {
 		t := bf.times[k]
 		if t <= s.now {
 			continue

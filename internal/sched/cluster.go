@@ -241,8 +241,12 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 	}
 	// Empty views are evaluated once per job shape (memoised), so a plain
 	// scan is cheap enough and keeps the tree for the hot path only.
+	masked := v == viewWindow && c.masked
 	for pos := from; pos < len(ps.order); pos++ {
 		i := ps.order[pos]
+		if masked && (c.epoch[i] != c.curEpoch || c.earliest[i] > c.winA) {
+			continue // skipped, without the calls (most nodes, in a deep queue)
+		}
 		cpu, mem := c.freeOn(v, i)
 		if cpu >= minCPU && mem >= minMem && (minIdle == 0 || cpu >= c.nodes[i].CPUs) {
 			return pos
