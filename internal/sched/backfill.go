@@ -579,10 +579,10 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	}
 	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
 	c.job = bfJob{r: r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
-	for _, i := range cands {
+	visit := func(i int32) {
 		c.earliest[i], c.epoch[i], c.exact[i] = never, c.curEpoch, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {
-			continue
+			return
 		}
 		n := c.nodes[i]
 		limitT := horizon
@@ -595,7 +595,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 			if limitT < horizon {
 				c.earliest[i], c.exact[i] = lb[i], 0
 			}
-			continue
+			return
 		}
 		t := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
 		if t >= never {
@@ -603,7 +603,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 				c.earliest[i], c.exact[i] = limitT+1, 0
 			}
 			bs.raise(i, limit, limitT+1)
-			continue
+			return
 		}
 		c.earliest[i] = t
 		bs.raise(i, limit, t)
@@ -614,6 +614,25 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		for len(best) > 0 && enough(bestTasks-best[0].tasks, len(best)-1) {
 			bestTasks -= best[0].tasks
 			best = heapPop(best)
+		}
+	}
+	// The nodes with the least bounds first (a few scans of the bounds):
+	// found early, they make the cap tight for every other node.
+	for seeds := 0; seeds < 8 && !enough(bestTasks, len(best)); seeds++ {
+		bi, bv := int32(-1), never
+		for _, i := range cands {
+			if lb[i] < bv && c.epoch[i] != c.curEpoch && c.cpu[i] >= 0 {
+				bi, bv = i, lb[i]
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		visit(bi)
+	}
+	for _, i := range cands {
+		if c.epoch[i] != c.curEpoch {
+			visit(i)
 		}
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
