@@ -229,7 +229,7 @@ func (c *cluster) skipped(i int32) bool {
 func (c *cluster) refine(i int32) {
 	j := &c.job
 	c.exact[i] = c.curEpoch
-	t := c.nodeEarliest(i, j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
+	t := c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
 	if t >= never {
 		c.earliest[i] = never
 		j.bs.raise(i, j.limit, j.horizon+1)
@@ -578,7 +578,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
 	}
 	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
-	c.job = bfJob{r: r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
+	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
 	visit := func(i int32) {
 		c.earliest[i], c.epoch[i], c.exact[i] = never, c.curEpoch, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {

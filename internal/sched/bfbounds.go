@@ -109,8 +109,10 @@ func (bs *boundSet) raise(i int32, limit, t int64) {
 }
 
 // bfJob is what refine needs of the job being reserved.
+// r is a copy: keeping the caller's pointer would move every job's
+// request to the heap, backfill or not.
 type bfJob struct {
-	r                   *request
+	r                   request
 	unit                int
 	limit, now, horizon int64
 	bs                  *boundSet
