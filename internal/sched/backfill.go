@@ -579,6 +579,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	}
 	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
 	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
+	capT := int64(-1) // the cap once enough nodes are found
 	visit := func(i int32) {
 		c.earliest[i], c.epoch[i], c.exact[i] = never, c.curEpoch, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {
@@ -615,6 +616,9 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 			bestTasks -= best[0].tasks
 			best = heapPop(best)
 		}
+		if enough(bestTasks, len(best)) {
+			capT = min(horizon, best[0].t)
+		}
 	}
 	// The nodes with the least bounds first (a few scans of the bounds):
 	// found early, they make the cap tight for every other node.
@@ -631,9 +635,16 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		visit(bi)
 	}
 	for _, i := range cands {
-		if c.epoch[i] != c.curEpoch {
-			visit(i)
+		if c.epoch[i] == c.curEpoch {
+			continue
 		}
+		if capT >= 0 && capT < horizon && lb[i] > capT && c.cpu[i] >= 0 && len(exc) == 0 {
+			// visit's answer for a node its bound rules out, without
+			// the call: most nodes, in a deep queue.
+			c.earliest[i], c.epoch[i], c.exact[i] = lb[i], c.curEpoch, 0
+			continue
+		}
+		visit(i)
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
 	tasks, nodes := 0, 0
