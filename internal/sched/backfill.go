@@ -53,6 +53,10 @@ type profile struct {
 	spareD    []delta
 }
 
+// settleInsert is the most additions settle inserts one by one rather
+// than merging.
+const settleInsert = 32
+
 type delta struct {
 	t   int64
 	cpu int64
@@ -69,6 +73,28 @@ func (p *profile) addDelta(t, cpu int64) {
 // keeping one entry per instant (a deep queue books thousands of
 // reservations on a few instants).
 func (p *profile) settle() {
+	// A few additions (one reservation, a few backfilled starts: the
+	// usual case in a deep queue) go in by binary search and a move of
+	// the tail, which costs less than a merge step per entry.
+	if n := len(p.newTimes); n > 0 && n <= settleInsert {
+		for _, t := range p.newTimes {
+			if k, found := slices.BinarySearch(p.times, t); !found {
+				p.times = slices.Insert(p.times, k, t)
+			}
+		}
+		p.newTimes = p.newTimes[:0]
+	}
+	if n := len(p.newDeltas); n > 0 && n <= settleInsert {
+		for _, d := range p.newDeltas {
+			k, found := slices.BinarySearchFunc(p.deltas, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
+			if found {
+				p.deltas[k].cpu += d.cpu
+			} else {
+				p.deltas = slices.Insert(p.deltas, k, d)
+			}
+		}
+		p.newDeltas = p.newDeltas[:0]
+	}
 	if len(p.newTimes) > 0 {
 		slices.Sort(p.newTimes)
 		out := p.spareT[:0]
@@ -177,8 +203,40 @@ func (p *profile) addRelease(i int32, r release) {
 //
 // Only nodes earliestBound looked at for the current job (epoch) carry an
 // entry; the others cannot hold the job's GPUs at all.
+//
+// An entry that is only a bound (the search stopped at its cap, or an
+// earlier job's bound ruled the node out) is made exact the first time a
+// window reaches it: the reservation search retries later instants when
+// the nodes that fit one by one do not fit together (packed and
+// multi-node jobs), and every retry would otherwise ask window about
+// every node past the cap.
 func (c *cluster) skipped(i int32) bool {
-	return c.masked && (c.epoch[i] != c.curEpoch || c.earliest[i] > c.winA)
+	if !c.masked {
+		return false
+	}
+	if c.epoch[i] != c.curEpoch {
+		return true
+	}
+	if c.earliest[i] <= c.winA && c.exact[i] != c.curEpoch {
+		c.refine(i)
+	}
+	return c.earliest[i] > c.winA
+}
+
+// refine replaces node i's mask entry, a lower bound, with its earliest
+// start for the job being reserved (c.job), and records it as a bound
+// for later jobs of the shape.
+func (c *cluster) refine(i int32) {
+	j := &c.job
+	c.exact[i] = c.curEpoch
+	t := c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
+	if t >= never {
+		c.earliest[i] = never
+		j.bs.raise(i, j.limit, j.horizon+1)
+		return
+	}
+	c.earliest[i] = t
+	j.bs.raise(i, j.limit, t)
 }
 
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
@@ -419,7 +477,10 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	bf.settle()
 	free, d := s.c.free-s.excFree, 0 // cluster-wide free CPUs at t: an upper bound
-	for k := 0; k < len(bf.times); k++ {
+	// Instants more than a resolution before the bound round to a start
+	// before it: begin after them.
+	k0, _ := slices.BinarySearch(bf.times, earliest-res)
+	for k := k0; k < len(bf.times); k++ {
 		t := bf.times[k]
 		if t <= s.now {
 			continue
@@ -500,6 +561,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	if c.earliest == nil {
 		c.earliest = make([]int64, len(c.nodes))
 		c.epoch = make([]uint32, len(c.nodes))
+		c.exact = make([]uint32, len(c.nodes))
 	}
 	c.curEpoch++
 	cands := ps.order
@@ -523,24 +585,37 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	enough := func(tasks, nodes int) bool {
 		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
 	}
-	for _, i := range cands {
-		c.earliest[i], c.epoch[i] = never, c.curEpoch
+	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
+	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
+	capT := int64(-1) // the cap once enough nodes are found
+	visit := func(i int32) {
+		c.earliest[i], c.epoch[i], c.exact[i] = never, c.curEpoch, c.curEpoch
 		if c.cpu[i] < 0 || inSorted(exc, i) {
-			continue
+			return
 		}
 		n := c.nodes[i]
 		limitT := horizon
 		if enough(bestTasks, len(best)) {
 			limitT = min(horizon, best[0].t)
 		}
-		t := c.nodeEarliest(i, r, unit, limit, now, limitT)
+		if lb[i] > limitT {
+			// An earlier search already ruled out every instant up to
+			// the cap (bfbounds.go).
+			if limitT < horizon {
+				c.earliest[i], c.exact[i] = lb[i], 0
+			}
+			return
+		}
+		t := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
 		if t >= never {
 			if limitT < horizon {
-				c.earliest[i] = limitT + 1
+				c.earliest[i], c.exact[i] = limitT+1, 0
 			}
-			continue
+			bs.raise(i, limit, limitT+1)
+			return
 		}
 		c.earliest[i] = t
+		bs.raise(i, limit, t)
 		a := avail{t, max(1, n.CPUs/r.cpt)}
 		found = append(found, a)
 		best = heapPush(best, a)
@@ -549,6 +624,35 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 			bestTasks -= best[0].tasks
 			best = heapPop(best)
 		}
+		if enough(bestTasks, len(best)) {
+			capT = min(horizon, best[0].t)
+		}
+	}
+	// The nodes with the least bounds first (a few scans of the bounds):
+	// found early, they make the cap tight for every other node.
+	for seeds := 0; seeds < 8 && !enough(bestTasks, len(best)); seeds++ {
+		bi, bv := int32(-1), never
+		for _, i := range cands {
+			if lb[i] < bv && c.epoch[i] != c.curEpoch && c.cpu[i] >= 0 {
+				bi, bv = i, lb[i]
+			}
+		}
+		if bi < 0 {
+			break
+		}
+		visit(bi)
+	}
+	for _, i := range cands {
+		if c.epoch[i] == c.curEpoch {
+			continue
+		}
+		if capT >= 0 && capT < horizon && lb[i] > capT && c.cpu[i] >= 0 && len(exc) == 0 {
+			// visit's answer for a node its bound rules out, without
+			// the call: most nodes, in a deep queue.
+			c.earliest[i], c.epoch[i], c.exact[i] = lb[i], c.curEpoch, 0
+			continue
+		}
+		visit(i)
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
 	tasks, nodes := 0, 0
@@ -572,7 +676,10 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 // peak over the window is a sliding maximum over the node's reservation
 // step function (both ends of the window only move forward), so a node
 // holding k reservations costs O(k log k), not k windows of O(k) each.
-func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon int64) int64 {
+//
+// from is a known lower bound on the answer: earlier candidates are not
+// looked at.
+func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon, from int64) int64 {
 	if c.cpu[i] < 0 {
 		return never
 	}
@@ -604,7 +711,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 			baseCPU += int(rel[k].cpu)
 			baseMem += rel[k].mem
 		}
-		if baseCPU < needCPU {
+		if baseCPU < needCPU || t < from {
 			continue // short even before reservations count
 		}
 		if t < blockUntil && baseCPU == blockBase {

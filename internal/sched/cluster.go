@@ -38,8 +38,11 @@ type cluster struct {
 	// nodes that lack the features (nil entry: the expression is invalid).
 	featExc  map[string][]int32
 	gpuLists map[gpuKey][]int32
-	tbuf     []int64 // scratch for nodeEarliest
-	abuf     []avail // scratch for earliestBound
+	bounds   map[boundKey]*boundSet // bfbounds.go
+	exact    []uint32               // earliest[i] is exact (not a bound) when exact[i] == curEpoch
+	job      bfJob                  // the job earliestBound masked for
+	tbuf     []int64                // scratch for nodeEarliest
+	abuf     []avail                // scratch for earliestBound
 	hbuf     []avail
 	ebuf     []resEvent
 }
@@ -238,8 +241,12 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 	}
 	// Empty views are evaluated once per job shape (memoised), so a plain
 	// scan is cheap enough and keeps the tree for the hot path only.
+	masked := v == viewWindow && c.masked
 	for pos := from; pos < len(ps.order); pos++ {
 		i := ps.order[pos]
+		if masked && (c.epoch[i] != c.curEpoch || c.earliest[i] > c.winA) {
+			continue // skipped, without the calls (most nodes, in a deep queue)
+		}
 		cpu, mem := c.freeOn(v, i)
 		if cpu >= minCPU && mem >= minMem && (minIdle == 0 || cpu >= c.nodes[i].CPUs) {
 			return pos

@@ -111,7 +111,7 @@ func TestNodeEarliest(t *testing.T) {
 		if want > now+1 && want < never {
 			mid++
 		}
-		if got := c.nodeEarliest(0, &r, 1, limit, now, horizon); got != want {
+		if got := c.nodeEarliest(0, &r, 1, limit, now, horizon, 0); got != want {
 			t.Fatalf("round %d: nodeEarliest = %d, want %d (rel %+v res %+v)", round, got, want, c.bf.rel[0], c.bf.res[0])
 		}
 	}
