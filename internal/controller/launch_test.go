@@ -2,16 +2,13 @@ package controller
 
 import (
 	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/nodemsg"
-	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/state"
 )
 
@@ -77,32 +74,9 @@ func launchFixture(t *testing.T) (*Controller, *state.Store, *hooked, uint32) {
 	t.Helper()
 	st := state.New(1)
 	h := &hooked{direct: &direct{f: fsm.New(st, nil)}}
-	c := New(slog.New(slog.NewTextHandler(io.Discard, nil)), st, h, clock.Real{})
-	settings := &service.Settings{
-		ClusterName: "c", MaxArraySize: 1001, FirstJobID: 1, KillWait: 30, SlurmdTimeout: 300, MinJobAge: 300,
-		Nodes: []*model.Node{{Name: "n1", CPUs: 2, Memory: 1000}},
-		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1"}, Default: true, MaxTime: model.Unlimited,
-			DefaultTime: model.Unset, MaxNodes: model.Unlimited}},
-	}
-	svc := service.New(nil, st, h, clock.Real{}, c, settings)
-	if err := svc.InstallConfig(settings); err != nil {
-		t.Fatal(err)
-	}
-	c.SetService(svc)
-	now := time.Now().Unix()
-	if _, err := h.Apply(fsm.TypeNodeRegister, &fsm.NodeRegister{Node: "n1", CPUs: 2, Memory: 1000, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	spec := &model.JobSpec{Name: "j", Script: "#!/bin/sh\n", TimeLimit: model.Unset, MinNodes: model.Unset,
-		NTasks: model.Unset, CPUsPerTask: model.Unset, MemPerNode: model.Unset}
-	if _, err := h.Apply(fsm.TypeSubmit, &fsm.Submit{Spec: spec, Partition: "p", User: "u", Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := h.Apply(fsm.TypeSchedule, &fsm.Schedule{Now: now, Starts: []fsm.StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 2}}}}}); err != nil {
-		t.Fatal(err)
-	}
+	c, run := oneJobFixture(t, st, h, 2)
 	c.agents["n1"] = &agentConn{node: "n1", out: make(chan nodemsg.ToNode, 1024), done: make(chan struct{})}
-	return c, st, h, st.Snapshot().Job(1).Run()
+	return c, st, h, run
 }
 
 // newStep commits a one-task step of job 1 on n1 and launches it, as the

@@ -2,16 +2,13 @@ package controller
 
 import (
 	"io"
-	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/nodemsg"
-	"github.com/drover-hpc/drover/internal/service"
 	"github.com/drover-hpc/drover/internal/state"
 )
 
@@ -58,32 +55,7 @@ func (s *ackScript) Recv() (nodemsg.FromNode, error) {
 // so at registration.
 func TestReportsAcked(t *testing.T) {
 	st := state.New(1)
-	d := &direct{f: fsm.New(st, nil)}
-	c := New(slog.New(slog.NewTextHandler(io.Discard, nil)), st, d, clock.Real{})
-	settings := &service.Settings{
-		ClusterName: "c", MaxArraySize: 1001, FirstJobID: 1, KillWait: 30, SlurmdTimeout: 300, MinJobAge: 300,
-		Nodes: []*model.Node{{Name: "n1", CPUs: 2, Memory: 1000}},
-		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1"}, Default: true, MaxTime: model.Unlimited,
-			DefaultTime: model.Unset, MaxNodes: model.Unlimited}},
-	}
-	svc := service.New(nil, st, d, clock.Real{}, c, settings)
-	if err := svc.InstallConfig(settings); err != nil {
-		t.Fatal(err)
-	}
-	c.SetService(svc)
-	now := time.Now().Unix()
-	if _, err := d.Apply(fsm.TypeNodeRegister, &fsm.NodeRegister{Node: "n1", CPUs: 2, Memory: 1000, Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	spec := &model.JobSpec{Name: "j", Script: "#!/bin/sh\n", TimeLimit: model.Unset, MinNodes: model.Unset,
-		NTasks: model.Unset, CPUsPerTask: model.Unset, MemPerNode: model.Unset}
-	if _, err := d.Apply(fsm.TypeSubmit, &fsm.Submit{Spec: spec, Partition: "p", User: "u", Now: now}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := d.Apply(fsm.TypeSchedule, &fsm.Schedule{Now: now, Starts: []fsm.StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1}}}}}); err != nil {
-		t.Fatal(err)
-	}
-	run := st.Snapshot().Job(1).Run()
+	c, run := oneJobFixture(t, st, &direct{f: fsm.New(st, nil)}, 1)
 	s := &ackScript{want: 2, acks: make(chan struct{}, 8), in: []nodemsg.FromNode{
 		&nodemsg.Register{Node: "n1", CPUs: 2, Memory: 1000, Running: []model.JobID{1}},
 		&nodemsg.JobStarted{Job: 1, Run: run},
