@@ -38,10 +38,12 @@ type stepRun struct {
 	closed   bool        // the tasks are over: no more clients
 	limit    *time.Timer // the step's own --time (stepTimeLimitHook)
 	ending   bool
-	endAs    model.JobState // CANCELLED, TIMEOUT when ended on request
-	tty      *ptyTask
-	launch   *pb.LaunchStep // kept with supervised tasks for a later agent
-	usage    *sampler       // the step's cgroup, followed while it runs
+	// sendDeadline bounds writes to clients once the step ends (boundSends).
+	sendDeadline time.Time
+	endAs        model.JobState // CANCELLED, TIMEOUT when ended on request
+	tty          *ptyTask
+	launch       *pb.LaunchStep // kept with supervised tasks for a later agent
+	usage        *sampler       // the step's cgroup, followed while it runs
 }
 
 func (a *Agent) launchStep(l *pb.LaunchStep) {
@@ -343,6 +345,7 @@ func (s *stepRun) terminate(killWait time.Duration, endAs model.JobState) {
 		procs = append(procs, p)
 	}
 	s.mu.Unlock()
+	s.boundSends()
 	if endAs != 0 && len(s.local.Tasks) > 0 {
 		why := ""
 		if endAs == model.JobTimeout {
