@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"regexp"
 	"sort"
 	"strings"
@@ -243,4 +244,66 @@ func TestSrunCtrlC(t *testing.T) {
 	if !strings.Contains(out.String(), "got-int-0") || !strings.Contains(out.String(), "got-int-1") {
 		t.Errorf("tasks did not get SIGINT: %q", out.String())
 	}
+}
+
+// TestSrunCtrlCPastUnreadStdin: a task that never reads its stdin while
+// srun is fed without end fills the node's stdin queue, and the I/O stream
+// stops; two Ctrl-C still reach the task, since srun forwards signals
+// through the controller, not behind the stdin in the stream.
+func TestSrunCtrlCPastUnreadStdin(t *testing.T) {
+	c := startUp(t, 1)
+	srun := exec.Command(filepath.Join(binDir, "srun"), "-n1", "bash", "-c",
+		`trap "echo got-int; exit 9" INT; echo ready; while :; do sleep 0.1; done`)
+	srun.Dir, srun.Env = c.dir, c.env()
+	var out, errOut syncBuffer
+	srun.Stdout, srun.Stderr = &out, &errOut
+	srun.Stdin = zeros{}
+	if err := srun.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srun.Process.Kill()
+	c.waitFor("the task ready", 30*time.Second, func() bool { return strings.Contains(out.String(), "ready") })
+	// srun's stdin pump blocks once the node's queue for the task (256 KiB)
+	// and the sockets are full.
+	c.waitFor("srun to block on the stream", 30*time.Second, func() bool { return blockedOnSocket(srun.Process.Pid) })
+	_ = srun.Process.Signal(syscall.SIGINT)
+	time.Sleep(100 * time.Millisecond) // the second Ctrl-C within a second forwards SIGINT
+	_ = srun.Process.Signal(syscall.SIGINT)
+	done := make(chan error, 1)
+	go func() { done <- srun.Wait() }()
+	select {
+	case err := <-done:
+		if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 9 || !strings.Contains(out.String(), "got-int") {
+			t.Errorf("srun after two Ctrl-C: %v\n%s\n%s", err, out.String(), errOut.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("SIGINT did not reach the task within 30 s: %q %q", out.String(), errOut.String())
+	}
+}
+
+// zeros is an endless stdin.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// blockedOnSocket reports whether process pid has a TCP connection whose
+// send queue holds more than 64 KiB: the peer stopped reading.
+func blockedOnSocket(pid int) bool {
+	out, err := exec.Command("ss", "-tnpH").Output()
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || !strings.Contains(line, "pid="+strconv.Itoa(pid)+",") {
+			continue
+		}
+		if q, _ := strconv.Atoi(f[2]); q > 64<<10 {
+			return true
+		}
+	}
+	return false
 }
