@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -89,6 +90,16 @@ type Agent struct {
 
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, o Options) error {
+	if path := os.Getenv("DROVER_AGENT_CPUPROFILE"); path != "" {
+		// For performance work (as DROVER_CTLD_CPUPROFILE for the
+		// controller): a CPU profile of the whole run, written when the
+		// agent stops. Several agents of one `drover up` get one file each.
+		if f, err := os.Create(path + "." + strconv.Itoa(os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	name := o.Name
 	if name == "" {
 		h, _ := os.Hostname()
@@ -411,7 +422,7 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		a.mu.Unlock()
 		if !again {
 			// The end is committed: the supervisor's record has served.
-			_ = os.RemoveAll(a.superDir(x.EndAck.JobId))
+			removeSuperDir(a.superDir(x.EndAck.JobId))
 		}
 	}
 }
