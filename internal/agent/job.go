@@ -304,7 +304,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		end.State, end.Reason = uint32(model.JobTimeout), model.ReasonTimeLimit
 		end.ExitCode, end.Signal = 0, int32(syscall.SIGTERM)
 	}
-	_ = os.RemoveAll(j.dir)
+	removeJobDir(j.dir)
 	a.mu.Lock()
 	if a.jobs[j.id] == j {
 		delete(a.jobs, j.id)
@@ -316,7 +316,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	if stopping {
 		// Killed with the agent (KillJobsOnExit): nothing for the next
 		// agent to take back.
-		_ = os.RemoveAll(a.superDir(j.id))
+		removeSuperDir(a.superDir(j.id))
 	}
 	if !stopping {
 		a.ends[j.id] = end
