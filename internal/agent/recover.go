@@ -72,11 +72,11 @@ func newSuperDir(dir string) error {
 	return err
 }
 
-// removeSuperDir removes a job's supervisor directory: the files the agent
-// and the supervisor write there one by one, then the directory (a
+// removeSuperDir removes a job's (or a step task's) supervisor directory:
+// the files the agent and the supervisor write there one by one, then the directory (a
 // listing only when something else is left).
 func removeSuperDir(dir string) {
-	for _, f := range []string{"job.pb", "meta.json", "pgid", "result.json"} {
+	for _, f := range []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json"} {
 		_ = syscall.Unlink(filepath.Join(dir, f))
 	}
 	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
