@@ -259,6 +259,11 @@ func (a *Agent) finish(j *job, res executor.Result) {
 			end.Usage = wire.UsageToPB(u)
 		}
 		ooms = batch.ooms()
+		if batch.g != nil {
+			// The leaf first: the job's group then goes with one rmdir
+			// per hierarchy instead of being listed to find it.
+			_ = batch.g.Delete()
+		}
 	} else if cg != nil && j.model.Spec != nil && j.model.Spec.Interactive {
 		if st, err := cg.Stats(); err == nil {
 			ooms = st.OOMKills
