@@ -79,6 +79,10 @@ type Agent struct {
 	pending  map[reportKey]*pendingReport
 	stopping bool // jobs killed from now on are not ends to report
 	outbox   chan *pb.AgentMessage
+	// trash and trashSeq: finished jobs' directories, renamed, waiting
+	// for removal (discard.go); nil: removed in place.
+	trash    chan discarded
+	trashSeq atomic.Uint64
 	killAll  bool // KillJobsOnExit
 	sup      *executor.Supervisor
 	iso      *isolation
@@ -146,6 +150,8 @@ func Run(ctx context.Context, o Options) error {
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{}, pending: map[reportKey]*pendingReport{},
 		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
 	}
+	sweepTrash(spool, filepath.Join(spool, "super"))
+	a.startTrash()
 	a.setKillWait(cfg.KillWait)
 	a.setCluster(cfg.ClusterName)
 	if d := unkillableTimeout(cfg); d > 0 {
@@ -422,7 +428,7 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		a.mu.Unlock()
 		if !again {
 			// The end is committed: the supervisor's record has served.
-			removeSuperDir(a.superDir(x.EndAck.JobId))
+			a.discard(a.superDir(x.EndAck.JobId), removeSuperDir)
 		}
 	}
 }

@@ -309,7 +309,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		end.State, end.Reason = uint32(model.JobTimeout), model.ReasonTimeLimit
 		end.ExitCode, end.Signal = 0, int32(syscall.SIGTERM)
 	}
-	removeJobDir(j.dir)
+	a.discard(j.dir, removeJobDir)
 	a.mu.Lock()
 	if a.jobs[j.id] == j {
 		delete(a.jobs, j.id)

@@ -127,7 +127,7 @@ func (s *stepRun) done(code, sig int32, state model.JobState) {
 	s.j.mu.Unlock()
 	s.a.reportStep(s, code, sig, state)
 	for _, rank := range s.local.Tasks {
-		removeSuperDir(s.a.taskDir(s.j.id, s.st.ID, rank))
+		s.a.discard(s.a.taskDir(s.j.id, s.st.ID, rank), removeSuperDir)
 	}
 	s.j.stepWG.Done()
 }
