@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -130,7 +129,7 @@ func (s *stepRun) done(code, sig int32, state model.JobState) {
 	s.j.mu.Unlock()
 	s.a.reportStep(s, code, sig, state)
 	for _, rank := range s.local.Tasks {
-		_ = os.RemoveAll(s.a.taskDir(s.j.id, s.st.ID, rank))
+		s.a.discard(s.a.taskDir(s.j.id, s.st.ID, rank), removeSuperDir)
 	}
 	s.j.stepWG.Done()
 }
