@@ -48,8 +48,9 @@ type cluster struct {
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
 	// use, -1 none (resvplan.go).
-	resvBlk [][]resvBlock
-	resvUse int32
+	resvBlk    [][]resvBlock
+	resvUse    int32
+	resvShadow []bool // per reservation: the job may use its nodes all the same
 }
 
 type membership struct {

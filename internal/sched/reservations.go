@@ -23,7 +23,7 @@ import (
 // the nodes it is denied).
 func (s *scheduler) resvExclude(j *model.Job, ps *partState, r *request, req, exc []int32) (out []int32, wait string, place *partState) {
 	s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0
-	s.bfPS, s.bfExc, s.bfUntil, s.resvWait, s.c.resvUse = nil, nil, never, "", -1
+	s.bfPS, s.bfExc, s.bfUntil, s.resvWait, s.c.resvUse, s.c.resvShadow = nil, nil, never, "", -1, nil
 	own := ""
 	if j.Spec != nil {
 		own = j.Spec.Reservation
@@ -33,6 +33,7 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, r *request, req, ex
 	}
 	if id, ok := s.resvID[own]; ok && own != "" {
 		s.c.resvUse, r.resv = id, id+1 // the blocks it may use; bounds per reservation (resvplan.go)
+		s.c.resvShadow = s.shadowed(id)
 	}
 	v := s.resv.For(own, endOf(s.now, jobLimit(j, ps.p)))
 	if v.Wait != "" {

@@ -106,11 +106,33 @@ func (s *scheduler) initResvBlocks() {
 // holds node i during [a, b).
 func (c *cluster) resvBlocked(i int32, a, b int64) bool {
 	for _, k := range c.resvBlk[i] {
-		if k.from < b && a < k.to && k.members == (k.resv == c.resvUse) {
+		if k.from < b && a < k.to && k.members == (k.resv == c.resvUse) &&
+			(k.members || c.resvShadow == nil || !c.resvShadow[k.resv]) {
 			return true
 		}
 	}
 	return false
+}
+
+// shadowed is, per reservation index, whether a job of reservation own
+// may use its nodes anyway (model.Reservation.Shadows); nil for none.
+func (s *scheduler) shadowed(own int32) []bool {
+	if own < 0 {
+		return nil
+	}
+	if v, ok := s.resvShadow[own]; ok {
+		return v
+	}
+	mine := s.in.Reservations[own]
+	v := make([]bool, len(s.in.Reservations))
+	for k, r := range s.in.Reservations {
+		v[k] = r != nil && int32(k) != own && mine.Shadows(r)
+	}
+	if s.resvShadow == nil {
+		s.resvShadow = map[int32][]bool{}
+	}
+	s.resvShadow[own] = v
+	return v
 }
 
 // resvSearch is where considerBackfill looks for a later start: the

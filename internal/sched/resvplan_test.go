@@ -243,7 +243,9 @@ func TestBackfillPlanProperty(t *testing.T) {
 			r := &model.Reservation{Name: fmt.Sprintf("r%d", k), Nodes: []string{"n1"}, Users: []string{"user"}}
 			r.Start = now + int64(rng.Intn(40000)) - 10000
 			r.End = r.Start + 1 + int64(rng.Intn(20000))
-			switch rng.Intn(5) {
+			switch rng.Intn(6) {
+			case 5:
+				r.Flags |= model.ResvOverlap
 			case 0:
 				r.Flags |= model.ResvDaily
 			case 1:
@@ -268,7 +270,16 @@ func TestBackfillPlanProperty(t *testing.T) {
 			planned++
 			j := c.Jobs[id]
 			end := st + j.TimeLimit
+			var mine *model.Reservation
 			for _, r := range rs {
+				if r.Name == j.Spec.Reservation {
+					mine = r
+				}
+			}
+			for _, r := range rs {
+				if mine != nil && r != mine && mine.Shadows(r) {
+					continue // a MAINT (OVERLAP) reservation's job may use the others' (non-MAINT) nodes
+				}
 				own := r.Name == j.Spec.Reservation
 				if own {
 					if r.Flags&model.ResvFlex == 0 && (st < r.Start || st >= r.End) {

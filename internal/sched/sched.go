@@ -166,11 +166,12 @@ type scheduler struct {
 	// The backfill search's partition, exclusions and last start for the
 	// job being considered (resvplan.go), nil when they are placement's;
 	// resvWait, when set, is its pending reason whatever placement says.
-	resvID   map[string]int32 // reservation name → index in Input.Reservations
-	bfPS     *partState
-	bfExc    []int32
-	bfUntil  int64
-	resvWait string
+	resvID     map[string]int32 // reservation name → index in Input.Reservations
+	resvShadow map[int32][]bool // per reservation, the others its jobs may ignore
+	bfPS       *partState
+	bfExc      []int32
+	bfUntil    int64
+	resvWait   string
 }
 
 type nameUser struct {
