@@ -243,7 +243,7 @@ func (c *cluster) refine(i int32) {
 // new work. With wantGPU, used is the node's GPUs taken at some point of
 // the window (building it allocates, so CPU-only questions skip it).
 func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64, used model.Bitmap) {
-	if c.cpu[i] < 0 {
+	if c.cpu[i] < 0 || (c.resvBlk != nil && c.resvBlocked(i, a, b)) {
 		return -1, 0, nil
 	}
 	cpu, mem = int(c.cpu[i]), c.mem[i]
@@ -417,7 +417,7 @@ func (s *scheduler) initBackfill() {
 // bf_window allow), which lower-ordered jobs must then respect.
 func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, req, exc []int32) {
 	limit := jobLimit(j, ps.p)
-	end := endOf(s.now, limit)
+	end := s.resvEnd(endOf(s.now, limit)) // a reservation's end ends its jobs (resvplan.go)
 	var picks []pick
 	liveFits := s.c.free-s.excFree >= r.minCPUs() && ps.free-s.excFreePart >= r.minCPUs()
 	if liveFits {
@@ -468,6 +468,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	if s.cfg.BfWindow > 0 {
 		horizon = s.now + s.cfg.BfWindow
 	}
+	ps, exc, horizon = s.resvSearch(ps, exc, horizon) // around reservations (resvplan.go)
 	res := max(1, s.cfg.BfResolution)
 	need := r.minCPUs()
 	earliest := s.c.earliestBound(ps, r, req, exc, limit, s.now, horizon)
@@ -718,6 +719,9 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 			continue
 		}
 		end := endOf(t, limit)
+		if c.resvBlk != nil && c.resvBlocked(i, t, end) {
+			continue // a reservation the job may not use holds the node (resvplan.go)
+		}
 		cpu, mem := baseCPU, baseMem
 		if len(res) > 0 {
 			for at+1 < len(st.at) && st.at[at+1] <= t {

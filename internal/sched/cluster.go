@@ -45,6 +45,12 @@ type cluster struct {
 	abuf     []avail                // scratch for earliestBound
 	hbuf     []avail
 	ebuf     []resEvent
+	// resvBlk: per node, the reservation windows the backfill search
+	// plans around; resvUse: the reservation the job being placed may
+	// use, -1 none (resvplan.go).
+	resvBlk    [][]resvBlock
+	resvUse    int32
+	resvShadow []bool // per reservation: the job may use its nodes all the same
 }
 
 type membership struct {
