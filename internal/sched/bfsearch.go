@@ -86,12 +86,12 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 			}
 			return
 		}
-		t := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
+		t, next := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
 		if t >= never {
 			if limitT < horizon {
-				c.earliest[i], c.exact[i] = limitT+1, 0
+				c.earliest[i], c.exact[i] = next, 0
 			}
-			bs.raise(i, limit, limitT+1)
+			bs.raise(i, limit, next)
 			return
 		}
 		c.earliest[i] = t
@@ -158,10 +158,17 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 // holding k reservations costs O(k log k), not k windows of O(k) each.
 //
 // from is a known lower bound on the answer: earlier candidates are not
-// looked at.
-func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon, from int64) int64 {
+// looked at. When no instant up to the horizon fits (the first result is
+// never), the second is still a lower bound: the first of the node's
+// instants past the horizon (never when none is left), since nothing
+// between two instants fits that did not fit at the first. Raising a
+// node's bound to it rather than to horizon+1 spares later searches the
+// instants this one refused: in a deep queue each job's cap is a little
+// later than the last one's, and every node refused up to it was searched
+// again.
+func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon, from int64) (int64, int64) {
 	if c.cpu[i] < 0 {
-		return never
+		return never, never
 	}
 	n := c.nodes[i]
 	p := c.bf
@@ -184,8 +191,11 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 				continue
 			}
 		}
-		if t > horizon || t >= never {
+		if t >= never {
 			break
+		}
+		if t > horizon {
+			return never, t
 		}
 		for ; k < len(rel) && rel[k].t <= t; k++ {
 			baseCPU += int(rel[k].cpu)
@@ -230,13 +240,13 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		}
 		if r.pack {
 			if r.capTasks(1, cpu, mem, gpu, n) > 0 {
-				return t
+				return t, t
 			}
 		} else if _, _, ok := r.fits(unit, cpu, mem, gpu, n); ok {
-			return t
+			return t, t
 		}
 	}
-	return never
+	return never, never
 }
 
 // A node whose own earliest instant (earliestBound) is after the
@@ -273,10 +283,10 @@ func (c *cluster) skipped(i int32) bool {
 func (c *cluster) refine(i int32) {
 	j := &c.job
 	c.exact[i] = c.curEpoch
-	t := c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
+	t, next := c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
 	if t >= never {
 		c.earliest[i] = never
-		j.bs.raise(i, j.limit, j.horizon+1)
+		j.bs.raise(i, j.limit, next)
 		return
 	}
 	c.earliest[i] = t
