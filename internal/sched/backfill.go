@@ -428,7 +428,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	need := r.minCPUs()
 	earliest := s.c.earliestBound(ps, r, req, exc, limit, s.now, horizon)
 	if earliest >= never {
-		s.c.masked = false
+		s.c.unmask()
 		return
 	}
 	bf.settle()
@@ -465,7 +465,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		s.c.winA, s.c.winB = t, tEnd
 		picks, ok := s.c.place(viewWindow, ps, r, req, exc)
 		if ok {
-			s.c.masked = false
+			s.c.unmask()
 			s.c.reserve(picks, r.gpuType, t, tEnd)
 			bf.count++
 			bf.perUser[j.UserID]++
@@ -484,7 +484,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			return
 		}
 	}
-	s.c.masked = false
+	s.c.unmask()
 }
 
 // placeAvoiding is first-fit on the live counts (the partition trees, so

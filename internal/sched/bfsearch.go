@@ -25,6 +25,12 @@ type avail struct {
 // enough nodes have come free. The time-ordered search starts there,
 // skipping the instants at which placing the job is bound to fail. never
 // means no set of nodes frees up within the horizon.
+//
+// Nodes are visited least bound first (bfbounds.go), and only while their
+// bound is below the cap: the latest start among found nodes that
+// together are enough for the job (a max-heap). A node that cannot fit by
+// then is not among those that decide the bound, so its search stops
+// there. It leaves the job's mask set (see skipped); unmask clears it.
 func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, limit, now, horizon int64) int64 {
 	if len(req) > 0 {
 		return now // named nodes: leave it to the exact search
@@ -40,63 +46,45 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	}
 	if c.earliest == nil {
 		c.earliest = make([]int64, len(c.nodes))
+		c.lbl = make([]int64, len(c.nodes))
 		c.epoch = make([]uint32, len(c.nodes))
 		c.exact = make([]uint32, len(c.nodes))
 	}
 	c.curEpoch++
-	cands := ps.order
-	if r.hasGPU() {
-		u := unit
-		if r.pack {
-			u = 1
+	bs, lv := c.boundsFor(newBoundKey(r, unit, ps), limit)
+	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, ps: ps, bs: bs, lv: lv}
+	level := bs.levels[lv]
+	// Excluded nodes are masked for this job only: their bounds hold for
+	// the shape, not for it.
+	for _, i := range exc {
+		if pos := c.posIn(i, ps); pos >= 0 {
+			c.touch(i, pos)
+			c.earliest[i], c.exact[i] = never, c.curEpoch
+			level.set(bs.size, pos, never)
 		}
-		cands = c.gpuNodes(ps, r.gpuType, r.gpusOn(u))
 	}
 	found := c.abuf[:0]
 	defer func() { c.abuf = found[:0] }()
-	// best is a max-heap (by time) of found nodes that together are
-	// enough for the job; its top is a cap: a node that cannot fit by
-	// then is not among those that decide the bound, so its search stops
-	// there (and its mask entry says "not before cap+1", still a lower
-	// bound). Small jobs then look at a few instants per node.
 	best := c.hbuf[:0]
 	defer func() { c.hbuf = best[:0] }()
 	bestTasks := 0
 	enough := func(tasks, nodes int) bool {
 		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
 	}
-	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
-	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
-	capT := int64(-1) // the cap once enough nodes are found
-	visit := func(i int32) {
-		c.earliest[i], c.epoch[i], c.exact[i] = never, c.curEpoch, c.curEpoch
-		if c.cpu[i] < 0 || inSorted(exc, i) {
-			return
+	// Visited leaves read never until the walk ends, so the least bound
+	// is always a node not yet visited (never: no node is left that could
+	// take the job).
+	visited := len(c.touched)
+	limitT := horizon
+	for level.t[1] <= limitT && level.t[1] < never {
+		pos := level.least(bs.size)
+		i := ps.order[pos]
+		t := c.visit(i, pos, limitT)
+		level.set(bs.size, pos, never)
+		if t > limitT {
+			continue
 		}
-		n := c.nodes[i]
-		limitT := horizon
-		if enough(bestTasks, len(best)) {
-			limitT = min(horizon, best[0].t)
-		}
-		if lb[i] > limitT {
-			// An earlier search already ruled out every instant up to
-			// the cap (bfbounds.go).
-			if limitT < horizon {
-				c.earliest[i], c.exact[i] = lb[i], 0
-			}
-			return
-		}
-		t, next := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
-		if t >= never {
-			if limitT < horizon {
-				c.earliest[i], c.exact[i] = next, 0
-			}
-			bs.raise(i, limit, next)
-			return
-		}
-		c.earliest[i] = t
-		bs.raise(i, limit, t)
-		a := avail{t, max(1, n.CPUs/r.cpt)}
+		a := avail{t, max(1, c.nodes[i].CPUs/r.cpt)}
 		found = append(found, a)
 		best = heapPush(best, a)
 		bestTasks += a.tasks
@@ -105,34 +93,11 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 			best = heapPop(best)
 		}
 		if enough(bestTasks, len(best)) {
-			capT = min(horizon, best[0].t)
+			limitT = min(horizon, best[0].t)
 		}
 	}
-	// The nodes with the least bounds first (a few scans of the bounds):
-	// found early, they make the cap tight for every other node.
-	for seeds := 0; seeds < 8 && !enough(bestTasks, len(best)); seeds++ {
-		bi, bv := int32(-1), never
-		for _, i := range cands {
-			if lb[i] < bv && c.epoch[i] != c.curEpoch && c.cpu[i] >= 0 {
-				bi, bv = i, lb[i]
-			}
-		}
-		if bi < 0 {
-			break
-		}
-		visit(bi)
-	}
-	for _, i := range cands {
-		if c.epoch[i] == c.curEpoch {
-			continue
-		}
-		if capT >= 0 && capT < horizon && lb[i] > capT && c.cpu[i] >= 0 && len(exc) == 0 {
-			// visit's answer for a node its bound rules out, without
-			// the call: most nodes, in a deep queue.
-			c.earliest[i], c.epoch[i], c.exact[i] = lb[i], c.curEpoch, 0
-			continue
-		}
-		visit(i)
+	for _, pos := range c.touched[visited:] {
+		level.set(bs.size, int(pos), c.earliest[ps.order[pos]])
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
 	tasks, nodes := 0, 0
@@ -144,6 +109,80 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 	}
 	return never
+}
+
+// visit searches node i (at position pos of the job's partition) up to
+// limitT: its earliest start at the level's limit, which the level keeps
+// (in lbl while the job masks it), then at the job's limit, which is the
+// node's mask entry and what the levels above keep. The mask entry is
+// exact when a start was found or the search ran to the horizon; else it
+// is a bound (the node's first instant past limitT). It returns the
+// node's start, or never.
+func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
+	j := &c.job
+	bs := j.bs
+	level := bs.levels[j.lv]
+	lb, from := level.at(bs.size, pos), int64(0)
+	if c.epoch[i] == c.curEpoch {
+		lb, from = c.lbl[i], c.earliest[i]
+	} else {
+		c.touch(i, pos)
+	}
+	t, next := never, never
+	if level.limit < j.limit {
+		// The level's own limit first: what it finds bounds every job
+		// reading the level, not only those of this limit.
+		t, next = c.nodeEarliest(i, &j.r, j.unit, level.limit, j.now, limitT, lb)
+		if t < never {
+			c.lbl[i] = max(lb, t)
+			t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(t, from))
+		} else {
+			c.lbl[i] = max(lb, next)
+		}
+	} else {
+		t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(lb, from))
+		c.lbl[i] = max(lb, min(t, next))
+	}
+	c.earliest[i], c.exact[i] = min(t, next), 0
+	if t < never || limitT >= j.horizon {
+		c.exact[i] = c.curEpoch
+	}
+	bs.raiseAbove(j.lv, pos, c.earliest[i])
+	return t
+}
+
+// touch makes node i (at position pos) part of the job's mask: its level
+// bound moves to lbl, where unmask finds it.
+func (c *cluster) touch(i int32, pos int) {
+	j := &c.job
+	c.lbl[i] = j.bs.levels[j.lv].at(j.bs.size, pos)
+	c.earliest[i] = c.lbl[i]
+	c.epoch[i], c.exact[i] = c.curEpoch, 0
+	c.touched = append(c.touched, int32(pos))
+}
+
+// unmask ends the job's mask: the level it read gets back its bounds.
+func (c *cluster) unmask() {
+	if !c.masked {
+		return
+	}
+	c.masked = false
+	j := &c.job
+	level := j.bs.levels[j.lv]
+	for _, pos := range c.touched {
+		level.set(j.bs.size, int(pos), c.lbl[j.ps.order[pos]])
+	}
+	c.touched = c.touched[:0]
+}
+
+// posIn is node i's position in ps's placement order, or -1.
+func (c *cluster) posIn(i int32, ps *partState) int {
+	for _, m := range c.member[i] {
+		if m.part == ps {
+			return int(m.pos)
+		}
+	}
+	return -1
 }
 
 // nodeEarliest is the first instant after now (within the horizon) at
@@ -255,8 +294,10 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 // reservation ends, so it would have offered as much at the last of those
 // before t. While masked, viewWindow skips such nodes without looking.
 //
-// Only nodes earliestBound looked at for the current job (epoch) carry an
-// entry; the others cannot hold the job's GPUs at all.
+// A node's mask entry is its leaf in the level the job reads (bfbounds.go),
+// so nextMasked finds the nodes it admits without stepping over the
+// others: for a node the job visited, its earliest start for the job (or
+// a bound on it); for the others, the level's bound.
 //
 // An entry that is only a bound (the search stopped at its cap, or an
 // earlier job's bound ruled the node out) is made exact the first time a
@@ -268,27 +309,44 @@ func (c *cluster) skipped(i int32) bool {
 	if !c.masked {
 		return false
 	}
+	j := &c.job
 	if c.epoch[i] != c.curEpoch {
-		return true
-	}
-	if c.earliest[i] <= c.winA && c.exact[i] != c.curEpoch {
-		c.refine(i)
+		pos := c.posIn(i, j.ps)
+		if pos < 0 || j.bs.levels[j.lv].at(j.bs.size, pos) > c.winA {
+			return true
+		}
+		c.refine(i, pos)
+	} else if c.earliest[i] <= c.winA && c.exact[i] != c.curEpoch {
+		c.refine(i, c.posIn(i, j.ps))
 	}
 	return c.earliest[i] > c.winA
 }
 
 // refine replaces node i's mask entry, a lower bound, with its earliest
-// start for the job being reserved (c.job), and records it as a bound
-// for later jobs of the shape.
-func (c *cluster) refine(i int32) {
+// start for the job being reserved (c.job), and records what it found as
+// bounds for later jobs of the shape.
+func (c *cluster) refine(i int32, pos int) {
 	j := &c.job
-	c.exact[i] = c.curEpoch
-	t, next := c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
-	if t >= never {
-		c.earliest[i] = never
-		j.bs.raise(i, j.limit, next)
-		return
+	c.visit(i, pos, j.horizon)
+	j.bs.levels[j.lv].set(j.bs.size, pos, c.earliest[i])
+}
+
+// nextMasked is next for viewWindow while a job's mask is set: the first
+// position at or after from, in the job's partition, whose mask admits a
+// start at winA and whose window meets the thresholds.
+func (c *cluster) nextMasked(ps *partState, from, minCPU, minIdle int, minMem int64) int {
+	j := &c.job
+	level := j.bs.levels[j.lv]
+	for {
+		pos := level.firstAtMost(j.bs.size, from, c.winA)
+		if pos < 0 || pos >= len(ps.order) {
+			return -1
+		}
+		i := ps.order[pos]
+		cpu, mem := c.freeOn(viewWindow, i)
+		if cpu >= minCPU && mem >= minMem && (minIdle == 0 || cpu >= c.nodes[i].CPUs) {
+			return pos
+		}
+		from = pos + 1
 	}
-	c.earliest[i] = t
-	j.bs.raise(i, j.limit, t)
 }

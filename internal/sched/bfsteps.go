@@ -18,39 +18,6 @@ type resEvent struct {
 	mem int64
 }
 
-// gpuNodes is the nodes of ps (in placement order) that have at least
-// need GPUs of type typ ("" = any) at all: a GPU job's earliest-start
-// search looks at no other node. Cached per pass.
-func (c *cluster) gpuNodes(ps *partState, typ string, need int) []int32 {
-	key := gpuKey{ps, typ, need}
-	if l, ok := c.gpuLists[key]; ok {
-		return l
-	}
-	var l []int32
-	for _, i := range ps.order {
-		have := 0
-		for _, g := range c.nodes[i].GPUs {
-			if typ == "" || g.Type == typ {
-				have++
-			}
-		}
-		if have >= need {
-			l = append(l, i)
-		}
-	}
-	if c.gpuLists == nil {
-		c.gpuLists = map[gpuKey][]int32{}
-	}
-	c.gpuLists[key] = l
-	return l
-}
-
-type gpuKey struct {
-	ps   *partState
-	typ  string
-	need int
-}
-
 // heapPush and heapPop keep a max-heap of avail by time.
 func heapPush(h []avail, a avail) []avail {
 	h = append(h, a)
