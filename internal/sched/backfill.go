@@ -32,8 +32,9 @@ type profile struct {
 	// from the live count on: +CPUs at releases and reservation ends,
 	// -CPUs at reservation starts, sorted by time. It bounds what any
 	// window can offer, so most candidate starts are refused without
-	// looking at a node.
+	// looking at a node. dsum holds its sums by blocks (bfsteps.go).
 	deltas []delta
+	dsum   []int64
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
@@ -89,8 +90,10 @@ func (p *profile) settle() {
 			k, found := slices.BinarySearchFunc(p.deltas, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
 			if found {
 				p.deltas[k].cpu += d.cpu
+				p.dsum[k/deltaBlock] += d.cpu
 			} else {
 				p.deltas = slices.Insert(p.deltas, k, d)
+				p.sumsAfterInsert(k)
 			}
 		}
 		p.newDeltas = p.newDeltas[:0]
@@ -130,6 +133,7 @@ func (p *profile) settle() {
 			}
 		}
 		p.spareD, p.deltas, p.newDeltas = p.deltas, out, p.newDeltas[:0]
+		p.buildSums()
 	}
 }
 
@@ -455,9 +459,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		for k+1 < len(bf.times) && bf.times[k+1] <= t {
 			k++
 		}
-		for ; d < len(bf.deltas) && bf.deltas[d].t <= t; d++ {
-			free += bf.deltas[d].cpu
-		}
+		free, d = bf.deltasUpTo(free, d, t)
 		if free < need {
 			continue
 		}

@@ -130,3 +130,43 @@ func TestNodeEarliest(t *testing.T) {
 		}
 	}
 }
+
+// TestDeltaSums checks the block sums of the profile's deltas through
+// settle's two ways in (one by one, and merged), against a plain sum.
+func TestDeltaSums(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	p := newProfile(1)
+	for round := range 300 {
+		for range []int{1, 3, 40}[rng.Intn(3)] {
+			p.addDelta(int64(rng.Intn(5*deltaBlock)), int64(rng.Intn(21)-10))
+		}
+		p.settle()
+		for b := range p.dsum {
+			var want int64
+			for _, d := range p.deltas[b*deltaBlock : min((b+1)*deltaBlock, len(p.deltas))] {
+				want += d.cpu
+			}
+			if p.dsum[b] != want {
+				t.Fatalf("round %d: block %d sums to %d, want %d", round, b, p.dsum[b], want)
+			}
+		}
+		if want := (len(p.deltas) + deltaBlock - 1) / deltaBlock; len(p.dsum) != want {
+			t.Fatalf("round %d: %d blocks for %d deltas", round, len(p.dsum), len(p.deltas))
+		}
+		at := int64(rng.Intn(6 * deltaBlock))
+		var want int64
+		for _, d := range p.deltas {
+			if d.t <= at {
+				want += d.cpu
+			}
+		}
+		got, _ := p.deltasUpTo(0, 0, at)
+		mid, d := p.deltasUpTo(0, 0, at/2)
+		if again, _ := p.deltasUpTo(mid, d, at); got != want || again != want {
+			t.Fatalf("round %d: deltas up to %d sum to %d (%d in two steps), want %d", round, at, got, again, want)
+		}
+	}
+	if len(p.deltas) < 3*deltaBlock {
+		t.Fatalf("only %d deltas: the blocks are not tested", len(p.deltas))
+	}
+}
