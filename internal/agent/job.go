@@ -200,13 +200,20 @@ func (a *Agent) reportStarted(j *job, pid int) {
 // timeLimit arms the job's time limit: TIMEOUT, and the kill sequence.
 func (a *Agent) timeLimit(j *job) {
 	mj := j.model
-	if mj.TimeLimit <= 0 {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	limit := mj.TimeLimit
+	if j.limitSet {
+		// scontrol update TimeLimit= reached the node before the job's
+		// launch armed its limit (the job is RUNNING from its allocation
+		// on): the new limit counts.
+		limit = j.limitSecs
+	}
+	if limit <= 0 {
 		return
 	}
 	// Time spent suspended before this agent took the job is not run time.
-	deadline := time.Unix(mj.StartTime+mj.TimeLimit+mj.SuspendedSecs, 0)
-	j.mu.Lock()
-	defer j.mu.Unlock()
+	deadline := time.Unix(mj.StartTime+limit+mj.SuspendedSecs, 0)
 	j.deadline = deadline
 	if !j.suspended {
 		j.limit = time.AfterFunc(time.Until(deadline), func() { a.timedOut(j) })
