@@ -304,3 +304,26 @@ func TestBackfillPlanProperty(t *testing.T) {
 		t.Fatalf("only %d planned starts over %d seeds: generator too easy", planned, seeds)
 	}
 }
+
+// A job that names the reserved node (-w) is planned there after the
+// window, waiting for maintenance meanwhile.
+func TestBackfillRequiredNodeAfterMaint(t *testing.T) {
+	c := schedtest.New()
+	c.AddNodes("n", 2, 4, 1000)
+	c.AddPartition("p")
+	const now = 10000
+	rs := []*model.Reservation{{Name: "maint", Start: now + 600, End: now + 1200, Flags: model.ResvMaint,
+		Nodes: []string{"n1"}, Users: []string{"root"}}}
+	pinned := submit(c, 1, func(s *model.JobSpec) { s.NTasks, s.TimeLimit, s.ReqNodes = 2, 3600, []string{"n1"} })
+	free := submit(c, 1, func(s *model.JobSpec) { s.NTasks, s.TimeLimit = 2, 3600 })
+	p := planResv(t, c, rs, now, bfCfg)
+	if r := p.Reasons[pinned.ID]; r != model.ReasonResvMaint {
+		t.Errorf("pinned job reason %q", r)
+	}
+	if st := p.StartTimes[pinned.ID]; st != now+1200 {
+		t.Errorf("pinned job planned at %d, want %d", st, now+1200)
+	}
+	if got := outcomes(p)[free.ID]; got != "start n2:2:0" {
+		t.Errorf("other job: %s", got)
+	}
+}
