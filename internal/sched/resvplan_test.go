@@ -327,3 +327,34 @@ func TestBackfillRequiredNodeAfterMaint(t *testing.T) {
 		t.Errorf("other job: %s", got)
 	}
 }
+
+// Preemption never frees a node for a job that a reservation keeps off
+// it: the guaranteed job pinned to the node in maintenance soon waits and
+// preempts nobody; without -w it preempts the besteffort job on the
+// other node.
+func TestBackfillReservedNodeNotPreempted(t *testing.T) {
+	c := newLab(t, 2, 4)
+	const now = 10000
+	for range 2 {
+		submit(c, 1, func(s *model.JobSpec) { s.Partition, s.CPUsPerTask, s.TimeLimit = "besteffort", 8, 36000 })
+		runAll(t, c, now-100, requeueBF)
+	}
+	rs := []*model.Reservation{{Name: "maint", Start: now + 600, End: now + 1200, Flags: model.ResvMaint,
+		Nodes: []string{"g1"}, Users: []string{"root"}}}
+	pinned := submit(c, 1, func(s *model.JobSpec) {
+		s.Partition, s.CPUsPerTask, s.TimeLimit, s.ReqNodes = "gpu", 8, 3600, []string{"g1"}
+	})
+	p := planResv(t, c, rs, now, requeueBF)
+	if len(p.Preempts) != 0 || p.Reasons[pinned.ID] != model.ReasonResvMaint {
+		t.Fatalf("preemptions %+v, reason %q: want none, maintenance", p.Preempts, p.Reasons[pinned.ID])
+	}
+	// The besteffort job on g1 holds it until its limit: no earlier.
+	if st := p.StartTimes[pinned.ID]; st != now-100+36000 {
+		t.Errorf("pinned job planned at %d, want %d", st, now-100+36000)
+	}
+	pinned.Spec.ReqNodes = nil
+	p = planResv(t, c, rs, now, requeueBF)
+	if len(p.Preempts) != 1 || len(p.Preempts[0].Victims) != 1 || c.Jobs[p.Preempts[0].Victims[0].Job].Alloc[0].Node != "g2" {
+		t.Fatalf("preemptions %+v: want the besteffort job on g2", p.Preempts)
+	}
+}
