@@ -358,3 +358,22 @@ func TestBackfillReservedNodeNotPreempted(t *testing.T) {
 		t.Fatalf("preemptions %+v: want the besteffort job on g2", p.Preempts)
 	}
 }
+
+// A job of a FLEX reservation that has not started yet starts now (Slurm's
+// FLEX lets it begin before the window), outside the reservation's nodes
+// when they are busy.
+func TestFlexJobStartsBeforeWindow(t *testing.T) {
+	c := schedtest.New()
+	c.AddNodes("n", 2, 4, 1000)
+	c.AddPartition("p")
+	const now = 10000
+	runFor(c, "n1", 4, "", now, 5000)
+	rs := []*model.Reservation{{Name: "flex", Start: now + 600, End: now + 1200, Flags: model.ResvFlex,
+		Nodes: []string{"n1"}, Users: []string{"user"}}}
+	j := submit(c, 1, func(s *model.JobSpec) { s.NTasks, s.TimeLimit, s.Reservation = 4, 3000, "flex" })
+	for _, cfg := range []sched.Config{{}, bfCfg} {
+		if got := outcomes(planResv(t, c, rs, now, cfg))[j.ID]; got != "start n2:4:0" {
+			t.Errorf("backfill=%v: FLEX job before its window: %s", cfg.Backfill, got)
+		}
+	}
+}
