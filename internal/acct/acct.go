@@ -116,6 +116,9 @@ type Step struct {
 	AveRSS     int64  `json:"ave_rss"`
 	UserCPU    int64  `json:"user_cpu"`
 	SystemCPU  int64  `json:"system_cpu"`
+	// Suspended: seconds the job was suspended while the step ran (left
+	// out of the step's Elapsed).
+	Suspended int64 `json:"suspended,omitempty"`
 }
 
 // JobSel selects one job id as sacct -j writes it: "123" (the job, or

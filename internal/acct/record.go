@@ -184,6 +184,7 @@ func stepRecord(s *model.Step) *Step {
 		NNodes:     int32(len(s.Layout)),
 		NTasks:     int32(s.NTasks),
 		NodeList:   hostlist.Compress(s.NodeNames()),
+		Suspended:  s.SuspendedSecs,
 	}
 	if !s.State.Final() {
 		r.End = 0

@@ -19,3 +19,16 @@ func TestFromModelSuspended(t *testing.T) {
 		t.Fatalf("Suspended %d, want 40", r.Suspended)
 	}
 }
+
+// An srun step's record carries the suspension it ran through.
+func TestFromModelStepSuspended(t *testing.T) {
+	j := job(model.JobCompleted, 0, 0)
+	j.StartTime, j.EndTime, j.SuspendedSecs = 100, 200, 30
+	j.Steps = []*model.Step{{ID: 0, Name: "sleep", State: model.JobCompleted, StartTime: 110, EndTime: 190, SuspendedSecs: 25}}
+	r := FromModel("c", j, "g")
+	for _, s := range r.Steps {
+		if s.StepID == 0 && s.Suspended != 25 {
+			t.Errorf("step 0 Suspended %d, want 25", s.Suspended)
+		}
+	}
+}

@@ -696,6 +696,26 @@ func unsuspend(j *model.Job, now int64) {
 		return
 	}
 	j.SuspendedSecs += max(0, now-j.SuspendTime)
+	// Each step that ran during the suspension owes it the overlap (Slurm
+	// adds the time to the steps still running when the job resumes).
+	var steps []*model.Step
+	for i, s := range j.Steps {
+		from, to := max(j.SuspendTime, s.StartTime), now
+		if s.State.Final() && s.EndTime > 0 {
+			to = min(to, s.EndTime)
+		}
+		if s.StartTime == 0 || to <= from {
+			continue
+		}
+		if steps == nil {
+			steps = append([]*model.Step(nil), j.Steps...)
+		}
+		steps[i] = s.Clone()
+		steps[i].SuspendedSecs += to - from
+	}
+	if steps != nil {
+		j.Steps = steps
+	}
 	j.Suspended, j.SchedSuspended, j.PreemptedFor = false, false, 0
 }
 

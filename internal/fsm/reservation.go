@@ -120,7 +120,7 @@ func applyResvEnded(txn *state.Txn, c *Reservation) any {
 // resvPermits is the plan check Apply makes for reservations, as
 // allocFits is for resources: a reservation committed after the plan was
 // made must not find a job of the plan started on its nodes. A job in a
-// reservation needs it active and (unless FLEX) its nodes; any job needs
+// reservation needs it active and its nodes (FLEX: neither); any job needs
 // its alloc free of other reservations over [now, now+limit).
 func resvPermits(snap *state.Snapshot, j *model.Job, alloc []model.NodeAlloc, now int64) bool {
 	own := ""
@@ -145,7 +145,7 @@ func resvPermits(snap *state.Snapshot, j *model.Job, alloc []model.NodeAlloc, no
 	var mine *model.Reservation
 	if own != "" {
 		mine = snap.Reservation(own)
-		if mine == nil || !mine.Active(now) {
+		if mine == nil || (!mine.Active(now) && mine.Flags&model.ResvFlex == 0) {
 			return false
 		}
 		for _, a := range alloc {

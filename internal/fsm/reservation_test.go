@@ -158,3 +158,20 @@ func TestScheduleMaintJobIgnoresOtherReservations(t *testing.T) {
 		t.Errorf("the MAINT reservation's job was kept off lab's node: started %v", res.Started)
 	}
 }
+
+// A FLEX reservation's job may start before the window opens.
+func TestScheduleFlexBeforeWindow(t *testing.T) {
+	h := newHarness(t)
+	flex := maintResv()
+	flex.Name, flex.Flags, flex.Start, flex.End = "flex", model.ResvFlex, 1000, 2000
+	h.apply(TypeReservation, &Reservation{Resv: flex, Create: true})
+	sp := spec()
+	sp.Reservation = "flex"
+	id := h.apply(TypeSubmit, &Submit{Spec: sp, Partition: "p", Now: 100}).(SubmitResult).JobID
+	res := h.apply(TypeSchedule, &Schedule{Now: 110, Starts: []StartEntry{
+		{Job: id, Alloc: []model.NodeAlloc{{Node: "n2", CPUs: 1, Mem: 100}}},
+	}}).(ScheduleResult)
+	if len(res.Started) != 1 {
+		t.Errorf("FLEX job refused before its window: started %v", res.Started)
+	}
+}

@@ -77,3 +77,36 @@ func TestSliceSwapsAndEndWhileSuspended(t *testing.T) {
 		t.Fatalf("node after the suspended job's end: cpus %d mem %d cores %q", n.AllocCPUs, n.AllocMem, n.AllocCores)
 	}
 }
+
+// A step running while its job is suspended owes the suspension to its
+// own accounting (sacct leaves it out of the step's Elapsed, as Slurm);
+// a step that ended before, or started after, owes nothing. Earlier
+// snapshots keep their steps as they were.
+func TestStepSuspendedTime(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{
+		{Node: "n1", CPUs: 2, CPUIDs: model.BitmapOf(0, 1)}}}}})
+	step := func(cpu int, now int64) {
+		h.apply(TypeCreateStep, &CreateStep{Job: 1, Spec: &model.StepSpec{Exact: true}, Now: now,
+			Layout: []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}, CPUIDs: model.BitmapOf(cpu)}}})
+	}
+	step(0, 3) // step 0: ends before the suspension
+	step(1, 4) // step 1: runs through it
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Run: 1, Now: 5})
+	h.apply(TypeControl, &Control{Jobs: []model.JobID{1}, Action: "suspend", Now: 10})
+	before := h.snap()
+	h.apply(TypeControl, &Control{Jobs: []model.JobID{1}, Action: "resume", Now: 17})
+	step(0, 20) // step 2: after it
+	j := h.snap().Job(1)
+	var got []int64
+	for _, s := range j.Steps {
+		got = append(got, s.SuspendedSecs)
+	}
+	if !slices.Equal(got, []int64{0, 7, 0}) {
+		t.Errorf("steps' suspended seconds %v, want [0 7 0]", got)
+	}
+	if s := before.Job(1).Steps[1]; s.SuspendedSecs != 0 {
+		t.Errorf("an earlier snapshot's step changed: %d", s.SuspendedSecs)
+	}
+}

@@ -122,6 +122,10 @@ type Step struct {
 	EndState  JobState   `json:"end_state,omitempty"`  // state to take when every node reported
 	TimeLimit int64      `json:"time_limit,omitempty"`
 	Usage     *Usage     `json:"usage,omitempty"` // merged over the nodes that reported
+	// SuspendedSecs: how long the job was suspended while the step ran
+	// (counted when a suspension ends); sacct leaves it out of the step's
+	// Elapsed, as Slurm does.
+	SuspendedSecs int64 `json:"suspended_secs,omitempty"`
 }
 
 // Finished reports whether every node of the step reported its end.

@@ -71,10 +71,21 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, r *request, req, ex
 	// a job that names a node a reservation denies it waits.
 	for _, i := range req {
 		if inSorted(out, i) {
+			reason := model.ReasonResources
 			if s.maint {
-				return exc, model.ReasonResvMaint, ps
+				reason = model.ReasonResvMaint
 			}
-			return exc, model.ReasonResources, ps
+			if s.c.resvBlk != nil {
+				// Backfill still plans it (the blocks say when the node
+				// is free of the reservation): no start now, and no
+				// preemption for a node no victim can free (a blocked
+				// partition reads Priority, which considerBackfill would
+				// mark it anyway); the reason stays this one.
+				s.excFree, s.excFreePart, s.resvWait = s.c.free, ps.free, reason
+				ps.blocked = true
+				return exc, "", ps
+			}
+			return exc, reason, ps
 		}
 	}
 	if v.Only != nil || s.cfg.Backfill {

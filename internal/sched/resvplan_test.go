@@ -304,3 +304,76 @@ func TestBackfillPlanProperty(t *testing.T) {
 		t.Fatalf("only %d planned starts over %d seeds: generator too easy", planned, seeds)
 	}
 }
+
+// A job that names the reserved node (-w) is planned there after the
+// window, waiting for maintenance meanwhile.
+func TestBackfillRequiredNodeAfterMaint(t *testing.T) {
+	c := schedtest.New()
+	c.AddNodes("n", 2, 4, 1000)
+	c.AddPartition("p")
+	const now = 10000
+	rs := []*model.Reservation{{Name: "maint", Start: now + 600, End: now + 1200, Flags: model.ResvMaint,
+		Nodes: []string{"n1"}, Users: []string{"root"}}}
+	pinned := submit(c, 1, func(s *model.JobSpec) { s.NTasks, s.TimeLimit, s.ReqNodes = 2, 3600, []string{"n1"} })
+	free := submit(c, 1, func(s *model.JobSpec) { s.NTasks, s.TimeLimit = 2, 3600 })
+	p := planResv(t, c, rs, now, bfCfg)
+	if r := p.Reasons[pinned.ID]; r != model.ReasonResvMaint {
+		t.Errorf("pinned job reason %q", r)
+	}
+	if st := p.StartTimes[pinned.ID]; st != now+1200 {
+		t.Errorf("pinned job planned at %d, want %d", st, now+1200)
+	}
+	if got := outcomes(p)[free.ID]; got != "start n2:2:0" {
+		t.Errorf("other job: %s", got)
+	}
+}
+
+// Preemption never frees a node for a job that a reservation keeps off
+// it: the guaranteed job pinned to the node in maintenance soon waits and
+// preempts nobody; without -w it preempts the besteffort job on the
+// other node.
+func TestBackfillReservedNodeNotPreempted(t *testing.T) {
+	c := newLab(t, 2, 4)
+	const now = 10000
+	for range 2 {
+		submit(c, 1, func(s *model.JobSpec) { s.Partition, s.CPUsPerTask, s.TimeLimit = "besteffort", 8, 36000 })
+		runAll(t, c, now-100, requeueBF)
+	}
+	rs := []*model.Reservation{{Name: "maint", Start: now + 600, End: now + 1200, Flags: model.ResvMaint,
+		Nodes: []string{"g1"}, Users: []string{"root"}}}
+	pinned := submit(c, 1, func(s *model.JobSpec) {
+		s.Partition, s.CPUsPerTask, s.TimeLimit, s.ReqNodes = "gpu", 8, 3600, []string{"g1"}
+	})
+	p := planResv(t, c, rs, now, requeueBF)
+	if len(p.Preempts) != 0 || p.Reasons[pinned.ID] != model.ReasonResvMaint {
+		t.Fatalf("preemptions %+v, reason %q: want none, maintenance", p.Preempts, p.Reasons[pinned.ID])
+	}
+	// The besteffort job on g1 holds it until its limit: no earlier.
+	if st := p.StartTimes[pinned.ID]; st != now-100+36000 {
+		t.Errorf("pinned job planned at %d, want %d", st, now-100+36000)
+	}
+	pinned.Spec.ReqNodes = nil
+	p = planResv(t, c, rs, now, requeueBF)
+	if len(p.Preempts) != 1 || len(p.Preempts[0].Victims) != 1 || c.Jobs[p.Preempts[0].Victims[0].Job].Alloc[0].Node != "g2" {
+		t.Fatalf("preemptions %+v: want the besteffort job on g2", p.Preempts)
+	}
+}
+
+// A job of a FLEX reservation that has not started yet starts now (Slurm's
+// FLEX lets it begin before the window), outside the reservation's nodes
+// when they are busy.
+func TestFlexJobStartsBeforeWindow(t *testing.T) {
+	c := schedtest.New()
+	c.AddNodes("n", 2, 4, 1000)
+	c.AddPartition("p")
+	const now = 10000
+	runFor(c, "n1", 4, "", now, 5000)
+	rs := []*model.Reservation{{Name: "flex", Start: now + 600, End: now + 1200, Flags: model.ResvFlex,
+		Nodes: []string{"n1"}, Users: []string{"user"}}}
+	j := submit(c, 1, func(s *model.JobSpec) { s.NTasks, s.TimeLimit, s.Reservation = 4, 3000, "flex" })
+	for _, cfg := range []sched.Config{{}, bfCfg} {
+		if got := outcomes(planResv(t, c, rs, now, cfg))[j.ID]; got != "start n2:4:0" {
+			t.Errorf("backfill=%v: FLEX job before its window: %s", cfg.Backfill, got)
+		}
+	}
+}

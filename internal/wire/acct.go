@@ -52,7 +52,7 @@ func AcctJobToPB(j *acct.Job) *pb.AcctJob {
 			CancelledBy: s.CancelledBy, Start: s.Start, End: s.End, Nnodes: s.NNodes, Ntasks: s.NTasks,
 			Ncpus: s.NCPUs, NodeList: s.NodeList, AllocTres: s.AllocTRES, MaxRss: s.MaxRSS,
 			MaxRssNode: s.MaxRSSNode, MaxRssTask: s.MaxRSSTask, AveRss: s.AveRSS,
-			UserCpu: s.UserCPU, SystemCpu: s.SystemCPU,
+			UserCpu: s.UserCPU, SystemCpu: s.SystemCPU, Suspended: s.Suspended,
 		})
 	}
 	return p
@@ -85,7 +85,7 @@ func AcctJobFromPB(p *pb.AcctJob) *acct.Job {
 				CancelledBy: s.CancelledBy, Start: s.Start, End: s.End, NNodes: s.Nnodes, NTasks: s.Ntasks,
 				NCPUs: s.Ncpus, NodeList: s.NodeList, AllocTRES: s.AllocTres, MaxRSS: s.MaxRss,
 				MaxRSSNode: s.MaxRssNode, MaxRSSTask: s.MaxRssTask, AveRSS: s.AveRss,
-				UserCPU: s.UserCpu, SystemCPU: s.SystemCpu,
+				UserCPU: s.UserCpu, SystemCPU: s.SystemCpu, Suspended: s.Suspended,
 			}
 		}
 	}

@@ -16,11 +16,12 @@ func TestBackfillAroundMaint(t *testing.T) {
 	if testing.Short() {
 		t.Skip("short")
 	}
+	t.Parallel()
 	c := upWithConf(t, "SchedulerParameters=bf_resolution=1,bf_interval=1\n"+
-		"NodeName=node1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000\n"+
+		"NodeName=rplan1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000\n"+
 		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n", map[string]string{}, nil)
 	c.must("scontrol", "create", "reservation", "ReservationName=maint", "StartTime=now+5minutes",
-		"Duration=10", "Nodes=node1", "Users=root", "Flags=MAINT")
+		"Duration=10", "Nodes=rplan1", "Users=root", "Flags=MAINT")
 	show := c.must("scontrol", "show", "-o", "reservation", "maint")
 	m := regexp.MustCompile(`StartTime=(\S+) EndTime=(\S+)`).FindStringSubmatch(show)
 	if m == nil {

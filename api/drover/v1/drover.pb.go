@@ -6798,6 +6798,7 @@ type AcctStep struct {
 	AveRss        int64                  `protobuf:"varint,17,opt,name=ave_rss,json=aveRss,proto3" json:"ave_rss,omitempty"`
 	UserCpu       int64                  `protobuf:"varint,18,opt,name=user_cpu,json=userCpu,proto3" json:"user_cpu,omitempty"`
 	SystemCpu     int64                  `protobuf:"varint,19,opt,name=system_cpu,json=systemCpu,proto3" json:"system_cpu,omitempty"`
+	Suspended     int64                  `protobuf:"varint,20,opt,name=suspended,proto3" json:"suspended,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6961,6 +6962,13 @@ func (x *AcctStep) GetUserCpu() int64 {
 func (x *AcctStep) GetSystemCpu() int64 {
 	if x != nil {
 		return x.SystemCpu
+	}
+	return 0
+}
+
+func (x *AcctStep) GetSuspended() int64 {
+	if x != nil {
+		return x.Suspended
 	}
 	return 0
 }
@@ -9497,7 +9505,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x03end\x18\n" +
 	" \x01(\x03R\x03end\x12\x19\n" +
 	"\bno_steps\x18\v \x01(\bR\anoSteps\x12\x16\n" +
-	"\x06fields\x18\f \x03(\tR\x06fields\"\x8c\x04\n" +
+	"\x06fields\x18\f \x03(\tR\x06fields\"\xaa\x04\n" +
 	"\bAcctStep\x12\x17\n" +
 	"\astep_id\x18\x01 \x01(\x05R\x06stepId\x12\x12\n" +
 	"\x04name\x18\x02 \x01(\tR\x04name\x12\x14\n" +
@@ -9524,7 +9532,8 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\aave_rss\x18\x11 \x01(\x03R\x06aveRss\x12\x19\n" +
 	"\buser_cpu\x18\x12 \x01(\x03R\auserCpu\x12\x1d\n" +
 	"\n" +
-	"system_cpu\x18\x13 \x01(\x03R\tsystemCpu\"\xfe\t\n" +
+	"system_cpu\x18\x13 \x01(\x03R\tsystemCpu\x12\x1c\n" +
+	"\tsuspended\x18\x14 \x01(\x03R\tsuspended\"\xfe\t\n" +
 	"\aAcctJob\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x15\n" +
 	"\x06job_id\x18\x02 \x01(\rR\x05jobId\x12 \n" +

@@ -32,7 +32,7 @@ func Job(cluster string, id uint32, submit int64) *acct.Job {
 				MaxRSS: 1 << 30, MaxRSSNode: "node1", MaxRSSTask: 0, AveRSS: 1 << 29, UserCPU: 1234567, SystemCPU: 7654321},
 			{StepID: 0, Name: "hostname", State: "FAILED", ExitStatus: 1, ExitSignal: 0, CancelledBy: 0, Start: submit + 3, End: submit + 50,
 				NNodes: 2, NTasks: 8, NCPUs: 8, NodeList: "node[1-2]", AllocTRES: "cpu=8,mem=4000M,node=2",
-				MaxRSS: 5 << 20, MaxRSSNode: "node2", MaxRSSTask: 7, AveRSS: 3 << 20, UserCPU: 99, SystemCPU: 1},
+				MaxRSS: 5 << 20, MaxRSSNode: "node2", MaxRSSTask: 7, AveRSS: 3 << 20, UserCPU: 99, SystemCPU: 1, Suspended: 6},
 		},
 	}
 }

@@ -128,6 +128,8 @@ var stepCols = []column[stepRow]{
 	num("ave_rss", func(s *stepRow) int64 { return s.AveRSS }, func(s *stepRow, v int64) { s.AveRSS = v }),
 	num("user_cpu", func(s *stepRow) int64 { return s.UserCPU }, func(s *stepRow, v int64) { s.UserCPU = v }),
 	num("system_cpu", func(s *stepRow) int64 { return s.SystemCPU }, func(s *stepRow, v int64) { s.SystemCPU = v }),
+	// Added by migration 4 (laterStepCols).
+	num("suspended", func(s *stepRow) int64 { return s.Suspended }, func(s *stepRow, v int64) { s.Suspended = v }),
 }
 
 func encodeRuns(j *acct.Job) string {

@@ -33,10 +33,10 @@ var migrations = []func(d *dialect) []string{
 				idx = append(idx, fmt.Sprintf("INDEX %s (%s)", i[0], i[1]))
 			}
 			t = strings.Replace(t, "PRIMARY KEY (cluster, job_id))", "PRIMARY KEY (cluster, job_id), "+strings.Join(idx, ", ")+")", 1)
-			return []string{t, createTable(d, "steps", stepCols, "cluster", "job_id", "step_id")}
+			return []string{t, createTable(d, "steps", v1StepCols(), "cluster", "job_id", "step_id")}
 		}
 		out := []string{createTable(d, "jobs", v1JobCols(), "cluster", "job_id"),
-			createTable(d, "steps", stepCols, "cluster", "job_id", "step_id")}
+			createTable(d, "steps", v1StepCols(), "cluster", "job_id", "step_id")}
 		for _, i := range jobIdx {
 			out = append(out, fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON jobs (%s)", i[0], i[1]))
 		}
@@ -56,7 +56,7 @@ var migrations = []func(d *dialect) []string{
 					out = append(out, "ALTER TABLE "+t+" CONVERT TO CHARACTER SET utf8mb4 COLLATE "+d.collation)
 				}
 			}
-			return append(out, widenText(d, "jobs", v1JobCols()), widenText(d, "steps", stepCols))
+			return append(out, widenText(d, "jobs", v1JobCols()), widenText(d, "steps", v1StepCols()))
 		case "postgres":
 			return []string{
 				`ALTER TABLE jobs ALTER COLUMN cluster TYPE TEXT COLLATE "C"`,
@@ -70,6 +70,11 @@ var migrations = []func(d *dialect) []string{
 		c := jobCols[len(jobCols)-1]
 		return []string{"ALTER TABLE jobs ADD COLUMN " + c.name + " " + colType(d, c)}
 	},
+	// 4: the time a step spent suspended (sacct leaves it out of Elapsed).
+	func(d *dialect) []string {
+		c := stepCols[len(stepCols)-1]
+		return []string{"ALTER TABLE steps ADD COLUMN " + c.name + " " + colType(d, c)}
+	},
 }
 
 // laterJobCols counts the columns at the end of jobCols that migrations
@@ -77,6 +82,12 @@ var migrations = []func(d *dialect) []string{
 const laterJobCols = 1
 
 func v1JobCols() []column[acct.Job] { return jobCols[:len(jobCols)-laterJobCols] }
+
+// laterStepCols counts the columns at the end of stepCols that migrations
+// after the second add.
+const laterStepCols = 1
+
+func v1StepCols() []column[stepRow] { return stepCols[:len(stepCols)-laterStepCols] }
 
 // widenText is the ALTER TABLE giving table's free-text columns their
 // current type (re-runnable: MODIFY to the same type changes nothing).

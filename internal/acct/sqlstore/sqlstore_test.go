@@ -76,6 +76,9 @@ func upgradeFrom1(t *testing.T, c Config, st *Store) {
 		reset(t, st)
 		ctx := context.Background()
 		old := accttest.Job("c", 1, 10)
+		for _, s := range old.Steps {
+			s.Suspended = 0 // its column is dropped below, as schema 1 had none
+		}
 		if err := st.PutJobs(ctx, []*acct.Job{old}); err != nil {
 			t.Fatal(err)
 		}
@@ -99,7 +102,8 @@ func upgradeFrom1(t *testing.T, c Config, st *Store) {
 			cols += " AND table_schema = current_schema()"
 			want["cluster"], want["name"], want["submit_line"] = "text C", "text ", "text "
 		}
-		setup = append(setup, "ALTER TABLE jobs DROP COLUMN runs") // added by migration 3
+		setup = append(setup, "ALTER TABLE jobs DROP COLUMN runs")       // added by migration 3
+		setup = append(setup, "ALTER TABLE steps DROP COLUMN suspended") // added by migration 4
 		setup = append(setup, "DELETE FROM schema_version WHERE version > 1")
 		for _, q := range setup {
 			if _, err := st.db.Exec(q); err != nil {

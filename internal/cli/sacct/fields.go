@@ -202,7 +202,7 @@ var fields = []*field{
 	{"StdOut", 20, []string{"stdout"}, false, func(r *row) string { return r.jobOnly(r.j.StdOut) }},
 	{"Submit", 19, []string{"submit"}, false, func(r *row) string { return stamp(r.j.Submit, "Unknown") }},
 	{"SubmitLine", -20, []string{"submit_line"}, false, func(r *row) string { return r.jobOnly(r.j.SubmitLine) }},
-	{"Suspended", 10, []string{"suspended"}, false, func(r *row) string { return duration(r.j.Suspended) }},
+	{"Suspended", 10, []string{"suspended"}, false, func(r *row) string { return duration(r.suspended()) }},
 	{"SystemCPU", 10, nil, true, func(r *row) string { return cpuTime(r.usage(func(s *acct.Step) int64 { return s.SystemCPU })) }},
 	{"Timelimit", 10, []string{"time_limit"}, false, func(r *row) string {
 		if r.s != nil {
@@ -262,12 +262,17 @@ func (r *row) elapsed() int64 {
 	if end == 0 {
 		end = r.now
 	}
-	if r.s == nil || r.s.StepID == acct.StepBatch {
-		// A job's elapsed time (and its batch step's, which lasts as
-		// long) leaves out the time it spent suspended, as Slurm's does.
-		return max(0, end-start-r.j.Suspended)
+	// Elapsed leaves out the time the row spent suspended, as Slurm's.
+	return max(0, end-start-r.suspended())
+}
+
+// suspended is how long the row's job was suspended while it ran: the
+// job's (and its batch step's, which lasts as long), or an srun step's own.
+func (r *row) suspended() int64 {
+	if r.s != nil && r.s.StepID != acct.StepBatch {
+		return r.s.Suspended
 	}
-	return max(0, end-start)
+	return r.j.Suspended
 }
 
 // usage is a step's figure, or the sum over a job's steps.

@@ -271,3 +271,18 @@ func BenchmarkFormat100k(b *testing.B) {
 		}
 	}
 }
+
+// Suspended time is left out of Elapsed on every row, as Slurm's sacct:
+// the job's and its batch step's (the job's Suspended), an srun step's
+// (its own, the part of the suspension it ran through).
+func TestElapsedLeavesOutSuspended(t *testing.T) {
+	j := job(41970, "suspended", "COMPLETED", 0, 0, 1, "COMPLETED", 0, 0) // 61 s of wall time
+	j.Suspended = 20
+	j.Steps = append(j.Steps, &acct.Step{StepID: 0, Name: "sleep", State: "COMPLETED", NCPUs: 1, NNodes: 1, NTasks: 1,
+		NodeList: "vm", Start: j.Start + 1, End: j.End - 10, Suspended: 15})
+	out, _, _ := run(&fake{jobs: []*acct.Job{j}}, nil, "-n", "-P", "-o", "JobID,ElapsedRaw,Suspended")
+	want := "41970|41|00:00:20\n41970.batch|41|00:00:20\n41970.0|35|00:00:15\n"
+	if out != want {
+		t.Errorf("got:\n%s\nwant:\n%s", out, want)
+	}
+}

@@ -13,7 +13,8 @@
 // in: it avoids every reservation whose window meets [now, now+limit),
 // so a job that ends before a reservation starts still runs there
 // (backfill around it). A job that asked for one runs only once it is
-// active, only on its nodes (FLEX: also elsewhere), and still avoids
+// active, only on its nodes (FLEX: also elsewhere, and before the window
+// opens, as Slurm's FLEX permits), and still avoids
 // other reservations it would overlap, unless its own is MAINT (it avoids
 // none) or OVERLAP (it avoids only MAINT ones).
 package resv
@@ -105,7 +106,7 @@ func (s *Set) verdict(own string, end int64) Verdict {
 	var v Verdict
 	mine := s.byName[own]
 	if own != "" {
-		if mine == nil || !mine.Active(s.now) {
+		if mine == nil || (!mine.Active(s.now) && mine.Flags&model.ResvFlex == 0) {
 			return Verdict{Wait: model.ReasonReservation}
 		}
 		if mine.Flags&model.ResvFlex == 0 {
@@ -132,7 +133,7 @@ func (s *Set) verdict(own string, end int64) Verdict {
 func (s *Set) Allowed(own, node string, start, end int64) bool {
 	mine := s.byName[own]
 	if own != "" {
-		if mine == nil || !mine.Overlaps(start, start+1) {
+		if mine == nil || (!mine.Overlaps(start, start+1) && mine.Flags&model.ResvFlex == 0) {
 			return false
 		}
 		if mine.Flags&model.ResvFlex == 0 && !mine.HasNode(node) {

@@ -98,3 +98,23 @@ func TestShadows(t *testing.T) {
 		t.Error("Allowed disagrees with Shadows")
 	}
 }
+
+// FLEX lets a reservation's jobs start before the window opens (Slurm:
+// "begin prior to the reservation's start time"), anywhere the others
+// allow.
+func TestFlexBeforeStart(t *testing.T) {
+	list := []*model.Reservation{
+		{Name: "flex", Start: 500, End: 1000, Flags: model.ResvFlex, Nodes: []string{"n1"}},
+		{Name: "plain", Start: 500, End: 1000, Nodes: []string{"n2"}},
+	}
+	s := New(list, 10)
+	if v := s.For("flex", 100); v.Wait != "" || v.Only != nil || len(v.Deny) != 0 {
+		t.Errorf("FLEX before its window: %+v", v)
+	}
+	if v := s.For("plain", 100); v.Wait != model.ReasonReservation {
+		t.Errorf("plain before its window: %+v", v)
+	}
+	if !s.Allowed("flex", "n1", 10, 100) || !s.Allowed("flex", "n3", 10, 100) || s.Allowed("flex", "n2", 10, 600) {
+		t.Error("Allowed disagrees with FLEX")
+	}
+}
