@@ -144,3 +144,34 @@ func TestBatchEnvHookTaskEpilog(t *testing.T) {
 		t.Errorf("TaskEpilog after the script: %q", b)
 	}
 }
+
+// TestShortJobReportedByItsEnd: a batch script that ends before
+// startedAfter is reported by its JobEnded alone; no JobStarted follows.
+func TestShortJobReportedByItsEnd(t *testing.T) {
+	a, ex := testAgent(t)
+	j := testBatchJob(t, &model.JobSpec{Script: "#!/bin/sh\ntrue\n"})
+	a.mu.Lock()
+	a.jobs[j.id] = j
+	a.mu.Unlock()
+	go a.run(j)
+	started(t, ex).Exit(executor.Result{})
+	deadline := time.After(10 * time.Second)
+	for ended := false; !ended; {
+		select {
+		case m := <-a.outbox:
+			if m.GetJobStarted() != nil {
+				t.Fatal("JobStarted reported for a job that ended at once")
+			}
+			ended = m.GetJobEnded() != nil
+		case <-deadline:
+			t.Fatal("no JobEnded within 10s")
+		}
+	}
+	// Absence can only be waited for: past the time a start report would
+	// have gone out, nothing more comes.
+	select {
+	case m := <-a.outbox:
+		t.Fatalf("after the end: %v", m)
+	case <-time.After(3 * startedAfter):
+	}
+}

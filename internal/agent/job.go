@@ -189,12 +189,36 @@ func (a *Agent) startWith(j *job, hooks []batchHook) executor.Result {
 	return res
 }
 
+// startedAfter is how long a batch job runs before its start is reported.
+// A job that ends sooner is reported by its end alone (JobEnded says it
+// ran): short jobs cost the agent and the controller two messages less
+// each. Nothing waits for the start report; it tells a controller whose
+// node re-registers without the job that the job did run here (lost, not
+// requeued), which only a node that died within this time leaves unsaid,
+// as if the launch had not arrived.
+const startedAfter = 100 * time.Millisecond
+
 // reportStarted tells the controller the job's program runs (or its
-// allocation is held), until it confirms.
+// allocation is held), until it confirms; a batch script only if it still
+// runs after startedAfter.
 func (a *Agent) reportStarted(j *job, pid int) {
 	run := j.run()
-	a.reportReliable(reportKey{job: j.id, run: run, started: true},
-		&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(pid), Run: run}}})
+	send := func() {
+		a.reportReliable(reportKey{job: j.id, run: run, started: true},
+			&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: j.id, Pid: int32(pid), Run: run}}})
+	}
+	if pid == 0 { // an allocation: no program that could end soon
+		send()
+		return
+	}
+	time.AfterFunc(startedAfter, func() {
+		j.mu.Lock()
+		ending := j.ending // its end report is coming
+		j.mu.Unlock()
+		if !ending {
+			send()
+		}
+	})
 }
 
 // timeLimit arms the job's time limit: TIMEOUT, and the kill sequence.
