@@ -47,7 +47,8 @@ func (g *gate) remove(j *model.Job) { g.count[g.need[j.ID-1]]-- }
 // Three rules, each exact in the trace model:
 //   - no pending job needs at most free CPUs: nothing can be placed;
 //   - sched/builtin, equal fixed priorities: the head of the queue does
-//     not fit, and it blocks the partition for every job behind it;
+//     not fit, and it blocks the partition for every job behind it
+//     (see take);
 //   - the queue was settled and nothing ended since: resources are as
 //     they were, and with fixed priorities and no bf_window the backfill
 //     plan of the older jobs is too: their reservations start at release
@@ -59,7 +60,7 @@ func (g *gate) skip(pending []*model.Job, arrived int, ended bool, free int, run
 	if free <= 0 || !g.fits(free) {
 		return true
 	}
-	if g.strict && len(pending) > 0 && g.need[pending[0].ID-1] > free {
+	if g.strict && g.take(pending, free) == 0 {
 		return true
 	}
 	if !g.settled || ended || !g.timeFree {
@@ -86,4 +87,23 @@ func (g *gate) fits(free int) bool {
 		}
 	}
 	return false
+}
+
+// take returns how many jobs at the head of pending (in ID order) the
+// pass needs to see. Under sched/builtin with equal fixed priorities jobs
+// start strictly in that order and the first that does not fit blocks
+// the rest, so the pass starts exactly the longest head whose needs add
+// up to at most free CPUs: the jobs behind it need not be looked at, and
+// a queue tens of thousands deep costs a pass of a few jobs. Otherwise
+// (backfill, moving priorities) the whole queue.
+func (g *gate) take(pending []*model.Job, free int) int {
+	if !g.strict {
+		return len(pending)
+	}
+	for k, j := range pending {
+		if free -= g.need[j.ID-1]; free < 0 {
+			return k
+		}
+	}
+	return len(pending)
 }

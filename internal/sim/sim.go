@@ -169,6 +169,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		first   = int64(-1)
 		last    int64
 		jobs    = w.Jobs
+		reasons map[model.JobID]string // of the last pass run
 	)
 	for done < len(jobs) {
 		now := int64(-1)
@@ -180,7 +181,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 		if now < 0 {
 			// Nothing runs and nothing arrives: the rest can never start.
-			return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, pending[0].Reason)
+			return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, reasons[pending[0].ID])
 		}
 		if first < 0 {
 			first = now
@@ -234,6 +235,9 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			}
 		}
 		in.Pending, in.Running = pending, running
+		if g != nil && !w.everyPass {
+			in.Pending = pending[:g.take(pending, free)]
+		}
 		plan := sched.Schedule(in, now, cfg)
 		res.Passes++
 		if skip && len(plan.Starts) > 0 {
@@ -242,12 +246,13 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		if g != nil {
 			g.settled = len(plan.Starts) == 0
 		}
-		for id, r := range plan.Reasons {
-			jobs[id-1].Reason = r
-		}
+		// The reasons are kept for the error below, not copied to every
+		// job: with queues tens of thousands deep that copy cost more
+		// than the pass.
+		reasons = plan.Reasons
 		if len(plan.Starts) == 0 {
 			if next >= len(jobs) && ends.Len() == 0 {
-				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, pending[0].Reason)
+				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, reasons[pending[0].ID])
 			}
 			continue
 		}
