@@ -64,6 +64,7 @@ soak: build ## the 30-minute hardening soak (SOAK_SECS to change): kills, a full
 bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
 	bash bench/steps.sh
+	bash bench/e2e.sh
 	bash bench/acct.sh
 	bash bench/submit.sh
 	bash bench/sim.sh
