@@ -18,9 +18,9 @@ func TestGateExact(t *testing.T) {
 		trace       string
 		first, jobs int
 	}{
-		{"SDSC-SP2-1998-4.2-cln.swf.gz", 2500, 600},
-		{"HPC2N-2002-2.2-cln.swf.gz", 0, 600},
-		{"lublin_256.swf", 0, 500},
+		{"SDSC-SP2-1998-4.2-cln.swf.gz", 2500, 400},
+		{"HPC2N-2002-2.2-cln.swf.gz", 0, 400},
+		{"lublin_256.swf", 0, 400},
 	} {
 		tr, err := ReadFile(dir + "/" + tc.trace)
 		if err != nil {
