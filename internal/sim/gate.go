@@ -25,7 +25,10 @@ type gate struct {
 	settled bool
 	// timeFree: a pass's outcome does not depend on now while nothing
 	// ends: priorities are fixed and the backfill window is unbounded.
-	timeFree, strict bool
+	timeFree bool
+	// strict: sched/builtin with the trace model's equal fixed
+	// priorities, so the queue in ID order is the scheduling order.
+	strict bool
 }
 
 func newGate(need []int, procs int, cfg sched.Config, fixedPrio bool) *gate {
