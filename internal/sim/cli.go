@@ -24,7 +24,7 @@ var Policies = map[string]sched.Config{
 const usageText = `usage: drover sim --scenario FILE.yaml|FILE.json
        drover sim --trace FILE.swf[.gz] [--procs P] [--policy fifo|backfill|easy]
                  [--first K --jobs N] [--sequences S [--length L] [--seed N]]
-                 [--bf-max-job-test N] [--priority basic|multifactor|age=W,jobsize=W,maxage=S,favorsmall=yes|no,smallreltime=yes|no]
+                 [--bf-max-job-test N] [--bf-window MIN] [--bf-resolution S] [--priority basic|multifactor|age=W,jobsize=W,maxage=S,favorsmall=yes|no,smallreltime=yes|no]
 
 Replays a Standard Workload Format trace through Drover's scheduler with a
 simulated clock (no processes): P nodes of one CPU (P from the trace
@@ -39,6 +39,10 @@ on an empty machine, and their mean. --priority basic keeps submission
 order; multifactor is PriorityWeightAge=100 (PriorityMaxAge 7 days),
 PriorityWeightJobSize=10000, PriorityFlags=SMALL_RELATIVE_TO_TIME,
 PriorityFavorSmall=NO (short jobs first; age lifts the waiting ones).
+--bf-max-job-test, --bf-window (minutes) and --bf-resolution (seconds)
+override the policy's SchedulerParameters: backfill and easy plan with
+no window at one-second resolution unless told (the controller's
+defaults are bf_window=1440, bf_resolution=60).
 
 --scenario runs a YAML/JSON cluster and workload (nodes with CPUs, memory
 and GPUs, partitions, jobs with their run times, expected start times;
@@ -56,6 +60,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		seqs, length       int
 		seed               int64
 		maxJobTest         int
+		bfWindow, bfRes    int64
 		priority           string
 		scenario           string
 	)
@@ -68,6 +73,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&length, "length", 1024, "")
 	fs.Int64Var(&seed, "seed", 0, "")
 	fs.IntVar(&maxJobTest, "bf-max-job-test", -1, "")
+	fs.Int64Var(&bfWindow, "bf-window", -1, "")
+	fs.Int64Var(&bfRes, "bf-resolution", -1, "")
 	fs.StringVar(&priority, "priority", "basic", "")
 	fs.StringVar(&scenario, "scenario", "", "")
 	help := fs.BoolP("help", "h", false, "")
@@ -89,6 +96,16 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	if maxJobTest >= 0 {
 		cfg.BfMaxJobTest = maxJobTest
+	}
+	if (fs.Changed("bf-window") && (bfWindow < 0 || bfWindow > 43200)) || (fs.Changed("bf-resolution") && (bfRes < 1 || bfRes > 3600)) {
+		fmt.Fprint(stderr, "drover sim: --bf-window takes 0 (no window) to 43200 minutes, --bf-resolution 1 to 3600 seconds\n")
+		return 2
+	}
+	if fs.Changed("bf-window") {
+		cfg.BfWindow = bfWindow * 60
+	}
+	if fs.Changed("bf-resolution") {
+		cfg.BfResolution = bfRes
 	}
 	if trace == "" || fs.NArg() > 0 || first < 0 || jobs < 0 || procs < 0 || seqs < 0 || length < 1 || seqs > 1000 {
 		fmt.Fprint(stderr, "drover sim: --trace is required; counts must be positive\n"+usageText)

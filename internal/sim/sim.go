@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"fmt"
 	"math/rand"
+	"slices"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -76,8 +77,18 @@ func (h endHeap) peek() int64   { return h[0].end }
 // o.Procs one-CPU nodes (see Workload.Simulate). A job asks -n procs;
 // it ends at its actual run time; its requested time is its time limit.
 func Run(jobs []Job, o Options) (Result, error) {
+	w, err := traceWorkload(jobs, o)
+	if err != nil {
+		return Result{}, err
+	}
+	return w.Simulate(o.Sched)
+}
+
+// traceWorkload builds the trace model: o.Procs one-CPU nodes in one
+// partition, a job asking -n procs with its requested time as limit.
+func traceWorkload(jobs []Job, o Options) (*Workload, error) {
 	if o.Procs <= 0 {
-		return Result{}, fmt.Errorf("sim: machine size %d: want at least one processor", o.Procs)
+		return nil, fmt.Errorf("sim: machine size %d: want at least one processor", o.Procs)
 	}
 	names := make([]string, o.Procs)
 	nodes := make([]*model.Node, o.Procs)
@@ -97,11 +108,12 @@ func Run(jobs []Job, o Options) (Result, error) {
 			UserID: uint32(max(0, jobs[i].User)), Partition: "sim", State: model.JobPending, Priority: 1,
 			TimeLimit: jobs[i].Limit, SubmitTime: jobs[i].Submit})
 		w.Run = append(w.Run, jobs[i].Run)
+		w.need = append(w.need, min(jobs[i].Procs, o.Procs))
 	}
 	if o.Priority != nil {
 		w.Priority = func(j *model.Job, now int64) uint32 { return o.Priority(&jobs[j.ID-1], now) }
 	}
-	return w.Simulate(o.Sched)
+	return w, nil
 }
 
 // Workload is a cluster and the jobs to replay on it: Jobs are pending,
@@ -115,6 +127,13 @@ type Workload struct {
 	Run        []int64
 	// Priority, when set, gives a pending job its priority at now.
 	Priority func(j *model.Job, now int64) uint32
+
+	// need[k] is the CPUs job k+1 needs, set only in the trace model
+	// (Run): it lets passes that can start nothing be skipped (gate.go).
+	need []int
+	// everyPass runs the passes the gate would skip and fails when one
+	// starts a job (tests).
+	everyPass bool
 }
 
 // Simulate replays w: every instant at which a job arrives or ends,
@@ -133,10 +152,14 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 	}
 	in := &sched.Input{Nodes: w.Nodes, Partitions: w.Partitions}
+	var g *gate
+	if w.need != nil {
+		g = newGate(w.need, len(w.Nodes), cfg, w.Priority == nil)
+	}
 	var (
 		ends    endHeap
 		pending []*model.Job
-		running = map[model.JobID]*model.Job{}
+		running []*model.Job // in no particular order
 		next    = 0
 		done    = 0
 		res     = Result{Jobs: len(w.Jobs)}
@@ -146,6 +169,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		first   = int64(-1)
 		last    int64
 		jobs    = w.Jobs
+		reasons map[model.JobID]string // of the last pass run
 	)
 	for done < len(jobs) {
 		now := int64(-1)
@@ -157,12 +181,14 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 		if now < 0 {
 			// Nothing runs and nothing arrives: the rest can never start.
-			return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, pending[0].Reason)
+			return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, reasons[pending[0].ID])
 		}
 		if first < 0 {
 			first = now
 		}
+		ended := false
 		for ends.Len() > 0 && ends.peek() <= now {
+			ended = true
 			e := heap.Pop(&ends).(ending)
 			for _, a := range e.job.Alloc {
 				n := w.Nodes[index[a.Node]]
@@ -173,19 +199,33 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 				free += a.CPUs
 			}
 			e.job.State, e.job.EndTime = model.JobCompleted, e.end
-			delete(running, e.job.ID)
+			k := slices.Index(running, e.job)
+			running[k] = running[len(running)-1]
+			running = running[:len(running)-1]
 			done++
 			last = max(last, e.end)
 		}
+		arrived := len(pending)
 		for next < len(jobs) && jobs[next].SubmitTime <= now {
 			pending = append(pending, jobs[next])
+			if g != nil {
+				g.add(jobs[next])
+			}
 			next++
 		}
+		if ended && g != nil {
+			g.settled = false
+		}
 		// With no CPU free no job can start: skip the pass (its reasons
-		// and planned starts are not measured).
-		if len(pending) == 0 || free == 0 {
+		// and planned starts are not measured), and likewise when the
+		// gate proves no job can start.
+		skip := free == 0 || (g != nil && g.skip(pending, arrived, ended, free, running, now))
+		if len(pending) == 0 || (skip && !w.everyPass) {
 			if next >= len(jobs) && ends.Len() == 0 && len(pending) > 0 {
 				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d)", len(pending), pending[0].ID)
+			}
+			if g != nil {
+				g.settled = true
 			}
 			continue
 		}
@@ -194,19 +234,25 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 				j.Priority = w.Priority(j, now)
 			}
 		}
-		in.Pending = pending
-		in.Running = in.Running[:0]
-		for _, j := range running {
-			in.Running = append(in.Running, j)
+		in.Pending, in.Running = pending, running
+		if g != nil && !w.everyPass {
+			in.Pending = pending[:g.take(pending, free)]
 		}
 		plan := sched.Schedule(in, now, cfg)
 		res.Passes++
-		for id, r := range plan.Reasons {
-			jobs[id-1].Reason = r
+		if skip && len(plan.Starts) > 0 {
+			return res, fmt.Errorf("sim: at %d the pass the gate skips starts job %d", now, plan.Starts[0].Job)
 		}
+		if g != nil {
+			g.settled = len(plan.Starts) == 0
+		}
+		// The reasons are kept for the error below, not copied to every
+		// job: with queues tens of thousands deep that copy cost more
+		// than the pass.
+		reasons = plan.Reasons
 		if len(plan.Starts) == 0 {
 			if next >= len(jobs) && ends.Len() == 0 {
-				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, pending[0].Reason)
+				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, reasons[pending[0].ID])
 			}
 			continue
 		}
@@ -229,7 +275,10 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 				cpus += a.CPUs
 			}
 			j.State, j.StartTime, j.Alloc, j.Reason = model.JobRunning, now, s.Alloc, ""
-			running[j.ID] = j
+			running = append(running, j)
+			if g != nil {
+				g.remove(j)
+			}
 			run := w.Run[s.Job-1]
 			heap.Push(&ends, ending{now + run, j})
 			wait := float64(now - j.SubmitTime)

@@ -82,6 +82,16 @@ func TestMainErrors(t *testing.T) {
 		strings.Count(out.String(), "sequence ") != 3 || !strings.Contains(out.String(), "mean_avg_bsld=") {
 		t.Errorf("sequences: exit %d\n%s%s", code, out.String(), errOut.String())
 	}
+	for _, bad := range [][]string{{"--bf-window", "-1"}, {"--bf-window", "43201"}, {"--bf-resolution", "0"}, {"--bf-resolution", "3601"}} {
+		errOut.Reset()
+		if code := Main(append([]string{"--trace", "testdata/tiny.swf"}, bad...), &out, &errOut); code != 2 || !strings.Contains(errOut.String(), "--bf-window takes") {
+			t.Errorf("%v: exit %d, %q", bad, code, errOut.String())
+		}
+	}
+	out.Reset()
+	if code := Main([]string{"--trace", "testdata/tiny.swf", "--bf-window", "1440", "--bf-resolution", "60"}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "whole first=0 jobs=4") {
+		t.Errorf("shipped window and resolution: exit %d\n%s%s", code, out.String(), errOut.String())
+	}
 }
 
 func FuzzParse(f *testing.F) {
