@@ -32,6 +32,7 @@ var Commands = commands.Commands
 
 // Main runs the invocation and returns the exit status.
 func Main(argv []string) int {
+	commands.DialRemote = dialGRPC
 	name := filepath.Base(argv[0])
 	args := argv[1:]
 	if name == "drover" || Commands[name] == nil {
