@@ -213,7 +213,7 @@ func (p *parser) global(pos Pos, kv pair) error {
 	case "nodename", "partitionname", "downnodes", "nodeset", "frontendname":
 		return perr(pos.File, pos.Line, fmt.Sprintf("%s must start its own line", kv.key))
 	}
-	if !globalKeys[lower] {
+	if !globalKeys.has(lower) {
 		p.unknown(pos, kv.key)
 	}
 	p.recordRaw(kv, lower == "slurmctldhost")
@@ -285,7 +285,7 @@ func (p *parser) global(pos Pos, kv pair) error {
 	case "healthchecknodestate":
 		c.HealthCheckNodeState = v
 		for _, st := range splitList(v) {
-			if !healthCheckStates[strings.ToLower(st)] {
+			if !healthCheckStates.has(strings.ToLower(st)) {
 				p.warnf(pos, "HealthCheckNodeState: unknown state %q", st)
 			}
 		}
@@ -293,7 +293,7 @@ func (p *parser) global(pos Pos, kv pair) error {
 		c.PrologFlags = nil
 		for _, f := range splitList(v) {
 			f = strings.ToLower(f)
-			if !prologFlags[f] {
+			if !prologFlags.has(f) {
 				p.warnf(pos, "PrologFlags: unknown flag %q", f)
 			}
 			c.PrologFlags = append(c.PrologFlags, f)

@@ -14,7 +14,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"syscall"
@@ -92,13 +91,7 @@ func Run(name string, args []string) int {
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(1 << 30)
 	}
-	if path := os.Getenv("DROVER_CPUPROFILE"); path != "" {
-		// For performance work on the commands: profile one invocation.
-		if f, err := os.Create(path); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer pprof.StopCPUProfile()
-		}
-	}
+	defer profile()()
 	running.name, running.args = name, args
 	if needsFull(args) {
 		execFull()
