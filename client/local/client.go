@@ -144,7 +144,7 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if !reused {
-		if _, err := conn.Write(localwire.Preface); err != nil {
+		if _, err := conn.Write(localwire.Preface()); err != nil {
 			conn.Close()
 			return api.ErrNoController
 		}
@@ -212,7 +212,7 @@ func (c *Client) answerErr(err error) error {
 	if c.Fallback == nil || err == nil {
 		return err
 	}
-	if nl, ok := api.IsNotLeader(err); (ok && nl.Leader != "") || errors.Is(err, api.ErrNoController) {
+	if nl, ok := api.IsNotLeader(err); (ok && nl.Leader != "") || errors.Is(err, api.ErrNoController) || errors.Is(err, localwire.ErrOtherBuild) {
 		c.Fallback(err)
 	}
 	return err
@@ -229,21 +229,25 @@ func (c *Client) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobI
 func (c *Client) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	q.WithSpec = false // never over a transport: see api.JobQuery
 	var r localwire.JobList
-	if err := c.call(ctx, "ListJobs", q, &r, nil); err != nil {
+	if err := c.call(ctx, "ListJobs", localwire.ListQuery{Q: q}, &r, nil); err != nil {
 		return nil, err
 	}
-	return r.API(), nil
+	return r.API()
 }
 
 // WatchJobs streams the jobs on each change until fn returns false.
 func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*model.Job) bool) error {
 	stopped := errors.New("stopped")
-	err := c.call(ctx, "WatchJobs", ids, nil, func(b []byte) error {
+	err := c.call(ctx, "WatchJobs", localwire.ListQuery{IDs: ids}, nil, func(b []byte) error {
 		var l localwire.JobList
 		if err := localwire.Decode(b, &l); err != nil {
 			return err
 		}
-		if !fn(l.API().Jobs) {
+		jobs, err := l.API()
+		if err != nil {
+			return err
+		}
+		if !fn(jobs.Jobs) {
 			return stopped
 		}
 		return nil
@@ -256,15 +260,9 @@ func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*mo
 
 // ListNodes lists every node.
 func (c *Client) ListNodes(ctx context.Context) ([]*model.Node, error) {
-	var r []localwire.Node
-	if err := c.call(ctx, "ListNodes", nil, &r, nil); err != nil {
-		return nil, err
-	}
-	out := make([]*model.Node, len(r))
-	for i, n := range r {
-		out[i] = n.Model()
-	}
-	return out, nil
+	var r []*model.Node
+	err := c.call(ctx, "ListNodes", nil, &r, nil)
+	return r, err
 }
 
 // ListPartitions lists every partition.
@@ -329,7 +327,10 @@ func (c *Client) CreateStep(ctx context.Context, job model.JobID, spec *model.St
 	if err := c.call(ctx, "CreateStep", localwire.StepCreate{Job: job, Spec: spec}, &r, nil); err != nil {
 		return nil, nil, err
 	}
-	return r.Job.Model(), r.Step, nil
+	if r.Job != nil && r.Job.Spec == nil {
+		r.Job.Spec = &model.JobSpec{} // as the gRPC client's
+	}
+	return r.Job, r.Step, nil
 }
 
 // CompleteJob releases an allocation.
@@ -404,11 +405,11 @@ func (c *Client) Diag(ctx context.Context, reset bool) (*api.DiagInfo, error) {
 
 // Priorities returns the priority factors and fair-share tree.
 func (c *Client) Priorities(ctx context.Context) (*api.PriorityInfo, error) {
-	var r localwire.PriorityInfo
+	var r api.PriorityInfo
 	if err := c.call(ctx, "Priorities", nil, &r, nil); err != nil {
 		return nil, err
 	}
-	return r.API(), nil
+	return &r, nil
 }
 
 // ReservationCommand runs scontrol create/update/delete reservation.

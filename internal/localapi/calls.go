@@ -43,12 +43,8 @@ func (s *Server) call(ctx context.Context, c net.Conn, id *api.Identity, req *lo
 	t0 := time.Now()
 	var sendErr error
 	send := func(v any) error {
-		b, err := localwire.Raw(v)
-		if err == nil {
-			err = s.answer(c, &localwire.Answer{More: true, Body: b})
-		}
-		sendErr = err
-		return err
+		sendErr = s.body(c, &localwire.Answer{More: true}, v)
+		return sendErr
 	}
 	if streams[req.Method] {
 		// The client sends nothing while a stream runs: a read that
@@ -69,18 +65,22 @@ func (s *Server) call(ctx context.Context, c net.Conn, id *api.Identity, req *lo
 	if sendErr != nil {
 		return false
 	}
-	a := &localwire.Answer{Err: localwire.ToError(err)}
-	if res != nil {
-		b, merr := localwire.Raw(res)
-		if merr != nil && err == nil {
-			a.Err = localwire.ToError(merr)
-		}
-		a.Body = b
-	}
-	if werr := s.answer(c, a); werr != nil {
+	if werr := s.body(c, &localwire.Answer{Err: localwire.ToError(err)}, res); werr != nil {
 		return false
 	}
 	return !streams[req.Method]
+}
+
+// body writes answer a with v as its body.
+func (s *Server) body(c net.Conn, a *localwire.Answer, v any) error {
+	if v != nil {
+		b, err := localwire.Encode(v)
+		if err != nil && a.Err == nil {
+			a.Err = localwire.ToError(err)
+		}
+		a.Body = b
+	}
+	return s.answer(c, a)
 }
 
 var calls map[string]handler
@@ -99,10 +99,11 @@ func init() {
 			return localwire.JobID{ID: id}, err
 		},
 		"ListJobs": func(s *Server, ctx context.Context, b []byte, _ func(any) error) (any, error) {
-			q, err := arg[api.JobQuery](b)
+			a, err := arg[localwire.ListQuery](b)
 			if err != nil {
 				return nil, err
 			}
+			q := a.Q
 			q.WithSpec = false // scripts and environments never travel in a listing
 			l, err := s.svc.ListJobs(ctx, q)
 			if err != nil {
@@ -111,11 +112,11 @@ func init() {
 			return listing(l.Jobs, l.Now, q), nil
 		},
 		"WatchJobs": func(s *Server, ctx context.Context, b []byte, send func(any) error) (any, error) {
-			ids, err := arg[[]model.JobID](b)
+			a, err := arg[localwire.ListQuery](b)
 			if err != nil {
 				return nil, err
 			}
-			err = s.svc.WatchJobs(ctx, ids, func(jobs []*model.Job) bool {
+			err = s.svc.WatchJobs(ctx, a.IDs, func(jobs []*model.Job) bool {
 				return send(listing(jobs, 0, api.JobQuery{Summary: true, WithSteps: true})) == nil
 			})
 			return nil, err
@@ -125,7 +126,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			out := make([]localwire.Node, len(nodes))
+			out := make([]*model.Node, len(nodes))
 			for i, n := range nodes {
 				out[i] = viewNode(n)
 			}
@@ -263,7 +264,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return localwire.Priorities(p), nil
+			return p, nil
 		},
 		"ReservationCommand": func(s *Server, ctx context.Context, b []byte, _ func(any) error) (any, error) {
 			a, err := arg[*model.ResvRequest](b)

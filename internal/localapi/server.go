@@ -2,6 +2,7 @@ package localapi
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -73,14 +74,15 @@ func (s *Server) ServeConn(c net.Conn) {
 		s.refuse(c, err)
 		return
 	}
-	var ver [1]byte
+	// The rest of the preface: the version and the types' fingerprint.
+	var pre [localwire.PrefaceLen - len(localwire.Magic)]byte
 	_ = c.SetReadDeadline(time.Now().Add(s.lim.IO))
-	if _, err := io.ReadFull(c, ver[:]); err != nil {
+	if _, err := io.ReadFull(c, pre[:]); err != nil {
 		return
 	}
-	if ver[0] != localwire.Version {
-		s.refuse(c, fmt.Errorf("local protocol version %d is not this controller's (%d); update the commands or set DROVER_TRANSPORT=grpc",
-			ver[0], localwire.Version))
+	if pre[0] != localwire.Version || binary.LittleEndian.Uint64(pre[1:]) != localwire.Fingerprint {
+		s.refuse(c, fmt.Errorf("%w (local protocol %d/%x, the controller's %d/%x); the commands use gRPC instead",
+			localwire.ErrOtherBuild, pre[0], binary.LittleEndian.Uint64(pre[1:]), localwire.Version, localwire.Fingerprint))
 		return
 	}
 	ctx := api.WithIdentity(s.ctx, id)
@@ -136,7 +138,7 @@ func (p *prefixed) Read(b []byte) (int, error) {
 // well as it can, and logs it.
 func (s *Server) refuse(c net.Conn, err error) {
 	s.log.Debug("local connection refused", "err", err)
-	_ = s.answer(c, &localwire.Answer{Err: &localwire.Error{Msg: err.Error()}})
+	_ = s.answer(c, &localwire.Answer{Err: localwire.ToError(err)})
 }
 
 func (s *Server) answer(c net.Conn, a *localwire.Answer) error {

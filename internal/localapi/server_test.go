@@ -145,7 +145,7 @@ func raw(t *testing.T, sock string) net.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	if _, err := c.Write(localwire.Preface); err != nil {
+	if _, err := c.Write(localwire.Preface()); err != nil {
 		t.Fatal(err)
 	}
 	_ = c.SetDeadline(time.Now().Add(10 * time.Second))
@@ -173,7 +173,7 @@ func lastAnswer(t *testing.T, c net.Conn) string {
 func TestMalformedAndOversizedFramesEndTheConnection(t *testing.T) {
 	sock, _ := serve(t, newFake(), Limits{})
 	c := raw(t, sock)
-	if err := localwire.WriteFrame(c, []byte("{not json")); err != nil {
+	if err := localwire.WriteFrame(c, []byte{0xff, 0xff, 0xff}); err != nil {
 		t.Fatal(err)
 	}
 	if msg := lastAnswer(t, c); !strings.Contains(msg, "malformed message") {
@@ -197,8 +197,8 @@ func TestOtherVersionsAndUnknownCallsAreRefusedClearly(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	_, _ = c.Write([]byte(localwire.Magic + "\x09"))
-	if msg := lastAnswer(t, c); !strings.Contains(msg, "DROVER_TRANSPORT=grpc") {
+	_, _ = c.Write(append([]byte(localwire.Magic+"\x09"), 1, 2, 3, 4, 5, 6, 7, 8))
+	if msg := lastAnswer(t, c); !strings.Contains(msg, "another version or build") {
 		t.Errorf("version 9 answered %q", msg)
 	}
 	c = raw(t, sock)
@@ -216,7 +216,7 @@ func TestSilentAndSlowConnectionsAreClosed(t *testing.T) {
 	for name, send := range map[string][]byte{
 		"says nothing":            nil,
 		"stops inside its magic":  []byte("DR"),
-		"stops inside a frame":    append(append([]byte{}, localwire.Preface...), 0, 0, 0, 9, '{'),
+		"stops inside a frame":    append(localwire.Preface(), 0, 0, 0, 9, 1),
 		"stays idle after a call": nil, // below: after one call
 	} {
 		c, err := net.Dial("unix", sock)
@@ -225,7 +225,7 @@ func TestSilentAndSlowConnectionsAreClosed(t *testing.T) {
 		}
 		_, _ = c.Write(send)
 		if name == "stays idle after a call" {
-			_, _ = c.Write(localwire.Preface)
+			_, _ = c.Write(localwire.Preface())
 			b, _ := localwire.Encode(&localwire.Request{Method: "Ping"})
 			_ = localwire.WriteFrame(c, b)
 			if _, err := localwire.ReadFrame(c, localwire.MaxAnswer); err != nil {

@@ -29,19 +29,19 @@ func listing(jobs []*model.Job, now int64, q api.JobQuery) *localwire.JobList {
 	if q.Summary {
 		d = detailSummary
 	}
-	out := &localwire.JobList{Now: now, Jobs: make([]localwire.Job, len(jobs))}
+	out := make([]*model.Job, len(jobs))
 	for i, j := range jobs {
 		v := viewJob(j, d)
 		if d == detailSummary && q.WithSteps {
 			v.Steps = viewSteps(j.Steps)
 		}
-		out.Jobs[i] = v
+		out[i] = v
 	}
-	return out
+	return localwire.NewJobList(out, now)
 }
 
 // viewJob is a copy of j as a user sees it at detail d.
-func viewJob(j *model.Job, d detail) localwire.Job {
+func viewJob(j *model.Job, d detail) *model.Job {
 	v := *j
 	if j.State == model.JobPending {
 		// A pending job's start time is the planned one.
@@ -62,7 +62,7 @@ func viewJob(j *model.Job, d detail) localwire.Job {
 	}
 	if j.Spec == nil {
 		v.Spec = nil
-		return localwire.Job{Job: &v}
+		return &v
 	}
 	s := *j.Spec
 	s.Script, s.Env = "", nil
@@ -75,7 +75,7 @@ func viewJob(j *model.Job, d detail) localwire.Job {
 		s.ReqNodes, s.ExcNodes, s.Dependency, s.IOAddr, s.IOKey = nil, nil, nil, "", ""
 	}
 	v.Spec = &s
-	return localwire.Job{Job: &v, Spec: &s}
+	return &v
 }
 
 func viewSteps(steps []*model.Step) []*model.Step {
@@ -107,8 +107,8 @@ func viewStep(st *model.Step) *model.Step {
 // viewNode is a node as users see it: without what only the controller
 // uses (what the agent detected, the health check's drain), and with the
 // backfill plan's flag.
-func viewNode(n *model.Node) localwire.Node {
+func viewNode(n *model.Node) *model.Node {
 	v := *n
 	v.DetectCPUs, v.DetectMemory, v.HealthDrain, v.Resv = false, false, false, ""
-	return localwire.Node{Node: &v, Planned: n.Planned}
+	return &v
 }

@@ -2,7 +2,6 @@ package localwire
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -11,13 +10,23 @@ import (
 // Magic opens every connection; gRPC's clients open with "PRI " instead.
 const Magic = "DRVL"
 
-// Version is the protocol's version, sent after Magic. The controller
-// refuses a client of another version with an error naming both, and the
-// client says to use the gRPC transport (DROVER_TRANSPORT=grpc).
-const Version byte = 1
+// Version is the protocol's version, sent after Magic with the
+// Fingerprint of the types the messages carry. A controller of another
+// version or build refuses the connection (ErrOtherBuild), and the
+// commands then go through gRPC, whose messages are versioned.
+const Version byte = 2
 
 // Preface is what a client writes first on a new connection.
-var Preface = []byte{Magic[0], Magic[1], Magic[2], Magic[3], Version}
+func Preface() []byte {
+	b := append([]byte(Magic), Version)
+	return binary.LittleEndian.AppendUint64(b, Fingerprint)
+}
+
+// PrefaceLen is its length.
+const PrefaceLen = len(Magic) + 1 + 8
+
+// ErrOtherBuild is a controller whose messages are not this client's.
+var ErrOtherBuild = errors.New("the controller is another version or build than the commands")
 
 // Bounds on one frame. A request carries at most a batch script and its
 // environment (gRPC's adapter takes 64 MiB too); an answer at most a very
@@ -75,37 +84,37 @@ func ReadFrame(r io.Reader, max int) ([]byte, error) {
 }
 
 // Request is one call: the method (the gRPC method's name, so that sdiag
-// counts both transports alike) and its argument.
+// counts both transports alike) and its argument in the compact form.
 type Request struct {
-	Method string          `json:"m"`
-	Body   json.RawMessage `json:"b,omitempty"`
+	Method string
+	Body   []byte
 }
 
 // Answer is one answer frame. More: a stream's chunk, more follow. Err
 // ends the call with an error; Body is the result otherwise.
 type Answer struct {
-	More bool            `json:"more,omitempty"`
-	Err  *Error          `json:"err,omitempty"`
-	Body json.RawMessage `json:"b,omitempty"`
+	More bool
+	Err  *Error
+	Body []byte
 }
 
 // Error is an error on the wire.
 type Error struct {
-	Kind string `json:"k"` // "api" (an *api.Error), "leader" (a follower's refusal), "warning" (sacctmgr's), "" (other)
-	Code int    `json:"c,omitempty"`
-	Msg  string `json:"msg"`
+	Kind string // "api" (an *api.Error), "leader" (a follower's refusal), "warning" (sacctmgr's), "build" (ErrOtherBuild), "" (other)
+	Code int
+	Msg  string
 	// Leader names the leader of a "leader" error; Text is the text that
 	// comes with a "warning".
-	Leader string `json:"leader,omitempty"`
-	Text   string `json:"text,omitempty"`
+	Leader string
+	Text   string
 }
 
-// Encode marshals a request or an answer body.
-func Encode(v any) ([]byte, error) { return json.Marshal(v) }
+// Encode gives v's compact form.
+func Encode(v any) ([]byte, error) { return AppendCompact(nil, v), nil }
 
-// Decode unmarshals b into v, saying what was malformed.
+// Decode reads b into the value v points to, saying what was malformed.
 func Decode(b []byte, v any) error {
-	if err := json.Unmarshal(b, v); err != nil {
+	if err := DecodeCompact(b, v); err != nil {
 		return fmt.Errorf("malformed message: %w", err)
 	}
 	return nil

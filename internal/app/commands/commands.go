@@ -36,6 +36,7 @@ import (
 	"github.com/drover-hpc/drover/internal/cli/srun"
 	"github.com/drover-hpc/drover/internal/cli/sshare"
 	"github.com/drover-hpc/drover/internal/cli/sstat"
+	"github.com/drover-hpc/drover/internal/localwire"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/version"
 )
@@ -222,12 +223,15 @@ func Dial() (cli.Client, error) {
 
 // fallback runs the command again over gRPC when the local protocol
 // could not do what gRPC can: a follower refused a change and named the
-// leader, or the socket's controller is down and slurm.conf names
-// others. Nothing was done, so the command starts over (it has printed
-// nothing yet: commands change state before they report).
+// leader, the socket's controller is down and slurm.conf names others,
+// or the controller is another build (its local protocol is not this
+// one's; gRPC's messages are versioned). Nothing was done, so the
+// command starts over (it has printed nothing yet: commands change state
+// before they report).
 func fallback(t Target, err error) {
 	_, notLeader := api.IsNotLeader(err)
-	if transport() == "" && (notLeader || (errors.Is(err, api.ErrNoController) && len(t.Backups) > 0)) {
+	other := errors.Is(err, localwire.ErrOtherBuild)
+	if transport() == "" && (notLeader || other || (errors.Is(err, api.ErrNoController) && len(t.Backups) > 0)) {
 		execFull()
 	}
 }
