@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # Stripped: every Slurm command is a start of bin/drover-cli (the commands
-# without the daemons: half the start-up of the whole binary). cgo when a C
+# without the daemons, gRPC or protobuf: see bench/README.md "Commands"). cgo when a C
 # compiler is there: it lets the agent load NVIDIA's library for
 # AutoDetect=nvml (go-nvml) and look users up through NSS (LDAP, SSSD);
 # measured, it does not slow the commands' start (~18 ms either way here).
@@ -63,6 +63,7 @@ soak: build ## the 30-minute hardening soak (SOAK_SECS to change): kills, a full
 
 bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
+	bash bench/cli.sh
 	bash bench/steps.sh
 	bash bench/acct.sh
 	bash bench/submit.sh
