@@ -121,7 +121,8 @@ func loadConf() (*slurmconf.Config, error) {
 	if loadedConf != nil {
 		return loadedConf, nil
 	}
-	cfg, err := slurmconf.Load(ConfPath())
+	// The commands learn nodes and partitions from the controller.
+	cfg, err := slurmconf.Load(ConfPath(), slurmconf.ControllerOnly())
 	if err != nil {
 		return nil, err
 	}
