@@ -37,7 +37,15 @@ type Client struct {
 	mu        sync.Mutex
 	idle      net.Conn
 	idleSince time.Time
+	// changed: a change went through; from then on Fallback is not
+	// called (running the command again would repeat it).
+	changed bool
 }
+
+// reads are the calls that change nothing.
+var reads = map[string]bool{"ListJobs": true, "WatchJobs": true, "ListNodes": true, "ListPartitions": true, "Ping": true,
+	"GetConfig": true, "StepStats": true, "AcctJobs": true, "GetAcctDB": true, "Priorities": true,
+	"ListReservations": true, "ListJoinTokens": true}
 
 // maxIdle is how long a connection is kept for the next call: below the
 // controller's smallest idle timeout (1 s), so that a kept connection is
@@ -131,8 +139,12 @@ func (c *Client) call(ctx context.Context, method string, arg, out any, chunk fu
 			}
 		}
 	}
-	return c.answerErr(err)
+	return c.answerErr(method, err)
 }
+
+// errLost is a connection lost after the call was sent; its words are
+// ErrNoController's, as over gRPC.
+var errLost = errors.New(api.ErrNoController.Error())
 
 // errStale is a kept connection that turned out closed.
 var errStale = errors.New("stale connection")
@@ -167,7 +179,9 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 				}
 				return errors.New("Socket timed out on send/recv operation")
 			case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET):
-				return api.ErrNoController
+				// The call left: it may have been done, so this is not
+				// ErrNoController, which says nothing was (Fallback).
+				return errLost
 			}
 			return err
 		}
@@ -206,13 +220,21 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 	}
 }
 
-// answerErr hands a follower's refusal naming the leader, or a failure
-// to reach the controller, to Fallback first.
-func (c *Client) answerErr(err error) error {
-	if c.Fallback == nil || err == nil {
-		return err
+// answerErr hands a follower's refusal naming the leader, a failure to
+// reach the controller or a controller of another build to Fallback
+// first.
+// Only while no change went through: running the command again must not
+// repeat one.
+func (c *Client) answerErr(method string, err error) error {
+	nl, notLeader := api.IsNotLeader(err)
+	refused := (notLeader && nl.Leader != "") || errors.Is(err, api.ErrNoController) || errors.Is(err, localwire.ErrOtherBuild)
+	c.mu.Lock()
+	changed := c.changed
+	if !reads[method] && !refused && !notLeader {
+		c.changed = true
 	}
-	if nl, ok := api.IsNotLeader(err); (ok && nl.Leader != "") || errors.Is(err, api.ErrNoController) || errors.Is(err, localwire.ErrOtherBuild) {
+	c.mu.Unlock()
+	if refused && !changed && c.Fallback != nil {
 		c.Fallback(err)
 	}
 	return err

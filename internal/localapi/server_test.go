@@ -392,3 +392,34 @@ func TestAUserCannotActAsAnother(t *testing.T) {
 		t.Errorf("the service saw uid %d gid %d, want nobody's 65534", id.UID, id.GID)
 	}
 }
+
+// TestFallbackOnlyBeforeAnyChange: the client hands a refusal to
+// Fallback (the commands then run again over gRPC) only while nothing
+// was changed, and never a connection lost after a call left.
+func TestFallbackOnlyBeforeAnyChange(t *testing.T) {
+	f := newFake()
+	sock, _ := serve(t, f, Limits{})
+	c := local.Dial(sock)
+	defer c.Close()
+	var got []error
+	c.Fallback = func(err error) { got = append(got, err) }
+	f.err = &api.NotLeaderError{Leader: "c2:6817"}
+	_, _ = c.Ping(context.Background()) // a read refused: handed on
+	if len(got) != 1 {
+		t.Fatalf("a follower's refusal was handed on %d times, want once", len(got))
+	}
+	f.err = nil
+	if _, err := c.Signal(context.Background(), api.JobSelection{UID: 0}, api.SignalRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	f.err = &api.NotLeaderError{Leader: "c2:6817"}
+	_, _ = c.Ping(context.Background())
+	if len(got) != 1 {
+		t.Errorf("a refusal after a change was handed on: the command would repeat the change")
+	}
+	gone := local.Dial(filepath.Join(t.TempDir(), "none"))
+	gone.Fallback = func(err error) { got = append(got, err) }
+	if _, err := gone.Ping(context.Background()); !errors.Is(err, api.ErrNoController) || len(got) != 2 {
+		t.Errorf("no controller at the socket: %v, handed on %d", err, len(got)-1)
+	}
+}
