@@ -207,11 +207,13 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 				return err
 			}
 		}
-		if chunk != nil {
-			conn.Close()
-		} else {
+		// Kept for the next call only if the context's end cannot reach
+		// it any more (stop reports false once the deadline was cut).
+		if chunk == nil && stop() {
 			_ = conn.SetDeadline(time.Time{})
 			c.release(conn)
+		} else {
+			conn.Close()
 		}
 		if a.Err != nil {
 			return a.Err.Err()

@@ -110,13 +110,13 @@ func (s *Server) ServeConn(c net.Conn) {
 }
 
 // readRequest reads one request frame: the wait for its first byte is
-// bounded by the deadline already set, the rest by io.
-func readRequest(c net.Conn, io time.Duration) ([]byte, error) {
+// bounded by the deadline already set, the rest by limit.
+func readRequest(c net.Conn, limit time.Duration) ([]byte, error) {
 	var first [1]byte
 	if _, err := c.Read(first[:]); err != nil {
 		return nil, err
 	}
-	_ = c.SetReadDeadline(time.Now().Add(io))
+	_ = c.SetReadDeadline(time.Now().Add(limit))
 	return localwire.ReadFrame(&prefixed{first: first[:], r: c}, localwire.MaxRequest)
 }
 
