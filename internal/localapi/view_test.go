@@ -5,7 +5,7 @@ import (
 
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/localwire"
-	"github.com/drover-hpc/drover/internal/localwire/wiretest"
+	"github.com/drover-hpc/drover/internal/wiretest"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/wire"
 )

@@ -5,7 +5,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/drover-hpc/drover/internal/localwire/wiretest"
+	"github.com/drover-hpc/drover/internal/wiretest"
 	"github.com/drover-hpc/drover/internal/model"
 )
 

@@ -1,5 +1,6 @@
-// Package wiretest helps the local transport's tests: it fills values so
-// that a field lost on the way shows.
+// Package wiretest helps the transports' tests (internal/wire's,
+// internal/localwire's and internal/localapi's): it fills values so that a
+// field lost on the way shows.
 package wiretest
 
 import "reflect"
