@@ -11,6 +11,7 @@ import (
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/localwire"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // handler answers one call: body is its argument; a stream sends its
@@ -184,7 +185,7 @@ func init() {
 			if err != nil {
 				return nil, err
 			}
-			return localwire.StepCreated{Job: viewJob(j, detailListing), Step: viewStep(st)}, nil
+			return localwire.StepCreated{Job: viewJob(j, wire.Listing), Step: viewStep(st)}, nil
 		},
 		"CompleteJob": func(s *Server, ctx context.Context, b []byte, _ func(any) error) (any, error) {
 			a, err := arg[localwire.JobEnd](b)

@@ -4,35 +4,21 @@ import (
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/localwire"
 	"github.com/drover-hpc/drover/internal/model"
-)
-
-// What a listing shows of each job: the same cut as the gRPC adapter's
-// (internal/wire's Listing and Summary), so both transports show the
-// same jobs. A test holds the two to each other.
-type detail int
-
-const (
-	// detailListing leaves out the batch script, the environment and an
-	// array's task id list: secrets, and megabytes nobody lists.
-	detailListing detail = iota
-	// detailSummary leaves out the long spec strings too (work dir,
-	// output paths, argv, submit line, dependency text, node lists) and
-	// the steps unless asked for.
-	detailSummary
+	"github.com/drover-hpc/drover/internal/wire"
 )
 
 // listing is the answer to a job listing. The batch script and the
 // environment never travel in one: the commands do not ask for them
 // over this transport either (as over gRPC).
 func listing(jobs []*model.Job, now int64, q api.JobQuery) *localwire.JobList {
-	d := detailListing
+	d := wire.Listing
 	if q.Summary {
-		d = detailSummary
+		d = wire.Summary
 	}
 	out := make([]*model.Job, len(jobs))
 	for i, j := range jobs {
 		v := viewJob(j, d)
-		if d == detailSummary && q.WithSteps {
+		if d == wire.Summary && q.WithSteps {
 			v.Steps = viewSteps(j.Steps)
 		}
 		out[i] = v
@@ -40,8 +26,10 @@ func listing(jobs []*model.Job, now int64, q api.JobQuery) *localwire.JobList {
 	return localwire.NewJobList(out, now)
 }
 
-// viewJob is a copy of j as a user sees it at detail d.
-func viewJob(j *model.Job, d detail) *model.Job {
+// viewJob is a copy of j as a user sees it at detail d (wire.Listing or
+// wire.Summary): the gRPC adapter's cut (internal/wire's JobToPB), which
+// a test holds this one to, field by field.
+func viewJob(j *model.Job, d wire.Detail) *model.Job {
 	v := *j
 	if j.State == model.JobPending {
 		// A pending job's start time is the planned one.
@@ -55,26 +43,14 @@ func viewJob(j *model.Job, d detail) *model.Job {
 	if j.Suspended && j.State == model.JobRunning && !j.Completing {
 		v.State = model.JobSuspended
 	}
-	if d == detailSummary {
+	if d == wire.Summary {
 		v.Steps, v.BatchUsage = nil, nil
 	} else {
 		v.Steps = viewSteps(j.Steps)
 	}
-	if j.Spec == nil {
-		v.Spec = nil
-		return &v
+	if j.Spec != nil {
+		v.Spec = wire.ListingSpec(j.Spec, d)
 	}
-	s := *j.Spec
-	s.Script, s.Env = "", nil
-	if s.Array != nil {
-		s.Array = &model.ArraySpec{Raw: s.Array.Raw, Throttle: s.Array.Throttle}
-	}
-	if d == detailSummary {
-		s.Argv, s.WorkDir, s.StdOut, s.StdErr, s.StdIn = nil, "", "", "", ""
-		s.SubmitLine, s.SubmitHost, s.Comment, s.Export = "", "", "", ""
-		s.ReqNodes, s.ExcNodes, s.Dependency, s.IOAddr, s.IOKey = nil, nil, nil, "", ""
-	}
-	v.Spec = &s
 	return &v
 }
 
@@ -89,17 +65,14 @@ func viewSteps(steps []*model.Step) []*model.Step {
 	return out
 }
 
-// viewStep is a step without what only its nodes may see: the tasks'
-// environment, arguments and the I/O key.
+// viewStep is a step as users see it (wire.UserStepSpec).
 func viewStep(st *model.Step) *model.Step {
 	if st == nil {
 		return nil
 	}
 	v := *st
 	if st.Spec != nil {
-		sp := *st.Spec
-		sp.Env, sp.IOKey, sp.TaskArgv = nil, "", nil
-		v.Spec = &sp
+		v.Spec = wire.UserStepSpec(st.Spec)
 	}
 	return &v
 }

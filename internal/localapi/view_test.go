@@ -5,9 +5,9 @@ import (
 
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/localwire"
-	"github.com/drover-hpc/drover/internal/wiretest"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/wire"
+	"github.com/drover-hpc/drover/internal/wiretest"
 )
 
 // over is what the local client reads of an answer.

@@ -5,8 +5,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/drover-hpc/drover/internal/wiretest"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/wiretest"
 )
 
 // TestFingerprintIsCurrent: the constant both ends send is the one of
