@@ -65,6 +65,7 @@ bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
 	bash bench/cli.sh
 	bash bench/steps.sh
+	bash bench/e2e.sh
 	bash bench/acct.sh
 	bash bench/submit.sh
 	bash bench/sim.sh

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,10 @@ type Agent struct {
 	pending  map[reportKey]*pendingReport
 	stopping bool // jobs killed from now on are not ends to report
 	outbox   chan *pb.AgentMessage
+	// trash and trashSeq: finished jobs' directories, renamed, waiting
+	// for removal (discard.go); nil: removed in place.
+	trash    chan discarded
+	trashSeq atomic.Uint64
 	killAll  bool // KillJobsOnExit
 	sup      *executor.Supervisor
 	iso      *isolation
@@ -89,6 +94,16 @@ type Agent struct {
 
 // Run runs the agent until ctx ends.
 func Run(ctx context.Context, o Options) error {
+	if path := os.Getenv("DROVER_AGENT_CPUPROFILE"); path != "" {
+		// For performance work (as DROVER_CTLD_CPUPROFILE for the
+		// controller): a CPU profile of the whole run, written when the
+		// agent stops. Several agents of one `drover up` get one file each.
+		if f, err := os.Create(path + "." + strconv.Itoa(os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	name := o.Name
 	if name == "" {
 		h, _ := os.Hostname()
@@ -135,6 +150,8 @@ func Run(ctx context.Context, o Options) error {
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{}, pending: map[reportKey]*pendingReport{},
 		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
 	}
+	sweepTrash(spool, filepath.Join(spool, "super"))
+	a.startTrash()
 	a.setKillWait(cfg.KillWait)
 	a.setCluster(cfg.ClusterName)
 	if d := unkillableTimeout(cfg); d > 0 {
@@ -411,7 +428,7 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		a.mu.Unlock()
 		if !again {
 			// The end is committed: the supervisor's record has served.
-			_ = os.RemoveAll(a.superDir(x.EndAck.JobId))
+			a.discard(a.superDir(x.EndAck.JobId), removeSuperDir)
 		}
 	}
 }

@@ -149,22 +149,31 @@ func (batchStdioHook) Prestart(_ context.Context, bc *batchCtx) error {
 	if bc.interactive() {
 		return nil
 	}
-	mj, spec, es := bc.mj, bc.mj.Spec, bc.es
-	fields := stepenv.BatchFields(mj, bc.a.node)
-	out := spec.StdOut
-	if out == "" {
-		out = stepenv.DefaultOutput(mj)
-	}
-	es.Stdout = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(out, fields))
-	es.Stderr = es.Stdout
-	if spec.StdErr != "" {
-		es.Stderr = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdErr, fields))
-	}
-	if spec.StdIn != "" {
-		es.Stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
-	}
+	es := bc.es
+	es.Stdin, es.Stdout, es.Stderr = batchStdio(bc.mj, bc.a.node)
 	bc.j.mu.Lock()
 	bc.j.errPath = es.Stderr
 	bc.j.mu.Unlock()
 	return nil
+}
+
+// batchStdio is where a batch script's input, output and error go on node
+// (slurm-%j.out by default); "" for no input. A function of the job alone,
+// so that an agent taking a job back finds its error file again.
+func batchStdio(mj *model.Job, node string) (stdin, stdout, stderr string) {
+	spec := mj.Spec
+	fields := stepenv.BatchFields(mj, node)
+	out := spec.StdOut
+	if out == "" {
+		out = stepenv.DefaultOutput(mj)
+	}
+	stdout = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(out, fields))
+	stderr = stdout
+	if spec.StdErr != "" {
+		stderr = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdErr, fields))
+	}
+	if spec.StdIn != "" {
+		stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
+	}
+	return stdin, stdout, stderr
 }

@@ -259,6 +259,11 @@ func (a *Agent) finish(j *job, res executor.Result) {
 			end.Usage = wire.UsageToPB(u)
 		}
 		ooms = batch.ooms()
+		if batch.g != nil {
+			// The leaf first: the job's group then goes with one rmdir
+			// per hierarchy instead of being listed to find it.
+			_ = batch.g.Delete()
+		}
 	} else if cg != nil && j.model.Spec != nil && j.model.Spec.Interactive {
 		if st, err := cg.Stats(); err == nil {
 			ooms = st.OOMKills
@@ -304,7 +309,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		end.State, end.Reason = uint32(model.JobTimeout), model.ReasonTimeLimit
 		end.ExitCode, end.Signal = 0, int32(syscall.SIGTERM)
 	}
-	_ = os.RemoveAll(j.dir)
+	a.discard(j.dir, removeJobDir)
 	a.mu.Lock()
 	if a.jobs[j.id] == j {
 		delete(a.jobs, j.id)
@@ -316,7 +321,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	if stopping {
 		// Killed with the agent (KillJobsOnExit): nothing for the next
 		// agent to take back.
-		_ = os.RemoveAll(a.superDir(j.id))
+		removeSuperDir(a.superDir(j.id))
 	}
 	if !stopping {
 		a.ends[j.id] = end

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"google.golang.org/protobuf/proto"
 
@@ -20,7 +21,7 @@ import (
 // Batch scripts run under supervisors (executor.StartSupervised) so that
 // they outlive the agent. Each has a root-only directory under
 // <spool>/super/job<N> holding the supervisor's files and the job record
-// (job.pb, meta.json); a restarted agent takes back every job it finds
+// (job.pb; meta.json too for an allocation); a restarted agent takes back every job it finds
 // there, and removes a directory once the controller has confirmed the
 // job's end.
 
@@ -53,6 +54,34 @@ func (a *Agent) recordAllocation(j *job) error {
 	j.alloc = true
 	j.mu.Unlock()
 	return nil
+}
+
+// newSuperDir makes a job's supervisor directory afresh (root's, 0700):
+// whatever an earlier run left there is removed first.
+func newSuperDir(dir string) error {
+	err := os.Mkdir(dir, 0o700)
+	switch {
+	case errors.Is(err, os.ErrExist):
+		if err := os.RemoveAll(dir); err != nil {
+			return err
+		}
+		return os.Mkdir(dir, 0o700)
+	case errors.Is(err, os.ErrNotExist): // the first job: no super/ yet
+		return os.MkdirAll(dir, 0o700)
+	}
+	return err
+}
+
+// removeSuperDir removes a job's (or a step task's) supervisor directory:
+// the files the agent and the supervisor write there one by one, then the directory (a
+// listing only when something else is left).
+func removeSuperDir(dir string) {
+	for _, f := range []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json"} {
+		_ = syscall.Unlink(filepath.Join(dir, f))
+	}
+	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 func (a *Agent) superDir(id uint32) string {
@@ -91,21 +120,17 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 		return a.executor().Start(es)
 	}
 	dir := a.superDir(j.id)
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := newSuperDir(dir); err != nil {
 		return nil, err
 	}
 	b, err := proto.Marshal(wire.JobToPB(j.model, wire.Full))
 	if err != nil {
 		return nil, err
 	}
+	// The record alone: the job's spool and error file follow from it
+	// (jobPaths), so a batch job needs no meta.json (one file less to
+	// create and remove per job).
 	if err := os.WriteFile(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
-		return nil, err
-	}
-	j.mu.Lock()
-	meta, _ := json.Marshal(jobMeta{ErrPath: j.errPath, Dir: j.dir})
-	j.mu.Unlock()
-	if err := os.WriteFile(filepath.Join(dir, "meta.json"), meta, 0o600); err != nil {
 		return nil, err
 	}
 	proc, err := sup.Start(dir, es)
@@ -168,6 +193,11 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	var meta jobMeta
 	if mb, err := os.ReadFile(filepath.Join(dir, "meta.json")); err == nil {
 		_ = json.Unmarshal(mb, &meta)
+	} else if pj.Spec != nil {
+		// A batch job's record is job.pb alone (an earlier agent wrote
+		// meta.json too).
+		meta.Dir = jobDirPath(a.spool, id)
+		_, _, meta.ErrPath = batchStdio(wire.JobFromPB(&pj), a.node)
 	}
 	if meta.Alloc {
 		j := newJob(id, wire.JobFromPB(&pj), true)

@@ -26,13 +26,15 @@ const scriptName = "slurm_script"
 // 0700: whatever an earlier run left at that path is removed first
 // (without following links in it).
 func newJobDir(spool string, id, uid, gid uint32) (string, error) {
-	dir := filepath.Join(spool, "job"+strconv.FormatUint(uint64(id), 10))
-	if _, err := os.Lstat(dir); err == nil {
+	dir := jobDirPath(spool, id)
+	if err := os.Mkdir(dir, 0o700); errors.Is(err, fs.ErrExist) {
 		if err := os.RemoveAll(dir); err != nil {
 			return "", fmt.Errorf("remove the leftover spool directory %s: %w", dir, err)
 		}
-	}
-	if err := os.Mkdir(dir, 0o700); err != nil {
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return "", err
+		}
+	} else if err != nil {
 		return "", err
 	}
 	// The spool is root's and not writable by others: dir cannot have been
@@ -41,6 +43,23 @@ func newJobDir(spool string, id, uid, gid uint32) (string, error) {
 		return "", err
 	}
 	return dir, nil
+}
+
+// jobDirPath is the spool directory of job id.
+func jobDirPath(spool string, id uint32) string {
+	return filepath.Join(spool, "job"+strconv.FormatUint(uint64(id), 10))
+}
+
+// removeJobDir removes a job's spool directory: the script, then the
+// directory (a listing only when the job left something else there).
+func removeJobDir(dir string) {
+	if dir == "" {
+		return
+	}
+	_ = syscall.Unlink(filepath.Join(dir, scriptName))
+	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
+		_ = os.RemoveAll(dir)
+	}
 }
 
 // writeScript writes the batch script into dir as the job's user: a new

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"sync"
 	"syscall"
@@ -38,10 +37,12 @@ type stepRun struct {
 	closed   bool        // the tasks are over: no more clients
 	limit    *time.Timer // the step's own --time (stepTimeLimitHook)
 	ending   bool
-	endAs    model.JobState // CANCELLED, TIMEOUT when ended on request
-	tty      *ptyTask
-	launch   *pb.LaunchStep // kept with supervised tasks for a later agent
-	usage    *sampler       // the step's cgroup, followed while it runs
+	// sendDeadline bounds writes to clients once the step ends (boundSends).
+	sendDeadline time.Time
+	endAs        model.JobState // CANCELLED, TIMEOUT when ended on request
+	tty          *ptyTask
+	launch       *pb.LaunchStep // kept with supervised tasks for a later agent
+	usage        *sampler       // the step's cgroup, followed while it runs
 }
 
 func (a *Agent) launchStep(l *pb.LaunchStep) {
@@ -128,7 +129,7 @@ func (s *stepRun) done(code, sig int32, state model.JobState) {
 	s.j.mu.Unlock()
 	s.a.reportStep(s, code, sig, state)
 	for _, rank := range s.local.Tasks {
-		_ = os.RemoveAll(s.a.taskDir(s.j.id, s.st.ID, rank))
+		s.a.discard(s.a.taskDir(s.j.id, s.st.ID, rank), removeSuperDir)
 	}
 	s.j.stepWG.Done()
 }
@@ -343,6 +344,7 @@ func (s *stepRun) terminate(killWait time.Duration, endAs model.JobState) {
 		procs = append(procs, p)
 	}
 	s.mu.Unlock()
+	s.boundSends()
 	if endAs != 0 && len(s.local.Tasks) > 0 {
 		why := ""
 		if endAs == model.JobTimeout {

@@ -35,6 +35,9 @@ func (s *stepRun) addClient(c *stepio.Conn, srun bool) bool {
 		return false
 	}
 	s.sinks = append(s.sinks, c)
+	if !s.sendDeadline.IsZero() {
+		_ = c.SetWriteDeadline(s.sendDeadline)
+	}
 	if srun {
 		s.srun = c
 		if s.srunLoss != nil {
@@ -169,6 +172,24 @@ func (s *stepRun) send(t byte, task uint32, p []byte) {
 		if err := c.Send(t, task, p); err != nil {
 			s.dropClient(c)
 		}
+	}
+}
+
+// boundSends gives the writes to the step's clients a deadline once the
+// step ends. While tasks run, a client that reads slowly holds their output
+// back (as Slurm's does); an ending step must not wait on it for ever: a
+// stalled srun (its own stdout full) would otherwise keep the kill, the
+// last frames and so the step's end, and the job's, from happening. A
+// client whose writes time out is dropped. Clients added later get the same
+// deadline.
+func (s *stepRun) boundSends() {
+	deadline := time.Now().Add(s.a.msgTimeout()) // a socket deadline: wall time
+	s.mu.Lock()
+	s.sendDeadline = deadline
+	sinks := append([]*stepio.Conn(nil), s.sinks...)
+	s.mu.Unlock()
+	for _, c := range sinks {
+		_ = c.SetWriteDeadline(deadline)
 	}
 }
 

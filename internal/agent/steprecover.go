@@ -48,8 +48,7 @@ func (a *Agent) supervisor() *executor.Supervisor {
 // pipes to the step's streams.
 func (s *stepRun) startSupervised(sup *executor.Supervisor, es *executor.Spec, rank int) (executor.Process, error) {
 	dir := s.a.taskDir(s.j.id, s.st.ID, rank)
-	_ = os.RemoveAll(dir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := newSuperDir(dir); err != nil {
 		return nil, err
 	}
 	b, err := proto.Marshal(s.launch)

@@ -153,9 +153,17 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 	}
 	c.Kick()
 
+	in := make(chan received, maxEndBatch)
+	go readStream(stream, in, conn.done)
+	var next *received
 	for {
-		msg, err := stream.Recv()
-		if err != nil {
+		var r received
+		if next != nil {
+			r, next = *next, nil
+		} else {
+			r = <-in
+		}
+		if err := r.err; err != nil {
 			conn.close()
 			<-sendErr
 			if errors.Is(err, io.EOF) {
@@ -166,7 +174,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 		c.mu.Lock()
 		c.lastSeen[reg.Node] = c.clock.Now()
 		c.mu.Unlock()
-		switch m := msg.(type) {
+		switch m := r.msg.(type) {
 		case *nodemsg.Heartbeat:
 			c.heartbeat(reg.Node, m.Runs)
 		case *nodemsg.JobStarted:
@@ -188,39 +196,12 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 			c.mu.Unlock()
 			conn.send(&nodemsg.ReportAck{Job: m.Job, Run: m.Run, Started: true})
 		case *nodemsg.JobEnded:
-			e := m
-			if !c.endsHere(reg.Node, e.Job) {
-				// Only the node that runs a job's batch script ends it:
-				// another node's (or a forged) report never does. Acked,
-				// so that an agent holding a stale record stops resending.
-				c.log.Warn("ignoring the end of a job this node does not hold", "node", reg.Node, "job", e.Job)
-				conn.send(&nodemsg.EndAck{Job: e.Job})
-				continue
-			}
-			end := e.EndTime
-			if end == 0 {
-				end = c.clock.Now().Unix()
-			}
-			res, err := c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
-				Job: e.Job, ExitCode: e.ExitCode, Signal: e.Signal,
-				State: e.State, Reason: e.Reason, Now: end, StartTime: e.StartTime,
-				Usage: e.Usage, Requeue: e.Requeue, Run: e.Run,
-			})
-			if err != nil {
-				c.log.Error("commit job end", "job", e.Job, "err", err)
+			// Ends that queued up meanwhile go into the same commit.
+			var batch []*nodemsg.JobEnded
+			batch, next = moreEnds([]*nodemsg.JobEnded{m}, in)
+			if err := c.jobsEnded(conn, reg.Node, batch); err != nil {
 				return err // the agent resends unacknowledged ends on reconnect
 			}
-			conn.send(&nodemsg.EndAck{Job: e.Job, Run: e.Run})
-			if r, _ := res.(fsm.JobEndedResult); !r.Applied {
-				// A duplicate, or the end of a stale run (the job was
-				// requeued and may run elsewhere now): nothing to clean up,
-				// and above all not the job's current run.
-				c.log.Info("ignoring the end of a stale run or a repeated end", "job", e.Job, "run", e.Run, "node", reg.Node)
-				continue
-			}
-			c.cleanup(c.store.Snapshot().Job(e.Job), reg.Node)
-			c.resumed(res)
-			c.Kick()
 		case *nodemsg.StepEnded:
 			if err := c.stepEnded(reg.Node, m); err != nil {
 				c.log.Error("commit step end", "job", m.Job, "step", m.Step, "err", err)

@@ -347,5 +347,6 @@ func preemptConfig(cfg *slurmconf.Config) sched.Preempt {
 	}
 	return sched.Preempt{Type: cfg.PreemptType, Mode: cfg.PreemptMode, Gang: cfg.PreemptGang,
 		ExemptTime: cfg.PreemptExemptTime, MinExemptPriority: cfg.PreemptMinExemptPriority,
-		ReorderCount: reorder, TimeSlice: cfg.SchedulerTimeSlice}
+		ReorderCount: reorder, TimeSlice: cfg.SchedulerTimeSlice,
+		Within: cfg.PreemptWithin, YoungestFirst: cfg.PreemptYoungestFirst}
 }

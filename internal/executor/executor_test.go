@@ -442,6 +442,39 @@ func TestUmaskHelper(t *testing.T) {
 	}
 }
 
+// With SwapUmask (the supervisor) the direct path gives the program its
+// umask too, and the process keeps its own.
+func TestUmaskSwapDirect(t *testing.T) {
+	SwapUmask = true
+	defer func() { SwapUmask = false }()
+	want := 0o077
+	if ownUmask == want {
+		want = 0o027
+	}
+	dir := testDir(t, false)
+	spec := scriptSpec(t, false, dir, "umask > umask.txt; echo x")
+	spec.Stdout = "out.txt"
+	spec.Umask = want
+	if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+		t.Fatalf("got %+v", r)
+	}
+	if got := strings.TrimSpace(readFile(t, filepath.Join(dir, "umask.txt"))); got != fmt.Sprintf("%04o", want) {
+		t.Errorf("the program's umask is %s, want %04o", got, want)
+	}
+	st, err := os.Stat(filepath.Join(dir, "out.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != os.FileMode(0o666&^want) {
+		t.Errorf("output mode %v, want %v", st.Mode().Perm(), os.FileMode(0o666&^want))
+	}
+	own := syscall.Umask(0)
+	syscall.Umask(own)
+	if own != ownUmask {
+		t.Errorf("the process's umask is %04o after the launch, want %04o", own, ownUmask)
+	}
+}
+
 // PidEnv is honoured by the helper only: the direct path leaves Env as is.
 func TestPidEnv(t *testing.T) {
 	bothPaths(t, func(t *testing.T, helper bool) {

@@ -75,6 +75,9 @@ func Start(spec *Spec) (Process, error) {
 	}
 	sealInheritedFDs()
 	if spec.Umask >= 0 && spec.Umask&0o777 != ownUmask && !spec.Terminal {
+		if SwapUmask {
+			return startDirectUmask(spec)
+		}
 		// fork/exec cannot give the child a umask of its own without
 		// changing the agent's for every thread; the helper sets it.
 		cp := *spec
@@ -374,6 +377,28 @@ func (p *process) drainOutput() {
 	for _, r := range p.ioRead {
 		r.Close()
 	}
+}
+
+// SwapUmask lets Start give a program its own umask on the direct path by
+// setting the process's umask around the fork, instead of re-executing
+// this binary as the helper (a Go start-up per launch, ~10 ms). Only for
+// a process whose other file creations do not care which umask they get
+// while a launch is under way: the node supervisor (its own files are
+// written with explicit modes and read by root), not the agent (cgroup
+// directories, sockets users connect to).
+var SwapUmask bool
+
+// umaskMu serialises the launches that swap the process's umask.
+var umaskMu sync.Mutex
+
+// startDirectUmask starts spec on the direct path with the process's umask
+// set to spec's for the fork (the child keeps it), then restored.
+func startDirectUmask(spec *Spec) (Process, error) {
+	umaskMu.Lock()
+	defer umaskMu.Unlock()
+	old := syscall.Umask(spec.Umask & 0o777)
+	defer syscall.Umask(old)
+	return startDirect(spec)
 }
 
 // ownUmask is this process's umask, read once without changing it.

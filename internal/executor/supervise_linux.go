@@ -436,6 +436,9 @@ func SuperviseMain(args []string) int {
 		return 2
 	}
 	sock := args[0]
+	// Jobs submitted with another umask than the supervisor's start on
+	// the direct path too (see SwapUmask).
+	SwapUmask = true
 	// Caught, not ignored: an ignored signal stays ignored in the programs
 	// the supervisor starts (a trap on SIGINT would not work, SIGTERM would
 	// not end a job), while a caught one is reset by execve.

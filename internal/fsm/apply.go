@@ -431,7 +431,12 @@ func applyControl(txn *state.Txn, c *Control) any {
 				j.HoldAdmin = false
 			}
 			if !j.HoldAdmin && !j.HoldUser {
-				j.Reason, j.Priority = model.ReasonNone, 1
+				// A release ranks the job afresh, as Slurm does: an
+				// operator's pinned priority does not survive a hold.
+				j.Reason, j.Priority, j.PrioritySet = model.ReasonNone, 1, false
+				if p, ok := c.Priorities[id]; ok && p > 0 {
+					j.Priority = p
+				}
 			}
 		case "suspend":
 			if j.State != model.JobRunning || j.Completing || j.Suspended {

@@ -137,6 +137,10 @@ type Control struct {
 	Jobs   []model.JobID `json:"jobs"`
 	Action string        `json:"action"`
 	Now    int64         `json:"now"`
+	// Priorities are the priorities released jobs take (computed by the
+	// service, so a release does not wait for the next PriorityCalcPeriod
+	// to rank the job); a released job missing here gets 1.
+	Priorities map[model.JobID]uint32 `json:"priorities,omitempty"`
 }
 
 // UpdateJob changes validated fields of pending or running jobs.

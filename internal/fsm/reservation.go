@@ -142,19 +142,20 @@ func resvPermits(snap *state.Snapshot, j *model.Job, alloc []model.NodeAlloc, no
 	if limit > 0 {
 		end = now + limit
 	}
+	var mine *model.Reservation
 	if own != "" {
-		r := snap.Reservation(own)
-		if r == nil || !r.Active(now) {
+		mine = snap.Reservation(own)
+		if mine == nil || !mine.Active(now) {
 			return false
 		}
 		for _, a := range alloc {
-			if r.Flags&model.ResvFlex == 0 && !r.HasNode(a.Node) {
+			if mine.Flags&model.ResvFlex == 0 && !mine.HasNode(a.Node) {
 				return false
 			}
 		}
 	}
 	for _, r := range snap.Reservations() {
-		if r.Name == own || !r.Overlaps(now, end) {
+		if r.Name == own || !r.Overlaps(now, end) || (mine != nil && mine.Shadows(r)) {
 			continue
 		}
 		for _, a := range alloc {

@@ -129,3 +129,32 @@ func TestScheduleRespectsReservations(t *testing.T) {
 		t.Errorf("started %v, want both", res.Started)
 	}
 }
+
+// A job of a MAINT reservation may run on nodes another reservation
+// holds (Slurm: MAINT reservations' jobs ignore the others); a job of a
+// plain one may not.
+func TestScheduleMaintJobIgnoresOtherReservations(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeReservation, &Reservation{Resv: maintResv(), Create: true})
+	lab := &model.Reservation{Name: "lab", Start: 0, End: 5000, Nodes: []string{"n2"}, Users: []string{"alice"}}
+	h.apply(TypeReservation, &Reservation{Resv: lab, Create: true})
+	m := spec()
+	m.Reservation, m.ReqNodes = "maint", nil
+	admin := h.apply(TypeSubmit, &Submit{Spec: m, Partition: "p", Now: 100}).(SubmitResult).JobID
+	res := h.apply(TypeSchedule, &Schedule{Now: 110, Starts: []StartEntry{
+		{Job: admin, Alloc: []model.NodeAlloc{{Node: "n2", CPUs: 1, Mem: 100}}},
+	}}).(ScheduleResult)
+	if len(res.Started) != 0 {
+		t.Fatalf("started %v outside its reservation's nodes", res.Started)
+	}
+	// maint holds n1 only: widen it to n2, which lab holds too.
+	wide := maintResv()
+	wide.Nodes = []string{"n1", "n2"}
+	h.apply(TypeReservation, &Reservation{Resv: wide})
+	res = h.apply(TypeSchedule, &Schedule{Now: 110, Starts: []StartEntry{
+		{Job: admin, Alloc: []model.NodeAlloc{{Node: "n2", CPUs: 1, Mem: 100}}},
+	}}).(ScheduleResult)
+	if len(res.Started) != 1 {
+		t.Errorf("the MAINT reservation's job was kept off lab's node: started %v", res.Started)
+	}
+}

@@ -236,6 +236,14 @@ func ResvConflict(others []*Reservation, r *Reservation) *Reservation {
 	return nil
 }
 
+// Shadows reports whether the jobs of r may use other's nodes during
+// other's window, as in Slurm: a MAINT reservation's jobs ignore every
+// other reservation, an OVERLAP one's every other but MAINT ones. (Only
+// such reservations can share nodes and time with another: ResvConflict.)
+func (r *Reservation) Shadows(other *Reservation) bool {
+	return r.Flags&ResvMaint != 0 || (r.Flags&ResvOverlap != 0 && other.Flags&ResvMaint == 0)
+}
+
 // ResvNodeState is the reservation flag node shows at now: "MAINT" in an
 // active MAINT reservation, "RESERVED" in another active one, "" else.
 func ResvNodeState(list []*Reservation, node string, now int64) string {

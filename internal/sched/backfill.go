@@ -32,8 +32,9 @@ type profile struct {
 	// from the live count on: +CPUs at releases and reservation ends,
 	// -CPUs at reservation starts, sorted by time. It bounds what any
 	// window can offer, so most candidate starts are refused without
-	// looking at a node.
+	// looking at a node. dsum holds its sums by blocks (bfsteps.go).
 	deltas []delta
+	dsum   []int64
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
@@ -89,8 +90,10 @@ func (p *profile) settle() {
 			k, found := slices.BinarySearchFunc(p.deltas, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
 			if found {
 				p.deltas[k].cpu += d.cpu
+				p.dsum[k/deltaBlock] += d.cpu
 			} else {
 				p.deltas = slices.Insert(p.deltas, k, d)
+				p.sumsAfterInsert(k)
 			}
 		}
 		p.newDeltas = p.newDeltas[:0]
@@ -130,6 +133,7 @@ func (p *profile) settle() {
 			}
 		}
 		p.spareD, p.deltas, p.newDeltas = p.deltas, out, p.newDeltas[:0]
+		p.buildSums()
 	}
 }
 
@@ -195,55 +199,11 @@ func (p *profile) addRelease(i int32, r release) {
 	p.addDelta(r.t, int64(r.cpu))
 }
 
-// A node whose own earliest instant (earliestBound) is after the
-// window's start cannot hold even the job's smallest share then: a node's
-// offer over [t, t+limit) only improves at its own releases and
-// reservation ends, so it would have offered as much at the last of those
-// before t. While masked, viewWindow skips such nodes without looking.
-//
-// Only nodes earliestBound looked at for the current job (epoch) carry an
-// entry; the others cannot hold the job's GPUs at all.
-//
-// An entry that is only a bound (the search stopped at its cap, or an
-// earlier job's bound ruled the node out) is made exact the first time a
-// window reaches it: the reservation search retries later instants when
-// the nodes that fit one by one do not fit together (packed and
-// multi-node jobs), and every retry would otherwise ask window about
-// every node past the cap.
-func (c *cluster) skipped(i int32) bool {
-	if !c.masked {
-		return false
-	}
-	if c.epoch[i] != c.curEpoch {
-		return true
-	}
-	if c.earliest[i] <= c.winA && c.exact[i] != c.curEpoch {
-		c.refine(i)
-	}
-	return c.earliest[i] > c.winA
-}
-
-// refine replaces node i's mask entry, a lower bound, with its earliest
-// start for the job being reserved (c.job), and records it as a bound
-// for later jobs of the shape.
-func (c *cluster) refine(i int32) {
-	j := &c.job
-	c.exact[i] = c.curEpoch
-	t := c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, j.horizon, c.earliest[i])
-	if t >= never {
-		c.earliest[i] = never
-		j.bs.raise(i, j.limit, j.horizon+1)
-		return
-	}
-	c.earliest[i] = t
-	j.bs.raise(i, j.limit, t)
-}
-
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
 // new work. With wantGPU, used is the node's GPUs taken at some point of
 // the window (building it allocates, so CPU-only questions skip it).
 func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64, used model.Bitmap) {
-	if c.cpu[i] < 0 {
+	if c.cpu[i] < 0 || (c.resvBlk != nil && c.resvBlocked(i, a, b)) {
 		return -1, 0, nil
 	}
 	cpu, mem = int(c.cpu[i]), c.mem[i]
@@ -417,7 +377,7 @@ func (s *scheduler) initBackfill() {
 // bf_window allow), which lower-ordered jobs must then respect.
 func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, req, exc []int32) {
 	limit := jobLimit(j, ps.p)
-	end := endOf(s.now, limit)
+	end := s.resvEnd(endOf(s.now, limit)) // a reservation's end ends its jobs (resvplan.go)
 	var picks []pick
 	liveFits := s.c.free-s.excFree >= r.minCPUs() && ps.free-s.excFreePart >= r.minCPUs()
 	if liveFits {
@@ -468,11 +428,12 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	if s.cfg.BfWindow > 0 {
 		horizon = s.now + s.cfg.BfWindow
 	}
+	ps, exc, horizon = s.resvSearch(ps, exc, horizon) // around reservations (resvplan.go)
 	res := max(1, s.cfg.BfResolution)
 	need := r.minCPUs()
 	earliest := s.c.earliestBound(ps, r, req, exc, limit, s.now, horizon)
 	if earliest >= never {
-		s.c.masked = false
+		s.c.unmask()
 		return
 	}
 	bf.settle()
@@ -499,9 +460,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		for k+1 < len(bf.times) && bf.times[k+1] <= t {
 			k++
 		}
-		for ; d < len(bf.deltas) && bf.deltas[d].t <= t; d++ {
-			free += bf.deltas[d].cpu
-		}
+		free, d = bf.deltasUpTo(free, d, t)
 		if free < need {
 			continue
 		}
@@ -509,7 +468,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		s.c.winA, s.c.winB = t, tEnd
 		picks, ok := s.c.place(viewWindow, ps, r, req, exc)
 		if ok {
-			s.c.masked = false
+			s.c.unmask()
 			s.c.reserve(picks, r.gpuType, t, tEnd)
 			bf.count++
 			bf.perUser[j.UserID]++
@@ -528,235 +487,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			return
 		}
 	}
-	s.c.masked = false
-}
-
-// avail is one node's earliest instant and the tasks it could take.
-type avail struct {
-	t     int64
-	tasks int
-}
-
-// earliestBound is a time before which j cannot start, found node by
-// node: each candidate node's first instant (its own releases and
-// reservation ends) at which it could hold the smallest share of the job
-// for the job's whole time limit; the job needs several such nodes (its
-// -N, or enough for its tasks), so the bound is the instant by which
-// enough nodes have come free. The time-ordered search starts there,
-// skipping the instants at which placing the job is bound to fail. never
-// means no set of nodes frees up within the horizon.
-func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, limit, now, horizon int64) int64 {
-	if len(req) > 0 {
-		return now // named nodes: leave it to the exact search
-	}
-	c.masked = true
-	unit := 1 // tasks on a node in the smallest share
-	if !r.pack {
-		unit = r.big
-		if r.nBig < r.nodes {
-			unit = r.big - 1
-		}
-		unit = max(1, unit)
-	}
-	if c.earliest == nil {
-		c.earliest = make([]int64, len(c.nodes))
-		c.epoch = make([]uint32, len(c.nodes))
-		c.exact = make([]uint32, len(c.nodes))
-	}
-	c.curEpoch++
-	cands := ps.order
-	if r.hasGPU() {
-		u := unit
-		if r.pack {
-			u = 1
-		}
-		cands = c.gpuNodes(ps, r.gpuType, r.gpusOn(u))
-	}
-	found := c.abuf[:0]
-	defer func() { c.abuf = found[:0] }()
-	// best is a max-heap (by time) of found nodes that together are
-	// enough for the job; its top is a cap: a node that cannot fit by
-	// then is not among those that decide the bound, so its search stops
-	// there (and its mask entry says "not before cap+1", still a lower
-	// bound). Small jobs then look at a few instants per node.
-	best := c.hbuf[:0]
-	defer func() { c.hbuf = best[:0] }()
-	bestTasks := 0
-	enough := func(tasks, nodes int) bool {
-		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
-	}
-	bs, lb := c.boundsFor(newBoundKey(r, unit), limit)
-	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, bs: bs}
-	capT := int64(-1) // the cap once enough nodes are found
-	visit := func(i int32) {
-		c.earliest[i], c.epoch[i], c.exact[i] = never, c.curEpoch, c.curEpoch
-		if c.cpu[i] < 0 || inSorted(exc, i) {
-			return
-		}
-		n := c.nodes[i]
-		limitT := horizon
-		if enough(bestTasks, len(best)) {
-			limitT = min(horizon, best[0].t)
-		}
-		if lb[i] > limitT {
-			// An earlier search already ruled out every instant up to
-			// the cap (bfbounds.go).
-			if limitT < horizon {
-				c.earliest[i], c.exact[i] = lb[i], 0
-			}
-			return
-		}
-		t := c.nodeEarliest(i, r, unit, limit, now, limitT, lb[i])
-		if t >= never {
-			if limitT < horizon {
-				c.earliest[i], c.exact[i] = limitT+1, 0
-			}
-			bs.raise(i, limit, limitT+1)
-			return
-		}
-		c.earliest[i] = t
-		bs.raise(i, limit, t)
-		a := avail{t, max(1, n.CPUs/r.cpt)}
-		found = append(found, a)
-		best = heapPush(best, a)
-		bestTasks += a.tasks
-		for len(best) > 0 && enough(bestTasks-best[0].tasks, len(best)-1) {
-			bestTasks -= best[0].tasks
-			best = heapPop(best)
-		}
-		if enough(bestTasks, len(best)) {
-			capT = min(horizon, best[0].t)
-		}
-	}
-	// The nodes with the least bounds first (a few scans of the bounds):
-	// found early, they make the cap tight for every other node.
-	for seeds := 0; seeds < 8 && !enough(bestTasks, len(best)); seeds++ {
-		bi, bv := int32(-1), never
-		for _, i := range cands {
-			if lb[i] < bv && c.epoch[i] != c.curEpoch && c.cpu[i] >= 0 {
-				bi, bv = i, lb[i]
-			}
-		}
-		if bi < 0 {
-			break
-		}
-		visit(bi)
-	}
-	for _, i := range cands {
-		if c.epoch[i] == c.curEpoch {
-			continue
-		}
-		if capT >= 0 && capT < horizon && lb[i] > capT && c.cpu[i] >= 0 && len(exc) == 0 {
-			// visit's answer for a node its bound rules out, without
-			// the call: most nodes, in a deep queue.
-			c.earliest[i], c.epoch[i], c.exact[i] = lb[i], c.curEpoch, 0
-			continue
-		}
-		visit(i)
-	}
-	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
-	tasks, nodes := 0, 0
-	for _, f := range found {
-		tasks += f.tasks
-		nodes++
-		if (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes) {
-			return f.t
-		}
-	}
-	return never
-}
-
-// nodeEarliest is the first instant after now (within the horizon) at
-// which node i can hold unit tasks of r over a whole time limit.
-//
-// Candidates are the node's own instants (now+1, its releases, its
-// reservation ends) in time order: the first that fits is the answer. What
-// the node offers over [t, t+limit) is window's answer, computed here in
-// one sweep: releases up to t are added as t advances, and the reserved
-// peak over the window is a sliding maximum over the node's reservation
-// step function (both ends of the window only move forward), so a node
-// holding k reservations costs O(k log k), not k windows of O(k) each.
-//
-// from is a known lower bound on the answer: earlier candidates are not
-// looked at.
-func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon, from int64) int64 {
-	if c.cpu[i] < 0 {
-		return never
-	}
-	n := c.nodes[i]
-	p := c.bf
-	rel, res := p.rel[i], p.res[i]
-	st := c.stepsOf(i)
-	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
-	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
-	k := 0                            // releases counted
-	at := 0                           // the reserved-use interval holding t (or the first after it)
-	// A reserved-use interval that leaves fewer than needCPU CPUs blocks
-	// every start whose window meets it: up to its end, while no release
-	// raises the base, later candidates are refused without a look. Deep
-	// queues stack hundreds of reservations on a node; a sweep over the
-	// whole window per node and job was most of a pass.
-	blockUntil, blockBase := int64(-1), -1
-	for x := -1; x < len(st.ts); x++ {
-		t := now + 1
-		if x >= 0 {
-			if t = st.ts[x]; t <= now+1 {
-				continue
-			}
-		}
-		if t > horizon || t >= never {
-			break
-		}
-		for ; k < len(rel) && rel[k].t <= t; k++ {
-			baseCPU += int(rel[k].cpu)
-			baseMem += rel[k].mem
-		}
-		if baseCPU < needCPU || t < from {
-			continue // short even before reservations count
-		}
-		if t < blockUntil && baseCPU == blockBase {
-			continue
-		}
-		end := endOf(t, limit)
-		cpu, mem := baseCPU, baseMem
-		if len(res) > 0 {
-			for at+1 < len(st.at) && st.at[at+1] <= t {
-				at++
-			}
-			// One scan of the intervals meeting [t, end): the first that
-			// blocks, else the reserved peaks (window's answer).
-			allow := int32(baseCPU - needCPU)
-			var peakCPU int32
-			var peakMem int64
-			blocked := false
-			for j := at; j < len(st.at) && st.at[j] < end; j++ {
-				if st.cpu[j] > allow {
-					blockUntil, blockBase, blocked = never, baseCPU, true
-					if j+1 < len(st.at) {
-						blockUntil = st.at[j+1]
-					}
-					break
-				}
-				peakCPU, peakMem = max(peakCPU, st.cpu[j]), max(peakMem, st.mem[j])
-			}
-			if blocked {
-				continue
-			}
-			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
-		}
-		gpu := 0
-		if r.hasGPU() && cpu > 0 {
-			gpu = c.windowGPUFree(i, t, end, r.gpuType)
-		}
-		if r.pack {
-			if r.capTasks(1, cpu, mem, gpu, n) > 0 {
-				return t
-			}
-		} else if _, _, ok := r.fits(unit, cpu, mem, gpu, n); ok {
-			return t
-		}
-	}
-	return never
+	s.c.unmask()
 }
 
 // placeAvoiding is first-fit on the live counts (the partition trees, so

@@ -9,8 +9,8 @@ import (
 // TestBoundLevels checks the bookkeeping that keeps earliestBound's
 // per-shape bounds lower bounds: a job reads the level at or below its
 // limit, a new level starts from the one below it, and what a job learns
-// reaches only the levels at or above its own limit (a shorter limit may
-// fit earlier).
+// at its own limit reaches only the levels above (a shorter limit may fit
+// earlier); and the level trees' queries.
 func TestBoundLevels(t *testing.T) {
 	for _, l := range []int64{1, 2, 599, 600, 601, 86400, 172800} {
 		lv := boundLadder(l)
@@ -24,34 +24,54 @@ func TestBoundLevels(t *testing.T) {
 	if boundLadder(0) != never {
 		t.Fatal("no limit must read the level of no limit")
 	}
-	c := &cluster{nodes: make([]*model.Node, 3)}
+	nodes := []*model.Node{{Name: "a", CPUs: 1, Memory: 1, State: model.NodeUp, Responding: true},
+		{Name: "b", CPUs: 1, Memory: 1, State: model.NodeUp, Responding: true},
+		{Name: "c", CPUs: 1, Memory: 1, State: model.NodeUp, Responding: true}}
+	c := newCluster(nodes, map[string]*model.Partition{"p": {Name: "p", Nodes: []string{"a", "b", "c"}, State: model.PartUp}}, false)
+	ps := c.parts["p"]
 	r := request{tasks: 1, cpt: 1}
-	k := newBoundKey(&r, 1)
-	s600 := boundLadder(600) // a level: raise with it reaches the level
-	bs, short := c.boundsFor(k, 600)
-	bs.raise(1, s600, 5000)
-	if short[1] != 5000 {
-		t.Fatalf("raise at the level's own limit: got %d", short[1])
+	k := newBoundKey(&r, 1, ps)
+	level := func(limit int64) (*boundSet, int, func(pos int) int64) {
+		bs, lv := c.boundsFor(k, limit)
+		l := bs.levels[lv]
+		return bs, lv, func(pos int) int64 { return l.at(bs.size, pos) }
 	}
-	_, long := c.boundsFor(k, 7200) // new: starts from the level below
-	if long[1] != 5000 {
-		t.Fatalf("new level: got %d, want the lower level's 5000", long[1])
+	bs, short, s := level(600)
+	bs.levels[short].raise(bs.size, 1, 5000)
+	if s(1) != 5000 {
+		t.Fatalf("raise: got %d", s(1))
 	}
-	bs.raise(2, 3600, 9000) // a 1h job: bounds 2h jobs, not 10 min ones
-	if short[2] != 0 || long[2] != 9000 {
-		t.Fatalf("raise(3600) reached short=%d long=%d; want 0 and 9000", short[2], long[2])
+	_, _, l := level(7200) // new: starts from the level below
+	if l(1) != 5000 {
+		t.Fatalf("new level: got %d, want the lower level's 5000", l(1))
 	}
-	bs.raise(2, 601, 1) // the 600 s level is below 601 s: untouched
-	if short[2] != 0 {
-		t.Fatalf("raise(601) reached level %d", s600)
+	_, mid, m := level(3600)
+	bs.raiseAbove(mid, 2, 9000) // a 1h job: bounds 2h jobs, not 1h or 10 min ones
+	if s(2) != 0 || m(2) != 0 || l(2) != 9000 {
+		t.Fatalf("raiseAbove(3600) reached short=%d mid=%d long=%d; want 0, 0 and 9000", s(2), m(2), l(2))
 	}
-	bs.raise(2, s600, 100) // never lowers a bound
-	if long[2] != 9000 || short[2] != 100 {
-		t.Fatalf("raise lowered a bound: short=%d long=%d", short[2], long[2])
+	bs.raiseAbove(short, 2, 100) // never lowers a bound
+	if l(2) != 9000 || m(2) != 100 || s(2) != 0 {
+		t.Fatalf("raise lowered a bound: short=%d mid=%d long=%d", s(2), m(2), l(2))
+	}
+	// The tree's queries: least bound, first position at most x.
+	sl := bs.levels[short]
+	sl.set(bs.size, 0, 7000)
+	if p := sl.least(bs.size); p != 2 {
+		t.Fatalf("least = %d, want 2 (bounds %d %d %d)", p, s(0), s(1), s(2))
+	}
+	for _, tc := range []struct {
+		from int
+		x    int64
+		want int
+	}{{0, 0, 2}, {0, 6000, 1}, {0, 7000, 0}, {1, 4999, 2}, {2, 0, 2}, {3, never - 1, -1}, {0, -1, -1}} {
+		if got := sl.firstAtMost(bs.size, tc.from, tc.x); got != tc.want {
+			t.Fatalf("firstAtMost(%d, %d) = %d, want %d", tc.from, tc.x, got, tc.want)
+		}
 	}
 	r2 := request{tasks: 64, nodes: 4, big: 16, nBig: 4, cpt: 1}
 	r3 := request{tasks: 32, nodes: 2, big: 16, nBig: 2, cpt: 1}
-	if newBoundKey(&r2, 16) != newBoundKey(&r3, 16) {
+	if newBoundKey(&r2, 16, ps) != newBoundKey(&r3, 16, ps) {
 		t.Fatal("jobs that differ only in their totals must share bounds")
 	}
 }

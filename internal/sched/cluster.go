@@ -28,23 +28,32 @@ type cluster struct {
 	// looks at what nodes offer over [winA, winB).
 	bf         *profile
 	winA, winB int64
-	// earliest, while masked, is each candidate node's first possible
-	// start for the job being reserved (see skipped).
+	// earliest, while masked, is the first possible start of each node
+	// the search looked at for the job being reserved (see skipped); lbl
+	// keeps the node's bound at the level the job reads (bfbounds.go),
+	// touched the positions of those nodes.
 	earliest []int64
+	lbl      []int64
+	touched  []int32
 	epoch    []uint32 // earliest[i] is for the current job when epoch[i] == curEpoch
 	curEpoch uint32
 	masked   bool
 	// featExc memoises, per --constraint expression, the sorted indices of
 	// nodes that lack the features (nil entry: the expression is invalid).
-	featExc  map[string][]int32
-	gpuLists map[gpuKey][]int32
-	bounds   map[boundKey]*boundSet // bfbounds.go
-	exact    []uint32               // earliest[i] is exact (not a bound) when exact[i] == curEpoch
-	job      bfJob                  // the job earliestBound masked for
-	tbuf     []int64                // scratch for nodeEarliest
-	abuf     []avail                // scratch for earliestBound
-	hbuf     []avail
-	ebuf     []resEvent
+	featExc map[string][]int32
+	bounds  map[boundKey]*boundSet // bfbounds.go
+	exact   []uint32               // earliest[i] is exact (not a bound) when exact[i] == curEpoch
+	job     bfJob                  // the job earliestBound masked for
+	tbuf    []int64                // scratch for nodeEarliest
+	abuf    []avail                // scratch for earliestBound
+	hbuf    []avail
+	ebuf    []resEvent
+	// resvBlk: per node, the reservation windows the backfill search
+	// plans around; resvUse: the reservation the job being placed may
+	// use, -1 none (resvplan.go).
+	resvBlk    [][]resvBlock
+	resvUse    int32
+	resvShadow []bool // per reservation: the job may use its nodes all the same
 }
 
 type membership struct {
@@ -239,14 +248,13 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 	if v == viewLive && ps.tree != nil {
 		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
 	}
+	if v == viewWindow && c.masked && ps == c.job.ps {
+		return c.nextMasked(ps, from, minCPU, minIdle, minMem) // bfsearch.go
+	}
 	// Empty views are evaluated once per job shape (memoised), so a plain
 	// scan is cheap enough and keeps the tree for the hot path only.
-	masked := v == viewWindow && c.masked
 	for pos := from; pos < len(ps.order); pos++ {
 		i := ps.order[pos]
-		if masked && (c.epoch[i] != c.curEpoch || c.earliest[i] > c.winA) {
-			continue // skipped, without the calls (most nodes, in a deep queue)
-		}
 		cpu, mem := c.freeOn(v, i)
 		if cpu >= minCPU && mem >= minMem && (minIdle == 0 || cpu >= c.nodes[i].CPUs) {
 			return pos

@@ -38,7 +38,12 @@
 // nodes: subpackage resv decides, per job, which nodes reservations deny
 // it over [now, now+limit) and which nodes its own reservation confines it
 // to (reservations.go merges them into the job's -x set), so first-fit,
-// backfill and preemption honour them without a path of their own.
+// backfill and preemption honour them without a path of their own. The
+// backfill search for a later start sees them as blocks in time instead
+// (resvplan.go): each window, repeats within bf_window included, holds
+// its nodes from the jobs that may not use it, so planned starts fall
+// after the window (or before it), and a job of a reservation is planned
+// on its nodes within its window.
 //
 // Subpackage schedtest builds clusters, queues and job indexes for tests,
 // benchmarks and the simulator, and checks plan invariants.

@@ -3,6 +3,7 @@ package sched
 import (
 	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -32,6 +33,14 @@ type Preempt struct {
 	ReorderCount int
 	// TimeSlice is SchedulerTimeSlice, seconds (gang slices; 0 = 30).
 	TimeSlice int64
+	// Within (PreemptMode=WITHIN, preempt/qos): a job may preempt jobs of
+	// its own QOS of lower priority (a QOS's PreemptMode=WITHIN does the
+	// same for that QOS alone).
+	Within bool
+	// YoungestFirst (PreemptParameters=youngest_first): victims are
+	// taken by start time, the most recent first, whatever their tier or
+	// priority (which still decide who may be preempted).
+	YoungestFirst bool
 }
 
 // Enabled reports whether any job may be preempted or suspended for
@@ -104,7 +113,7 @@ func (s *scheduler) preemptFor(j *model.Job, r *request, req, exc []int32) []Vic
 	if len(draining) > 0 && s.fitsWithout(j, r, req, exc, draining) {
 		return nil
 	}
-	sortVictims(candidates)
+	sortVictims(candidates, s.cfg.Preempt.YoungestFirst)
 	if out := s.pickVictims(j, r, req, exc, draining, candidates); out != nil || !s.cfg.Preempt.Gang {
 		return out
 	}
@@ -136,11 +145,20 @@ func (s *scheduler) mayPreempt(j, v *model.Job) (string, bool) {
 		}
 	case "qos":
 		qj, qv := s.qosOf(j), s.qosOf(v)
-		if qj == nil || qv == nil || !slices.Contains(qj.Preempt, qv.Name) {
+		if qj == nil || qv == nil {
 			return "", false
 		}
-		if qv.PreemptMode != "" {
-			mode = qv.PreemptMode
+		if qj.Name == qv.Name {
+			// Slurm: the same QOS preempts itself only under WITHIN,
+			// and then only jobs of lower priority.
+			if !(pc.Within || qosWithin(qj.PreemptMode)) || j.Priority <= v.Priority {
+				return "", false
+			}
+		} else if !slices.Contains(qj.Preempt, qv.Name) {
+			return "", false
+		}
+		if m := qosMode(qv.PreemptMode); m != "" {
+			mode = m
 		}
 		if qv.PreemptExemptTime > 0 {
 			exempt = qv.PreemptExemptTime
@@ -158,6 +176,28 @@ func (s *scheduler) mayPreempt(j, v *model.Job) (string, bool) {
 		return "", false
 	}
 	return mode, true
+}
+
+// qosWithin reports whether a QOS PreemptMode (as sacctmgr stores it:
+// "WITHIN", "WITHIN,REQUEUE") carries WITHIN.
+func qosWithin(m string) bool {
+	for _, f := range strings.Split(m, ",") {
+		if f == "WITHIN" {
+			return true
+		}
+	}
+	return false
+}
+
+// qosMode is a QOS PreemptMode less GANG and WITHIN: the mode its jobs
+// are preempted with, "" for the cluster's.
+func qosMode(m string) string {
+	for _, f := range strings.Split(m, ",") {
+		if f != "WITHIN" && f != "GANG" && f != "" {
+			return f
+		}
+	}
+	return ""
 }
 
 // qosOf is the QOS a job runs under ("normal" when it named none), nil
@@ -183,15 +223,18 @@ func (s *scheduler) victimTier(v *model.Job) int {
 }
 
 // sortVictims orders candidates by preference: lowest tier, then lowest
-// job priority, then the most recently started.
-func sortVictims(candidates []cand) {
+// job priority, then the most recently started (youngest: by start time
+// alone, as Slurm's preempt_youngest_first).
+func sortVictims(candidates []cand, youngest bool) {
 	slices.SortFunc(candidates, func(x, y cand) int {
 		a, b := x.j, y.j
-		if c := cmp.Compare(x.tier, y.tier); c != 0 {
-			return c
-		}
-		if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
-			return c
+		if !youngest {
+			if c := cmp.Compare(x.tier, y.tier); c != 0 {
+				return c
+			}
+			if c := cmp.Compare(a.Priority, b.Priority); c != 0 {
+				return c
+			}
 		}
 		if c := cmp.Compare(b.StartTime, a.StartTime); c != 0 {
 			return c

@@ -40,6 +40,9 @@ type request struct {
 	gpuTask int
 	cpg     int
 	minCPN  int // --mincpus: CPUs a node gives at least
+	// resv is the job's reservation (index+1, 0 none) when backfill plans
+	// around reservations: the bounds of bfbounds.go are per reservation.
+	resv int32
 }
 
 // newRequest derives the request. reqNodes is how many nodes -w names: a

@@ -21,8 +21,9 @@ import (
 // reservation is among those denying nodes), s.confined (j runs only on
 // its reservation's nodes) and s.excFree/excFreePart (the free CPUs on
 // the nodes it is denied).
-func (s *scheduler) resvExclude(j *model.Job, ps *partState, req, exc []int32) (out []int32, wait string, place *partState) {
+func (s *scheduler) resvExclude(j *model.Job, ps *partState, r *request, req, exc []int32) (out []int32, wait string, place *partState) {
 	s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0
+	s.bfPS, s.bfExc, s.bfUntil, s.resvWait, s.c.resvUse, s.c.resvShadow = nil, nil, never, "", -1, nil
 	own := ""
 	if j.Spec != nil {
 		own = j.Spec.Reservation
@@ -30,11 +31,29 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, req, exc []int32) (
 	if s.resv.Empty() && own == "" {
 		return exc, "", ps
 	}
+	if id, ok := s.resvID[own]; ok && own != "" {
+		s.c.resvUse, r.resv = id, id+1 // the blocks it may use; bounds per reservation (resvplan.go)
+		s.c.resvShadow = s.shadowed(id)
+	}
 	v := s.resv.For(own, endOf(s.now, jobLimit(j, ps.p)))
 	if v.Wait != "" {
+		if sp := s.resvLater(own, ps, exc); sp != nil {
+			return exc, "", sp
+		}
 		return exc, v.Wait, ps
 	}
 	s.maint, s.confined = v.Maint, v.Only != nil
+	if s.c.resvBlk != nil {
+		// The backfill search for a later start (resvplan.go): the whole
+		// partition, or all of the job's reservation, blocks deciding when.
+		s.bfPS, s.bfExc, s.bfUntil = ps, exc, never
+		if v.Only != nil {
+			s.bfPS = s.resvPart(ps, s.resvIndices(own, resv.Verdict{Only: v.Only}))
+			if rv := s.in.Reservations[s.c.resvUse]; rv.Flags&model.ResvFlex == 0 {
+				s.bfUntil = rv.End - 1
+			}
+		}
+	}
 	if v.Only == nil && len(v.Deny) == 0 {
 		return exc, "", ps
 	}
@@ -177,4 +196,29 @@ func (ri *resvIdx) freeOn(c *cluster, ps *partState) (int64, int64) {
 		}
 	}
 	return ri.free, ri.freePart
+}
+
+// resvLater sets up a job of a reservation that has not started yet for
+// a planned start in its window (Slurm's backfill plans it at the
+// window's start): no start now (the live free counts are all excluded),
+// a search over the reservation's nodes, and the pending reason
+// Reservation whatever placement says. Nil when it is not planned: not
+// backfill, FLEX (not bound to the window), or the reservation is gone.
+func (s *scheduler) resvLater(own string, ps *partState, exc []int32) *partState {
+	id := s.c.resvUse
+	if s.c.resvBlk == nil || id < 0 {
+		return nil
+	}
+	rv := s.in.Reservations[id]
+	if rv.Start <= s.now || rv.Flags&model.ResvFlex != 0 || len(rv.Nodes) == 0 {
+		return nil
+	}
+	s.confined = true
+	sp := s.resvPart(ps, s.resvIndices(own, resv.Verdict{Only: rv.Nodes}))
+	// Blocked, the job reads Priority rather than Resources, so it never
+	// asks for preemption; wait names its real reason.
+	sp.blocked = true
+	s.excFree, s.excFreePart = s.c.free, sp.free
+	s.bfPS, s.bfExc, s.bfUntil, s.resvWait = sp, exc, rv.End-1, model.ReasonReservation
+	return sp
 }

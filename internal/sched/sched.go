@@ -128,6 +128,7 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
 	if cfg.Backfill {
 		s.initBackfill()
+		s.initResvBlocks()
 	}
 	for _, j := range s.order() {
 		s.consider(j)
@@ -162,6 +163,15 @@ type scheduler struct {
 	// the cheap "nothing free" exits, or a full cluster beside an idle
 	// reservation would scan every reserved node for every job.
 	excFree, excFreePart int64
+	// The backfill search's partition, exclusions and last start for the
+	// job being considered (resvplan.go), nil when they are placement's;
+	// resvWait, when set, is its pending reason whatever placement says.
+	resvID     map[string]int32 // reservation name → index in Input.Reservations
+	resvShadow map[int32][]bool // per reservation, the others its jobs may ignore
+	bfPS       *partState
+	bfExc      []int32
+	bfUntil    int64
+	resvWait   string
 }
 
 type nameUser struct {
@@ -239,11 +249,14 @@ func (s *scheduler) consider(j *model.Job) {
 		return
 	}
 	var hold string
-	if exc, hold, ps = s.resvExclude(j, ps, req, exc); hold != "" {
+	if exc, hold, ps = s.resvExclude(j, ps, &r, req, exc); hold != "" {
 		s.wait(j, hold)
 		return
 	}
-	defer func() { s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0 }()
+	defer func() {
+		s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0
+		s.bfPS, s.bfExc, s.bfUntil, s.resvWait = nil, nil, never, ""
+	}()
 	if s.cfg.MaxJobsPerCycle > 0 && len(s.plan.Starts) >= s.cfg.MaxJobsPerCycle && s.cfg.Backfill {
 		s.wait(j, cmp.Or(j.Reason, model.ReasonNone))
 		return
@@ -289,6 +302,9 @@ func (s *scheduler) consider(j *model.Job) {
 }
 
 func (s *scheduler) wait(j *model.Job, reason string) {
+	if s.resvWait != "" {
+		reason = s.resvWait
+	}
 	if s.maint && reason == model.ReasonResources {
 		reason = model.ReasonResvMaint
 	}

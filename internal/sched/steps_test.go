@@ -60,10 +60,10 @@ func TestNodeStepsPeak(t *testing.T) {
 // definition: window() at each of the node's instants in time order.
 func TestNodeEarliest(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	mid := 0
+	mid, past := 0, 0
 	defer func() {
-		if mid < 50 {
-			t.Errorf("only %d of 400 cases start between now+1 and never: the cases test little", mid)
+		if mid < 50 || past < 20 {
+			t.Errorf("only %d of 400 cases start between now+1 and never, %d past the horizon: the cases test little", mid, past)
 		}
 	}()
 	for round := range 400 {
@@ -88,6 +88,9 @@ func TestNodeEarliest(t *testing.T) {
 		r := newRequest(spec, Config{}, 0)
 		limit := int64(1 + rng.Intn(50))
 		horizon := now + 200
+		if rng.Intn(3) == 0 {
+			horizon = now + 1 + int64(rng.Intn(100)) // some cases stop before the fit
+		}
 		want := never
 		var ts []int64
 		ts = append(ts, now+1)
@@ -111,8 +114,59 @@ func TestNodeEarliest(t *testing.T) {
 		if want > now+1 && want < never {
 			mid++
 		}
-		if got := c.nodeEarliest(0, &r, 1, limit, now, horizon, 0); got != want {
+		got, next := c.nodeEarliest(0, &r, 1, limit, now, horizon, 0)
+		if got != want {
 			t.Fatalf("round %d: nodeEarliest = %d, want %d (rel %+v res %+v)", round, got, want, c.bf.rel[0], c.bf.res[0])
 		}
+		// Past the horizon, the second result bounds the start found
+		// with no horizon.
+		if all, _ := c.nodeEarliest(0, &r, 1, limit, now, never, 0); got >= never {
+			if all < next || next <= horizon {
+				t.Fatalf("round %d: no fit up to %d, next %d, but one at %d", round, horizon, next, all)
+			}
+			if all < never && all > horizon {
+				past++
+			}
+		}
+	}
+}
+
+// TestDeltaSums checks the block sums of the profile's deltas through
+// settle's two ways in (one by one, and merged), against a plain sum.
+func TestDeltaSums(t *testing.T) {
+	rng := rand.New(rand.NewSource(9))
+	p := newProfile(1)
+	for round := range 300 {
+		for range []int{1, 3, 40}[rng.Intn(3)] {
+			p.addDelta(int64(rng.Intn(5*deltaBlock)), int64(rng.Intn(21)-10))
+		}
+		p.settle()
+		for b := range p.dsum {
+			var want int64
+			for _, d := range p.deltas[b*deltaBlock : min((b+1)*deltaBlock, len(p.deltas))] {
+				want += d.cpu
+			}
+			if p.dsum[b] != want {
+				t.Fatalf("round %d: block %d sums to %d, want %d", round, b, p.dsum[b], want)
+			}
+		}
+		if want := (len(p.deltas) + deltaBlock - 1) / deltaBlock; len(p.dsum) != want {
+			t.Fatalf("round %d: %d blocks for %d deltas", round, len(p.dsum), len(p.deltas))
+		}
+		at := int64(rng.Intn(6 * deltaBlock))
+		var want int64
+		for _, d := range p.deltas {
+			if d.t <= at {
+				want += d.cpu
+			}
+		}
+		got, _ := p.deltasUpTo(0, 0, at)
+		mid, d := p.deltasUpTo(0, 0, at/2)
+		if again, _ := p.deltasUpTo(mid, d, at); got != want || again != want {
+			t.Fatalf("round %d: deltas up to %d sum to %d (%d in two steps), want %d", round, at, got, again, want)
+		}
+	}
+	if len(p.deltas) < 3*deltaBlock {
+		t.Fatalf("only %d deltas: the blocks are not tested", len(p.deltas))
 	}
 }

@@ -400,7 +400,11 @@ func (s *Service) Control(ctx context.Context, sel api.JobSelection, action stri
 		ids = append(ids, j.ID)
 	}
 	if len(ids) > 0 {
-		res, err := s.raft.Apply(fsm.TypeControl, &fsm.Control{Jobs: ids, Action: cmd, Now: s.clock.Now().Unix()})
+		ctl := &fsm.Control{Jobs: ids, Action: cmd, Now: s.clock.Now().Unix()}
+		if strings.HasPrefix(cmd, "release") {
+			ctl.Priorities = s.releasePriorities(snap, chosen, ctl.Now)
+		}
+		res, err := s.raft.Apply(fsm.TypeControl, ctl)
 		if err != nil {
 			return nil, errCommit(err)
 		}
@@ -524,4 +528,19 @@ func (s *Service) judge(snap *state.Snapshot, sel *api.JobSelection, id *api.Ide
 		}
 	}
 	return results, jobs
+}
+
+// releasePriorities ranks jobs about to be released against the current
+// fair-share tree, as a submission is ranked, so a released job does not sit
+// at priority 1 until the next PriorityCalcPeriod.
+func (s *Service) releasePriorities(snap *state.Snapshot, jobs []*model.Job, now int64) map[model.JobID]uint32 {
+	if !s.Settings().Priority.Multifactor || len(jobs) == 0 {
+		return nil
+	}
+	p := s.newPrioritizer(snap, nil, false)
+	out := make(map[model.JobID]uint32, len(jobs))
+	for _, j := range jobs {
+		out[j.ID] = p.Factors(j, now).Priority
+	}
+	return out
 }

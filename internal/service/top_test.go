@@ -134,3 +134,48 @@ func TestNiceAndPinnedPriority(t *testing.T) {
 		}
 	}
 }
+
+// A released job is ranked at once, as a fresh submission would be, not left
+// at priority 1 until the next PriorityCalcPeriod; an operator's pinned
+// priority does not survive a hold and release.
+func TestReleaseRanksJob(t *testing.T) {
+	svc, _, _ := setup(t)
+	multifactor(t, svc, nil)
+	free := submitN(t, svc, 1000, 1)[0]
+	want := prios(svc, free)[0]
+	if want <= 1 {
+		t.Fatalf("multifactor priority of a fresh job: %d", want)
+	}
+	s := spec()
+	s.Hold = true
+	held, err := svc.SubmitJob(as(1000), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := prios(svc, held)[0]; p != 0 {
+		t.Fatalf("held job priority %d, want 0", p)
+	}
+	sel := api.JobSelection{Targets: []api.JobTarget{{ID: held}}, UID: -1}
+	if res, err := svc.Control(as(1000), sel, "release"); err != nil || res[0].Error != "" {
+		t.Fatalf("release: %v %+v", err, res)
+	}
+	if p := prios(svc, held)[0]; p != want {
+		t.Errorf("released job priority %d, want %d (as a fresh submission)", p, want)
+	}
+	// Pinned, held by an operator, released: ranked again, no longer pinned.
+	if res, err := svc.UpdateJob(as(0), sel, map[string]string{"priority": "777"}); err != nil || res[0].Error != "" {
+		t.Fatalf("update priority: %v %+v", err, res)
+	}
+	if j := svc.store.Snapshot().Job(held); j.Priority != 777 || !j.PrioritySet {
+		t.Fatalf("pinned: priority %d set %v", j.Priority, j.PrioritySet)
+	}
+	for _, action := range []string{"hold", "release"} {
+		if res, err := svc.Control(as(0), sel, action); err != nil || res[0].Error != "" {
+			t.Fatalf("%s: %v %+v", action, err, res)
+		}
+	}
+	j := svc.store.Snapshot().Job(held)
+	if j.Priority != want || j.PrioritySet {
+		t.Errorf("after hold and release of a pinned job: priority %d pinned %v, want %d unpinned", j.Priority, j.PrioritySet, want)
+	}
+}

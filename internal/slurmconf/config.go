@@ -79,6 +79,13 @@ type Config struct {
 	FirstJobID               uint32
 	ReturnToService          int // 0, 1 or 2
 
+	// PreemptWithin: PreemptMode=WITHIN (preempt/qos: jobs of one QOS
+	// preempt lower-priority jobs of the same QOS). PreemptYoungestFirst:
+	// PreemptParameters=youngest_first or SchedulerParameters=
+	// preempt_youngest_first (victims by start time, youngest first).
+	PreemptWithin        bool
+	PreemptYoungestFirst bool
+
 	// Memory defaults and limits in MiB; 0 means unset.
 	DefMemPerCPU  int64
 	DefMemPerNode int64

@@ -469,10 +469,11 @@ func (p *parser) global(pos Pos, kv pair) error {
 	case "preemptmode":
 		m, ok := ParsePreemptMode(v)
 		if !ok || m == "" {
-			return bad("OFF, CANCEL, REQUEUE or SUSPEND, with GANG")
+			return bad("OFF, CANCEL, REQUEUE or SUSPEND, with GANG or WITHIN")
 		}
 		c.PreemptMode = m
 		c.PreemptGang = strings.Contains(strings.ToUpper(v), "GANG")
+		c.PreemptWithin = strings.Contains(strings.ToUpper(v), "WITHIN")
 	case "preemptexempttime":
 		n, err := units.ParseDuration(v)
 		if err != nil || n < 0 {
@@ -603,13 +604,18 @@ func (p *parser) checkGresTypes() {
 }
 
 // ParsePreemptMode reads a PreemptMode value (OFF, CANCEL, REQUEUE,
-// SUSPEND, each optionally with GANG, comma-separated) into the mode
-// without GANG; a bare GANG is "OFF" (time-slicing only).
+// SUSPEND, each optionally with GANG or WITHIN, comma-separated) into the
+// mode without GANG and WITHIN; a bare GANG is "OFF" (time-slicing only).
+// GANG and WITHIN together are refused, as in Slurm.
 func ParsePreemptMode(v string) (string, bool) {
 	mode := ""
+	up := strings.ToUpper(v)
+	if strings.Contains(up, "GANG") && strings.Contains(up, "WITHIN") {
+		return "", false
+	}
 	for _, f := range strings.Split(strings.ToUpper(strings.TrimSpace(v)), ",") {
 		switch f = strings.TrimSpace(f); f {
-		case "GANG":
+		case "GANG", "WITHIN":
 		case "OFF", "CANCEL", "REQUEUE", "SUSPEND":
 			if mode != "" {
 				return "", false

@@ -7,9 +7,11 @@ import (
 )
 
 // parsePreemptKey reads PreemptParameters and SchedulerTimeSlice.
-// PreemptParameters options Drover does not model (reclaim_licenses,
-// send_user_signal, strict_order, youngest_first, suspend_grace_time) are
-// accepted with a warning.
+// strict_order is accepted as it is: Drover always takes victims in
+// order and keeps the shortest prefix of that order that frees enough
+// (less those not needed), which is what the option asks Slurm for.
+// Options Drover does not model (reclaim_licenses, send_user_signal,
+// suspend_grace_time) are accepted with a warning.
 func (p *parser) parsePreemptKey(pos Pos, key, v string, bad func(string) error) error {
 	c := p.cfg
 	if key == "schedulertimeslice" {
@@ -36,7 +38,9 @@ func (p *parser) parsePreemptKey(pos Pos, key, v string, bad func(string) error)
 				return bad("reorder_count=<0-5>")
 			}
 			c.PreemptReorderCount = n
-		case "":
+		case "youngest_first":
+			c.PreemptYoungestFirst = true
+		case "strict_order", "":
 		default:
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: PreemptParameters: %q is not modelled, ignored", pos, name))
 		}

@@ -57,7 +57,7 @@ var schedulerParamsKnown = map[string]bool{
 	"sched_max_job_start": true, "bf_min_age_reserve": true, "bf_min_prio_reserve": true,
 	"bf_job_part_count_reserve": true, "bf_max_job_array_resv": true, "bf_one_resv_per_job": true,
 	"bf_running_job_reserve": true, "bf_ignore_newly_avail_nodes": true, "pack_serial_at_end": true,
-	"kill_invalid_depend": true, "preempt_youngest_first": true, "preempt_strict_order": true,
+	"kill_invalid_depend": true, "preempt_strict_order": true,
 	"requeue_setup_env_fail": true, "salloc_wait_nodes": true, "sbatch_wait_nodes": true,
 	"enable_user_top": true, "max_switch_wait": true, "allow_zero_lic": true, "assoc_limit_stop": true,
 	"bf_hetjob_immediate": true, "bf_hetjob_prio": true, "bf_max_job_assoc": true, "bf_node_space_size": true,
@@ -123,6 +123,8 @@ func (p *parser) parseSchedulerParameters(pos Pos, v string) {
 			}
 		case "bf_continue":
 			s.BfContinue = true
+		case "preempt_youngest_first": // 22.05's name of PreemptParameters=youngest_first
+			p.cfg.PreemptYoungestFirst = true
 		case "bf_interval":
 			if n, ok := num(1, 10800); ok {
 				s.BfInterval = time.Duration(n) * time.Second

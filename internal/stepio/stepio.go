@@ -101,6 +101,10 @@ func Accept(c net.Conn, key string) (*Conn, Hello, error) {
 	return &Conn{c: c, r: r}, Hello{Job: uint32(job), Step: int32(step), Node: node}, nil
 }
 
+// SetWriteDeadline bounds the writes pending and to come: a peer that
+// stopped reading makes them fail at t instead of blocking the writer.
+func (c *Conn) SetWriteDeadline(t time.Time) error { return c.c.SetWriteDeadline(t) }
+
 // Send writes one frame for task.
 func (c *Conn) Send(t byte, task uint32, p []byte) error {
 	var hdr [9]byte

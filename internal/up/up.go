@@ -32,7 +32,7 @@ func Main(args []string) int {
 	fs := pflag.NewFlagSet("up", pflag.ContinueOnError)
 	dir := fs.String("dir", "", "directory holding slurm.conf, state, spool and logs (required)")
 	nodes := fs.Int("nodes", 1, "number of nodes; more than one splits this machine into virtual nodes node[1-N]")
-	prefix := fs.String("node-prefix", "node", "name of the virtual nodes: PREFIX1 ... PREFIXN (clusters side by side on one machine need their own, cgroups are named after nodes)")
+	prefix := fs.String("node-prefix", "node", "name of the virtual nodes: PREFIX1 ... PREFIXN (clusters side by side on one machine need their own, cgroups are named after nodes); a single node is named after this host unless a prefix is given")
 	cpus := fs.Int("cpus", 0, "CPUs per node (default: this machine's CPUs divided among the nodes)")
 	mem := fs.Int64("memory", 0, "memory per node in MiB (default: this machine's memory, less 512 MiB, divided)")
 	sets := fs.StringArray("conf", nil, "extra slurm.conf line KEY=VALUE for a new configuration (repeatable)")
@@ -60,7 +60,13 @@ func Main(args []string) int {
 	_ = os.Chmod(abs, 0o755)
 	conf := filepath.Join(abs, "slurm.conf")
 	if _, err := os.Stat(conf); errors.Is(err, os.ErrNotExist) {
-		if err := writeConf(conf, abs, *prefix, *nodes, *cpus, *mem, *sets); err != nil {
+		// A single node takes the host's name, unless a prefix asks for a
+		// name of its own (a second one-node cluster beside the first).
+		named := *prefix
+		if *nodes == 1 && !fs.Changed("node-prefix") {
+			named = ""
+		}
+		if err := writeConf(conf, abs, named, *nodes, *cpus, *mem, *sets); err != nil {
 			fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
 			return 1
 		}
@@ -185,7 +191,8 @@ func waitSocket(path string, c *child, limit time.Duration) error {
 	return errors.New("timed out")
 }
 
-// writeConf creates the cluster's slurm.conf.
+// writeConf creates the cluster's slurm.conf: nodes PREFIX1..N, or one
+// node named after this host when prefix is empty.
 func writeConf(path, dir, prefix string, nodes, cpus int, mem int64, extra []string) error {
 	host, _ := os.Hostname()
 	short, _, _ := strings.Cut(host, ".")
@@ -203,8 +210,11 @@ func writeConf(path, dir, prefix string, nodes, cpus int, mem int64, extra []str
 		return err
 	}
 	names := short
-	if nodes > 1 {
+	switch {
+	case nodes > 1:
 		names = fmt.Sprintf("%s[1-%d]", prefix, nodes)
+	case prefix != "":
+		names = prefix + "1"
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Written by `drover up` for a cluster on this machine; edit and restart to change.\n")

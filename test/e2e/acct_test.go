@@ -32,6 +32,7 @@ func (c *cluster) waitAcct(id, state string, limit time.Duration) {
 // rows for jobs, batch steps, srun steps and array tasks, Slurm's exit
 // codes and states, and records that outlive MinJobAge.
 func TestAccounting(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1, "--conf", "MinJobAge=2")
 	since := time.Now().Add(-time.Minute).Format("2006-01-02T15:04:05")
 

@@ -28,6 +28,7 @@ func (c *cluster) acctIDs(since string) []string {
 // server while more jobs run and end, and checks that after it returns
 // sacct shows every job exactly once.
 func TestAccountingSurvivesDatabaseOutage(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short")
 	}
@@ -91,6 +92,7 @@ func TestAccountingSurvivesDatabaseOutage(t *testing.T) {
 // and two clusters recording into it: each cluster's sacct sees its own
 // jobs, -L both.
 func TestDbdSharedByTwoClusters(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short")
 	}

@@ -11,6 +11,7 @@ import (
 // TestAdmissionLimits: what one user may send is bounded, with Slurm's
 // words, and the privileged options are refused to users.
 func TestAdmissionLimits(t *testing.T) {
+	t.Parallel()
 	u := testUser(t, "drovere2e")
 	c := startUp(t, 1, "--conf", "SchedulerParameters=max_script_size=2000", "--conf", "MaxStepCount=3")
 	tooLong := "Batch job submission failed: Pathname of a file, directory or other parameter too long"
@@ -66,6 +67,7 @@ func TestAdmissionLimits(t *testing.T) {
 // TestMaxJobCountRetry: past MaxJobCount a submission is refused for now,
 // and sbatch waits and retries as Slurm's does until room comes back.
 func TestMaxJobCountRetry(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1, "--conf", "MaxJobCount=2", "--conf", "MinJobAge=1")
 	a := c.sbatch("-H", "--wrap=true")
 	c.sbatch("-H", "--wrap=true")
@@ -92,6 +94,7 @@ func TestMaxJobCountRetry(t *testing.T) {
 // TestUmaskCarried: output files and tasks get the submitter's umask
 // (SLURM_UMASK), as in Slurm, not the node's.
 func TestUmaskCarried(t *testing.T) {
+	t.Parallel()
 	u := testUser(t, "drovere2e")
 	c := startUp(t, 1)
 	out, errOut, code := c.runAs(u, "", "/bin/sh", "-c", "umask 077; sbatch -o um-%j.out --wrap 'umask; echo $SLURM_UMASK; srun -o um-step-%j.out sh -c umask'")
@@ -126,6 +129,7 @@ func TestUmaskCarried(t *testing.T) {
 // accounting, keys) is not readable by other users, while they can still
 // reach the socket and use every command.
 func TestStatePermissions(t *testing.T) {
+	t.Parallel()
 	u := testUser(t, "drovere2e")
 	c := startUp(t, 1)
 	c.sbatch("-o", "/dev/null", "--wrap", "true")
@@ -156,6 +160,7 @@ func TestStatePermissions(t *testing.T) {
 // MessageTimeout, one user cannot hold more than the per-user cap, and
 // other users keep working meanwhile.
 func TestConnectionLimits(t *testing.T) {
+	t.Parallel()
 	u := testUser(t, "drovere2e")
 	c := startUp(t, 1, "--conf", "MessageTimeout=2", "--conf", "DroverMaxConnsPerUser=20")
 	sock := filepath.Join(c.dir, "state", "drover.sock")

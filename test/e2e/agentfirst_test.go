@@ -13,9 +13,10 @@ import (
 // controller's very first start (no cluster CA yet) waits, saying so, and
 // registers once the controller is up (issue 12 B4).
 func TestAgentStartedBeforeController(t *testing.T) {
+	t.Parallel()
 	c, daemon := manualCluster(t, "agentfirst", "SlurmdTimeout=30\n")
 	var log syncBuffer
-	agent := exec.Command(filepath.Join(binDir, "drover"), "agent", "--name", "n1", "-f", c.conf)
+	agent := exec.Command(filepath.Join(binDir, "drover"), "agent", "--name", "agentfirst1", "-f", c.conf)
 	agent.Stdout, agent.Stderr = &log, &log
 	if err := agent.Start(); err != nil {
 		t.Fatal(err)
@@ -39,7 +40,7 @@ func TestAgentStartedBeforeController(t *testing.T) {
 		return strings.Contains(log.String(), "waiting for the cluster's credentials")
 	})
 	daemon("controller")
-	c.waitFor("n1 to register", 60*time.Second, func() bool { s, _ := c.nodeReason("n1"); return s == "idle" })
+	c.waitFor("agentfirst1 to register", 60*time.Second, func() bool { s, _ := c.nodeReason("agentfirst1"); return s == "idle" })
 	id := c.sbatch("-o", "/dev/null", "--wrap", "true")
 	c.waitState(id, "COMPLETED", 30*time.Second)
 }

@@ -11,13 +11,14 @@ import (
 // before its planned start run beside it, a long one waits (Priority),
 // and squeue --start / scontrol show the planned start.
 func TestBackfillGPUs(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short")
 	}
 	c := upWithConf(t, "GresTypes=gpu\nSchedulerParameters=bf_resolution=1,bf_interval=1,bf_fancy=2\n"+
-		"NodeName=g1 NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:4\n"+
+		"NodeName=bf1 NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:4\n"+
 		"PartitionName=gpu Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
-		map[string]string{"gres.conf": "NodeName=g1 Name=gpu File=$DIR/dev/nvidia[0-3]\n"},
+		map[string]string{"gres.conf": "NodeName=bf1 Name=gpu File=$DIR/dev/nvidia[0-3]\n"},
 		func(dir string) { fakeGPUs(t, dir, 4) })
 	submit := func(args ...string) string {
 		out := c.must("sbatch", append([]string{"-o", "/dev/null", "-c1", "--mem=10M"}, args...)...)
@@ -67,10 +68,10 @@ func TestBackfillGPUs(t *testing.T) {
 	}
 	// The node is held for the 4-GPU job's later start: sinfo shows it
 	// planned (22.05's "mix-" for a node in use, -t planned selects it).
-	if got := strings.TrimSpace(c.must("sinfo", "-h", "-N", "-o", "%N %t")); got != "g1 mix-" {
-		t.Errorf("sinfo -N %%t: %q, want \"g1 mix-\"", got)
+	if got := strings.TrimSpace(c.must("sinfo", "-h", "-N", "-o", "%N %t")); got != "bf1 mix-" {
+		t.Errorf("sinfo -N %%t: %q, want \"bf1 mix-\"", got)
 	}
-	if got := strings.TrimSpace(c.must("sinfo", "-h", "-N", "-t", "planned", "-o", "%N")); got != "g1" {
+	if got := strings.TrimSpace(c.must("sinfo", "-h", "-N", "-t", "planned", "-o", "%N")); got != "bf1" {
 		t.Errorf("sinfo -t planned: %q", got)
 	}
 	// sched/builtin would not have started the short job: one cycle

@@ -14,6 +14,7 @@ import (
 // job outcomes: success with output and environment, failure, time limit,
 // cancellation of pending and running jobs, arrays and holds.
 func TestBatchLifecycle(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 
 	t.Run("completed with output and environment", func(t *testing.T) {
@@ -136,6 +137,7 @@ echo "mine=$MY_VAR pwd=$(pwd)"
 // TestBadInput checks that bad requests get Slurm's wording, exit 1, and
 // leave the controller serving.
 func TestBadInput(t *testing.T) {
+	t.Parallel()
 	// EnforcePartLimits=ALL: over-limit jobs are refused, not queued.
 	c := startUp(t, 1, "--conf", "PartitionName=short Nodes=ALL MaxTime=10", "--conf", "EnforcePartLimits=ALL")
 	cases := []struct {

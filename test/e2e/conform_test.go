@@ -13,6 +13,7 @@ import (
 // or DependencyParameters=kill_invalid_depend, and kept pending under
 // --kill-on-invalid-dep=no.
 func TestKillInvalidDep(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1, "--conf", "DependencyParameters=kill_invalid_depend")
 	failed := c.sbatch("-o", "/dev/null", "--wrap", "exit 3")
 	c.waitState(failed, "FAILED", 30*time.Second)
@@ -47,6 +48,7 @@ func TestKillInvalidDep(t *testing.T) {
 // scontrol requeue with Slurm's words; a requeued job waits pending
 // (BeginTime) and sacct -D shows its earlier run as REQUEUED.
 func TestRequeueLikeSlurm(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	fixed := c.sbatch("--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300")
 	c.waitState(fixed, "RUNNING", 30*time.Second)
@@ -88,6 +90,7 @@ func TestRequeueLikeSlurm(t *testing.T) {
 // users change on pending jobs, with Slurm's refusals for running jobs,
 // other users' jobs and fields Drover cannot change.
 func TestUpdateJobFields(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2, "--cpus", "2")
 	later := c.sbatch("--begin=now+1hour", "-o", "/dev/null", "--wrap", "true")
 	c.waitFor("BeginTime reason", 20*time.Second, func() bool { return c.jobField(later, "Reason") == "BeginTime" })
@@ -96,9 +99,9 @@ func TestUpdateJobFields(t *testing.T) {
 
 	held := c.sbatch("-H", "-o", "/dev/null", "--wrap", "true")
 	c.must("scontrol", "update", "JobId="+held, "NumTasks=2", "NumNodes=1-2", "TimeLimit=10", "Name=renamed",
-		"Comment=why", "ExcNodeList=node2", "Nice=5", "ArrayTaskThrottle=0")
+		"Comment=why", "ExcNodeList="+c.node(2), "Nice=5", "ArrayTaskThrottle=0")
 	for k, want := range map[string]string{"NumTasks": "2", "TimeLimit": "00:10:00", "JobName": "renamed",
-		"Comment": "why", "ExcNodeList": "node2", "Nice": "5"} {
+		"Comment": "why", "ExcNodeList": c.node(2), "Nice": "5"} {
 		if got := c.jobField(held, k); got != want {
 			t.Errorf("after update %s=%q, want %q", k, got, want)
 		}
@@ -124,8 +127,8 @@ func TestUpdateJobFields(t *testing.T) {
 	}
 	c.must("scontrol", "release", held)
 	c.waitState(held, "COMPLETED", 30*time.Second)
-	if n := c.jobField(held, "NodeList"); n != "node1" {
-		t.Errorf("job updated with ExcNodeList=node2 ran on %q", n)
+	if n := c.jobField(held, "NodeList"); n != c.node(1) {
+		t.Errorf("job updated with ExcNodeList=%s ran on %q", c.node(2), n)
 	}
 
 	run := c.sbatch("-o", "/dev/null", "--wrap", "sleep 300")
@@ -148,6 +151,7 @@ func TestUpdateJobFields(t *testing.T) {
 // TestSignalScope checks issue 17 item 4: scancel --signal reaches the
 // steps only; --batch the batch shell only; --full both.
 func TestSignalScope(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1, "--cpus", "2")
 	dir := worldDir(t)
 	step := `trap "echo step-got-usr1; exit 0" USR1; touch ` + dir + `/ready.$SLURM_JOB_ID; while :; do sleep 0.1; done`
@@ -190,6 +194,7 @@ func TestSignalScope(t *testing.T) {
 // TestSrunStdinAll checks issue 17 item 5: srun gives its stdin to every
 // task by default (--input=all), and to one task with --input=N.
 func TestSrunStdinAll(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1, "--cpus", "2")
 	lines := func(s string) string {
 		l := strings.Split(strings.TrimSpace(s), "\n")
@@ -210,6 +215,7 @@ func TestSrunStdinAll(t *testing.T) {
 // EnforcePartLimits=NO a job over its partition's size waits
 // (PartitionNodeLimit); under ALL it is refused at submission.
 func TestEnforcePartLimits(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2, "--conf", "PartitionName=short Nodes=ALL MaxTime=10")
 	id := c.sbatch("-N3", "-o", "/dev/null", "--wrap", "true")
 	c.waitFor("PartitionNodeLimit", 20*time.Second, func() bool { return c.jobField(id, "Reason") == "PartitionNodeLimit" })
@@ -231,6 +237,7 @@ func TestEnforcePartLimits(t *testing.T) {
 // every cluster where the account exists; the others get Slurm's warning
 // and the exit status is 1.
 func TestAddUserAcrossClusters(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	c.must("sacctmgr", "-i", "add", "cluster", "other")
 	c.must("sacctmgr", "-i", "add", "account", "elsewhere", "Cluster=other")

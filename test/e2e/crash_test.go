@@ -19,6 +19,7 @@ import (
 // clients submit, restarts it, and checks that every acknowledged job is
 // there and that job ids are not reused.
 func TestControllerKill9LosesNoJob(t *testing.T) {
+	t.Parallel()
 	dir := worldDir(t)
 	conf := filepath.Join(dir, "slurm.conf")
 	port := freePort(t)
@@ -115,11 +116,12 @@ func freePort(t *testing.T) int {
 // TestJobEndsWhileControllerDown: a job finishes while the controller is
 // dead; after the restart its end is recorded once and it is not run again.
 func TestJobEndsWhileControllerDown(t *testing.T) {
+	t.Parallel()
 	c, daemon := manualCluster(t, "outage", "")
 	dir := c.dir
 	ctl := daemon("controller")
 	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
-	daemon("agent", "--name", "n1")
+	daemon("agent", "--name", "outage1")
 	runs := filepath.Join(dir, "runs")
 	id := c.sbatch("-o", "/dev/null", "--wrap", "echo ran >> "+runs+"; sleep 2")
 	c.waitState(id, "RUNNING", 30*time.Second)
@@ -139,11 +141,12 @@ func TestJobEndsWhileControllerDown(t *testing.T) {
 // supervisors; the next agent takes them back and reports their ends, and
 // each job runs once.
 func TestAgentRestartKeepsBatchJobs(t *testing.T) {
+	t.Parallel()
 	c, daemon := manualCluster(t, "restart", "SlurmdTimeout=30\n")
 	dir := c.dir
 	daemon("controller")
 	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
-	agent := daemon("agent", "--name", "n1")
+	agent := daemon("agent", "--name", "restart1")
 	c.waitFor("node up", 30*time.Second, func() bool {
 		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
 		return strings.TrimSpace(o) == "idle"
@@ -155,7 +158,7 @@ func TestAgentRestartKeepsBatchJobs(t *testing.T) {
 		c.waitFor("the job to start", 30*time.Second, func() bool { return readFileOr(runs) == "ran\n" })
 		_ = agent.Process.Signal(stop)
 		_ = agent.Wait()
-		agent = daemon("agent", "--name", "n1")
+		agent = daemon("agent", "--name", "restart1")
 		c.waitState(id, "COMPLETED", 30*time.Second)
 		if got := readFile(t, out); got != "finished\n" {
 			t.Errorf("after agent %v: output %q", stop, got)
@@ -183,7 +186,7 @@ func TestAgentRestartKeepsBatchJobs(t *testing.T) {
 	})
 	_ = agent.Process.Signal(syscall.SIGKILL)
 	_ = agent.Wait()
-	agent = daemon("agent", "--name", "n1")
+	agent = daemon("agent", "--name", "restart1")
 	if err := srun.Wait(); err != nil || !strings.Contains(live.String(), "live-after") {
 		t.Errorf("salloc + srun across an agent restart: %v %q", err, live.String())
 	}
@@ -199,7 +202,7 @@ func TestAgentRestartKeepsBatchJobs(t *testing.T) {
 	_ = agent.Process.Signal(syscall.SIGKILL)
 	_ = agent.Wait()
 	time.Sleep(2 * time.Second)
-	_ = daemon("agent", "--name", "n1")
+	_ = daemon("agent", "--name", "restart1")
 	c.waitState(id, "FAILED", 30*time.Second)
 	if ec := c.jobField(id, "ExitCode"); ec != "3:0" {
 		t.Errorf("exit code of a job that ended without an agent: %q", ec)
@@ -211,7 +214,7 @@ func readFileOr(path string) string {
 	return string(b)
 }
 
-// manualCluster writes a one-node slurm.conf (n1, 2 CPUs, KillWait=2, plus
+// manualCluster writes a one-node slurm.conf (node NAME1, 2 CPUs, KillWait=2, plus
 // extra lines) for daemons a test starts itself with the returned function;
 // they get SIGTERM when the test ends.
 func manualCluster(t *testing.T, name, extra string) (*cluster, func(args ...string) *exec.Cmd) {
@@ -224,9 +227,9 @@ SlurmctldPort=%d
 StateSaveLocation=%s/state
 SlurmdSpoolDir=%s/spool
 KillWait=2
-%sNodeName=n1 CPUs=2 RealMemory=1000
-PartitionName=p Nodes=n1 Default=YES
-`, name, freePort(t), dir, dir, extra)
+%sNodeName=%s1 CPUs=2 RealMemory=1000
+PartitionName=p Nodes=ALL Default=YES
+`, name, freePort(t), dir, dir, extra, name)
 	if err := os.WriteFile(conf, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}

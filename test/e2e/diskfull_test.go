@@ -116,6 +116,7 @@ func queued(t *testing.T, c *cluster) []int {
 // error, squeue and scontrol still answer, and submissions are accepted
 // again as soon as space is freed, without a restart.
 func TestStateDirFullRefusesWritesServesReads(t *testing.T) {
+	t.Parallel()
 	c, state, start := stateOnTmpfs(t, 256, "DroverMinFreeSpace=100M\n")
 	start()
 	first := c.sbatch("-o", "/dev/null", "--wrap", "true")
@@ -148,6 +149,7 @@ func TestStateDirFullRefusesWritesServesReads(t *testing.T) {
 // controller reopens its log by itself; every acknowledged job is there,
 // once, before and after a restart.
 func TestStateDirFullUnderTheLogRecovers(t *testing.T) {
+	t.Parallel()
 	c, state, start := stateOnTmpfs(t, 110, "DroverMinFreeSpace=0\n")
 	ctl := start()
 	// 1 MiB scripts fill a 64 MiB log segment in about 64 submissions.

@@ -11,14 +11,15 @@ import (
 // account, the user in it, and a QOS allowing 4 GPUs per user; the
 // user's fifth one-GPU job waits with Slurm's reason until one ends.
 func TestLimitsEnforcement(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("short")
 	}
 	u := testUser(t, "drovertest2")
 	c := upWithConf(t, "AccountingStorageEnforce=associations,limits,qos\nGresTypes=gpu\n"+
-		"NodeName=g1 NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:8\n"+
+		"NodeName=lim1 NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:8\n"+
 		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
-		map[string]string{"gres.conf": "NodeName=g1 Name=gpu File=$DIR/dev/nvidia[0-7]\n"},
+		map[string]string{"gres.conf": "NodeName=lim1 Name=gpu File=$DIR/dev/nvidia[0-7]\n"},
 		func(dir string) { fakeGPUs(t, dir, 8) })
 
 	submit := func(args ...string) (string, string, int) {

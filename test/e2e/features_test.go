@@ -13,6 +13,7 @@ import (
 // submit with Slurm's words, and scontrol update changes Features= and
 // MinCPUsNode= of a pending job, which then runs where they say.
 func TestConstraintsAndMinCPUs(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2, "--cpus", "2")
 	c.stop()
 	conf, err := os.ReadFile(c.conf)
@@ -20,17 +21,17 @@ func TestConstraintsAndMinCPUs(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Give each virtual node its own features: split the generated line.
-	re := regexp.MustCompile(`(?m)^NodeName=node\[1-2\] (.*)$`)
+	re := regexp.MustCompile(`(?m)^NodeName=` + c.prefix + `\[1-2\] (.*)$`)
 	if !re.Match(conf) {
-		t.Fatalf("no NodeName=node[1-2] line in\n%s", conf)
+		t.Fatalf("no NodeName=%s[1-2] line in\n%s", c.prefix, conf)
 	}
-	conf = re.ReplaceAll(conf, []byte("NodeName=node1 $1 Feature=intel,ib\nNodeName=node2 $1 Feature=amd"))
+	conf = re.ReplaceAll(conf, []byte(c.named("NodeName=node1 $1 Feature=intel,ib\nNodeName=node2 $1 Feature=amd")))
 	if err := os.WriteFile(c.conf, conf, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	c.start(2)
 
-	if out := c.must("sinfo", "-h", "-N", "-o", "%N %f"); !strings.Contains(out, "node1 intel,ib") || !strings.Contains(out, "node2 amd") {
+	if out := c.must("sinfo", "-h", "-N", "-o", "%N %f"); !strings.Contains(out, c.node(1)+" intel,ib") || !strings.Contains(out, c.node(2)+" amd") {
 		t.Fatalf("sinfo features:\n%s", out)
 	}
 	_, stderr, code := c.run("sbatch", "-C", "gpu", "--wrap", "true")
@@ -42,7 +43,7 @@ func TestConstraintsAndMinCPUs(t *testing.T) {
 		t.Errorf("sbatch -C 'intel&': code %d, stderr %q", code, stderr)
 	}
 
-	for _, tc := range []struct{ expr, node string }{{"amd", "node2"}, {"intel&ib", "node1"}, {"(amd|intel)&ib", "node1"}} {
+	for _, tc := range []struct{ expr, node string }{{"amd", c.node(2)}, {"intel&ib", c.node(1)}, {"(amd|intel)&ib", c.node(1)}} {
 		id := c.sbatch("-C", tc.expr, "-o", "/dev/null", "--wrap", "true")
 		c.waitState(id, "COMPLETED", 30*time.Second)
 		if got := c.jobField(id, "NodeList"); got != tc.node {
@@ -68,8 +69,8 @@ func TestConstraintsAndMinCPUs(t *testing.T) {
 	}
 	c.must("scontrol", "release", id)
 	c.waitState(id, "COMPLETED", 30*time.Second)
-	if got := c.jobField(id, "NodeList"); got != "node1" {
-		t.Errorf("updated job ran on %q, want node1", got)
+	if got := c.jobField(id, "NodeList"); got != c.node(1) {
+		t.Errorf("updated job ran on %q, want %s", got, c.node(1))
 	}
 	if got := c.jobField(id, "NumCPUs"); got != "2" {
 		t.Errorf("updated job NumCPUs=%q, want 2 (MinCPUsNode=2)", got)

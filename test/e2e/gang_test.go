@@ -52,8 +52,9 @@ func secsOf(s string) int {
 // within a time limit that the suspension would have broken; sacct shows
 // the suspended time and leaves it out of Elapsed.
 func TestPreemptSuspend(t *testing.T) {
+	t.Parallel()
 	c := upWithConf(t, "PreemptType=preempt/partition_prio\nPreemptMode=SUSPEND,GANG\n"+
-		"NodeName=s1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000\n"+
+		"NodeName=psus1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000\n"+
 		"PartitionName=hi Nodes=ALL Default=YES PriorityTier=2 MaxTime=INFINITE State=UP\n"+
 		"PartitionName=lo Nodes=ALL PriorityTier=1 MaxTime=INFINITE State=UP\n", map[string]string{}, nil)
 	out := filepath.Join(c.dir, "victim.ticks")
@@ -109,8 +110,9 @@ func TestPreemptSuspend(t *testing.T) {
 // (S) while the other runs, both make progress in alternating blocks, and
 // their run times add up to about the wall time.
 func TestGang(t *testing.T) {
+	t.Parallel()
 	c := upWithConf(t, "PreemptMode=SUSPEND,GANG\nSchedulerTimeSlice=2\n"+
-		"NodeName=s1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000\n"+
+		"NodeName=gang1 NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000\n"+
 		"PartitionName=shared Nodes=ALL Default=YES OverSubscribe=FORCE:2 MaxTime=INFINITE State=UP\n", map[string]string{}, nil)
 	out := filepath.Join(c.dir, "gang.ticks")
 	// 30 ticks each: about 6 s of run time apiece.

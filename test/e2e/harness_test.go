@@ -13,6 +13,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -22,11 +24,22 @@ import (
 
 var binDir string // holds drover and its command symlinks
 
+// parallelTests is how many tests run at once unless -parallel says
+// otherwise. Every test has a cluster of its own (node names included, see
+// nodePrefix) and spends most of its time waiting on jobs, limits and
+// restarts, not on the CPU: more tests than cores run side by side.
+const parallelTests = 4
+
 func TestMain(m *testing.M) {
 	flag.Parse()
 	if testing.Short() {
 		fmt.Println("e2e: skipped in -short mode")
 		os.Exit(0)
+	}
+	parallelSet := false
+	flag.Visit(func(f *flag.Flag) { parallelSet = parallelSet || f.Name == "test.parallel" })
+	if !parallelSet {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(parallelTests, runtime.GOMAXPROCS(0))))
 	}
 	dir, err := os.MkdirTemp("", "drover-e2e-bin")
 	if err != nil {
@@ -68,21 +81,48 @@ func TestMain(m *testing.M) {
 
 // cluster is a running `drover up`.
 type cluster struct {
-	t    *testing.T
-	dir  string
-	conf string
-	up   *exec.Cmd
-	out  *bytes.Buffer
+	t      *testing.T
+	dir    string
+	conf   string
+	prefix string // the nodes' names before their numbers (startUp)
+	up     *exec.Cmd
+	out    *bytes.Buffer
 }
 
-// startUp runs `drover up` in a fresh directory and waits for its nodes.
+// startUp runs `drover up` in a fresh directory and waits for its nodes,
+// named c.node(1)...: a prefix of their own (nodePrefix).
 func startUp(t *testing.T, nodes int, extra ...string) *cluster {
 	t.Helper()
 	dir := worldDir(t)
-	c := &cluster{t: t, dir: dir, conf: filepath.Join(dir, "slurm.conf")}
-	c.start(nodes, extra...)
+	c := &cluster{t: t, dir: dir, conf: filepath.Join(dir, "slurm.conf"), prefix: nodePrefix()}
+	c.start(nodes, append([]string{"--node-prefix", c.prefix}, extra...)...)
 	t.Cleanup(c.stop)
 	return c
+}
+
+var clusterCount atomic.Int64
+
+// nodePrefix is a node name prefix no other cluster of this run has
+// (nodea, nodeb, ...): an agent names its cgroups after its node
+// (drover/<node>/job_<id>), so clusters that run side by side (parallel
+// tests) must not share node names.
+func nodePrefix() string {
+	s := ""
+	for n := clusterCount.Add(1); n > 0; n = (n - 1) / 26 {
+		s = string(rune('a'+(n-1)%26)) + s
+	}
+	return "node" + s
+}
+
+// node is the name of the cluster's i-th node.
+func (c *cluster) node(i int) string { return c.prefix + strconv.Itoa(i) }
+
+var nodeWord = regexp.MustCompile(`\bnode(\d|\[)`)
+
+// named writes text that names nodes as a `drover up --nodes N` cluster
+// does by default (node1, node[1-3]) in this cluster's node names.
+func (c *cluster) named(text string) string {
+	return nodeWord.ReplaceAllString(text, c.prefix+"$1")
 }
 
 func (c *cluster) start(nodes int, extra ...string) {
@@ -135,7 +175,11 @@ func (c *cluster) stop() {
 	}
 	if c.t.Failed() {
 		c.t.Logf("drover up output:\n%s", c.out.String())
-		for _, f := range []string{"controller.log", "node1.log"} {
+		logs := []string{"controller.log"}
+		if c.prefix != "" {
+			logs = append(logs, c.node(1)+".log")
+		}
+		for _, f := range logs {
 			if b, err := os.ReadFile(filepath.Join(c.dir, "log", f)); err == nil {
 				c.t.Logf("%s (tail):\n%s", f, tail(string(b), 3000))
 			}
@@ -258,12 +302,18 @@ func (c *cluster) waitState(id, state string, limit time.Duration) {
 	}
 }
 
+// usersMu serialises useradd: parallel tests may create users at once,
+// and useradd fails rather than waits while another holds /etc/passwd.
+var usersMu sync.Mutex
+
 // testUser creates (once) an unprivileged user for tests.
 func testUser(t *testing.T, name string) *user.User {
 	t.Helper()
 	if os.Getuid() != 0 {
 		t.Skip("needs root to create users")
 	}
+	usersMu.Lock()
+	defer usersMu.Unlock()
 	if u, err := user.Lookup(name); err == nil {
 		return u
 	}

@@ -17,6 +17,7 @@ func (c *cluster) nodeReason(node string) (state, reason string) {
 }
 
 func TestHealthAndProlog(t *testing.T) {
+	t.Parallel()
 	if os.Getuid() != 0 {
 		t.Skip("needs root (prolog as root, tmpfs)")
 	}

@@ -15,6 +15,7 @@ import (
 // failure is gone (the verdict is resent on every registration); an
 // administrator's drain stays whatever its reason (issue 12 B3).
 func TestHealthDrainLiftedByNextAgent(t *testing.T) {
+	t.Parallel()
 	c, daemon := manualCluster(t, "healthre", "SlurmdTimeout=30\n")
 	sick := filepath.Join(c.dir, "sick")
 	writeScript(t, filepath.Join(c.dir, "health.sh"), "#!/bin/sh\nif [ -e "+sick+" ]; then echo 'fan 2 failed'; exit 1; fi\n")
@@ -28,7 +29,7 @@ func TestHealthDrainLiftedByNextAgent(t *testing.T) {
 	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
 	agent := func() (*exec.Cmd, *syncBuffer) {
 		var log syncBuffer
-		cmd := exec.Command(filepath.Join(binDir, "drover"), "agent", "--name", "n1", "-f", c.conf)
+		cmd := exec.Command(filepath.Join(binDir, "drover"), "agent", "--name", "healthre1", "-f", c.conf)
 		cmd.Stdout, cmd.Stderr = &log, &log
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
@@ -37,12 +38,12 @@ func TestHealthDrainLiftedByNextAgent(t *testing.T) {
 		return cmd, &log
 	}
 	a, _ := agent()
-	idle := func() bool { s, _ := c.nodeReason("n1"); return s == "idle" }
-	c.waitFor("n1 idle", 30*time.Second, idle)
+	idle := func() bool { s, _ := c.nodeReason("healthre1"); return s == "idle" }
+	c.waitFor("healthre1 idle", 30*time.Second, idle)
 
 	writeScript(t, sick, "")
 	c.waitFor("health drain", 30*time.Second, func() bool {
-		s, r := c.nodeReason("n1")
+		s, r := c.nodeReason("healthre1")
 		return strings.HasPrefix(s, "drain") && r == "fan 2 failed"
 	})
 	// The agent that saw the failure dies; the problem is fixed; the next
@@ -55,7 +56,7 @@ func TestHealthDrainLiftedByNextAgent(t *testing.T) {
 
 	// An administrator's drain, even with the health check's reason, stays
 	// through a failure and recovery of the check and a new agent.
-	c.must("scontrol", "update", "nodename=n1", "state=drain", "reason=fan 2 failed")
+	c.must("scontrol", "update", "nodename=healthre1", "state=drain", "reason=fan 2 failed")
 	writeScript(t, sick, "")
 	c.waitFor("the check to fail", 30*time.Second, func() bool { return strings.Contains(log.String(), "node unhealthy") })
 	os.Remove(sick)
@@ -65,12 +66,12 @@ func TestHealthDrainLiftedByNextAgent(t *testing.T) {
 	_, log = agent()
 	c.waitFor("the next agent's first verdict", 30*time.Second, func() bool { return strings.Contains(log.String(), "node healthy") })
 	c.waitFor("the node to answer", 30*time.Second, func() bool {
-		out, _, _ := c.run("sinfo", "-h", "-N", "-n", "n1", "-o", "%t")
+		out, _, _ := c.run("sinfo", "-h", "-N", "-n", "healthre1", "-o", "%t")
 		return !strings.HasSuffix(strings.TrimSpace(out), "*")
 	})
-	if s, r := c.nodeReason("n1"); !strings.HasPrefix(s, "drain") || r != "fan 2 failed" {
+	if s, r := c.nodeReason("healthre1"); !strings.HasPrefix(s, "drain") || r != "fan 2 failed" {
 		t.Fatalf("an administrator's drain was lifted by the health check: %s %q", s, r)
 	}
-	c.must("scontrol", "update", "nodename=n1", "state=resume")
-	c.waitFor("n1 idle after resume", 30*time.Second, idle)
+	c.must("scontrol", "update", "nodename=healthre1", "state=resume")
+	c.waitFor("healthre1 idle after resume", 30*time.Second, idle)
 }

@@ -66,13 +66,14 @@ func cgroupV1(t *testing.T) {
 }
 
 func TestIsolation(t *testing.T) {
+	t.Parallel()
 	cgroupV1(t)
 	u := testUser(t, "drovertest1")
-	c := upWithConf(t, "GresTypes=gpu\nNodeName=g1 NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:tesla:2\n"+
+	c := upWithConf(t, "GresTypes=gpu\nNodeName=iso1 NodeAddr=127.0.0.1 CPUs=4 RealMemory=1000 Gres=gpu:tesla:2\n"+
 		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
-		map[string]string{"gres.conf": "NodeName=g1 Name=gpu Type=tesla File=$DIR/dev/nvidia[0-1]\n"},
+		map[string]string{"gres.conf": "NodeName=iso1 Name=gpu Type=tesla File=$DIR/dev/nvidia[0-1]\n"},
 		func(dir string) { fakeGPUs(t, dir, 2) })
-	if out := c.must("scontrol", "show", "node", "g1"); !strings.Contains(out, "Gres=gpu:tesla:2") {
+	if out := c.must("scontrol", "show", "node", "iso1"); !strings.Contains(out, "Gres=gpu:tesla:2") {
 		t.Fatalf("node gres:\n%s", out)
 	}
 
@@ -203,7 +204,7 @@ sleep 60
 		t.Errorf("--gpus-per-task: exit %d\n%s\n%s", code, out, errOut)
 	}
 	c.waitFor("job cgroups removed", 10*time.Second, func() bool {
-		m, _ := filepath.Glob("/sys/fs/cgroup/memory/drover/g1/job_*")
+		m, _ := filepath.Glob("/sys/fs/cgroup/memory/drover/iso1/job_*")
 		return len(m) == 0
 	})
 }

@@ -104,6 +104,7 @@ func (b *bareCluster) stop() {
 // spent by the join; a node certificate speaks only the node protocol, as
 // its own node, and cannot end another node's job.
 func TestJoinTokenBoundNodeCertConfined(t *testing.T) {
+	t.Parallel()
 	b := startBare(t, []string{"n1", "n2", "n3"})
 	b.spawn("n1", "agent", "-f", b.conf, "--name", "n1", "--kill-jobs-on-exit")
 	b.waitFor("n1 idle", 30*time.Second, func() bool { return b.nodeState("n1") == "idle" })

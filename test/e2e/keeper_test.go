@@ -24,6 +24,7 @@ func (c *cluster) pidOf(words ...string) int {
 // TestUpRestartsDaemons: `drover up` notices a controller or an agent
 // that died and starts it again; jobs go on.
 func TestUpRestartsDaemons(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2)
 	id := c.sbatch("-o", "/dev/null", "--wrap", "sleep 20")
 	c.waitState(id, "RUNNING", 30*time.Second)
@@ -47,19 +48,20 @@ func TestUpRestartsDaemons(t *testing.T) {
 		t.Errorf("job %s after the controller's restart: %s", id, st)
 	}
 
-	agent := c.pidOf("agent", "--name", "node2")
+	node2 := c.node(2)
+	agent := c.pidOf("agent", "--name", node2)
 	if agent == 0 {
-		t.Fatal("no agent process for node2")
+		t.Fatal("no agent process for " + node2)
 	}
 	if err := syscall.Kill(agent, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	c.waitFor("node2's agent to come back", 30*time.Second, func() bool {
-		p := c.pidOf("agent", "--name", "node2")
+	c.waitFor(node2+"'s agent to come back", 30*time.Second, func() bool {
+		p := c.pidOf("agent", "--name", node2)
 		return p != 0 && p != agent
 	})
-	c.waitFor("node2 to answer again", 30*time.Second, func() bool {
-		out, _, _ := c.run("sinfo", "-h", "-N", "-n", "node2", "-o", "%t")
+	c.waitFor(node2+" to answer again", 30*time.Second, func() bool {
+		out, _, _ := c.run("sinfo", "-h", "-N", "-n", node2, "-o", "%t")
 		s := strings.TrimSpace(out)
 		return s == "idle" || s == "mix" || s == "alloc"
 	})

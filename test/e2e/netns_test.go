@@ -209,12 +209,13 @@ func (n *netCluster) teardown() {
 // short link cut with their step running, and a long cut of one node's
 // link ends its job NODE_FAIL while the other node carries on.
 func TestJoinAcrossNamespaces(t *testing.T) {
-	n := newNetCluster(t, []string{"n1", "n2"})
-	token := strings.TrimSpace(n.must("drover", "token", "create", "--nodes", "n[1-2]"))
-	n.joinNode(token, "n1")
-	n.joinNode(token, "n2")
+	t.Parallel()
+	n := newNetCluster(t, []string{"ns1", "ns2"})
+	token := strings.TrimSpace(n.must("drover", "token", "create", "--nodes", "ns[1-2]"))
+	n.joinNode(token, "ns1")
+	n.joinNode(token, "ns2")
 	// A forged token is refused.
-	bad := n.start("n2", "agent", "-f", filepath.Join(n.dir, "absent.conf"), "--join", "aaaaaa.bbbbbbbbbbbbbbbbbbbbbbbb."+strings.Split(token, ".")[2],
+	bad := n.start("ns2", "agent", "-f", filepath.Join(n.dir, "absent.conf"), "--join", "aaaaaa.bbbbbbbbbbbbbbbbbbbbbbbb."+strings.Split(token, ".")[2],
 		"--controller", fmt.Sprintf("10.77.0.10:%d", n.port), "--state-dir", filepath.Join(n.dir, "agent-forged"), "--name", "forged")
 	if err := bad.Wait(); err == nil {
 		t.Error("an agent with a forged token joined")
@@ -223,29 +224,29 @@ func TestJoinAcrossNamespaces(t *testing.T) {
 		o, _, _ := n.run("sinfo", "-h", "-N", "-o", "%N %t")
 		return strings.Count(o, " idle") == 2
 	})
-	for _, node := range []string{"n1", "n2"} {
+	for _, node := range []string{"ns1", "ns2"} {
 		if _, err := os.Stat(filepath.Join(n.dir, "agent-"+node, "tls", "node.crt")); err != nil {
 			t.Errorf("%s has no certificate: %v", node, err)
 		}
 	}
 
-	// A two-node job: the batch script on n1, its step on both.
+	// A two-node job: the batch script on ns1, its step on both.
 	out := filepath.Join(n.dir, "two.out")
 	o := n.must("sbatch", "-N2", "-o", out, "--wrap", "srun bash -c 'echo $SLURMD_NODENAME' | sort")
 	id := strings.Fields(o)[3]
 	n.waitFor("the two-node job", 30*time.Second, func() bool { return n.state(id) == "COMPLETED" })
-	if got := readFile(t, out); got != "n1\nn2\n" {
+	if got := readFile(t, out); got != "ns1\nns2\n" {
 		t.Errorf("two-node step output %q", got)
 	}
 
-	// A short cut (under SlurmdTimeout): the running step on n2 goes on.
-	o = n.must("sbatch", "-w", "n2", "-o", filepath.Join(n.dir, "short.out"), "--wrap", "srun bash -c 'sleep 4; echo survived'")
+	// A short cut (under SlurmdTimeout): the running step on ns2 goes on.
+	o = n.must("sbatch", "-w", "ns2", "-o", filepath.Join(n.dir, "short.out"), "--wrap", "srun bash -c 'sleep 4; echo survived'")
 	short := strings.Fields(o)[3]
-	n.waitFor("the job on n2", 30*time.Second, func() bool { return n.state(short) == "RUNNING" })
+	n.waitFor("the job on ns2", 30*time.Second, func() bool { return n.state(short) == "RUNNING" })
 	time.Sleep(500 * time.Millisecond)
-	ip(t, "-n", n.ns("n2"), "link", "set", "eth0", "down")
+	ip(t, "-n", n.ns("ns2"), "link", "set", "eth0", "down")
 	time.Sleep(1500 * time.Millisecond)
-	ip(t, "-n", n.ns("n2"), "link", "set", "eth0", "up")
+	ip(t, "-n", n.ns("ns2"), "link", "set", "eth0", "up")
 	n.waitFor("the job to finish after the short cut", 30*time.Second, func() bool {
 		s := n.state(short)
 		return s != "RUNNING" && s != "PENDING"
@@ -254,24 +255,24 @@ func TestJoinAcrossNamespaces(t *testing.T) {
 		t.Errorf("job across a short cut: %s %q", s, readFile(t, filepath.Join(n.dir, "short.out")))
 	}
 
-	// A long cut: n2's job ends NODE_FAIL, n2 goes down, n1 keeps working.
-	o = n.must("sbatch", "-w", "n2", "--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300")
+	// A long cut: ns2's job ends NODE_FAIL, ns2 goes down, ns1 keeps working.
+	o = n.must("sbatch", "-w", "ns2", "--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300")
 	lost := strings.Fields(o)[3]
-	o = n.must("sbatch", "-w", "n2", "-o", "/dev/null", "--wrap", "sleep 300")
+	o = n.must("sbatch", "-w", "ns2", "-o", "/dev/null", "--wrap", "sleep 300")
 	requeued := strings.Fields(o)[3]
-	n.waitFor("the job on n2", 30*time.Second, func() bool { return n.state(lost) == "RUNNING" })
-	ip(t, "-n", n.ns("n2"), "link", "set", "eth0", "down")
+	n.waitFor("the job on ns2", 30*time.Second, func() bool { return n.state(lost) == "RUNNING" })
+	ip(t, "-n", n.ns("ns2"), "link", "set", "eth0", "down")
 	n.waitFor("NODE_FAIL", 30*time.Second, func() bool { return n.state(lost) == "NODE_FAIL" })
 	if s := n.state(requeued); s != "PENDING" {
 		t.Errorf("requeueable job on the cut node: %s, want PENDING", s)
 	}
-	o = n.must("sbatch", "-w", "n1", "-o", "/dev/null", "--wrap", "true")
+	o = n.must("sbatch", "-w", "ns1", "-o", "/dev/null", "--wrap", "true")
 	ok := strings.Fields(o)[3]
-	n.waitFor("a job on n1 during the cut", 30*time.Second, func() bool { return n.state(ok) == "COMPLETED" })
+	n.waitFor("a job on ns1 during the cut", 30*time.Second, func() bool { return n.state(ok) == "COMPLETED" })
 	// The link comes back: the node registers again and kills the stale job.
-	ip(t, "-n", n.ns("n2"), "link", "set", "eth0", "up")
-	n.waitFor("n2 back", 60*time.Second, func() bool {
-		o, _, _ := n.run("sinfo", "-h", "-N", "-n", "n2", "-o", "%t")
+	ip(t, "-n", n.ns("ns2"), "link", "set", "eth0", "up")
+	n.waitFor("ns2 back", 60*time.Second, func() bool {
+		o, _, _ := n.run("sinfo", "-h", "-N", "-n", "ns2", "-o", "%t")
 		return !strings.HasPrefix(strings.TrimSpace(o), "down")
 	})
 	// ...and runs the requeued job again.

@@ -14,19 +14,21 @@ import (
 // nodes, a multi-node job gets a compressed node list, and killing an agent
 // ends its job NODE_FAIL and marks the node down.
 func TestMultiNodeAndNodeLoss(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 3, "--cpus", "2")
+	node2 := c.node(2)
 	out := c.must("sinfo", "-h", "-o", "%P %D %N")
-	if strings.TrimSpace(out) != "debug* 3 node[1-3]" {
+	if strings.TrimSpace(out) != c.named("debug* 3 node[1-3]") {
 		t.Errorf("sinfo: %q", out)
 	}
 	id := c.sbatch("-N", "3", "-o", "multi-%j.out", "--wrap", "echo $SLURM_JOB_NODELIST $SLURM_NNODES $SLURMD_NODENAME")
 	c.waitState(id, "COMPLETED", 30*time.Second)
-	if got := strings.TrimSpace(readFile(t, filepath.Join(c.dir, "multi-"+id+".out"))); got != "node[1-3] 3 node1" {
+	if got := strings.TrimSpace(readFile(t, filepath.Join(c.dir, "multi-"+id+".out"))); got != c.named("node[1-3] 3 node1") {
 		t.Errorf("multi-node env: %q", got)
 	}
 
 	pidFile := filepath.Join(c.dir, "orphan.pid")
-	long := c.sbatch("-w", "node2", "--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile+"; wait")
+	long := c.sbatch("-w", node2, "--no-requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile+"; wait")
 	// A lost node's job processes are left behind (as a hung slurmd's
 	// slurmstepds are); clean them up after the test.
 	pidFile2 := filepath.Join(c.dir, "orphan2.pid")
@@ -39,15 +41,15 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 			}
 		}
 	})
-	again := c.sbatch("-w", "node2", "--requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile2+"; wait")
+	again := c.sbatch("-w", node2, "--requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile2+"; wait")
 	c.waitState(long, "RUNNING", 30*time.Second)
 	c.waitState(again, "RUNNING", 30*time.Second)
-	if n := c.jobField(long, "NodeList"); n != "node2" {
-		t.Fatalf("job on %q, want node2", n)
+	if n := c.jobField(long, "NodeList"); n != node2 {
+		t.Fatalf("job on %q, want %s", n, node2)
 	}
 	// A node that stops answering: its agent frozen (`drover up` would
 	// start a killed one again at once, which is no node loss).
-	pid := c.agentPID(t, "node2")
+	pid := c.agentPID(t, node2)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +62,8 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 		t.Errorf("requeued job Restarts=%s", r)
 	}
 	c.must("scancel", again)
-	c.waitFor("node2 down", 10*time.Second, func() bool {
-		out, _, _ := c.run("sinfo", "-h", "-N", "-n", "node2", "-o", "%t")
+	c.waitFor(node2+" down", 10*time.Second, func() bool {
+		out, _, _ := c.run("sinfo", "-h", "-N", "-n", node2, "-o", "%t")
 		return strings.HasPrefix(strings.TrimSpace(out), "down")
 	})
 	// The other nodes keep working.

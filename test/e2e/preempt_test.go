@@ -14,12 +14,13 @@ import (
 // requeued ones run again once it ends. A PreemptMode=CANCEL partition's
 // victim ends PREEMPTED, 0:15.
 func TestLabPreemption(t *testing.T) {
+	t.Parallel()
 	c := upWithConf(t, "GresTypes=gpu\nPreemptType=preempt/partition_prio\nPreemptMode=REQUEUE\n"+
-		"NodeName=g1 NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:4\n"+
+		"NodeName=lab1 NodeAddr=127.0.0.1 CPUs=8 RealMemory=2000 Gres=gpu:4\n"+
 		"PartitionName=gpu Nodes=ALL Default=YES PriorityTier=2 MaxTime=INFINITE State=UP\n"+
 		"PartitionName=besteffort Nodes=ALL PriorityTier=1 MaxTime=INFINITE State=UP\n"+
 		"PartitionName=scavenger Nodes=ALL PriorityTier=1 PreemptMode=CANCEL MaxTime=INFINITE State=UP\n",
-		map[string]string{"gres.conf": "NodeName=g1 Name=gpu File=$DIR/dev/nvidia[0-3]\n"},
+		map[string]string{"gres.conf": "NodeName=lab1 Name=gpu File=$DIR/dev/nvidia[0-3]\n"},
 		func(dir string) { fakeGPUs(t, dir, 4) })
 
 	var be []string

@@ -12,6 +12,7 @@ import (
 // CPUs (requeued, not the normal job beside it), and a normal job
 // preempts nobody.
 func TestQOSPreemption(t *testing.T) {
+	t.Parallel()
 	c := upWithConf(t, "PreemptType=preempt/qos\nPreemptMode=REQUEUE\n"+
 		"NodeName=q1 NodeAddr=127.0.0.1 CPUs=4 RealMemory=2000\n"+
 		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n", map[string]string{}, nil)

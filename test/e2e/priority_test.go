@@ -16,6 +16,7 @@ import (
 // sshare shows the usage, sprio the factors, and the job of the user with
 // more fair share starts first. TestFairTreePriority is the default.
 func TestFairSharePriority(t *testing.T) {
+	t.Parallel()
 	heavy, light := testUser(t, "drovertest1"), testUser(t, "drovertest2")
 	c := startUp(t, 1, "--conf", "PriorityType=priority/multifactor", "--conf", "PriorityFlags=NO_FAIR_TREE", "--conf", "PriorityWeightFairshare=10000",
 		"--conf", "PriorityWeightAge=1000", "--conf", "PriorityWeightJobSize=1000", "--conf", "PriorityWeightPartition=1000",
@@ -103,6 +104,7 @@ func TestFairSharePriority(t *testing.T) {
 // TRES factor), and its job starts first. scontrol top reorders a user's
 // own pending jobs.
 func TestFairTreePriority(t *testing.T) {
+	t.Parallel()
 	few, many := testUser(t, "drovertest1"), testUser(t, "drovertest2")
 	c := startUp(t, 1, "--conf", "PriorityType=priority/multifactor", "--conf", "PriorityWeightFairshare=10000",
 		"--conf", "PriorityWeightTRES=CPU=1000", "--conf", "PriorityCalcPeriod=0:01")

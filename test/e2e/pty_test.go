@@ -18,6 +18,7 @@ import (
 // interrupts the remote foreground command, and srun exits with the
 // shell's status.
 func TestSrunPty(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	cmd := exec.Command(filepath.Join(binDir, "srun"), "--pty", "bash", "--norc", "--noprofile")
 	cmd.Dir, cmd.Env = c.dir, append(c.env(), "PS1=$ ")

@@ -13,6 +13,7 @@ import (
 // directory: held and finished jobs are still there, the held one runs once
 // released, and new job ids continue after the old ones.
 func TestUpResumesOnSameDir(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	done := c.sbatch("-o", "/dev/null", "--wrap", "true")
 	c.waitState(done, "COMPLETED", 30*time.Second)
@@ -56,14 +57,16 @@ func TestUpResumesOnSameDir(t *testing.T) {
 // TestNodeDrainAndArrayDisplay drains a node, checks sinfo's states and
 // reasons, and squeue's collapsed array line.
 func TestNodeDrainAndArrayDisplay(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2)
-	c.must("scontrol", "update", "NodeName=node2", "State=DRAIN", "Reason=disk check")
+	node1, node2 := c.node(1), c.node(2)
+	c.must("scontrol", "update", "NodeName="+node2, "State=DRAIN", "Reason=disk check")
 	out := c.must("sinfo", "-h", "-N", "-o", "%N %t")
-	if !strings.Contains(out, "node1 idle") || !strings.Contains(out, "node2 drain") {
+	if !strings.Contains(out, node1+" idle") || !strings.Contains(out, node2+" drain") {
 		t.Errorf("sinfo after drain:\n%s", out)
 	}
 	out = c.must("sinfo", "-R", "-h", "-o", "%E|%N")
-	if strings.TrimSpace(out) != "disk check|node2" {
+	if strings.TrimSpace(out) != "disk check|"+node2 {
 		t.Errorf("sinfo -R: %q", out)
 	}
 	// Nothing lands on the drained node; with node1 busy the rest wait.
@@ -78,7 +81,7 @@ func TestNodeDrainAndArrayDisplay(t *testing.T) {
 	if n := len(strings.Fields(out)); n != 10 {
 		t.Errorf("squeue -r shows %d tasks:\n%s", n, out)
 	}
-	c.must("scontrol", "update", "NodeName=node2", "State=RESUME")
+	c.must("scontrol", "update", "NodeName="+node2, "State=RESUME")
 	c.waitFor("array done", 60*time.Second, func() bool {
 		out, _, _ := c.run("squeue", "-h", "-n", "arr")
 		return strings.TrimSpace(out) == ""

@@ -24,12 +24,14 @@ func (c *cluster) squeueField(id, field string) string {
 // kept off its node, the admin-only and access checks, a controller
 // restart, and a window's end timing out the job running in it.
 func TestReservations(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2, "--cpus", "2")
+	node1, node2 := c.node(1), c.node(2)
 	u := testUser(t, "drovere2e")
 
 	// Only operators create reservations.
 	_, errOut, code := c.runAs(u, "", "scontrol", "create", "reservation", "ReservationName=x",
-		"StartTime=now", "Duration=10", "Nodes=node1", "Users=root")
+		"StartTime=now", "Duration=10", "Nodes="+node1, "Users=root")
 	if code != 1 || !strings.Contains(errOut, "Error creating the reservation: Access/permission denied") {
 		t.Errorf("non-admin create: exit %d, %q", code, errOut)
 	}
@@ -38,7 +40,7 @@ func TestReservations(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"Duration=garbage", "Nodes=node1"}, "Invalid duration Duration=garbage.  No reservation created."},
+		{[]string{"Duration=garbage", "Nodes=" + node1}, "Invalid duration Duration=garbage.  No reservation created."},
 		{[]string{"Duration=10", "Nodes=nosuch9"}, "Error creating the reservation: Invalid node name specified"},
 	} {
 		args := append([]string{"create", "reservation", "ReservationName=bad", "StartTime=now", "Users=root"}, tc.args...)
@@ -51,12 +53,12 @@ func TestReservations(t *testing.T) {
 	}
 
 	out := c.must("scontrol", "create", "reservation", "ReservationName=maint", "StartTime=now",
-		"Duration=30", "Nodes=node1", "Users=root", "Flags=MAINT")
+		"Duration=30", "Nodes="+node1, "Users=root", "Flags=MAINT")
 	if out != "Reservation created: maint\n" {
 		t.Errorf("create printed %q", out)
 	}
 	show := c.must("scontrol", "show", "reservation", "maint")
-	for _, want := range []string{"ReservationName=maint ", "Duration=00:30:00", "Nodes=node1 NodeCnt=1 CoreCnt=2 Features=(null) PartitionName=(null) Flags=MAINT,SPEC_NODES",
+	for _, want := range []string{"ReservationName=maint ", "Duration=00:30:00", c.named("Nodes=node1 NodeCnt=1 CoreCnt=2 Features=(null) PartitionName=(null) Flags=MAINT,SPEC_NODES"),
 		"TRES=cpu=2", "Users=root Groups=(null) Accounts=(null) Licenses=(null) State=ACTIVE", "MaxStartDelay=(null)"} {
 		if !strings.Contains(show, want) {
 			t.Errorf("show reservation lacks %q:\n%s", want, show)
@@ -65,19 +67,19 @@ func TestReservations(t *testing.T) {
 	// Two plain reservations may not share a node at the same time (a
 	// MAINT or OVERLAP one may, as in Slurm).
 	c.must("scontrol", "create", "reservation", "ReservationName=lab", "StartTime=now+1hour",
-		"Duration=10", "Nodes=node2", "Accounts=physics")
+		"Duration=10", "Nodes="+node2, "Accounts=physics")
 	if _, errOut, code := c.run("scontrol", "create", "reservation", "ReservationName=dup", "StartTime=now+1hour",
-		"Duration=10", "Nodes=node[1-2]", "Users=root"); code != 1 || !strings.Contains(errOut, "Requested reservation overlaps with another reservation") {
+		"Duration=10", c.named("Nodes=node[1-2]"), "Users=root"); code != 1 || !strings.Contains(errOut, "Requested reservation overlaps with another reservation") {
 		t.Errorf("overlapping create: exit %d, %q", code, errOut)
 	}
 	if out := c.must("scontrol", "show", "-o", "reservation", "lab"); !strings.Contains(out, "State=INACTIVE") || !strings.Contains(out, "Accounts=physics ") {
 		t.Errorf("future reservation: %s", out)
 	}
 	c.must("scontrol", "delete", "reservation", "lab")
-	if out := c.must("sinfo", "-T"); !strings.Contains(out, "RESV_NAME") || !regexpMatch(`maint\s+ACTIVE\s+\S+\s+\S+\s+00:30:00\s+node1`, out) {
+	if out := c.must("sinfo", "-T"); !strings.Contains(out, "RESV_NAME") || !regexpMatch(`maint\s+ACTIVE\s+\S+\s+\S+\s+00:30:00\s+`+node1, out) {
 		t.Errorf("sinfo -T:\n%s", out)
 	}
-	if out := c.must("sinfo", "-h", "-N", "-o", "%N %t"); !strings.Contains(out, "node1 maint") || !strings.Contains(out, "node2 idle") {
+	if out := c.must("sinfo", "-h", "-N", "-o", "%N %t"); !strings.Contains(out, node1+" maint") || !strings.Contains(out, node2+" idle") {
 		t.Errorf("sinfo node states:\n%s", out)
 	}
 
@@ -85,10 +87,10 @@ func TestReservations(t *testing.T) {
 	// names the reserved node waits for the maintenance.
 	outside := c.sbatch("-o", "/dev/null", "--wrap", "sleep 300")
 	c.waitState(outside, "RUNNING", 30*time.Second)
-	if n := c.jobField(outside, "NodeList"); n != "node2" {
+	if n := c.jobField(outside, "NodeList"); n != node2 {
 		t.Errorf("job outside the reservation ran on %q", n)
 	}
-	pinned := c.sbatch("-w", "node1", "-o", "/dev/null", "--wrap", "true")
+	pinned := c.sbatch("-w", node1, "-o", "/dev/null", "--wrap", "true")
 	c.waitFor("the pinned job's maintenance reason", 30*time.Second, func() bool {
 		return c.squeueField(pinned, "%r") == "ReqNodeNotAvail, Reserved for maintenance"
 	})
@@ -98,7 +100,7 @@ func TestReservations(t *testing.T) {
 	os.WriteFile(script, []byte("#!/bin/sh\n#SBATCH --reservation=maint\necho resv=$SLURM_JOB_RESERVATION\nsleep 300\n"), 0o755)
 	in := c.sbatch("-o", filepath.Join(c.dir, "in.out"), script)
 	c.waitState(in, "RUNNING", 30*time.Second)
-	if n, v := c.jobField(in, "NodeList"), c.squeueField(in, "%v"); n != "node1" || v != "maint" {
+	if n, v := c.jobField(in, "NodeList"), c.squeueField(in, "%v"); n != node1 || v != "maint" {
 		t.Errorf("job in the reservation: NodeList=%q reservation=%q", n, v)
 	}
 	c.waitFor("the job's SLURM_JOB_RESERVATION", 10*time.Second, func() bool {
@@ -107,7 +109,7 @@ func TestReservations(t *testing.T) {
 	})
 
 	// srun --reservation runs there too (its own job, the CPU left on node1).
-	if out := c.must("srun", "--reservation=maint", "-n1", "sh", "-c", "echo $SLURMD_NODENAME"); strings.TrimSpace(out) != "node1" {
+	if out := c.must("srun", "--reservation=maint", "-n1", "sh", "-c", "echo $SLURMD_NODENAME"); strings.TrimSpace(out) != node1 {
 		t.Errorf("srun --reservation ran on %q", out)
 	}
 
@@ -160,11 +162,11 @@ func TestReservations(t *testing.T) {
 	// A window's end times out the job running in it and removes the
 	// reservation. Node2 is busy: without IGNORE_JOBS that is refused.
 	if _, errOut, code := c.run("scontrol", "create", "reservation", "ReservationName=short", "StartTime=now",
-		"Duration=0:08", "Nodes=node2", "Users=root"); code != 1 || !strings.Contains(errOut, "Requested nodes are busy") {
+		"Duration=0:08", "Nodes="+node2, "Users=root"); code != 1 || !strings.Contains(errOut, "Requested nodes are busy") {
 		t.Errorf("reservation over a running job: exit %d, %q", code, errOut)
 	}
 	c.must("scontrol", "create", "reservation", "ReservationName=short", "StartTime=now",
-		"Duration=0:08", "Nodes=node2", "Users=root", "Flags=IGNORE_JOBS")
+		"Duration=0:08", "Nodes="+node2, "Users=root", "Flags=IGNORE_JOBS")
 	short := c.sbatch("--reservation=short", "-o", "/dev/null", "--wrap", "sleep 300")
 	c.waitState(short, "RUNNING", 30*time.Second)
 	c.waitState(short, "TIMEOUT", 30*time.Second)

@@ -17,6 +17,7 @@ import (
 // script as the user, never through the link: root's file is untouched and
 // the job runs its own script.
 func TestBatchScriptNotWrittenThroughUserLink(t *testing.T) {
+	t.Parallel()
 	u := testUser(t, "drovere2e")
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)

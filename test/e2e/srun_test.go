@@ -11,6 +11,7 @@ import (
 // TestSrunOutsideAllocation runs commands through srun: output streams
 // back, stdin reaches the task, and srun exits with the task's status.
 func TestSrunOutsideAllocation(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	out, errOut, code := c.runAs(nil, "", "srun", "bash", "-c", "echo out-$SLURM_JOB_ID; echo err >&2")
 	if code != 0 || !strings.HasPrefix(out, "out-") || !strings.Contains(errOut, "err") {
@@ -29,6 +30,7 @@ func TestSrunOutsideAllocation(t *testing.T) {
 // TestSrunWaitsForResources: srun announces that it waits, runs once the
 // node frees up, and an impossible request is refused at once.
 func TestSrunWaitsForResources(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	block := c.sbatch("--exclusive", "-o", "/dev/null", "--wrap", "sleep 300")
 	c.waitState(block, "RUNNING", 30*time.Second)

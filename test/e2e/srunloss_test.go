@@ -17,6 +17,7 @@ import (
 // step, as slurmctld does for a step whose srun stopped answering. The
 // batch script then goes on.
 func TestKilledSrunEndsItsStep(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1, "--conf", "MessageTimeout=2")
 	pidFile := filepath.Join(c.dir, "srun.pid")
 	id := c.sbatch("-o", filepath.Join(c.dir, "loss.out"), "--wrap",
@@ -55,6 +56,7 @@ func taskRunning(marker string) bool {
 // /dev/null) must not end the tasks' input: srun's stdin still reaches
 // them afterwards.
 func TestSattachStdinEndKeepsSrunStdin(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	srun := exec.Command(filepath.Join(binDir, "srun"), "-n1", "bash", "-c",
 		`echo ready; while read l; do echo got:$l; done; echo stdin-closed`)

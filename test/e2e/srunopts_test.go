@@ -16,6 +16,7 @@ import (
 // -o/-e patterns, --multi-prog, -K, -W, --input, --mpi, --bcast, a
 // forwarded signal, and --bcast from outside an allocation.
 func TestSrunOptions(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2, "--cpus", "2")
 	conf := filepath.Join(c.dir, "multi.conf")
 	if err := os.WriteFile(conf, []byte("# ranks and programs\n0 echo first %t\n1-2 echo rest %t %o\n"), 0o644); err != nil {
@@ -68,7 +69,7 @@ srun -t 0:02 -n1 -N1 sleep 30; echo "step time status $? after $((SECONDS-t0))s"
 			id = v
 		}
 	}
-	for rank, node := range []string{"node1", "node2"} {
+	for rank, node := range []string{c.node(1), c.node(2)} {
 		r := fmt.Sprint(rank)
 		// %j job, %t rank, %N node name, %n node index in the step, %s step
 		if got := readFileOr(filepath.Join(c.dir, "out-"+id+"-"+r+"-"+node+"-"+r+"-0.txt")); got != "o"+r+"\n" {
@@ -125,7 +126,7 @@ srun -t 0:02 -n1 -N1 sleep 30; echo "step time status $? after $((SECONDS-t0))s"
 	}
 	for _, want := range []string{
 		"srun: Terminating StepId=" + id + ".2\n",
-		"srun: error: node1: task 0: Exited with exit code 3\n",
+		"srun: error: " + c.node(1) + ": task 0: Exited with exit code 3\n",
 		"srun: First task exited 1s ago\n",
 		"srun: Terminating StepId=" + id + ".3\n",
 		"srun: error: Can not execute no-such-program-here\n",

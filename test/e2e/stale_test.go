@@ -16,6 +16,7 @@ import (
 // another node; when the frozen agent comes back, it must end its stale run
 // locally and leave the job's new run alone (issue 12 B1).
 func TestReturningAgentSparesNewRun(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 2, "--cpus", "1")
 	runs := filepath.Join(c.dir, "runs")
 	// Each run notes where it ran and its pid, then waits.

@@ -16,6 +16,7 @@ import (
 // still ends it. Before, the agent reported the job FAILED at once while
 // its script ran on, out of reach of scancel.
 func TestSupervisorLossKeepsBatchJob(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	pidFile := filepath.Join(c.dir, "script.pid")
 	id := c.sbatch("-o", "/dev/null", "--wrap", "echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+"; exec sleep 300")

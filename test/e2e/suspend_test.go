@@ -13,6 +13,7 @@ import (
 // (cgroup freezer), the job shows SUSPENDED and its run time and time
 // limit stop; resume thaws it and it finishes; users may do neither.
 func TestSuspendResume(t *testing.T) {
+	t.Parallel()
 	u := testUser(t, "drovere2e")
 	c := startUp(t, 1)
 	out := filepath.Join(c.dir, "ticks")

@@ -10,6 +10,7 @@ import (
 // reaches its node: a raised limit lets it finish, a lowered one ends it
 // TIMEOUT.
 func TestUpdateTimeLimitRunning(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	raised := c.sbatch("-t", "0:04", "-o", os.DevNull, "--wrap", "sleep 7")
 	lowered := c.sbatch("-t", "5:00", "-o", os.DevNull, "--wrap", "sleep 120")

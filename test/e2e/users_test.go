@@ -13,6 +13,7 @@ import (
 // with that user's uid, writes files the user owns, and the user can act
 // only on their own jobs.
 func TestJobsRunAsVerifiedUser(t *testing.T) {
+	t.Parallel()
 	u := testUser(t, "drovere2e")
 	c := startUp(t, 1)
 	out, errOut, code := c.runAs(u, "", "sbatch", "-o", "whoami-%j.out", "--wrap", "id -u; id -un; echo home=$HOME")

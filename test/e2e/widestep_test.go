@@ -15,6 +15,7 @@ import (
 // allocation: none may hang, and every task's output arrives (issue 12 B6).
 // DROVER_WIDE_STEPS sets how many (a soak runs hundreds).
 func TestWideStepsDoNotHang(t *testing.T) {
+	t.Parallel()
 	steps := 60
 	if v, err := strconv.Atoi(os.Getenv("DROVER_WIDE_STEPS")); err == nil && v > 0 {
 		steps = v

@@ -368,12 +368,27 @@ func (s *session) pumpStdin() {
 	}
 }
 
-// sendSignal forwards a signal to every task.
+// sendSignal forwards a signal to every task. It goes out of band, through
+// the controller to the nodes (as Slurm's srun signals the nodes by RPC, not
+// through the I/O stream): the stream may be held back behind stdin that a
+// task does not read, and a Ctrl-C must not wait for that. The stream is the
+// fallback when the controller cannot be asked.
 func (s *session) sendSignal(sig syscall.Signal) {
+	ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
+	defer cancel()
+	res, err := s.c.Signal(ctx, cli.JobSelection{UID: -1, Targets: []cli.JobTarget{{
+		ID: s.jobID, Raw: fmt.Sprintf("%d.%s", s.jobID, s.step.ID), HasStep: true, Step: s.step.ID,
+	}}}, cli.SignalRequest{Signal: int(sig)})
+	if err == nil && (len(res) == 0 || res[0].Error == "") {
+		return
+	}
 	for _, c := range s.connList() {
 		_ = c.Send(stepio.Signal, stepio.AllTasks, []byte(strconv.Itoa(int(sig))))
 	}
 }
+
+// signalTimeout bounds the controller's answer to a forwarded signal.
+const signalTimeout = 5 * time.Second
 
 // killStep cancels the step through the controller (kill sequence on every
 // node), once.

@@ -14,7 +14,8 @@
 // so a job that ends before a reservation starts still runs there
 // (backfill around it). A job that asked for one runs only once it is
 // active, only on its nodes (FLEX: also elsewhere), and still avoids
-// other reservations it would overlap.
+// other reservations it would overlap, unless its own is MAINT (it avoids
+// none) or OVERLAP (it avoids only MAINT ones).
 package resv
 
 import (
@@ -102,17 +103,17 @@ func (s *Set) For(own string, end int64) Verdict {
 
 func (s *Set) verdict(own string, end int64) Verdict {
 	var v Verdict
+	mine := s.byName[own]
 	if own != "" {
-		r := s.byName[own]
-		if r == nil || !r.Active(s.now) {
+		if mine == nil || !mine.Active(s.now) {
 			return Verdict{Wait: model.ReasonReservation}
 		}
-		if r.Flags&model.ResvFlex == 0 {
-			v.Only = append([]string{}, r.Nodes...) // non-nil even when empty
+		if mine.Flags&model.ResvFlex == 0 {
+			v.Only = append([]string{}, mine.Nodes...) // non-nil even when empty
 		}
 	}
 	for _, r := range s.list {
-		if r.Name == own || !r.Overlaps(s.now, end) {
+		if r.Name == own || !r.Overlaps(s.now, end) || (mine != nil && mine.Shadows(r)) {
 			continue
 		}
 		v.Deny = append(v.Deny, r.Nodes...)
@@ -129,17 +130,17 @@ func (s *Set) verdict(own string, end int64) Verdict {
 // over [start, end) may hold node there: the check a plan's start must
 // pass (and the invariant tests assert).
 func (s *Set) Allowed(own, node string, start, end int64) bool {
+	mine := s.byName[own]
 	if own != "" {
-		r := s.byName[own]
-		if r == nil || !r.Overlaps(start, start+1) {
+		if mine == nil || !mine.Overlaps(start, start+1) {
 			return false
 		}
-		if r.Flags&model.ResvFlex == 0 && !r.HasNode(node) {
+		if mine.Flags&model.ResvFlex == 0 && !mine.HasNode(node) {
 			return false
 		}
 	}
 	for _, r := range s.list {
-		if r.Name != own && r.Overlaps(start, end) && r.HasNode(node) {
+		if r.Name != own && r.Overlaps(start, end) && r.HasNode(node) && (mine == nil || !mine.Shadows(r)) {
 			return false
 		}
 	}

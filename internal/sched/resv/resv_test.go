@@ -70,3 +70,31 @@ func TestAllows(t *testing.T) {
 		}
 	}
 }
+
+// A MAINT reservation's jobs ignore every other reservation, an OVERLAP
+// one's every other but MAINT ones (Slurm's job_test_resv), in verdicts
+// and in Allowed alike.
+func TestShadows(t *testing.T) {
+	list := []*model.Reservation{
+		{Name: "maint", Start: 0, End: 1000, Flags: model.ResvMaint, Nodes: []string{"n1", "n2"}},
+		{Name: "ovl", Start: 0, End: 1000, Flags: model.ResvOverlap, Nodes: []string{"n2", "n3"}},
+		{Name: "lab", Start: 0, End: 1000, Nodes: []string{"n3", "n4"}},
+	}
+	s := New(list, 10)
+	for _, tt := range []struct {
+		own  string
+		deny []string
+	}{
+		{"maint", nil},
+		{"ovl", []string{"n1", "n2"}},
+		{"lab", []string{"n1", "n2", "n3"}},
+	} {
+		if v := s.For(tt.own, 500); !slices.Equal(v.Deny, tt.deny) {
+			t.Errorf("For(%q) denies %v, want %v", tt.own, v.Deny, tt.deny)
+		}
+	}
+	if !s.Allowed("maint", "n2", 10, 500) || s.Allowed("ovl", "n2", 10, 500) || !s.Allowed("ovl", "n3", 10, 500) ||
+		s.Allowed("lab", "n3", 10, 500) {
+		t.Error("Allowed disagrees with Shadows")
+	}
+}

@@ -1,0 +1,85 @@
+package agent
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// A finished job's directories (its spool directory, its supervisor
+// record, a step task's record) are moved out of the way with one rename
+// and removed in the background. Removing them where they are costs a
+// few file deletions and rmdirs, each up to a millisecond on a journalled
+// disk, and sat on the paths that matter: before a job's end was
+// reported, and in the stream's receive loop (EndAck) ahead of the next
+// launches. The renamed directory is no job's any more: a new run of the
+// same job makes its own afresh. Leftovers of an agent that stopped
+// meanwhile are swept at the next start.
+
+// gonePrefix starts the names of directories waiting for removal; no job
+// or task directory starts with it (recover and recoverSteps ignore them).
+const gonePrefix = ".gone-"
+
+// trashWorkers remove discarded directories; the queue holds what a burst
+// of ends leaves behind (past it, the caller removes in place).
+const (
+	trashWorkers = 2
+	trashQueue   = 4096
+)
+
+type discarded struct {
+	dir    string
+	remove func(string)
+}
+
+// startTrash starts the workers that remove discarded directories.
+func (a *Agent) startTrash() {
+	a.trash = make(chan discarded, trashQueue)
+	for range trashWorkers {
+		go func() {
+			for d := range a.trash {
+				d.remove(d.dir)
+			}
+		}()
+	}
+}
+
+// discard takes dir away at once and has remove delete it in the
+// background; without the workers (or with a full queue, or when the
+// rename fails) remove runs here, on dir itself.
+func (a *Agent) discard(dir string, remove func(string)) {
+	if dir == "" {
+		return
+	}
+	if a.trash == nil {
+		remove(dir)
+		return
+	}
+	n := a.trashSeq.Add(1)
+	gone := filepath.Join(filepath.Dir(dir), gonePrefix+strconv.FormatUint(n, 10)+"-"+filepath.Base(dir))
+	if os.Rename(dir, gone) != nil {
+		remove(dir)
+		return
+	}
+	select {
+	case a.trash <- discarded{dir: gone, remove: remove}:
+	default:
+		remove(gone)
+	}
+}
+
+// sweepTrash removes what an earlier agent discarded but did not remove.
+func sweepTrash(dirs ...string) {
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if strings.HasPrefix(e.Name(), gonePrefix) {
+				_ = os.RemoveAll(filepath.Join(d, e.Name()))
+			}
+		}
+	}
+}

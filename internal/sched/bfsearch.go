@@ -1,0 +1,355 @@
+package sched
+
+import (
+	"cmp"
+	"slices"
+)
+
+// The backfill pass's earliest-start search: for a job that cannot start
+// now, a lower bound on when it can (earliestBound, from each candidate
+// node's earliest instant, nodeEarliest), and the mask that lets the
+// time-ordered reservation search in considerBackfill skip the nodes that
+// cannot hold the job's smallest share at a tried start (skipped).
+
+// avail is one node's earliest instant and the tasks it could take.
+type avail struct {
+	t     int64
+	tasks int
+}
+
+// earliestBound is a time before which j cannot start, found node by
+// node: each candidate node's first instant (its own releases and
+// reservation ends) at which it could hold the smallest share of the job
+// for the job's whole time limit; the job needs several such nodes (its
+// -N, or enough for its tasks), so the bound is the instant by which
+// enough nodes have come free. The time-ordered search starts there,
+// skipping the instants at which placing the job is bound to fail. never
+// means no set of nodes frees up within the horizon.
+//
+// Nodes are visited least bound first (bfbounds.go), and only while their
+// bound is below the cap: the latest start among found nodes that
+// together are enough for the job (a max-heap). A node that cannot fit by
+// then is not among those that decide the bound, so its search stops
+// there. It leaves the job's mask set (see skipped); unmask clears it.
+func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, limit, now, horizon int64) int64 {
+	if len(req) > 0 {
+		return now // named nodes: leave it to the exact search
+	}
+	c.masked = true
+	unit := 1 // tasks on a node in the smallest share
+	if !r.pack {
+		unit = r.big
+		if r.nBig < r.nodes {
+			unit = r.big - 1
+		}
+		unit = max(1, unit)
+	}
+	if c.earliest == nil {
+		c.earliest = make([]int64, len(c.nodes))
+		c.lbl = make([]int64, len(c.nodes))
+		c.epoch = make([]uint32, len(c.nodes))
+		c.exact = make([]uint32, len(c.nodes))
+	}
+	c.curEpoch++
+	bs, lv := c.boundsFor(newBoundKey(r, unit, ps), limit)
+	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, ps: ps, bs: bs, lv: lv}
+	level := bs.levels[lv]
+	// Excluded nodes are masked for this job only: their bounds hold for
+	// the shape, not for it.
+	for _, i := range exc {
+		if pos := c.posIn(i, ps); pos >= 0 {
+			c.touch(i, pos)
+			c.earliest[i], c.exact[i] = never, c.curEpoch
+			level.set(bs.size, pos, never)
+		}
+	}
+	found := c.abuf[:0]
+	defer func() { c.abuf = found[:0] }()
+	best := c.hbuf[:0]
+	defer func() { c.hbuf = best[:0] }()
+	bestTasks := 0
+	enough := func(tasks, nodes int) bool {
+		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
+	}
+	// Visited leaves read never until the walk ends, so the least bound
+	// is always a node not yet visited (never: no node is left that could
+	// take the job).
+	visited := len(c.touched)
+	limitT := horizon
+	for level.t[1] <= limitT && level.t[1] < never {
+		pos := level.least(bs.size)
+		i := ps.order[pos]
+		t := c.visit(i, pos, limitT)
+		level.set(bs.size, pos, never)
+		if t > limitT {
+			continue
+		}
+		a := avail{t, max(1, c.nodes[i].CPUs/r.cpt)}
+		found = append(found, a)
+		best = heapPush(best, a)
+		bestTasks += a.tasks
+		for len(best) > 0 && enough(bestTasks-best[0].tasks, len(best)-1) {
+			bestTasks -= best[0].tasks
+			best = heapPop(best)
+		}
+		if enough(bestTasks, len(best)) {
+			limitT = min(horizon, best[0].t)
+		}
+	}
+	for _, pos := range c.touched[visited:] {
+		level.set(bs.size, int(pos), c.earliest[ps.order[pos]])
+	}
+	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
+	tasks, nodes := 0, 0
+	for _, f := range found {
+		tasks += f.tasks
+		nodes++
+		if (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes) {
+			return f.t
+		}
+	}
+	return never
+}
+
+// visit searches node i (at position pos of the job's partition) up to
+// limitT: its earliest start at the level's limit, which the level keeps
+// (in lbl while the job masks it), then at the job's limit, which is the
+// node's mask entry and what the levels above keep. The mask entry is
+// exact when a start was found or the search ran to the horizon; else it
+// is a bound (the node's first instant past limitT). It returns the
+// node's start, or never.
+func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
+	j := &c.job
+	bs := j.bs
+	level := bs.levels[j.lv]
+	lb, from := level.at(bs.size, pos), int64(0)
+	if c.epoch[i] == c.curEpoch {
+		lb, from = c.lbl[i], c.earliest[i]
+	} else {
+		c.touch(i, pos)
+	}
+	t, next := never, never
+	if level.limit < j.limit {
+		// The level's own limit first: what it finds bounds every job
+		// reading the level, not only those of this limit.
+		t, next = c.nodeEarliest(i, &j.r, j.unit, level.limit, j.now, limitT, lb)
+		if t < never {
+			c.lbl[i] = max(lb, t)
+			t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(t, from))
+		} else {
+			c.lbl[i] = max(lb, next)
+		}
+	} else {
+		t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(lb, from))
+		c.lbl[i] = max(lb, min(t, next))
+	}
+	c.earliest[i], c.exact[i] = min(t, next), 0
+	if t < never || limitT >= j.horizon {
+		c.exact[i] = c.curEpoch
+	}
+	bs.raiseAbove(j.lv, pos, c.earliest[i])
+	return t
+}
+
+// touch makes node i (at position pos) part of the job's mask: its level
+// bound moves to lbl, where unmask finds it.
+func (c *cluster) touch(i int32, pos int) {
+	j := &c.job
+	c.lbl[i] = j.bs.levels[j.lv].at(j.bs.size, pos)
+	c.earliest[i] = c.lbl[i]
+	c.epoch[i], c.exact[i] = c.curEpoch, 0
+	c.touched = append(c.touched, int32(pos))
+}
+
+// unmask ends the job's mask: the level it read gets back its bounds.
+func (c *cluster) unmask() {
+	if !c.masked {
+		return
+	}
+	c.masked = false
+	j := &c.job
+	level := j.bs.levels[j.lv]
+	for _, pos := range c.touched {
+		level.set(j.bs.size, int(pos), c.lbl[j.ps.order[pos]])
+	}
+	c.touched = c.touched[:0]
+}
+
+// posIn is node i's position in ps's placement order, or -1.
+func (c *cluster) posIn(i int32, ps *partState) int {
+	for _, m := range c.member[i] {
+		if m.part == ps {
+			return int(m.pos)
+		}
+	}
+	return -1
+}
+
+// nodeEarliest is the first instant after now (within the horizon) at
+// which node i can hold unit tasks of r over a whole time limit.
+//
+// Candidates are the node's own instants (now+1, its releases, its
+// reservation ends) in time order: the first that fits is the answer. What
+// the node offers over [t, t+limit) is window's answer, computed here in
+// one sweep: releases up to t are added as t advances, and the reserved
+// peak over the window is a sliding maximum over the node's reservation
+// step function (both ends of the window only move forward), so a node
+// holding k reservations costs O(k log k), not k windows of O(k) each.
+//
+// from is a known lower bound on the answer: earlier candidates are not
+// looked at. When no instant up to the horizon fits (the first result is
+// never), the second is still a lower bound: the first of the node's
+// instants past the horizon (never when none is left), since nothing
+// between two instants fits that did not fit at the first. Raising a
+// node's bound to it rather than to horizon+1 spares later searches the
+// instants this one refused: in a deep queue each job's cap is a little
+// later than the last one's, and every node refused up to it was searched
+// again.
+func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon, from int64) (int64, int64) {
+	if c.cpu[i] < 0 {
+		return never, never
+	}
+	n := c.nodes[i]
+	p := c.bf
+	rel, res := p.rel[i], p.res[i]
+	st := c.stepsOf(i)
+	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
+	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
+	k := 0                            // releases counted
+	at := 0                           // the reserved-use interval holding t (or the first after it)
+	// A reserved-use interval that leaves fewer than needCPU CPUs blocks
+	// every start whose window meets it: up to its end, while no release
+	// raises the base, later candidates are refused without a look. Deep
+	// queues stack hundreds of reservations on a node; a sweep over the
+	// whole window per node and job was most of a pass.
+	blockUntil, blockBase := int64(-1), -1
+	for x := -1; x < len(st.ts); x++ {
+		t := now + 1
+		if x >= 0 {
+			if t = st.ts[x]; t <= now+1 {
+				continue
+			}
+		}
+		if t >= never {
+			break
+		}
+		if t > horizon {
+			return never, t
+		}
+		for ; k < len(rel) && rel[k].t <= t; k++ {
+			baseCPU += int(rel[k].cpu)
+			baseMem += rel[k].mem
+		}
+		if baseCPU < needCPU || t < from {
+			continue // short even before reservations count
+		}
+		if t < blockUntil && baseCPU == blockBase {
+			continue
+		}
+		end := endOf(t, limit)
+		if c.resvBlk != nil && c.resvBlocked(i, t, end) {
+			continue // a reservation the job may not use holds the node (resvplan.go)
+		}
+		cpu, mem := baseCPU, baseMem
+		if len(res) > 0 {
+			for at+1 < len(st.at) && st.at[at+1] <= t {
+				at++
+			}
+			// One scan of the intervals meeting [t, end): the first that
+			// blocks, else the reserved peaks (window's answer).
+			allow := int32(baseCPU - needCPU)
+			var peakCPU int32
+			var peakMem int64
+			blocked := false
+			for j := at; j < len(st.at) && st.at[j] < end; j++ {
+				if st.cpu[j] > allow {
+					blockUntil, blockBase, blocked = never, baseCPU, true
+					if j+1 < len(st.at) {
+						blockUntil = st.at[j+1]
+					}
+					break
+				}
+				peakCPU, peakMem = max(peakCPU, st.cpu[j]), max(peakMem, st.mem[j])
+			}
+			if blocked {
+				continue
+			}
+			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
+		}
+		gpu := 0
+		if r.hasGPU() && cpu > 0 {
+			gpu = c.windowGPUFree(i, t, end, r.gpuType)
+		}
+		if r.pack {
+			if r.capTasks(1, cpu, mem, gpu, n) > 0 {
+				return t, t
+			}
+		} else if _, _, ok := r.fits(unit, cpu, mem, gpu, n); ok {
+			return t, t
+		}
+	}
+	return never, never
+}
+
+// A node whose own earliest instant (earliestBound) is after the
+// window's start cannot hold even the job's smallest share then: a node's
+// offer over [t, t+limit) only improves at its own releases and
+// reservation ends, so it would have offered as much at the last of those
+// before t. While masked, viewWindow skips such nodes without looking.
+//
+// A node's mask entry is its leaf in the level the job reads (bfbounds.go),
+// so nextMasked finds the nodes it admits without stepping over the
+// others: for a node the job visited, its earliest start for the job (or
+// a bound on it); for the others, the level's bound.
+//
+// An entry that is only a bound (the search stopped at its cap, or an
+// earlier job's bound ruled the node out) is made exact the first time a
+// window reaches it: the reservation search retries later instants when
+// the nodes that fit one by one do not fit together (packed and
+// multi-node jobs), and every retry would otherwise ask window about
+// every node past the cap.
+func (c *cluster) skipped(i int32) bool {
+	if !c.masked {
+		return false
+	}
+	j := &c.job
+	if c.epoch[i] != c.curEpoch {
+		pos := c.posIn(i, j.ps)
+		if pos < 0 || j.bs.levels[j.lv].at(j.bs.size, pos) > c.winA {
+			return true
+		}
+		c.refine(i, pos)
+	} else if c.earliest[i] <= c.winA && c.exact[i] != c.curEpoch {
+		c.refine(i, c.posIn(i, j.ps))
+	}
+	return c.earliest[i] > c.winA
+}
+
+// refine replaces node i's mask entry, a lower bound, with its earliest
+// start for the job being reserved (c.job), and records what it found as
+// bounds for later jobs of the shape.
+func (c *cluster) refine(i int32, pos int) {
+	j := &c.job
+	c.visit(i, pos, j.horizon)
+	j.bs.levels[j.lv].set(j.bs.size, pos, c.earliest[i])
+}
+
+// nextMasked is next for viewWindow while a job's mask is set: the first
+// position at or after from, in the job's partition, whose mask admits a
+// start at winA and whose window meets the thresholds.
+func (c *cluster) nextMasked(ps *partState, from, minCPU, minIdle int, minMem int64) int {
+	j := &c.job
+	level := j.bs.levels[j.lv]
+	for {
+		pos := level.firstAtMost(j.bs.size, from, c.winA)
+		if pos < 0 || pos >= len(ps.order) {
+			return -1
+		}
+		i := ps.order[pos]
+		cpu, mem := c.freeOn(viewWindow, i)
+		if cpu >= minCPU && mem >= minMem && (minIdle == 0 || cpu >= c.nodes[i].CPUs) {
+			return pos
+		}
+		from = pos + 1
+	}
+}
