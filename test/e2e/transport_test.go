@@ -11,6 +11,7 @@ import (
 // over both (the kernel names the caller on either), and sdiag counts the
 // calls of both in one table.
 func TestLocalAndGRPCTransportsAgree(t *testing.T) {
+	t.Parallel()
 	c := startUp(t, 1)
 	out, errOut, code := c.run("sbatch", "--parsable", "-H", "-J", "held", "--wrap", "true")
 	if code != 0 {
@@ -22,7 +23,7 @@ func TestLocalAndGRPCTransportsAgree(t *testing.T) {
 		{"scontrol", "show", "partition"}, {"sacctmgr", "-P", "list", "account"}, {"sprio"}}
 	outs := map[string]map[string]string{}
 	for _, tr := range []string{"local", "grpc"} {
-		t.Setenv("DROVER_TRANSPORT", tr)
+		c.extraEnv = []string{"DROVER_TRANSPORT=" + tr}
 		outs[tr] = map[string]string{}
 		for _, args := range cmds {
 			o, e, code := c.run(args[0], args[1:]...)
@@ -49,7 +50,7 @@ func TestLocalAndGRPCTransportsAgree(t *testing.T) {
 		t.Errorf("squeue -j %s shows no job:\n%s", id, outs["local"]["squeue -j "+id])
 	}
 	// Each transport counted its ListJobs in the one table sdiag shows.
-	t.Setenv("DROVER_TRANSPORT", "")
+	c.extraEnv = nil
 	o, e, code := c.run("sdiag")
 	if code != 0 || !strings.Contains(o, "ListJobs") || !strings.Contains(o, "SignalJobs") {
 		t.Errorf("sdiag: exit %d, %s\n%s", code, e, o)
