@@ -16,10 +16,11 @@ export CGO_ENABLED ?= $(shell command -v gcc >/dev/null 2>&1 && echo 1 || echo 0
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands alone) and the command symlinks
+build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands alone), bin/drover-cli-remote (the commands over gRPC) and the command symlinks
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover ./cmd/drover
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli ./cmd/drover-cli
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli-remote ./cmd/drover-cli-remote
 	@for c in $$($(BIN)/drover-cli --list-commands); do ln -sf drover-cli $(BIN)/$$c; done
 
 demo: build ## start a local cluster, run sample jobs, show the commands, stop

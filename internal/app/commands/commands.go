@@ -237,9 +237,9 @@ func fallback(t Target, err error) {
 	}
 }
 
-// execFull hands the command being run to the full binary (drover,
-// beside this one; this one when it is the full binary) over gRPC, and
-// returns only if it cannot.
+// execFull hands the command being run to a binary with gRPC
+// (drover-cli-remote or drover beside this one; this one when it has
+// gRPC) with DROVER_TRANSPORT=grpc, and returns only if it cannot.
 func execFull() {
 	if running.name == "" || (DialRemote != nil && transport() == "grpc") {
 		return // nothing to hand on, or the full binary already on gRPC
@@ -249,7 +249,13 @@ func execFull() {
 		return
 	}
 	if DialRemote == nil {
-		exe = filepath.Join(filepath.Dir(exe), "drover")
+		// drover-cli-remote (the commands with gRPC) starts faster than
+		// drover (the daemons too); either is installed beside us.
+		dir := filepath.Dir(exe)
+		exe = filepath.Join(dir, "drover-cli-remote")
+		if _, err := os.Stat(exe); err != nil {
+			exe = filepath.Join(dir, "drover")
+		}
 	}
 	env := append(os.Environ(), "DROVER_TRANSPORT=grpc")
 	_ = syscall.Exec(exe, append([]string{running.name}, running.args...), env)
