@@ -3,7 +3,7 @@ GO ?= go
 BIN := bin
 VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # Stripped: every Slurm command is a start of bin/drover-cli (the commands
-# without the daemons: half the start-up of the whole binary). cgo when a C
+# without the daemons, gRPC or protobuf: see bench/README.md "Commands"). cgo when a C
 # compiler is there: it lets the agent load NVIDIA's library for
 # AutoDetect=nvml (go-nvml) and look users up through NSS (LDAP, SSSD);
 # measured, it does not slow the commands' start (~18 ms either way here).
@@ -16,10 +16,11 @@ export CGO_ENABLED ?= $(shell command -v gcc >/dev/null 2>&1 && echo 1 || echo 0
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
 
-build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands alone) and the command symlinks
+build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands alone), bin/drover-cli-remote (the commands over gRPC) and the command symlinks
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover ./cmd/drover
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli ./cmd/drover-cli
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli-remote ./cmd/drover-cli-remote
 	@for c in $$($(BIN)/drover-cli --list-commands); do ln -sf drover-cli $(BIN)/$$c; done
 
 demo: build ## start a local cluster, run sample jobs, show the commands, stop
@@ -63,6 +64,7 @@ soak: build ## the 30-minute hardening soak (SOAK_SECS to change): kills, a full
 
 bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
+	bash bench/cli.sh
 	bash bench/steps.sh
 	bash bench/e2e.sh
 	bash bench/acct.sh

@@ -17,6 +17,7 @@ import (
 	"github.com/drover-hpc/drover/internal/acct/storage"
 	"github.com/drover-hpc/drover/internal/agent"
 	"github.com/drover-hpc/drover/internal/app/commands"
+	"github.com/drover-hpc/drover/internal/app/remote"
 	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/dbd"
 	"github.com/drover-hpc/drover/internal/executor"
@@ -32,6 +33,7 @@ var Commands = commands.Commands
 
 // Main runs the invocation and returns the exit status.
 func Main(argv []string) int {
+	commands.DialRemote = remote.Dial
 	name := filepath.Base(argv[0])
 	args := argv[1:]
 	if name == "drover" || Commands[name] == nil {

@@ -74,11 +74,13 @@ func TestSchedulerIsPure(t *testing.T) {
 
 func TestAdaptersGoThroughService(t *testing.T) {
 	banned := []string{"internal/fsm", "internal/raftnode", "internal/state", "internal/controller", "internal/service"}
-	for pkg, ds := range imports(t, "internal/grpcapi") {
-		for _, d := range ds {
-			for _, b := range banned {
-				if d == mod+b {
-					t.Errorf("%s reaches %s directly; adapters call api.Service (and the node protocol adapter)", pkg, d)
+	for _, adapter := range []string{"internal/grpcapi", "internal/localapi"} {
+		for pkg, ds := range imports(t, adapter) {
+			for _, d := range ds {
+				for _, b := range banned {
+					if d == mod+b {
+						t.Errorf("%s reaches %s directly; adapters call api.Service (and the node protocol adapter)", pkg, d)
+					}
 				}
 			}
 		}
@@ -160,6 +162,23 @@ func TestAgentDoesNotImportController(t *testing.T) {
 					if d == b || strings.HasSuffix(d, "/"+b) || strings.HasPrefix(d, mod+b+"/") || strings.HasPrefix(d, b+"/") {
 						t.Errorf("%s imports %s; the node daemon must not depend on the controller", pkg, d)
 					}
+				}
+			}
+		}
+	}
+}
+
+// TestLeanCommandsLinkNoGRPC keeps the Slurm commands' binary (and the
+// local transport both ends share) free of gRPC and protobuf: their
+// package initialisation alone cost every command ~1.6 ms. Remote
+// controllers are the full binary's (cmd/drover), to which the lean one
+// hands such commands.
+func TestLeanCommandsLinkNoGRPC(t *testing.T) {
+	for _, p := range []string{"cmd/drover-cli", "internal/app/commands", "client/local", "internal/localwire"} {
+		for pkg, ds := range deps(t, p) {
+			for _, d := range ds {
+				if strings.HasPrefix(d, "google.golang.org/") || d == mod+"api/drover/v1" {
+					t.Errorf("%s links %s; the commands' binary speaks the local protocol (client/local), gRPC is the full binary's", pkg, d)
 				}
 			}
 		}

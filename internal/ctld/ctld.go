@@ -26,8 +26,10 @@ import (
 	"github.com/drover-hpc/drover/internal/controller"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/grpcapi"
+	"github.com/drover-hpc/drover/internal/localapi"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/raftnode"
+	"github.com/drover-hpc/drover/internal/rpcstats"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/sched/priority"
 	"github.com/drover-hpc/drover/internal/service"
@@ -273,10 +275,15 @@ func Run(ctx context.Context, o Options) error {
 		ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS13,
 	})
 	lim := connLimits(cfg, log)
-	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim)
+	// Both adapters count their calls in one table (sdiag).
+	stats := rpcstats.New()
+	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim, stats)
 	slurmUID := settings.SlurmUID
 	ul = grpcapi.LimitPerUser(ul, lim.PerUser, func(uid uint32) bool { return uid == 0 || uid == slurmUID }, log)
-	go g.Serve(ul)
+	// The socket carries the commands' local protocol beside gRPC: it
+	// is told apart by a connection's first bytes.
+	lsrv := localapi.New(ctx, svc, localapi.Limits{IO: lim.Handshake, Idle: lim.Idle}, stats, log.With("component", "localapi"))
+	go g.Serve(localapi.Split(ul, lsrv.Timeout(), lsrv.ServeConn))
 	go g.Serve(tl)
 	log.Info("controller ready", "cluster", cfg.ClusterName, "socket", sock, "addr", tl.Addr().String(),
 		"jobs", store.Snapshot().NumJobs(), "next_job_id", store.Snapshot().NextJobID)

@@ -3,78 +3,13 @@ package grpcapi
 import (
 	"context"
 	"path"
-	"sort"
-	"sync"
 	"time"
 
 	"google.golang.org/grpc"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
-	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/api"
 )
-
-// rpcStats counts calls by method and by caller (sdiag's "Remote
-// Procedure Call statistics").
-type rpcStats struct {
-	mu     sync.Mutex
-	byType map[string]*pb.RPCStat
-	byUser map[uint32]*pb.RPCStat
-}
-
-func newRPCStats() *rpcStats {
-	return &rpcStats{byType: map[string]*pb.RPCStat{}, byUser: map[uint32]*pb.RPCStat{}}
-}
-
-func (r *rpcStats) record(method string, id *auth.Identity, d time.Duration) {
-	us := d.Microseconds()
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	m := r.byType[method]
-	if m == nil {
-		m = &pb.RPCStat{Name: method}
-		r.byType[method] = m
-	}
-	m.Count++
-	m.TotalUs += us
-	if id != nil {
-		u := r.byUser[id.UID]
-		if u == nil {
-			u = &pb.RPCStat{Name: id.User, Uid: id.UID}
-			r.byUser[id.UID] = u
-		}
-		u.Count++
-		u.TotalUs += us
-	}
-}
-
-func (r *rpcStats) reset() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.byType, r.byUser = map[string]*pb.RPCStat{}, map[uint32]*pb.RPCStat{}
-}
-
-// snapshot lists the counters, most called first as sdiag sorts them.
-func (r *rpcStats) snapshot() (byType, byUser []*pb.RPCStat) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, m := range r.byType {
-		byType = append(byType, &pb.RPCStat{Name: m.Name, Count: m.Count, TotalUs: m.TotalUs})
-	}
-	for _, u := range r.byUser {
-		byUser = append(byUser, &pb.RPCStat{Name: u.Name, Uid: u.Uid, Count: u.Count, TotalUs: u.TotalUs})
-	}
-	order := func(s []*pb.RPCStat) {
-		sort.Slice(s, func(a, b int) bool {
-			if s[a].Count != s[b].Count {
-				return s[a].Count > s[b].Count
-			}
-			return s[a].Name < s[b].Name
-		})
-	}
-	order(byType)
-	order(byUser)
-	return byType, byUser
-}
 
 // unary identifies the caller and times every unary call. Streams are
 // left out of the times: an agent's stream lasts as long as the agent,
@@ -83,7 +18,7 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	t0 := time.Now()
 	ctx, id := s.identify(ctx)
 	resp, err := h(ctx, req)
-	s.rpc.record(path.Base(info.FullMethod), id, time.Since(t0))
+	s.rpc.Record(path.Base(info.FullMethod), id, time.Since(t0))
 	return resp, err
 }
 
@@ -94,7 +29,7 @@ func (s *Server) Diag(ctx context.Context, r *pb.DiagRequest) (*pb.DiagResponse,
 		return nil, toStatus(err)
 	}
 	if r.ResetStats {
-		s.rpc.reset()
+		s.rpc.Reset()
 	}
 	out := &pb.DiagResponse{
 		Now: d.Now, Since: d.Since, ServerThreads: int32(d.ServerThreads),
@@ -105,7 +40,8 @@ func (s *Server) Diag(ctx context.Context, r *pb.DiagRequest) (*pb.DiagResponse,
 		SchedTotalUs: d.SchedTotal, SchedDepthSum: d.SchedDepthSum, SchedLastQueue: int32(d.SchedLastQueue),
 		SchedSince: d.SchedSince,
 	}
-	out.RpcByType, out.RpcByUser = s.rpc.snapshot()
+	byType, byUser := s.rpc.Snapshot()
+	out.RpcByType, out.RpcByUser = rpcToPB(byType), rpcToPB(byUser)
 	return out, nil
 }
 
@@ -132,4 +68,12 @@ func (s *Server) Priorities(ctx context.Context, _ *pb.PrioritiesRequest) (*pb.P
 			NormUsage: sr.NormUsage, LevelFs: sr.LevelFS})
 	}
 	return out, nil
+}
+
+func rpcToPB(in []api.RPCStat) []*pb.RPCStat {
+	out := make([]*pb.RPCStat, len(in))
+	for i, r := range in {
+		out[i] = &pb.RPCStat{Name: r.Name, Uid: r.UID, Count: r.Count, TotalUs: r.TotalUs}
+	}
+	return out
 }

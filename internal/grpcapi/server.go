@@ -20,6 +20,7 @@ import (
 	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/nodeproto"
+	"github.com/drover-hpc/drover/internal/rpcstats"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -38,13 +39,17 @@ type Server struct {
 	svc      Backend
 	nodes    nodeproto.Controller
 	verifier *grpcauth.Verifier
-	rpc      *rpcStats
+	rpc      *rpcstats.Stats
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
-// authentication on Unix sockets.
-func NewGRPC(svc Backend, nodes nodeproto.Controller, v *grpcauth.Verifier, tcpTLS credentials.TransportCredentials, lim Limits) *grpc.Server {
-	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: newRPCStats()}
+// authentication on Unix sockets. Its calls are counted in stats, which
+// the other adapters share (nil: counters of its own).
+func NewGRPC(svc Backend, nodes nodeproto.Controller, v *grpcauth.Verifier, tcpTLS credentials.TransportCredentials, lim Limits, stats *rpcstats.Stats) *grpc.Server {
+	if stats == nil {
+		stats = rpcstats.New()
+	}
+	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: stats}
 	opts := append([]grpc.ServerOption{grpc.Creds(grpcauth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
 		grpc.InitialWindowSize(8 << 20), grpc.InitialConnWindowSize(16 << 20), grpc.WriteBufferSize(256 << 10),
 		grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}, lim.ServerOptions()...)

@@ -175,7 +175,7 @@ func (c *CgroupConf) set(pos Pos, kv pair) error {
 		}
 		c.MinRAMSpace = n
 	default:
-		if !cgroupKeys[key] {
+		if !cgroupKeys.has(key) {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: unknown key %q ignored", pos, kv.key))
 		}
 	}

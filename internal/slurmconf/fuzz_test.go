@@ -129,14 +129,14 @@ func FuzzParseGres(f *testing.F) {
 			checkParseError(t, err)
 			return
 		}
-		if g.AutoDetect != "" && !gresAutoDetect[g.AutoDetect] {
+		if g.AutoDetect != "" && !gresAutoDetect.has(g.AutoDetect) {
 			t.Fatalf("global AutoDetect %q", g.AutoDetect)
 		}
 		for _, l := range g.Lines {
 			switch {
 			case l.Name == "" && (l.AutoDetect == "" || l.Nodes == nil):
 				t.Fatalf("line without Name that sets no node's AutoDetect: %+v", l)
-			case l.AutoDetect != "" && (l.Nodes == nil || !gresAutoDetect[l.AutoDetect]):
+			case l.AutoDetect != "" && (l.Nodes == nil || !gresAutoDetect.has(l.AutoDetect)):
 				t.Fatalf("line AutoDetect %q for nodes %v", l.AutoDetect, l.Nodes)
 			case l.Name == "":
 			case l.Count < 0:

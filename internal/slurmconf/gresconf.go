@@ -130,7 +130,7 @@ func (gp *gresParser) line(file string, l logicalLine) error {
 	autoFirst := false // AutoDetect came before Name
 	for _, kv := range pairs {
 		key := strings.ToLower(kv.key)
-		if !gresKeys[key] {
+		if !gresKeys.has(key) {
 			return fail("unknown key %q (gres.conf keys: NodeName, Name, Type, File, MultipleFiles, Count, Cores, Links, Flags, AutoDetect)", kv.key)
 		}
 		if _, dup := seen[key]; dup {
@@ -190,7 +190,7 @@ func (gp *gresParser) line(file string, l logicalLine) error {
 			gp.checkFlags(pos, line.Flags)
 		case "autodetect":
 			v := strings.ToLower(kv.value)
-			if !gresAutoDetect[v] {
+			if !gresAutoDetect.has(v) {
 				return bad("nvml, nvidia, rsmi, oneapi, nrt, full or off")
 			}
 			line.AutoDetect = v
@@ -299,7 +299,7 @@ func (gp *gresParser) checkFlags(pos Pos, flags []string) {
 	for _, f := range flags {
 		lf := strings.ToLower(f)
 		switch {
-		case !gresFlags[lf]:
+		case !gresFlags.has(lf):
 			gp.warnf(pos, "Flags: unknown flag %q", f)
 		case lf == "no_gpu_env":
 			noEnv = true

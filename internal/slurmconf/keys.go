@@ -1,6 +1,9 @@
 package slurmconf
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 // Slurm accepts far more keys than Drover acts on. Keys listed here are
 // valid slurm.conf keys: Drover keeps them in Config.Raw (so `scontrol show
@@ -83,12 +86,26 @@ var (
 	nodeSetKeys   = keySet(`NodeSet Nodes Feature`)
 )
 
-func keySet(words string) map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(words) {
-		m[strings.ToLower(w)] = true
-	}
-	return m
+// keySet is a set of lower-cased words, built on first use: the Slurm
+// commands start often and read only slurm.conf, so the sets of the other
+// files (and of keys their lines never hold) are never built for them.
+func keySet(words string) *lazySet { return &lazySet{words: words} }
+
+type lazySet struct {
+	words string
+	once  sync.Once
+	m     map[string]bool
+}
+
+// has reports whether the set holds w (given lower-cased).
+func (s *lazySet) has(w string) bool {
+	s.once.Do(func() {
+		s.m = map[string]bool{}
+		for _, f := range strings.Fields(s.words) {
+			s.m[strings.ToLower(f)] = true
+		}
+	})
+	return s.m[w]
 }
 
 // prologFlags and healthCheckStates are the values slurm.conf(5) lists

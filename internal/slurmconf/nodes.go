@@ -198,7 +198,7 @@ func (p *parser) nodeKey(pos Pos, s *nodeSpec, kv pair) error {
 	case "reason":
 		s.reason = v
 	default:
-		if !nodeKeys[lower] {
+		if !nodeKeys.has(lower) {
 			p.unknown(pos, kv.key)
 		}
 	}
@@ -269,7 +269,7 @@ func (p *parser) downNodesLine(pos Pos, pairs []pair) error {
 		case "reason":
 			d.reason = kv.value
 		default:
-			if !downNodesKeys[lower] {
+			if !downNodesKeys.has(lower) {
 				p.unknown(pos, kv.key)
 			}
 		}
@@ -322,7 +322,7 @@ func (p *parser) nodeSetLine(pos Pos, pairs []pair) error {
 		case "feature":
 			ns.feature = kv.value
 		default:
-			if !nodeSetKeys[lower] {
+			if !nodeSetKeys.has(lower) {
 				p.unknown(pos, kv.key)
 			}
 		}

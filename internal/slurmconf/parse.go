@@ -32,6 +32,15 @@ func WithOpener(open func(path string) (io.ReadCloser, error)) Option {
 	return func(p *parser) { p.open = open }
 }
 
+// ControllerOnly reads the top-level keys alone — where the controller
+// is, its socket, port and state directory — and skips the node,
+// partition, DownNodes and NodeSet lines: what the Slurm commands need,
+// who start often and learn the rest from the controller (node lines
+// of a large cluster cost them most: their host lists are expanded).
+func ControllerOnly() Option {
+	return func(p *parser) { p.controllerOnly = true }
+}
+
 // Load reads and parses the slurm.conf at path.
 func Load(path string, opts ...Option) (*Config, error) {
 	f, err := os.Open(path)
@@ -86,6 +95,8 @@ type parser struct {
 
 	ctlHostPos, legacyPos *Pos
 	legacy                [2]ControllerHost // ControlMachine/Addr, BackupController/Addr
+
+	controllerOnly bool // see ControllerOnly
 }
 
 func (p *parser) warnf(pos Pos, format string, args ...any) {
@@ -105,6 +116,12 @@ func (p *parser) line(file string, l logicalLine) error {
 	pairs, err := splitPairs(l.text)
 	if err != nil {
 		return perr(file, l.num, err.Error())
+	}
+	switch strings.ToLower(pairs[0].key) {
+	case "nodename", "partitionname", "downnodes", "nodeset":
+		if p.controllerOnly {
+			return nil
+		}
 	}
 	switch strings.ToLower(pairs[0].key) {
 	case "nodename":
@@ -213,7 +230,7 @@ func (p *parser) global(pos Pos, kv pair) error {
 	case "nodename", "partitionname", "downnodes", "nodeset", "frontendname":
 		return perr(pos.File, pos.Line, fmt.Sprintf("%s must start its own line", kv.key))
 	}
-	if !globalKeys[lower] {
+	if !globalKeys.has(lower) {
 		p.unknown(pos, kv.key)
 	}
 	p.recordRaw(kv, lower == "slurmctldhost")
@@ -285,7 +302,7 @@ func (p *parser) global(pos Pos, kv pair) error {
 	case "healthchecknodestate":
 		c.HealthCheckNodeState = v
 		for _, st := range splitList(v) {
-			if !healthCheckStates[strings.ToLower(st)] {
+			if !healthCheckStates.has(strings.ToLower(st)) {
 				p.warnf(pos, "HealthCheckNodeState: unknown state %q", st)
 			}
 		}
@@ -293,7 +310,7 @@ func (p *parser) global(pos Pos, kv pair) error {
 		c.PrologFlags = nil
 		for _, f := range splitList(v) {
 			f = strings.ToLower(f)
-			if !prologFlags[f] {
+			if !prologFlags.has(f) {
 				p.warnf(pos, "PrologFlags: unknown flag %q", f)
 			}
 			c.PrologFlags = append(c.PrologFlags, f)
@@ -554,6 +571,9 @@ func (p *parser) finish() error {
 	}
 	if len(c.ControllerHosts) == 0 {
 		p.cfg.Warnings = append(p.cfg.Warnings, fmt.Sprintf("%s: no SlurmctldHost given", main.File))
+	}
+	if p.controllerOnly {
+		return nil
 	}
 	if err := p.resolveNodeSets(); err != nil {
 		return err

@@ -374,3 +374,24 @@ func TestSocketPathFitsUnixLimit(t *testing.T) {
 		t.Error("DroverSocket ignored")
 	}
 }
+
+// TestControllerOnlyReadsWhereTheControllerIs: the commands' reading
+// finds the controller as a full reading does, without nodes or
+// partitions.
+func TestControllerOnlyReadsWhereTheControllerIs(t *testing.T) {
+	full, err := Load("testdata/example.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := Load("testdata/example.conf", ControllerOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(full.ControllerHosts, lean.ControllerHosts) || full.SlurmctldPort != lean.SlurmctldPort ||
+		full.SocketPath() != lean.SocketPath() || full.CAPath() != lean.CAPath() || full.ClusterName != lean.ClusterName {
+		t.Errorf("controller-only reading differs: %+v vs %+v", lean, full)
+	}
+	if len(lean.Nodes) != 0 || len(lean.Partitions) != 0 || len(full.Nodes) == 0 {
+		t.Errorf("controller-only reading has %d nodes, %d partitions (full: %d nodes)", len(lean.Nodes), len(lean.Partitions), len(full.Nodes))
+	}
+}

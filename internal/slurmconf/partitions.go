@@ -192,7 +192,7 @@ func (p *parser) partKey(pos Pos, s *partSpec, kv pair) error {
 		}
 		s.overSubscribe = o
 	default:
-		if !partitionKeys[lower] {
+		if !partitionKeys.has(lower) {
 			p.unknown(pos, kv.key)
 		}
 	}

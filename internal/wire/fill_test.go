@@ -7,48 +7,8 @@ import (
 
 	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/wiretest"
 )
-
-// fill sets every exported field of the value v points to (recursively) to
-// a distinct non-zero value, so a round trip that drops a field — one added
-// to the model but not to the wire — shows as a difference.
-func fill(v reflect.Value, n *int) {
-	*n++
-	switch v.Kind() {
-	case reflect.Pointer:
-		if v.IsNil() {
-			v.Set(reflect.New(v.Type().Elem()))
-		}
-		fill(v.Elem(), n)
-	case reflect.Struct:
-		for i := range v.NumField() {
-			if v.Type().Field(i).IsExported() {
-				fill(v.Field(i), n)
-			}
-		}
-	case reflect.String:
-		v.SetString("s" + string(rune('a'+*n%26)) + string(rune('a'+*n/26%26)))
-	case reflect.Bool:
-		v.SetBool(true)
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		v.SetInt(int64(*n % 100))
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
-		v.SetUint(uint64(*n % 100))
-	case reflect.Float32, reflect.Float64:
-		v.SetFloat(float64(*n) / 4)
-	case reflect.Slice:
-		s := reflect.MakeSlice(v.Type(), 1, 1)
-		fill(s.Index(0), n)
-		v.Set(s)
-	case reflect.Map:
-		m := reflect.MakeMap(v.Type())
-		k, e := reflect.New(v.Type().Key()).Elem(), reflect.New(v.Type().Elem()).Elem()
-		fill(k, n)
-		fill(e, n)
-		m.SetMapIndex(k, e)
-		v.Set(m)
-	}
-}
 
 // diffFields names the top-level fields of a and b (same struct type) that
 // differ, except those in skip.
@@ -69,10 +29,7 @@ func diffFields(a, b any, skip ...string) []string {
 
 func filled[T any](t *testing.T) *T {
 	t.Helper()
-	var x T
-	n := 0
-	fill(reflect.ValueOf(&x), &n)
-	return &x
+	return wiretest.Filled[T]()
 }
 
 // TestEveryFieldRoundTrips: each model type the wire carries comes back

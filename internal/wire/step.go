@@ -61,13 +61,22 @@ func StepToPB(s *model.Step, full bool) *pb.Step {
 		out.Layout = append(out.Layout, &pb.StepNode{Node: n.Node, Cpus: int32(n.CPUs), Tasks: tasks, Gpus: bitmapToPB(n.GPUs), CpuIds: bitmapToPB(n.CPUIDs)})
 	}
 	if s.Spec != nil {
-		sp := *s.Spec
+		sp := s.Spec
 		if !full {
-			sp.Env, sp.IOKey, sp.TaskArgv = nil, "", nil
+			sp = UserStepSpec(sp)
 		}
-		out.Spec = StepSpecToPB(&sp)
+		out.Spec = StepSpecToPB(sp)
 	}
 	return out
+}
+
+// UserStepSpec is the copy of a step's spec that users are shown,
+// whatever the transport: without what only its nodes may see, the tasks'
+// environment and arguments and the I/O key.
+func UserStepSpec(sp *model.StepSpec) *model.StepSpec {
+	v := *sp
+	v.Env, v.IOKey, v.TaskArgv = nil, "", nil
+	return &v
 }
 
 // StepFromPB converts a wire step.

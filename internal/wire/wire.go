@@ -129,7 +129,16 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 		out.Spec = SpecToPB(j.Spec)
 		return out
 	}
-	s := *j.Spec
+	out.Spec = SpecToPB(ListingSpec(j.Spec, d))
+	return out
+}
+
+// ListingSpec is the copy of a job's spec that a listing at detail d
+// (Listing or Summary) carries, whatever the transport: without the batch
+// script and the environment (secrets, and megabytes nobody lists) and an
+// array's task id list; Summary also without the long strings.
+func ListingSpec(spec *model.JobSpec, d Detail) *model.JobSpec {
+	s := *spec
 	s.Script, s.Env = "", nil
 	if s.Array != nil {
 		s.Array = &model.ArraySpec{Raw: s.Array.Raw, Throttle: s.Array.Throttle}
@@ -139,8 +148,7 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 		s.SubmitLine, s.SubmitHost, s.Comment, s.Export = "", "", "", ""
 		s.ReqNodes, s.ExcNodes, s.Dependency, s.IOAddr, s.IOKey = nil, nil, nil, "", ""
 	}
-	out.Spec = SpecToPB(&s)
-	return out
+	return &s
 }
 
 // SummaryListing builds a listing whose jobs share their summary specs:

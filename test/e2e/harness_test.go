@@ -85,8 +85,11 @@ type cluster struct {
 	dir    string
 	conf   string
 	prefix string // the nodes' names before their numbers (startUp)
-	up     *exec.Cmd
-	out    *bytes.Buffer
+	// env is added to every command's environment: a test's settings
+	// (t.Setenv would stop the tests running side by side).
+	extraEnv []string
+	up       *exec.Cmd
+	out      *bytes.Buffer
 }
 
 // startUp runs `drover up` in a fresh directory and waits for its nodes,
@@ -196,7 +199,7 @@ func tail(s string, n int) string {
 }
 
 func (c *cluster) env() []string {
-	return append(os.Environ(), "SLURM_CONF="+c.conf, "PATH="+binDir+":"+os.Getenv("PATH"))
+	return append(append(os.Environ(), "SLURM_CONF="+c.conf, "PATH="+binDir+":"+os.Getenv("PATH")), c.extraEnv...)
 }
 
 // run runs a command as root from the cluster dir.

@@ -7,17 +7,19 @@ package commands
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"runtime/pprof"
 	"slices"
 	"strconv"
+	"syscall"
 
-	"github.com/drover-hpc/drover/client"
+	lclient "github.com/drover-hpc/drover/client/local"
+	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/cli/sacct"
 	"github.com/drover-hpc/drover/internal/cli/sacctmgr"
@@ -34,6 +36,7 @@ import (
 	"github.com/drover-hpc/drover/internal/cli/srun"
 	"github.com/drover-hpc/drover/internal/cli/sshare"
 	"github.com/drover-hpc/drover/internal/cli/sstat"
+	"github.com/drover-hpc/drover/internal/localwire"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/version"
 )
@@ -89,12 +92,10 @@ func Run(name string, args []string) int {
 		debug.SetGCPercent(-1)
 		debug.SetMemoryLimit(1 << 30)
 	}
-	if path := os.Getenv("DROVER_CPUPROFILE"); path != "" {
-		// For performance work on the commands: profile one invocation.
-		if f, err := os.Create(path); err == nil {
-			_ = pprof.StartCPUProfile(f)
-			defer pprof.StopCPUProfile()
-		}
+	defer profile()()
+	running.name, running.args = name, args
+	if needsFull(args) {
+		execFull()
 	}
 	env := cli.NewOSEnv(name, version.Version, Dial)
 	switch name {
@@ -120,7 +121,8 @@ func loadConf() (*slurmconf.Config, error) {
 	if loadedConf != nil {
 		return loadedConf, nil
 	}
-	cfg, err := slurmconf.Load(ConfPath())
+	// The commands learn nodes and partitions from the controller.
+	cfg, err := slurmconf.Load(ConfPath(), slurmconf.ControllerOnly())
 	if err != nil {
 		return nil, err
 	}
@@ -128,13 +130,36 @@ func loadConf() (*slurmconf.Config, error) {
 	return cfg, nil
 }
 
-// Dial connects commands to the controller named by slurm.conf.
-func Dial() (cli.Client, error) {
+// Target is how slurm.conf says to reach the controller.
+type Target struct {
+	Socket string // the controller's Unix socket on this machine
+	Addr   string // the first SlurmctldHost's TCP API
+	// Backups are the later SlurmctldHost lines' addresses, tried in
+	// order when the ones before cannot be reached.
+	Backups []string
+	Token   string // DROVER_TOKEN, for TCP
+	CAFile  string // the cluster CA that the TCP port's certificate chains to
+}
+
+// DialRemote connects over gRPC (TCP with TLS, a token, leader
+// following). The full binary sets it (internal/app); the lean one leaves
+// it nil, so that it links no gRPC: it hands such commands to the full
+// binary (see execFull).
+var DialRemote func(Target) (cli.Client, error)
+
+// The command being run, for handing it to the full binary.
+var running struct {
+	name string
+	args []string
+}
+
+// target reads slurm.conf's controller lines.
+func target() (Target, error) {
 	cfg, err := loadConf()
 	if err != nil {
-		return nil, fmt.Errorf("%w (%v)", cli.ErrNoController, err)
+		return Target{}, fmt.Errorf("%w (%v)", cli.ErrNoController, err)
 	}
-	o := client.Options{Socket: cfg.SocketPath()}
+	t := Target{Socket: cfg.SocketPath()}
 	// The first SlurmctldHost is dialled; the others are tried in order
 	// when it cannot be reached.
 	for i, h := range cfg.ControllerHosts {
@@ -144,19 +169,114 @@ func Dial() (cli.Client, error) {
 		}
 		addr := net.JoinHostPort(host, strconv.Itoa(cfg.SlurmctldPort))
 		if i == 0 {
-			o.Addr = addr
+			t.Addr = addr
 		} else {
-			o.Backups = append(o.Backups, addr)
+			t.Backups = append(t.Backups, addr)
 		}
 	}
-	if tok := os.Getenv("DROVER_TOKEN"); tok != "" {
-		o.Token = tok
+	t.Token = os.Getenv("DROVER_TOKEN")
+	t.CAFile = os.Getenv("DROVER_CA")
+	if t.CAFile == "" {
+		t.CAFile = cfg.CAPath()
 	}
-	o.CAFile = os.Getenv("DROVER_CA")
-	if o.CAFile == "" {
-		o.CAFile = cfg.CAPath()
+	return t, nil
+}
+
+// transport is DROVER_TRANSPORT: "local" (the socket's local protocol
+// only), "grpc" (gRPC only, the socket or TCP), or "" — the local
+// protocol when the controller's socket is on this machine, else gRPC.
+func transport() string { return os.Getenv("DROVER_TRANSPORT") }
+
+// local reports whether t's controller is reached with the local
+// protocol: its socket is here (or there is nothing else to try), and
+// gRPC is not asked for.
+func local(t Target) bool {
+	switch transport() {
+	case "grpc":
+		return false
+	case "local":
+		return true
 	}
-	return client.Dial(o)
+	if _, err := os.Stat(t.Socket); err == nil || t.Addr == "" {
+		return true
+	}
+	return false
+}
+
+// Dial connects commands to the controller named by slurm.conf.
+func Dial() (cli.Client, error) {
+	t, err := target()
+	if err != nil {
+		return nil, err
+	}
+	if local(t) {
+		c := lclient.Dial(t.Socket)
+		c.Fallback = func(err error) { fallback(t, err) }
+		return c, nil
+	}
+	if DialRemote != nil {
+		return DialRemote(t)
+	}
+	execFull()
+	return nil, fmt.Errorf("%w (the controller is not on this machine, and the drover binary that reaches it over TCP was not found beside %s)",
+		cli.ErrNoController, os.Args[0])
+}
+
+// fallback runs the command again over gRPC when the local protocol
+// could not do what gRPC can: a follower refused a change and named the
+// leader, the socket's controller is down and slurm.conf names others,
+// or the controller is another build (its local protocol is not this
+// one's; gRPC's messages are versioned). Nothing was done, so the
+// command starts over (it has printed nothing yet: commands change state
+// before they report).
+func fallback(t Target, err error) {
+	_, notLeader := api.IsNotLeader(err)
+	other := errors.Is(err, localwire.ErrOtherBuild)
+	if transport() == "" && (notLeader || other || (errors.Is(err, api.ErrNoController) && len(t.Backups) > 0)) {
+		execFull()
+	}
+}
+
+// execFull hands the command being run to a binary with gRPC
+// (drover-cli-remote or drover beside this one; this one when it has
+// gRPC) with DROVER_TRANSPORT=grpc, and returns only if it cannot.
+func execFull() {
+	if running.name == "" || (DialRemote != nil && transport() == "grpc") {
+		return // nothing to hand on, or the full binary already on gRPC
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	if DialRemote == nil {
+		// drover-cli-remote (the commands with gRPC) starts faster than
+		// drover (the daemons too); either is installed beside us.
+		dir := filepath.Dir(exe)
+		exe = filepath.Join(dir, "drover-cli-remote")
+		if _, err := os.Stat(exe); err != nil {
+			exe = filepath.Join(dir, "drover")
+		}
+	}
+	env := append(os.Environ(), "DROVER_TRANSPORT=grpc")
+	_ = syscall.Exec(exe, append([]string{running.name}, running.args...), env)
+}
+
+// needsFull reports whether the lean binary must hand the command to the
+// full one before it starts (it may read its standard input, which
+// cannot be handed on after): the controller is reached only over TCP.
+// Asking for the version or help needs no controller.
+func needsFull(args []string) bool {
+	if DialRemote != nil {
+		return false
+	}
+	for _, a := range args {
+		switch a {
+		case "--version", "-V", "--help", "-h", "--usage":
+			return false
+		}
+	}
+	t, err := target()
+	return err == nil && !local(t)
 }
 
 // launchHost picks the local address that routes to the controller, so the

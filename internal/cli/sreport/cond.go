@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/jobspec"
@@ -288,9 +289,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Compiled on first use: every Slurm command starts the one binary, and
+// compiling at package initialisation would cost them all.
 var (
-	yearlessDate = regexp.MustCompile(`^(\d{1,2}[/.]\d{1,2}($|[-T ])|\d{4}($|[T ]|-\d{1,2}:))`)
-	anyDate      = regexp.MustCompile(`[/.]|\d{4}`)
+	yearlessDate = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`^(\d{1,2}[/.]\d{1,2}($|[-T ])|\d{4}($|[T ]|-\d{1,2}:))`)
+	})
+	anyDate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[/.]|\d{4}`) })
 )
 
 // parseTime reads a Start= or End= time in Slurm's forms, looking into
@@ -311,13 +316,13 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 	case !t.After(now), strings.HasPrefix(l, "now"), strings.HasPrefix(l, "uts"),
 		strings.Contains(l, "today"), strings.Contains(l, "tomorrow"):
 		return t, nil
-	case yearlessDate.MatchString(l):
+	case yearlessDate().MatchString(l):
 		year := now.Year()
 		if t.Month() > now.Month() {
 			year--
 		}
 		return time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, t.Location()), nil
-	case !anyDate.MatchString(l):
+	case !anyDate().MatchString(l):
 		// A time of day alone: today's even when already past.
 		y, m, d := now.Date()
 		if ty, tm, td := t.Date(); ty != y || tm != m || td != d {

@@ -1,0 +1,6 @@
+//go:build !cliprofile
+
+package commands
+
+// profile does nothing without the cliprofile build tag (profile.go).
+func profile() (stop func()) { return func() {} }

@@ -1,0 +1,15 @@
+// Package localapi is the controller's local transport: the one API
+// (api.Service) over the Unix socket without gRPC, for the Slurm commands
+// on the controller's machine. Like internal/grpcapi it establishes who
+// calls — the kernel's word (SO_PEERCRED) on the socket — puts an
+// api.Identity in the context, converts and maps errors; every decision,
+// authorisation included, stays in the service. The protocol is
+// internal/localwire's; the client is client/local.
+//
+// It shares the socket with gRPC: Split peeks at each new connection's
+// first bytes and hands gRPC's (the HTTP/2 preface) on, so clients need no
+// second path and the per-user connection cap counts both. What it bounds:
+// a connection's first bytes and each message arrive within the I/O
+// timeout, an idle connection is closed, frames have a maximum size, and a
+// malformed one ends the connection with an error answer.
+package localapi

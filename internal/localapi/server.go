@@ -1,0 +1,177 @@
+package localapi
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/auth"
+	"github.com/drover-hpc/drover/internal/localwire"
+	"github.com/drover-hpc/drover/internal/rpcstats"
+)
+
+// Backend is what the local socket serves: the one API and join tokens.
+type Backend interface {
+	api.Service
+	api.JoinTokens
+}
+
+// Limits bound what one connection can hold of the controller.
+type Limits struct {
+	// IO bounds the arrival of each message once it has begun, the
+	// client's first bytes, and the writing of each answer frame (Slurm's
+	// MessageTimeout); 0 means 10 s.
+	IO time.Duration
+	// Idle closes a connection with no call in flight for this long; 0
+	// means 5 minutes.
+	Idle time.Duration
+}
+
+// Server answers the local protocol.
+type Server struct {
+	svc   Backend
+	users auth.Users
+	lim   Limits
+	stats *rpcstats.Stats
+	log   *slog.Logger
+	ctx   context.Context
+}
+
+// New returns a server of svc whose calls are counted in stats (shared
+// with the gRPC adapter; nil: its own). Calls' contexts derive from ctx.
+func New(ctx context.Context, svc Backend, lim Limits, stats *rpcstats.Stats, log *slog.Logger) *Server {
+	if lim.IO <= 0 {
+		lim.IO = 10 * time.Second
+	}
+	if lim.Idle <= 0 {
+		lim.Idle = 5 * time.Minute
+	}
+	if stats == nil {
+		stats = rpcstats.New()
+	}
+	return &Server{svc: svc, lim: lim, stats: stats, log: log, ctx: ctx}
+}
+
+// Timeout is how long a new connection may take to send its first bytes.
+func (s *Server) Timeout() time.Duration { return s.lim.IO }
+
+// ServeConn answers the calls of one connection whose Magic was read,
+// then closes it. The caller is who the kernel says is at the other end
+// of the socket; a connection that is no Unix socket is refused.
+func (s *Server) ServeConn(c net.Conn) {
+	defer c.Close()
+	id, err := s.peer(c)
+	if err != nil {
+		s.refuse(c, err)
+		return
+	}
+	// The rest of the preface: the version and the types' fingerprint.
+	var pre [localwire.PrefaceLen - len(localwire.Magic)]byte
+	_ = c.SetReadDeadline(time.Now().Add(s.lim.IO))
+	if _, err := io.ReadFull(c, pre[:]); err != nil {
+		return
+	}
+	if pre[0] != localwire.Version || binary.LittleEndian.Uint64(pre[1:]) != localwire.Fingerprint {
+		s.refuse(c, fmt.Errorf("%w (local protocol %d/%x, the controller's %d/%x); the commands use gRPC instead",
+			localwire.ErrOtherBuild, pre[0], binary.LittleEndian.Uint64(pre[1:]), localwire.Version, localwire.Fingerprint))
+		return
+	}
+	ctx := api.WithIdentity(s.ctx, id)
+	for {
+		// Waiting for the next call may last Idle; once its first byte
+		// is here, the rest must follow within IO.
+		_ = c.SetReadDeadline(time.Now().Add(s.lim.Idle))
+		b, err := readRequest(c, s.lim.IO)
+		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, net.ErrClosed) {
+				s.refuse(c, err)
+			}
+			return
+		}
+		var req localwire.Request
+		if err := localwire.Decode(b, &req); err != nil {
+			s.refuse(c, err)
+			return
+		}
+		_ = c.SetReadDeadline(time.Time{})
+		if !s.call(ctx, c, id, &req) {
+			return
+		}
+	}
+}
+
+// readRequest reads one request frame: the wait for its first byte is
+// bounded by the deadline already set, the rest by limit.
+func readRequest(c net.Conn, limit time.Duration) ([]byte, error) {
+	var first [1]byte
+	if _, err := c.Read(first[:]); err != nil {
+		return nil, err
+	}
+	_ = c.SetReadDeadline(time.Now().Add(limit))
+	return localwire.ReadFrame(&prefixed{first: first[:], r: c}, localwire.MaxRequest)
+}
+
+type prefixed struct {
+	first []byte
+	r     io.Reader
+}
+
+func (p *prefixed) Read(b []byte) (int, error) {
+	if len(p.first) > 0 {
+		n := copy(b, p.first)
+		p.first = p.first[n:]
+		return n, nil
+	}
+	return p.r.Read(b)
+}
+
+// refuse answers a connection that cannot go on with the reason, as
+// well as it can, and logs it.
+func (s *Server) refuse(c net.Conn, err error) {
+	s.log.Debug("local connection refused", "err", err)
+	_ = s.answer(c, &localwire.Answer{Err: localwire.ToError(err)})
+}
+
+func (s *Server) answer(c net.Conn, a *localwire.Answer) error {
+	b, err := localwire.Encode(a)
+	if err != nil {
+		return err
+	}
+	if len(b) > localwire.MaxAnswer {
+		b, _ = localwire.Encode(&localwire.Answer{Err: &localwire.Error{Msg: "answer too large; ask for fewer jobs"}})
+	}
+	_ = c.SetWriteDeadline(time.Now().Add(s.lim.IO))
+	return localwire.WriteFrame(c, b)
+}
+
+// peer is the caller the kernel names at the other end of c.
+func (s *Server) peer(c net.Conn) (*api.Identity, error) {
+	uc := unixOf(c)
+	if uc == nil {
+		return nil, errors.New("the local protocol is served on the Unix socket only")
+	}
+	raw, err := uc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	var cred *unix.Ucred
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		cred, serr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	}); err != nil {
+		return nil, err
+	}
+	if serr != nil {
+		return nil, fmt.Errorf("SO_PEERCRED: %w", serr)
+	}
+	return s.users.Local(cred.Uid, cred.Gid), nil
+}

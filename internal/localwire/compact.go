@@ -1,0 +1,450 @@
+package localwire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"reflect"
+	"sync"
+
+	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// The compact form is a binary encoding of Go values driven by their
+// types: a struct is its non-zero exported fields, each as its index and
+// value, then 0; integers are varints, floats their 8 bytes, strings and
+// slices their length and contents, a pointer its value (a nil element of
+// a slice is a 0 byte, any other a 1 byte first). Field indices tie both
+// ends to the same type definitions: the client sends the Fingerprint of
+// its types first, and a controller with another refuses it.
+
+// plan encodes and decodes one type.
+type plan struct {
+	enc func(b []byte, v reflect.Value) []byte
+	dec func(r *reader, v reflect.Value) error
+}
+
+var (
+	plans sync.Map // reflect.Type -> *plan, published whole
+	// building holds the plans being built (under buildMu) until the
+	// outermost one is done: a type that holds itself finds its plan
+	// there, and no goroutine sees a plan before its functions are set.
+	buildMu  sync.Mutex
+	building map[reflect.Type]*plan
+)
+
+// reader reads a compact message.
+type reader struct {
+	b []byte
+	i int
+}
+
+var errShort = errors.New("malformed compact message: truncated")
+
+func (r *reader) uvarint() (uint64, error) {
+	v, n := binary.Uvarint(r.b[r.i:])
+	if n <= 0 {
+		return 0, errShort
+	}
+	r.i += n
+	return v, nil
+}
+
+func (r *reader) varint() (int64, error) {
+	v, n := binary.Varint(r.b[r.i:])
+	if n <= 0 {
+		return 0, errShort
+	}
+	r.i += n
+	return v, nil
+}
+
+// length reads a length and checks that at least min bytes per unit
+// remain, so that a corrupt length cannot make a huge allocation.
+func (r *reader) length(min int) (int, error) {
+	n, err := r.uvarint()
+	if err != nil {
+		return 0, err
+	}
+	if n > uint64(len(r.b)-r.i) || (min > 0 && n*uint64(min) > uint64(len(r.b)-r.i)) {
+		return 0, errShort
+	}
+	return int(n), nil
+}
+
+func planOf(t reflect.Type) *plan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
+	}
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
+	}
+	building = map[reflect.Type]*plan{}
+	p := planLocked(t)
+	for bt, bp := range building {
+		plans.Store(bt, bp)
+	}
+	building = nil
+	return p
+}
+
+// planLocked returns t's plan, building it (and what it holds) into
+// building; buildMu is held.
+func planLocked(t reflect.Type) *plan {
+	if p, ok := plans.Load(t); ok {
+		return p.(*plan)
+	}
+	if p := building[t]; p != nil {
+		return p
+	}
+	p := &plan{}
+	building[t] = p
+	build(t, p)
+	return p
+}
+
+func build(t reflect.Type, p *plan) {
+	switch t.Kind() {
+	case reflect.Bool:
+		p.enc = func(b []byte, v reflect.Value) []byte {
+			if v.Bool() {
+				return append(b, 1)
+			}
+			return append(b, 0)
+		}
+		p.dec = func(r *reader, v reflect.Value) error {
+			if r.i >= len(r.b) {
+				return errShort
+			}
+			v.SetBool(r.b[r.i] != 0)
+			r.i++
+			return nil
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		p.enc = func(b []byte, v reflect.Value) []byte { return binary.AppendVarint(b, v.Int()) }
+		p.dec = func(r *reader, v reflect.Value) error {
+			x, err := r.varint()
+			v.SetInt(x)
+			return err
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		p.enc = func(b []byte, v reflect.Value) []byte { return binary.AppendUvarint(b, v.Uint()) }
+		p.dec = func(r *reader, v reflect.Value) error {
+			x, err := r.uvarint()
+			v.SetUint(x)
+			return err
+		}
+	case reflect.Float32, reflect.Float64:
+		p.enc = func(b []byte, v reflect.Value) []byte {
+			return binary.LittleEndian.AppendUint64(b, math.Float64bits(v.Float()))
+		}
+		p.dec = func(r *reader, v reflect.Value) error {
+			if len(r.b)-r.i < 8 {
+				return errShort
+			}
+			v.SetFloat(math.Float64frombits(binary.LittleEndian.Uint64(r.b[r.i:])))
+			r.i += 8
+			return nil
+		}
+	case reflect.String:
+		p.enc = func(b []byte, v reflect.Value) []byte {
+			s := v.String()
+			return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+		}
+		p.dec = func(r *reader, v reflect.Value) error {
+			n, err := r.length(1)
+			if err != nil {
+				return err
+			}
+			v.SetString(string(r.b[r.i : r.i+n]))
+			r.i += n
+			return nil
+		}
+	case reflect.Pointer:
+		elem := t.Elem()
+		ep := planLocked(elem)
+		p.enc = func(b []byte, v reflect.Value) []byte {
+			if v.IsNil() {
+				return append(b, 0)
+			}
+			return ep.enc(append(b, 1), v.Elem())
+		}
+		p.dec = func(r *reader, v reflect.Value) error {
+			if r.i >= len(r.b) {
+				return errShort
+			}
+			r.i++
+			if r.b[r.i-1] == 0 {
+				return nil
+			}
+			n := reflect.New(elem)
+			v.Set(n)
+			return ep.dec(r, n.Elem())
+		}
+	case reflect.Slice:
+		if t.Elem().Kind() == reflect.Uint8 {
+			p.enc = func(b []byte, v reflect.Value) []byte {
+				return append(binary.AppendUvarint(b, uint64(v.Len())), v.Bytes()...)
+			}
+			p.dec = func(r *reader, v reflect.Value) error {
+				n, err := r.length(1)
+				if err != nil {
+					return err
+				}
+				s := reflect.MakeSlice(t, n, n)
+				copy(s.Bytes(), r.b[r.i:r.i+n])
+				r.i += n
+				v.Set(s)
+				return nil
+			}
+			return
+		}
+		ep := planLocked(t.Elem())
+		p.enc = func(b []byte, v reflect.Value) []byte {
+			b = binary.AppendUvarint(b, uint64(v.Len()))
+			for i := range v.Len() {
+				b = ep.enc(b, v.Index(i))
+			}
+			return b
+		}
+		p.dec = func(r *reader, v reflect.Value) error {
+			n, err := r.length(1)
+			if err != nil {
+				return err
+			}
+			s := reflect.MakeSlice(t, n, n)
+			for i := range n {
+				if err := ep.dec(r, s.Index(i)); err != nil {
+					return err
+				}
+			}
+			v.Set(s)
+			return nil
+		}
+	case reflect.Map:
+		kt, et := t.Key(), t.Elem()
+		kp, vp := planLocked(kt), planLocked(et)
+		p.enc = func(b []byte, v reflect.Value) []byte {
+			b = binary.AppendUvarint(b, uint64(v.Len()))
+			it := v.MapRange()
+			for it.Next() {
+				b = kp.enc(b, it.Key())
+				b = vp.enc(b, it.Value())
+			}
+			return b
+		}
+		p.dec = func(r *reader, v reflect.Value) error {
+			n, err := r.length(2)
+			if err != nil {
+				return err
+			}
+			m := reflect.MakeMapWithSize(t, n)
+			for range n {
+				k, e := reflect.New(kt).Elem(), reflect.New(et).Elem()
+				if err := kp.dec(r, k); err != nil {
+					return err
+				}
+				if err := vp.dec(r, e); err != nil {
+					return err
+				}
+				m.SetMapIndex(k, e)
+			}
+			v.Set(m)
+			return nil
+		}
+	case reflect.Struct:
+		// A field's plan is of its value; a pointer field's, of what it
+		// points to (the field is there: its value follows).
+		type field struct {
+			i   int
+			ptr bool
+			p   *plan
+		}
+		var fields []field
+		byNum := make([]*field, t.NumField()+1)
+		for i := range t.NumField() {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			ft, ptr := f.Type, f.Type.Kind() == reflect.Pointer
+			if ptr {
+				ft = ft.Elem()
+			}
+			fields = append(fields, field{i: i, ptr: ptr, p: planLocked(ft)})
+		}
+		for k := range fields {
+			byNum[fields[k].i+1] = &fields[k]
+		}
+		p.enc = func(b []byte, v reflect.Value) []byte {
+			for k := range fields {
+				f := &fields[k]
+				fv := v.Field(f.i)
+				if fv.IsZero() {
+					continue
+				}
+				b = binary.AppendUvarint(b, uint64(f.i+1))
+				if f.ptr {
+					fv = fv.Elem()
+				}
+				b = f.p.enc(b, fv)
+			}
+			return append(b, 0)
+		}
+		p.dec = func(r *reader, v reflect.Value) error {
+			for {
+				i, err := r.uvarint()
+				if err != nil {
+					return err
+				}
+				if i == 0 {
+					return nil
+				}
+				if i >= uint64(len(byNum)) || byNum[i] == nil {
+					return fmt.Errorf("malformed compact message: %s has no field %d", t, i)
+				}
+				f := byNum[i]
+				fv := v.Field(f.i)
+				if f.ptr {
+					n := reflect.New(fv.Type().Elem())
+					fv.Set(n)
+					fv = n.Elem()
+				}
+				if err := f.p.dec(r, fv); err != nil {
+					return err
+				}
+			}
+		}
+	default:
+		panic(fmt.Sprintf("localwire: the compact form cannot carry %s", t))
+	}
+}
+
+// AppendCompact appends the compact form of v to b. A message is the
+// value itself, whatever pointers lead to it (DecodeCompact reads it
+// through the target's); a nil pointer is no message at all.
+func AppendCompact(b []byte, v any) []byte {
+	rv := reflect.ValueOf(v)
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			return b
+		}
+		rv = rv.Elem()
+	}
+	return planOf(rv.Type()).enc(b, rv)
+}
+
+// DecodeCompact decodes b into what v points to, allocating the pointers
+// on the way; all of b must be used.
+func DecodeCompact(b []byte, v any) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errors.New("DecodeCompact needs a pointer")
+	}
+	rv = rv.Elem()
+	for rv.Kind() == reflect.Pointer {
+		if rv.IsNil() {
+			rv.Set(reflect.New(rv.Type().Elem()))
+		}
+		rv = rv.Elem()
+	}
+	r := &reader{b: b}
+	if err := planOf(rv.Type()).dec(r, rv); err != nil {
+		return err
+	}
+	if r.i != len(b) {
+		return errors.New("malformed compact message: bytes left over")
+	}
+	return nil
+}
+
+// fingerprint computes Fingerprint from the type definitions: the names,
+// kinds and fields of every type a message holds, recursively.
+func fingerprint() uint64 {
+	h := fnv.New64a()
+	seen := map[reflect.Type]bool{}
+	var walk func(t reflect.Type)
+	walk = func(t reflect.Type) {
+		fmt.Fprintf(h, "%s/%s;", t.String(), t.Kind())
+		if seen[t] {
+			return
+		}
+		seen[t] = true
+		switch t.Kind() {
+		case reflect.Pointer, reflect.Slice:
+			walk(t.Elem())
+		case reflect.Map:
+			walk(t.Key())
+			walk(t.Elem())
+		case reflect.Struct:
+			for i := range t.NumField() {
+				if f := t.Field(i); f.IsExported() {
+					fmt.Fprintf(h, "%d:%s,", i, f.Name)
+					walk(f.Type)
+				}
+			}
+		}
+	}
+	for _, m := range messages {
+		walk(reflect.TypeOf(m))
+	}
+	return h.Sum64()
+}
+
+// JobList is a job listing. Jobs submitted alike (and an array's tasks)
+// share their listing spec, which is sent once: Spec is a job's index
+// in Specs plus one (0: none), and Job.Spec is nil on the wire.
+type JobList struct {
+	Jobs  []*model.Job
+	Spec  []int
+	Specs []*model.JobSpec
+	Now   int64
+}
+
+// NewJobList builds the listing of jobs (the adapter's copies: their
+// Spec fields are cleared in favour of the shared specs).
+func NewJobList(jobs []*model.Job, now int64) *JobList {
+	out := &JobList{Jobs: jobs, Spec: make([]int, len(jobs)), Now: now}
+	index := map[string]int{}
+	var key []byte
+	for i, j := range jobs {
+		if j.Spec == nil {
+			continue
+		}
+		key = AppendCompact(key[:0], j.Spec)
+		n, ok := index[string(key)]
+		if !ok {
+			out.Specs = append(out.Specs, j.Spec)
+			n = len(out.Specs)
+			index[string(key)] = n
+		}
+		out.Spec[i], j.Spec = n, nil
+	}
+	return out
+}
+
+// API returns the jobs with their specs in place; every job has one, as
+// from the gRPC client (commands read it unchecked).
+func (l *JobList) API() (*api.JobList, error) {
+	if len(l.Spec) != len(l.Jobs) {
+		return nil, errors.New("malformed message: a listing's specs do not match its jobs")
+	}
+	empty := &model.JobSpec{}
+	for i, j := range l.Jobs {
+		n := l.Spec[i]
+		switch {
+		case j == nil || n < 0 || n > len(l.Specs) || (n > 0 && l.Specs[n-1] == nil):
+			return nil, errors.New("malformed message: a listing's job or spec is missing")
+		case n == 0:
+			j.Spec = empty
+		default:
+			j.Spec = l.Specs[n-1]
+		}
+	}
+	return &api.JobList{Jobs: l.Jobs, Now: l.Now}, nil
+}

@@ -1,0 +1,121 @@
+package localwire
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Magic opens every connection; gRPC's clients open with "PRI " instead.
+const Magic = "DRVL"
+
+// Version is the protocol's version, sent after Magic with the
+// Fingerprint of the types the messages carry. A controller of another
+// version or build refuses the connection (ErrOtherBuild), and the
+// commands then go through gRPC, whose messages are versioned.
+const Version byte = 2
+
+// Preface is what a client writes first on a new connection.
+func Preface() []byte {
+	b := append([]byte(Magic), Version)
+	return binary.LittleEndian.AppendUint64(b, Fingerprint)
+}
+
+// PrefaceLen is its length.
+const PrefaceLen = len(Magic) + 1 + 8
+
+// ErrOtherBuild is a controller whose messages are not this client's.
+var ErrOtherBuild = errors.New("the controller is another version or build than the commands")
+
+// Bounds on one frame. A request carries at most a batch script and its
+// environment (gRPC's adapter takes 64 MiB too); an answer at most a very
+// long job listing (the gRPC client's bound).
+const (
+	MaxRequest = 64 << 20
+	MaxAnswer  = 256 << 20
+)
+
+// ErrTooLarge is a frame longer than the reader accepts; the connection
+// cannot be used after it.
+var ErrTooLarge = errors.New("message too large")
+
+// WriteFrame writes one frame: its length, then b.
+func WriteFrame(w io.Writer, b []byte) error {
+	var hdr [4]byte
+	if uint64(len(b)) > 1<<32-1 {
+		return ErrTooLarge
+	}
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(b)))
+	// One write when it is small: a command's request then leaves in one
+	// packet and the answer's header is not a write of its own.
+	if len(b) <= 64<<10 {
+		buf := make([]byte, 4+len(b))
+		copy(buf, hdr[:])
+		copy(buf[4:], b)
+		_, err := w.Write(buf)
+		return err
+	}
+	if _, err := w.Write(hdr[:]); err != nil {
+		return err
+	}
+	_, err := w.Write(b)
+	return err
+}
+
+// ReadFrame reads one frame of at most max bytes.
+func ReadFrame(r io.Reader, max int) ([]byte, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return nil, err
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if uint64(n) > uint64(max) {
+		return nil, fmt.Errorf("%w: %d bytes (at most %d)", ErrTooLarge, n, max)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+// Request is one call: the method (the gRPC method's name, so that sdiag
+// counts both transports alike) and its argument in the compact form.
+type Request struct {
+	Method string
+	Body   []byte
+}
+
+// Answer is one answer frame. More: a stream's chunk, more follow. Err
+// ends the call with an error; Body is the result otherwise.
+type Answer struct {
+	More bool
+	Err  *Error
+	Body []byte
+}
+
+// Error is an error on the wire.
+type Error struct {
+	Kind string // "api" (an *api.Error), "leader" (a follower's refusal), "warning" (sacctmgr's), "build" (ErrOtherBuild), "" (other)
+	Code int
+	Msg  string
+	// Leader names the leader of a "leader" error; Text is the text that
+	// comes with a "warning".
+	Leader string
+	Text   string
+}
+
+// Encode gives v's compact form.
+func Encode(v any) ([]byte, error) { return AppendCompact(nil, v), nil }
+
+// Decode reads b into the value v points to, saying what was malformed.
+func Decode(b []byte, v any) error {
+	if err := DecodeCompact(b, v); err != nil {
+		return fmt.Errorf("malformed message: %w", err)
+	}
+	return nil
+}
