@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"unique"
 
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/state"
@@ -14,7 +15,7 @@ import (
 // A snapshot is a stream of JSON values: one header, then one record per
 // spec and per job. Streaming keeps the controller's memory flat: encoding
 // the whole state as one document needed a buffer as large as the state.
-// Array tasks share one spec, written once under its SpecID before them.
+// Jobs that share a spec share one spec record (see record).
 type header struct {
 	Version    int                `json:"version"`
 	NextJobID  model.JobID        `json:"next_job_id"`
@@ -35,13 +36,21 @@ type header struct {
 	Reservations []*model.Reservation `json:"reservations,omitempty"`
 }
 
+// A record is a spec or a job. Version 3 numbers the spec records in
+// stream order (1, 2, ...) and a job names its spec by that number, so
+// that every job sharing a spec — the tasks of an array, and separate
+// jobs submitted alike (see shareSpec) — shares one record: 100,000 jobs
+// from one shell are one spec and 100,000 short job records, not 100,000
+// copies of the environment (291 MiB and 15 s to restore in version 2).
+// Version 2 keyed specs by SpecID; Restore still reads it.
 type record struct {
-	SpecID model.JobID    `json:"spec_id,omitempty"`
-	Spec   *model.JobSpec `json:"spec,omitempty"`
-	Job    *model.Job     `json:"job,omitempty"`
+	SpecID  model.JobID    `json:"spec_id,omitempty"` // version 2
+	Spec    *model.JobSpec `json:"spec,omitempty"`
+	Job     *model.Job     `json:"job,omitempty"`
+	SpecRef uint32         `json:"spec_ref,omitempty"` // version 3: the job's spec record
 }
 
-const snapshotVersion = 2
+const snapshotVersion = 3
 
 // WriteSnapshot serialises an immutable snapshot; safe to run concurrently
 // with Apply because snapshots never change.
@@ -59,15 +68,21 @@ func WriteSnapshot(snap *state.Snapshot, w io.Writer) error {
 		return err
 	}
 	var err error
-	written := map[model.JobID]bool{}
+	written := map[*model.JobSpec]uint32{}
 	snap.EachJob(func(j *model.Job) bool {
-		if !written[j.SpecID] {
-			written[j.SpecID] = true
-			if err = enc.Encode(&record{SpecID: j.SpecID, Spec: j.Spec}); err != nil {
+		ref, ok := written[j.Spec]
+		if !ok {
+			ref = uint32(len(written) + 1)
+			written[j.Spec] = ref
+			sp := j.Spec
+			if sp == nil { // a record with neither spec nor job would shift every number after it
+				sp = &model.JobSpec{}
+			}
+			if err = enc.Encode(&record{Spec: sp}); err != nil {
 				return false
 			}
 		}
-		err = enc.Encode(&record{Job: j})
+		err = enc.Encode(&record{Job: j, SpecRef: ref})
 		return err == nil
 	})
 	if err != nil {
@@ -83,20 +98,17 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 	if err := dec.Decode(&h); err != nil {
 		return fmt.Errorf("snapshot header: %w", err)
 	}
-	if h.Version != snapshotVersion {
-		return fmt.Errorf("snapshot version %d, want %d", h.Version, snapshotVersion)
+	if h.Version != snapshotVersion && h.Version != 2 {
+		return fmt.Errorf("snapshot version %d, want 2 or %d", h.Version, snapshotVersion)
 	}
 	txn := f.store.Begin()
 	old := txn.Snapshot()
-	var ids []model.JobID
-	old.EachJob(func(j *model.Job) bool { ids = append(ids, j.ID); return true })
-	for _, id := range ids {
-		txn.DeleteJob(id)
-	}
+	jobs := txn.LoadJobs()
 	for _, n := range old.Nodes() {
 		txn.DeleteNode(n.Name)
 	}
-	specs := map[model.JobID]*model.JobSpec{}
+	specs := map[model.JobID]*model.JobSpec{} // version 2, by SpecID
+	var refs []*model.JobSpec                 // version 3, in stream order
 	for {
 		var rec record
 		err := dec.Decode(&rec)
@@ -109,16 +121,24 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 		}
 		switch {
 		case rec.Spec != nil:
-			intern(rec.Spec)
-			specs[rec.SpecID] = rec.Spec
+			sp := shareSpec(rec.Spec)
+			refs = append(refs, sp)
+			specs[rec.SpecID] = sp
 		case rec.Job != nil:
 			j := rec.Job
-			if j.Spec = specs[j.SpecID]; j.Spec == nil {
+			if h.Version == 2 {
+				j.Spec = specs[j.SpecID]
+			} else if n := int(rec.SpecRef); n > 0 && n <= len(refs) {
+				j.Spec = refs[n-1]
+			}
+			if j.Spec == nil {
 				j.Spec = &model.JobSpec{}
 			}
-			txn.PutJob(j)
+			internJob(j)
+			jobs.Put(j)
 		}
 	}
+	jobs.Done()
 	for _, n := range h.Nodes {
 		txn.PutNode(n)
 	}
@@ -142,4 +162,12 @@ func (f *FSM) Restore(r io.Reader, index uint64) error {
 	}
 	txn.Commit(index)
 	return nil
+}
+
+// internJob shares the strings every job of a queue repeats.
+func internJob(j *model.Job) {
+	j.Name = unique.Make(j.Name).Value()
+	j.UserName = unique.Make(j.UserName).Value()
+	j.Partition = unique.Make(j.Partition).Value()
+	j.Reason = unique.Make(j.Reason).Value()
 }
