@@ -127,6 +127,7 @@ func (n *Node) open(resume bool) (*instance, error) {
 		inst.close()
 		return nil, fmt.Errorf("open snapshot store: %w", err)
 	}
+	opened := time.Now()
 	rc := raft.DefaultConfig()
 	rc.LocalID = raft.ServerID(cfg.ID)
 	rc.Logger = hl
@@ -185,6 +186,9 @@ func (n *Node) open(resume bool) (*instance, error) {
 		inst.close()
 		return nil, fmt.Errorf("raft barrier: %w", err)
 	}
+	// What a restart cost (bench/scale100k.sh reads this line).
+	n.log.Info("raft state loaded", "restore_ms", n.adapter.restoreMs.Load(), "replayed", n.adapter.replayed.Load(),
+		"ms", time.Since(opened).Milliseconds(), "jobs", n.adapter.fsm.Store().Snapshot().NumJobs())
 	r.RegisterObserver(inst.obs)
 	go n.observe(obsCh, r)
 	return inst, nil
@@ -310,6 +314,9 @@ func (i *instance) close() error {
 type adapter struct {
 	fsm     *fsm.FSM
 	applied atomic.Uint64
+	// For the log line after opening: the last restore's duration and
+	// the commands applied since.
+	restoreMs, replayed atomic.Int64
 }
 
 func (a *adapter) Apply(l *raft.Log) any {
@@ -320,6 +327,7 @@ func (a *adapter) Apply(l *raft.Log) any {
 	if l.Type != raft.LogCommand {
 		return nil
 	}
+	a.replayed.Add(1)
 	return a.fsm.Apply(l.Index, l.Data)
 }
 
@@ -332,7 +340,11 @@ func (a *adapter) Restore(rc io.ReadCloser) error {
 	// Raft goes on from the snapshot's index, which the FSM does not
 	// know: forget ours, or entries after the snapshot would be skipped.
 	a.applied.Store(0)
-	return a.fsm.Restore(rc, 0)
+	t0 := time.Now()
+	err := a.fsm.Restore(rc, 0)
+	a.restoreMs.Store(time.Since(t0).Milliseconds())
+	a.replayed.Store(0)
+	return err
 }
 
 type snapshot struct{ snap *state.Snapshot }
