@@ -232,6 +232,12 @@ func (s *Snapshot) EachJobFrom(from model.JobID, fn func(*model.Job) bool) {
 // EachActive calls fn for every unfinished job (pending, running,
 // completing) in id order.
 func (s *Snapshot) EachActive(fn func(*model.Job) bool) {
+	if 2*s.active.Len() >= s.jobs.Len() {
+		// Mostly unfinished (a big queue): walking the job map itself,
+		// skipping the finished, saves a lookup per job.
+		s.EachJob(func(j *model.Job) bool { return j.Finished() || fn(j) })
+		return
+	}
 	it := s.active.Iterator()
 	for !it.Done() {
 		id, _, _ := it.Next()
