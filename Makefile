@@ -11,7 +11,7 @@ VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 LDFLAGS := -s -w -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
 export CGO_ENABLED ?= $(shell command -v gcc >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: help build demo test test-unit test-e2e race conformance check proto fuzz bench soak clean
+.PHONY: help build demo test test-unit test-e2e race conformance check proto fuzz bench bench-scale soak clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -58,6 +58,10 @@ proto: ## regenerate api/drover/v1 from drover.proto (needs protoc, protoc-gen-g
 
 fuzz: ## run each fuzz target for 20 s
 	bash scripts/fuzz.sh 20s
+
+# Not in `make bench`: filling 100,000 jobs twice takes ~10 minutes here.
+bench-scale: build ## 100,000 pending jobs: squeue, controller memory, restart, submission rate (bench/scale100k.sh)
+	bash bench/scale100k.sh
 
 soak: build ## the 30-minute hardening soak (SOAK_SECS to change): kills, a full disk, every job accounted once
 	bash bench/soak.sh

@@ -116,7 +116,7 @@ func intern(s *model.JobSpec) {
 }
 
 func applySubmit(txn *state.Txn, c *Submit) any {
-	intern(c.Spec)
+	c.Spec = shareSpec(c.Spec)
 	snap := txn.Snapshot()
 	first := snap.NextJobID
 	base := &model.Job{

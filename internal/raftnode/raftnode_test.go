@@ -2,6 +2,7 @@ package raftnode
 
 import (
 	"testing"
+	"time"
 
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
@@ -74,5 +75,42 @@ func TestRestartFromSnapshot(t *testing.T) {
 	s := store.Snapshot()
 	if s.NumJobs() != 4 || s.NextJobID != 5 || s.Job(3).Spec != s.Job(1).Spec || s.Job(3).Spec.Array.Raw != "1-3" {
 		t.Fatalf("after restore: %d jobs, next %d", s.NumJobs(), s.NextJobID)
+	}
+}
+
+// TestSnapshotAfterManyJobs: one command creating more jobs than the
+// snapshot threshold (an array) brings a snapshot, so that a restart
+// restores them rather than re-applying the log.
+func TestSnapshotAfterManyJobs(t *testing.T) {
+	dir := t.TempDir()
+	store := state.New(1)
+	n, err := Open(Config{Dir: dir, ID: "t", SnapshotThreshold: 100}, fsm.New(store, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	arr := spec()
+	arr.Array = &model.ArraySpec{Raw: "0-299"}
+	for i := range 300 {
+		arr.Array.TaskIDs = append(arr.Array.TaskIDs, i)
+	}
+	if _, err := n.Apply(fsm.TypeSubmit, &fsm.Submit{Spec: arr, Partition: "p", Now: 1}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for n.adapter.snapNextID.Load() != 301 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no snapshot 30 s after 300 new jobs (last at next id %d)", n.adapter.snapNextID.Load())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	n.Close()
+	store = state.New(1)
+	n2, err := Open(Config{Dir: dir, ID: "t", SnapshotThreshold: 100}, fsm.New(store, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Close()
+	if got := store.Snapshot().NumJobs(); got != 300 {
+		t.Fatalf("after restart: %d jobs", got)
 	}
 }

@@ -1,6 +1,7 @@
 package raftnode
 
 import (
+	"errors"
 	"time"
 
 	"github.com/hashicorp/raft"
@@ -24,6 +25,7 @@ func (n *Node) watch() {
 		case <-n.broken:
 		case <-tick.C:
 			if n.IsLeader() {
+				n.snapshotIfManyJobs()
 				continue
 			}
 		}
@@ -102,5 +104,25 @@ func (n *Node) waitLeader(r *raft.Raft, d time.Duration) bool {
 			return true
 		case <-time.After(10 * time.Millisecond):
 		}
+	}
+}
+
+// snapshotIfManyJobs takes a snapshot once SnapshotThreshold jobs have
+// been created since the last one. Raft counts log entries, and one entry
+// can create 10,000 jobs (an array): ten such arrays never reached the
+// threshold, and a restart re-applied all 100,000 tasks from the log
+// (3.9 s) instead of restoring them from a snapshot (~0.3 s).
+func (n *Node) snapshotIfManyJobs() {
+	next := uint64(n.adapter.fsm.Store().Snapshot().NextJobID)
+	last := n.adapter.snapNextID.Load()
+	if next < last { // ids wrapped past MaxJobId
+		n.adapter.snapNextID.Store(next)
+		return
+	}
+	if next-last < n.threshold() {
+		return
+	}
+	if err := n.Snapshot(); err != nil && !errors.Is(err, raft.ErrNothingNewToSnapshot) {
+		n.log.Warn("snapshot after many new jobs", "err", err)
 	}
 }

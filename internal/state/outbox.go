@@ -82,12 +82,13 @@ func (t *Txn) AckOutbox(seq uint64) {
 
 // RestoreOutbox replaces the outbox with entries read from a snapshot.
 func (t *Txn) RestoreOutbox(seq uint64, entries []OutboxEntry) {
-	o := newOutbox()
+	byJob := immutable.NewSortedMapBuilder[model.JobID, uint64](jobIDs{})
+	bySeq := immutable.NewSortedMapBuilder[uint64, model.JobID](seqs{})
 	for _, e := range entries {
-		o.byJob = o.byJob.Set(e.Job, e.Seq)
-		o.bySeq = o.bySeq.Set(e.Seq, e.Job)
+		byJob.Set(e.Job, e.Seq)
+		bySeq.Set(e.Seq, e.Job)
 		seq = max(seq, e.Seq)
 	}
-	o.seq = seq
+	o := outbox{byJob: byJob.Map(), bySeq: bySeq.Map(), seq: seq}
 	t.snap.acct = o
 }

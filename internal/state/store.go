@@ -108,8 +108,13 @@ func (t *Txn) PutJob(j *model.Job) {
 	} else {
 		t.snap.active = t.snap.active.Set(j.ID, struct{}{})
 	}
-	t.snap.queued = setIf(t.snap.queued, j.ID, !j.Finished() && j.State == model.JobPending && !j.HoldUser && !j.HoldAdmin)
+	t.snap.queued = setIf(t.snap.queued, j.ID, !j.Finished() && isQueued(j))
 	t.snap.allocated = setIf(t.snap.allocated, j.ID, !j.Finished() && len(j.Alloc) > 0)
+}
+
+// isQueued: an unfinished job a scheduling pass could start.
+func isQueued(j *model.Job) bool {
+	return j.State == model.JobPending && !j.HoldUser && !j.HoldAdmin
 }
 
 // setIf keeps id in the index exactly when in holds, touching the map
@@ -227,6 +232,12 @@ func (s *Snapshot) EachJobFrom(from model.JobID, fn func(*model.Job) bool) {
 // EachActive calls fn for every unfinished job (pending, running,
 // completing) in id order.
 func (s *Snapshot) EachActive(fn func(*model.Job) bool) {
+	if 2*s.active.Len() >= s.jobs.Len() {
+		// Mostly unfinished (a big queue): walking the job map itself,
+		// skipping the finished, saves a lookup per job.
+		s.EachJob(func(j *model.Job) bool { return j.Finished() || fn(j) })
+		return
+	}
 	it := s.active.Iterator()
 	for !it.Done() {
 		id, _, _ := it.Next()

@@ -157,8 +157,22 @@ func ListingSpec(spec *model.JobSpec, d Detail) *model.JobSpec {
 func SummaryListing(jobs []*model.Job, now int64, withSteps bool) *pb.ListJobsResponse {
 	out := &pb.ListJobsResponse{Jobs: make([]*pb.Job, len(jobs)), Now: now}
 	index := map[string]uint32{}
+	// Jobs holding one spec (array tasks, jobs submitted alike: see
+	// fsm.shareSpec) need it converted and compared only once.
+	byPtr := map[*model.JobSpec]uint32{}
 	var key []byte
 	for i, j := range jobs {
+		if n, ok := byPtr[j.Spec]; ok && j.Spec != nil {
+			c := *j
+			c.Spec = nil
+			p := JobToPB(&c, Summary)
+			if withSteps {
+				p.Steps = stepsToPB(j.Steps, false)
+			}
+			p.SpecIndex = n
+			out.Jobs[i] = p
+			continue
+		}
 		p := JobToPB(j, Summary)
 		if withSteps {
 			p.Steps = stepsToPB(j.Steps, false)
@@ -174,6 +188,7 @@ func SummaryListing(jobs []*model.Job, now int64, withSteps bool) *pb.ListJobsRe
 					index[string(key)] = n
 				}
 				p.Spec, p.SpecIndex = nil, n
+				byPtr[j.Spec] = n
 			}
 		}
 		out.Jobs[i] = p

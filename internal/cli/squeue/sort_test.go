@@ -1,0 +1,67 @@
+package squeue
+
+import (
+	"cmp"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// TestSortRowsMatchesComparisons: sorting on the precomputed key table
+// orders rows as comparing each key in turn (strings as strings, numbers
+// as numbers, '-' reversing), then the job id, would.
+func TestSortRowsMatchesComparisons(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	states := []model.JobState{model.JobPending, model.JobRunning, model.JobCompleted}
+	var jobs []*model.Job
+	for i := range 400 {
+		j := &model.Job{ID: model.JobID(1000 + r.IntN(300)), ArrayTaskID: model.NoArrayTask,
+			Partition: "p" + strconv.Itoa(r.IntN(3)), Name: []string{"", "a", "b", "ab"}[r.IntN(4)],
+			UserName: "u" + strconv.Itoa(r.IntN(4)), Priority: uint32(r.IntN(5)), State: states[r.IntN(3)],
+			SubmitTime: int64(r.IntN(4)), TimeLimit: []int64{model.Unlimited, 60, 3600}[r.IntN(3)],
+			Spec: &model.JobSpec{Account: []string{"", "x", "y"}[r.IntN(3)]}}
+		if i%3 == 0 {
+			j.ArrayJobID, j.ArrayTaskID = j.ID, i
+		}
+		jobs = append(jobs, j)
+	}
+	c := &renderCtx{now: 100}
+	for _, spec := range []string{DefaultSort, "-j,u", "a,-V,-l", "-i", "T,-P,Q", "u,-j,p,a"} {
+		keys, err := parseSort(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := make([]*jobRow, len(jobs))
+		for i, j := range jobs {
+			got[i] = &jobRow{job: j}
+		}
+		want := slices.Clone(got)
+		sortRows(got, keys, c)
+		slices.SortStableFunc(want, func(a, b *jobRow) int {
+			for _, k := range keys {
+				sa, na := sortValue(k.letter, a, c)
+				sb, nb := sortValue(k.letter, b, c)
+				d := strings.Compare(sa, sb)
+				if d == 0 {
+					d = cmp.Compare(na, nb)
+				}
+				if k.desc {
+					d = -d
+				}
+				if d != 0 {
+					return d
+				}
+			}
+			return compareID(a, b)
+		})
+		for i := range got {
+			if compareID(got[i], want[i]) != 0 {
+				t.Fatalf("-S %s: row %d is job %s, want %s", spec, i, got[i].job.DisplayID(), want[i].job.DisplayID())
+			}
+		}
+	}
+}
