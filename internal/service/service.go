@@ -210,8 +210,11 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 			spec.Hold = true
 		}
 	}
+	// The leader's FSM keeps this command's values in the job (it does not
+	// decode a copy): Groups is the identity cache's list, clipped so that
+	// an append on either side cannot write into the other.
 	res, err := s.raft.Apply(fsm.TypeSubmit, &fsm.Submit{
-		Spec: spec, UID: id.UID, GID: id.GID, Groups: id.Groups, User: id.User,
+		Spec: spec, UID: id.UID, GID: id.GID, Groups: slices.Clip(id.Groups), User: id.User,
 		Partition: part.Name, TimeLimit: limit, Priority: prio, Now: s.clock.Now().Unix(),
 	})
 	if err != nil {
