@@ -26,8 +26,8 @@ func TestLeaderAppliesItsOwnBodyAndReplayAgrees(t *testing.T) {
 		}
 	}
 	before := store.Snapshot()
-	if before.Job(1).Spec != specs[0] {
-		t.Error("the leader decoded its own Submit instead of applying the body it held")
+	if got := n.adapter.direct.Load(); got != uint64(len(specs)) {
+		t.Errorf("the leader applied %d of its %d Submits from the bodies it held", got, len(specs))
 	}
 	if len(n.adapter.own) != 0 {
 		t.Errorf("%d bodies left held after their commits", len(n.adapter.own))
@@ -42,8 +42,8 @@ func TestLeaderAppliesItsOwnBodyAndReplayAgrees(t *testing.T) {
 	n2, store2 := open(t, dir)
 	defer n2.Close()
 	after := store2.Snapshot()
-	if after.Job(1).Spec == specs[0] {
-		t.Fatal("replay reused the leader's body")
+	if got := n2.adapter.direct.Load(); got != 0 {
+		t.Errorf("replay applied %d entries from held bodies", got)
 	}
 	var got bytes.Buffer
 	if err := fsm.WriteSnapshot(after, &got); err != nil {

@@ -321,8 +321,9 @@ type adapter struct {
 	// again (8% of the controller's CPU per submission). Entries read
 	// back from the log (a follower, a restart) are other slices and are
 	// decoded.
-	mu  sync.Mutex
-	own map[*byte]owned
+	mu     sync.Mutex
+	own    map[*byte]owned
+	direct atomic.Uint64 // entries applied from a held body (tests)
 }
 
 type owned struct {
@@ -369,6 +370,7 @@ func (a *adapter) Apply(l *raft.Log) any {
 		return nil
 	}
 	if o, ok := a.take(l.Data); ok {
+		a.direct.Add(1)
 		return a.fsm.ApplyDecoded(l.Index, o.t, o.body)
 	}
 	return a.fsm.Apply(l.Index, l.Data)
