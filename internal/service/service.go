@@ -118,7 +118,9 @@ func (s *Service) Identify(ctx context.Context) (*api.Identity, error) {
 func (s *Service) privileged(id *api.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
 
 // SubmitJob validates a job and commits it; it returns the job id only
-// once the job is in the replicated log.
+// once the job is in the replicated log. The job keeps spec itself (the
+// leader applies the command it built, without a decoded copy): a caller
+// in the same process must not change spec afterwards.
 func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
