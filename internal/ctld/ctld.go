@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
@@ -157,11 +156,9 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 // Run serves until ctx is cancelled.
 func Run(ctx context.Context, o Options) error {
 	log := o.Log
-	if os.Getenv("GOGC") == "" {
-		// The controller holds every job in memory; trade a little CPU for
-		// a heap that grows half as far past its live size.
-		debug.SetGCPercent(50)
-	}
+	// The controller holds every job in memory: a heap that grows half as
+	// far past its live size, above a floor (gc.go).
+	tuneGC(os.Getenv)
 	if path := os.Getenv("DROVER_CTLD_CPUPROFILE"); path != "" {
 		// For performance work: a CPU profile of the whole run, written
 		// when the controller stops.
@@ -170,6 +167,15 @@ func Run(ctx context.Context, o Options) error {
 				defer pprof.StopCPUProfile()
 			}
 		}
+	}
+	if path := os.Getenv("DROVER_CTLD_ALLOCPROFILE"); path != "" {
+		// The same for allocations (what the garbage collector pays for).
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
 	}
 	cfg, err := slurmconf.Load(o.ConfPath)
 	if err != nil {

@@ -36,6 +36,17 @@ func (f *FSM) Apply(index uint64, data []byte) any {
 		f.log.Error("skipping undecodable log entry", "index", index, "err", err)
 		return err
 	}
+	return f.ApplyDecoded(index, t, body)
+}
+
+// ApplyDecoded applies one log entry whose body the caller already holds:
+// the leader, which has just encoded it, skips decoding its own bytes.
+// body must be what Decode would return for the entry's data
+// (EquivalentAfterDecode says when that holds); followers and a replay
+// after a restart decode the same entry, so they reach the same state.
+// The FSM may keep body (and what it points to) in the state: the caller
+// must not touch it afterwards.
+func (f *FSM) ApplyDecoded(index uint64, t Type, body any) any {
 	txn := f.store.Begin()
 	res := f.apply(txn, t, body)
 	txn.Commit(index)

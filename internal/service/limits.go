@@ -37,10 +37,14 @@ func (c *sizeCheck) str(name, v string, max int) {
 	}
 }
 
-func (c *sizeCheck) list(name string, vs []string, max int) {
+// list checks the joined size of one or more lists (argv and the
+// environment count together, as for exec, without building one list).
+func (c *sizeCheck) list(name string, max int, lists ...[]string) {
 	n := 0
-	for _, v := range vs {
-		n += len(v) + 1
+	for _, vs := range lists {
+		for _, v := range vs {
+			n += len(v) + 1
+		}
 	}
 	if c.bad == "" && n > max {
 		c.bad = name
@@ -81,10 +85,10 @@ func checkJobSizes(spec *model.JobSpec, maxScript int) error {
 	if d := spec.Dependency; d != nil {
 		c.str("dependency", d.Raw, 2*maxListLen)
 	}
-	c.list("req_nodes", spec.ReqNodes, maxListLen)
-	c.list("exc_nodes", spec.ExcNodes, maxListLen)
+	c.list("req_nodes", maxListLen, spec.ReqNodes)
+	c.list("exc_nodes", maxListLen, spec.ExcNodes)
 	c.str("submit_line", spec.SubmitLine, MaxExecBytes)
-	c.list("argv+env", append(spec.Argv[:len(spec.Argv):len(spec.Argv)], spec.Env...), MaxExecBytes)
+	c.list("argv+env", MaxExecBytes, spec.Argv, spec.Env)
 	c.str("script", spec.Script, maxScript)
 	return c.err()
 }
@@ -106,14 +110,10 @@ func checkStepSizes(spec *model.StepSpec) error {
 	if g := spec.GPUs; g != nil {
 		c.str("gres", g.Type, MaxStringLen)
 	}
-	c.list("node_list", spec.NodeList, maxListLen)
-	c.list("exc_nodes", spec.ExcNodes, maxListLen)
+	c.list("node_list", maxListLen, spec.NodeList)
+	c.list("exc_nodes", maxListLen, spec.ExcNodes)
 	c.str("submit_line", spec.SubmitLine, MaxExecBytes)
-	all := append(spec.Argv[:len(spec.Argv):len(spec.Argv)], spec.Env...)
-	for _, t := range spec.TaskArgv {
-		all = append(all, t...)
-	}
-	c.list("argv+env", all, MaxExecBytes)
+	c.list("argv+env", MaxExecBytes, append([][]string{spec.Argv, spec.Env}, spec.TaskArgv...)...)
 	return c.err()
 }
 

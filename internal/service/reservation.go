@@ -118,8 +118,8 @@ func checkResvSizes(req *model.ResvRequest) error {
 	c.str("ReservationName", req.Name, MaxStringLen)
 	c.str("Nodes", req.Nodes, maxListLen)
 	c.str("PartitionName", req.Partition, MaxStringLen)
-	c.list("Users", req.Users, maxListLen)
-	c.list("Accounts", req.Accounts, maxListLen)
+	c.list("Users", maxListLen, req.Users)
+	c.list("Accounts", maxListLen, req.Accounts)
 	if err := c.err(); err != nil {
 		return err
 	}

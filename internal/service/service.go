@@ -118,7 +118,9 @@ func (s *Service) Identify(ctx context.Context) (*api.Identity, error) {
 func (s *Service) privileged(id *api.Identity) bool { return id.Privileged(s.Settings().SlurmUID) }
 
 // SubmitJob validates a job and commits it; it returns the job id only
-// once the job is in the replicated log.
+// once the job is in the replicated log. The job keeps spec itself (the
+// leader applies the command it built, without a decoded copy): a caller
+// in the same process must not change spec afterwards.
 func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
 	id, err := s.Identify(ctx)
 	if err != nil {
@@ -210,8 +212,11 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 			spec.Hold = true
 		}
 	}
+	// The leader's FSM keeps this command's values in the job (it does not
+	// decode a copy): Groups is the identity cache's list, clipped so that
+	// an append on either side cannot write into the other.
 	res, err := s.raft.Apply(fsm.TypeSubmit, &fsm.Submit{
-		Spec: spec, UID: id.UID, GID: id.GID, Groups: id.Groups, User: id.User,
+		Spec: spec, UID: id.UID, GID: id.GID, Groups: slices.Clip(id.Groups), User: id.User,
 		Partition: part.Name, TimeLimit: limit, Priority: prio, Now: s.clock.Now().Unix(),
 	})
 	if err != nil {

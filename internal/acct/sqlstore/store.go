@@ -208,17 +208,8 @@ func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error
 		}
 	}
 	jobKeys := []string{"cluster", "job_id"}
-	per := min(500, s.d.maxParams/len(jobCols))
-	vals := make([]any, 0, per*len(jobCols))
-	for start := 0; start < len(uniq); start += per {
-		chunk := uniq[start:min(start+per, len(uniq))]
-		vals = vals[:0]
-		for _, j := range chunk {
-			vals = values(jobCols, j, vals)
-		}
-		if _, err := tx.ExecContext(ctx, upsert(s.d, "jobs", jobCols, jobKeys, len(chunk)), vals...); err != nil {
-			return err
-		}
+	if err := putRows(ctx, tx, s.d, "jobs", jobCols, jobKeys, len(uniq), func(i int) *acct.Job { return uniq[i] }); err != nil {
+		return err
 	}
 	if err := s.dropEarlierRuns(ctx, tx, uniq); err != nil {
 		return err
@@ -230,14 +221,41 @@ func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error
 		}
 	}
 	stepKeys := []string{"cluster", "job_id", "step_id"}
-	per = min(500, s.d.maxParams/len(stepCols))
-	for start := 0; start < len(steps); start += per {
-		chunk := steps[start:min(start+per, len(steps))]
-		vals = vals[:0]
-		for i := range chunk {
-			vals = values(stepCols, &chunk[i], vals)
+	return putRows(ctx, tx, s.d, "steps", stepCols, stepKeys, len(steps), func(i int) *stepRow { return &steps[i] })
+}
+
+// putRows upserts n rows. A database server gets them many to a statement
+// (one round trip per chunk). SQLite runs in this process, where the cost
+// is SQL parsing, which grows with the statement's rows and was half the
+// accounting's CPU: there one single-row statement is prepared per
+// transaction and run for each row.
+func putRows[T any](ctx context.Context, tx *sql.Tx, d *dialect, table string, cols []column[T], key []string, n int, row func(int) *T) error {
+	if n == 0 {
+		return nil
+	}
+	if d.name == "sqlite" {
+		st, err := tx.PrepareContext(ctx, upsert(d, table, cols, key, 1))
+		if err != nil {
+			return err
 		}
-		if _, err := tx.ExecContext(ctx, upsert(s.d, "steps", stepCols, stepKeys, len(chunk)), vals...); err != nil {
+		defer st.Close()
+		vals := make([]any, 0, len(cols))
+		for i := range n {
+			if _, err := st.ExecContext(ctx, values(cols, row(i), vals[:0])...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	per := min(500, d.maxParams/len(cols))
+	vals := make([]any, 0, min(n, per)*len(cols))
+	for start := 0; start < n; start += per {
+		end := min(start+per, n)
+		vals = vals[:0]
+		for i := start; i < end; i++ {
+			vals = values(cols, row(i), vals)
+		}
+		if _, err := tx.ExecContext(ctx, upsert(d, table, cols, key, end-start), vals...); err != nil {
 			return err
 		}
 	}
