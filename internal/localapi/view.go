@@ -74,6 +74,8 @@ func viewStep(st *model.Step) *model.Step {
 	if st.Spec != nil {
 		v.Spec = wire.UserStepSpec(st.Spec)
 	}
+	// Accounting's figure: users read it in sacct (AcctStep), as over gRPC.
+	v.SuspendedSecs = 0
 	return &v
 }
 
