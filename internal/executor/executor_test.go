@@ -837,3 +837,53 @@ func cpuTime(who int) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// Launches that keep the process's umask never fork while another launch
+// has it swapped: run side by side, each program sees its own umask.
+func TestUmaskSwapConcurrent(t *testing.T) {
+	SwapUmask = true
+	defer func() { SwapUmask = false }()
+	other := 0o077
+	if ownUmask == other {
+		other = 0o027
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 80)
+	for i := range 80 {
+		dir := testDir(t, false)
+		if err := os.Mkdir(filepath.Join(dir, strconv.Itoa(i)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		dir = filepath.Join(dir, strconv.Itoa(i))
+		name := "umask.txt"
+		spec := scriptSpec(t, false, dir, "umask > "+name)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			want := ownUmask
+			if i%2 == 0 {
+				spec.Umask, want = other, other
+			} else {
+				spec.Umask = -1
+			}
+			p, err := Start(spec)
+			if err != nil {
+				errs <- err
+				return
+			}
+			if r := p.Wait(); r.Err != nil || r.ExitCode != 0 {
+				errs <- fmt.Errorf("launch %d: %+v", i, r)
+				return
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, name))
+			if got := strings.TrimSpace(string(b)); got != fmt.Sprintf("%04o", want) {
+				errs <- fmt.Errorf("launch %d: umask %s, want %04o", i, got, want)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

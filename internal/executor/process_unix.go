@@ -84,6 +84,12 @@ func Start(spec *Spec) (Process, error) {
 		cp.Helper = true
 		spec = &cp
 	}
+	if SwapUmask {
+		// Not while another launch has the process's umask swapped: this
+		// child (and its output files) would get that job's umask.
+		umaskMu.RLock()
+		defer umaskMu.RUnlock()
+	}
 	if spec.Helper {
 		return startHelper(spec)
 	}
@@ -388,8 +394,10 @@ func (p *process) drainOutput() {
 // directories, sockets users connect to).
 var SwapUmask bool
 
-// umaskMu serialises the launches that swap the process's umask.
-var umaskMu sync.Mutex
+// umaskMu serialises the launches that swap the process's umask
+// (writers) against every other launch (readers), which must fork under
+// the process's own umask.
+var umaskMu sync.RWMutex
 
 // startDirectUmask starts spec on the direct path with the process's umask
 // set to spec's for the fork (the child keeps it), then restored.
