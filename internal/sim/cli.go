@@ -12,13 +12,14 @@ import (
 
 // Policies maps --policy to a scheduler configuration: fifo is
 // sched/builtin (strict submission order); backfill is sched/backfill as
-// shipped: Slurm's default bf_max_job_test=500, so the first 500 blocked
-// jobs get reservations (conservative backfill); easy is backfill with one
+// the controller ships it, Slurm's defaults: bf_max_job_test=500 (the
+// first 500 blocked jobs get reservations: conservative backfill),
+// bf_window=1440 minutes, bf_resolution=60 s; easy is the same with one
 // reservation (the head of the queue), as in EASY backfilling.
 var Policies = map[string]sched.Config{
 	"fifo":     {},
-	"backfill": {Backfill: true, BfResolution: 1, BfMaxJobTest: 500},
-	"easy":     {Backfill: true, BfResolution: 1, BfMaxJobTest: 1},
+	"backfill": {Backfill: true, BfWindow: 86400, BfResolution: 60, BfMaxJobTest: 500},
+	"easy":     {Backfill: true, BfWindow: 86400, BfResolution: 60, BfMaxJobTest: 1},
 }
 
 const usageText = `usage: drover sim --scenario FILE.yaml|FILE.json
@@ -40,9 +41,9 @@ order; multifactor is PriorityWeightAge=100 (PriorityMaxAge 7 days),
 PriorityWeightJobSize=10000, PriorityFlags=SMALL_RELATIVE_TO_TIME,
 PriorityFavorSmall=NO (short jobs first; age lifts the waiting ones).
 --bf-max-job-test, --bf-window (minutes) and --bf-resolution (seconds)
-override the policy's SchedulerParameters: backfill and easy plan with
-no window at one-second resolution unless told (the controller's
-defaults are bf_window=1440, bf_resolution=60).
+override the policy's SchedulerParameters: backfill and easy plan as the
+controller does by default (bf_window=1440, bf_resolution=60) unless told;
+--bf-window 0 --bf-resolution 1 plans without a window to the second.
 
 --scenario runs a YAML/JSON cluster and workload (nodes with CPUs, memory
 and GPUs, partitions, jobs with their run times, expected start times;
