@@ -27,14 +27,13 @@ const never = int64(math.MaxInt64 / 4)
 type profile struct {
 	rel   [][]release // per node
 	res   [][]reserve // per node
-	times []int64     // sorted, unique: instants when something is released
+	times instants    // when something is released (bfinstants.go)
 	// deltas is the whole cluster's free CPU count as a step function
 	// from the live count on: +CPUs at releases and reservation ends,
-	// -CPUs at reservation starts, sorted by time. It bounds what any
-	// window can offer, so most candidate starts are refused without
-	// looking at a node. dsum holds its sums by blocks (bfsteps.go).
-	deltas []delta
-	dsum   []int64
+	// -CPUs at reservation starts, by time. It bounds what any window
+	// can offer, so most candidate starts are refused without looking at
+	// a node.
+	deltas deltaList
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
@@ -46,17 +45,10 @@ type profile struct {
 	stale []bool
 	// newTimes and newDeltas gather additions until the search reads
 	// times and deltas (settle): a pass starts thousands of jobs between
-	// two reservations, and a sorted insert per start moved the whole
-	// array each time.
+	// two reservations.
 	newTimes  []int64
 	newDeltas []delta
-	spareT    []int64
-	spareD    []delta
 }
-
-// settleInsert is the most additions settle inserts one by one rather
-// than merging.
-const settleInsert = 32
 
 type delta struct {
 	t   int64
@@ -70,71 +62,15 @@ func (p *profile) addDelta(t, cpu int64) {
 	p.newDeltas = append(p.newDeltas, delta{t, cpu})
 }
 
-// settle merges the gathered instants and deltas into times and deltas,
-// keeping one entry per instant (a deep queue books thousands of
-// reservations on a few instants).
+// settle adds the gathered instants and deltas to times and deltas.
 func (p *profile) settle() {
-	// A few additions (one reservation, a few backfilled starts: the
-	// usual case in a deep queue) go in by binary search and a move of
-	// the tail, which costs less than a merge step per entry.
-	if n := len(p.newTimes); n > 0 && n <= settleInsert {
-		for _, t := range p.newTimes {
-			if k, found := slices.BinarySearch(p.times, t); !found {
-				p.times = slices.Insert(p.times, k, t)
-			}
-		}
-		p.newTimes = p.newTimes[:0]
+	for _, t := range p.newTimes {
+		p.times.insert(t)
 	}
-	if n := len(p.newDeltas); n > 0 && n <= settleInsert {
-		for _, d := range p.newDeltas {
-			k, found := slices.BinarySearchFunc(p.deltas, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
-			if found {
-				p.deltas[k].cpu += d.cpu
-				p.dsum[k/deltaBlock] += d.cpu
-			} else {
-				p.deltas = slices.Insert(p.deltas, k, d)
-				p.sumsAfterInsert(k)
-			}
-		}
-		p.newDeltas = p.newDeltas[:0]
+	for _, d := range p.newDeltas {
+		p.deltas.add(d)
 	}
-	if len(p.newTimes) > 0 {
-		slices.Sort(p.newTimes)
-		out := p.spareT[:0]
-		a, b := p.times, p.newTimes
-		for len(a) > 0 || len(b) > 0 {
-			var t int64
-			if len(b) == 0 || (len(a) > 0 && a[0] <= b[0]) {
-				t, a = a[0], a[1:]
-			} else {
-				t, b = b[0], b[1:]
-			}
-			if len(out) == 0 || out[len(out)-1] != t {
-				out = append(out, t)
-			}
-		}
-		p.spareT, p.times, p.newTimes = p.times, out, p.newTimes[:0]
-	}
-	if len(p.newDeltas) > 0 {
-		slices.SortFunc(p.newDeltas, func(x, y delta) int { return cmp.Compare(x.t, y.t) })
-		out := p.spareD[:0]
-		a, b := p.deltas, p.newDeltas
-		for len(a) > 0 || len(b) > 0 {
-			var d delta
-			if len(b) == 0 || (len(a) > 0 && a[0].t <= b[0].t) {
-				d, a = a[0], a[1:]
-			} else {
-				d, b = b[0], b[1:]
-			}
-			if len(out) > 0 && out[len(out)-1].t == d.t {
-				out[len(out)-1].cpu += d.cpu
-			} else {
-				out = append(out, d)
-			}
-		}
-		p.spareD, p.deltas, p.newDeltas = p.deltas, out, p.newDeltas[:0]
-		p.buildSums()
-	}
+	p.newTimes, p.newDeltas = p.newTimes[:0], p.newDeltas[:0]
 }
 
 type release struct {
@@ -436,12 +372,11 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		return
 	}
 	bf.settle()
-	free, d := s.c.free-s.excFree, 0 // cluster-wide free CPUs at t: an upper bound
+	free, d := s.c.free-s.excFree, cursor{} // cluster-wide free CPUs at t: an upper bound
 	// Instants more than a resolution before the bound round to a start
 	// before it: begin after them.
-	k0, _ := slices.BinarySearch(bf.times, earliest-res)
-	for k := k0; k < len(bf.times); k++ {
-		t := bf.times[k]
+	for k := bf.times.from(earliest - res); bf.times.ok(k); k = bf.times.next(k) {
+		t := bf.times.at(k)
 		if t <= s.now {
 			continue
 		}
@@ -456,10 +391,10 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		if t < earliest {
 			continue
 		}
-		for k+1 < len(bf.times) && bf.times[k+1] <= t {
-			k++
+		for n := bf.times.next(k); bf.times.ok(n) && bf.times.at(n) <= t; n = bf.times.next(n) {
+			k = n
 		}
-		free, d = bf.deltasUpTo(free, d, t)
+		free, d = bf.deltas.upTo(free, d, t)
 		if free < need {
 			continue
 		}

@@ -18,61 +18,6 @@ type resEvent struct {
 	mem int64
 }
 
-// deltaBlock is how many entries of the profile's deltas each of its
-// block sums covers. The reservation search adds up the deltas up to each
-// start it tries, from the first: with tens of thousands of entries in a
-// deep queue that walk was a tenth of a pass; block sums make it
-// O(entries/deltaBlock + deltaBlock) per job.
-const deltaBlock = 128
-
-// buildSums recomputes every block sum of deltas.
-func (p *profile) buildSums() {
-	p.dsum = p.dsum[:0]
-	for b := 0; b < len(p.deltas); b += deltaBlock {
-		var s int64
-		for _, d := range p.deltas[b:min(b+deltaBlock, len(p.deltas))] {
-			s += d.cpu
-		}
-		p.dsum = append(p.dsum, s)
-	}
-}
-
-// sumsAfterInsert fixes the block sums once deltas[k] was inserted: every
-// later entry moved up one place, so each block from k's on gains the
-// entry that moved in at its start (the new one, in k's block) and loses
-// the one that moved out at its end.
-func (p *profile) sumsAfterInsert(k int) {
-	n := len(p.deltas)
-	if len(p.dsum)*deltaBlock < n {
-		p.dsum = append(p.dsum, 0)
-	}
-	for b := k / deltaBlock; b < len(p.dsum); b++ {
-		in, out := p.deltas[max(k, b*deltaBlock)].cpu, int64(0)
-		if e := (b + 1) * deltaBlock; e < n {
-			out = p.deltas[e].cpu
-		}
-		p.dsum[b] += in - out
-	}
-}
-
-// deltasUpTo adds to free the deltas from index d on whose instant is at
-// most t, whole blocks at a time where it can, and returns the sum and
-// the index of the first delta after t.
-func (p *profile) deltasUpTo(free int64, d int, t int64) (int64, int) {
-	for d < len(p.deltas) && p.deltas[d].t <= t {
-		if d%deltaBlock == 0 {
-			if e := d + deltaBlock; e <= len(p.deltas) && p.deltas[e-1].t <= t {
-				free += p.dsum[d/deltaBlock]
-				d = e
-				continue
-			}
-		}
-		free += p.deltas[d].cpu
-		d++
-	}
-	return free, d
-}
-
 // heapPush and heapPop keep a max-heap of avail by time.
 func heapPush(h []avail, a avail) []avail {
 	h = append(h, a)
