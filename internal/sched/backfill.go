@@ -202,6 +202,14 @@ func (c *cluster) conflicts(picks []pick, r *request, now, end int64) bool {
 // free over all of [a, b): the count of window's used bitmap, without
 // building one (placement asks this for every node it looks at).
 func (c *cluster) windowGPUFree(i int32, a, b int64, typ string) int {
+	if len(c.nodes[i].GPUs) <= 64 {
+		return c.windowGPUFree64(i, a, b, typ)
+	}
+	return c.windowGPUFreeEach(i, a, b, typ)
+}
+
+// windowGPUFreeEach is windowGPUFree one GPU at a time.
+func (c *cluster) windowGPUFreeEach(i int32, a, b int64, typ string) int {
 	n := c.nodes[i]
 	p := c.bf
 	free := 0

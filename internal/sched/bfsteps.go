@@ -3,6 +3,8 @@ package sched
 import (
 	"cmp"
 	"slices"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // The backfill profile's per-node structures (see profile in backfill.go):
@@ -16,6 +18,41 @@ type resEvent struct {
 	end bool
 	cpu int32
 	mem int64
+}
+
+// windowGPUFree64 is windowGPUFree for a node of at most 64 GPUs: its
+// GPUs in use over [a, b) as one word, built in one pass over the node's
+// releases and reservations rather than one per GPU (the earliest-start
+// search asks this at every instant it tries on a GPU node).
+func (c *cluster) windowGPUFree64(i int32, a, b int64, typ string) int {
+	n := c.nodes[i]
+	p := c.bf
+	used := word0(n.AllocGPUs) | word0(c.gpus[i])
+	for _, r := range p.rel[i] {
+		if r.t > a {
+			break
+		}
+		used &^= word0(r.gpus)
+	}
+	for _, r := range p.res[i] {
+		if r.from < b && r.to > a {
+			used |= word0(r.gpus)
+		}
+	}
+	free := 0
+	for k, g := range n.GPUs {
+		if (typ == "" || g.Type == typ) && used&(1<<uint(k)) == 0 {
+			free++
+		}
+	}
+	return free
+}
+
+func word0(b model.Bitmap) uint64 {
+	if len(b) == 0 {
+		return 0
+	}
+	return b[0]
 }
 
 // heapPush and heapPop keep a max-heap of avail by time.

@@ -189,3 +189,44 @@ func TestDeltaSums(t *testing.T) {
 		t.Fatalf("only %d delta chunks, %d instant chunks: splits are not tested", len(p.deltas.ch), len(p.times.ch))
 	}
 }
+
+// TestWindowGPUFree64 checks the one-word count of a node's GPUs free over
+// a window against the count one GPU at a time.
+func TestWindowGPUFree64(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for round := range 300 {
+		node := &model.Node{Name: "n1", CPUs: 8, Memory: 1000, State: model.NodeUp, Responding: true}
+		for k := range 1 + rng.Intn(64) {
+			node.GPUs = append(node.GPUs, model.GPU{Index: k, Type: []string{"a", "b"}[rng.Intn(2)]})
+		}
+		ids := func() model.Bitmap {
+			var out []int
+			for k := range node.GPUs {
+				if rng.Intn(3) == 0 {
+					out = append(out, k)
+				}
+			}
+			return model.BitmapOf(out...)
+		}
+		node.AllocGPUs = ids()
+		part := &model.Partition{Name: "p", Nodes: []string{"n1"}, State: model.PartUp}
+		c := newCluster([]*model.Node{node}, map[string]*model.Partition{"p": part}, true)
+		c.bf = newProfile(1)
+		c.gpus[0] = ids()
+		now := int64(100)
+		for range rng.Intn(4) {
+			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), gpus: ids()})
+		}
+		for range rng.Intn(6) {
+			from := now + int64(rng.Intn(80))
+			c.bf.res[0] = append(c.bf.res[0], reserve{from: from, to: from + 1 + int64(rng.Intn(40)), gpus: ids()})
+		}
+		a := now + int64(rng.Intn(100))
+		b := a + 1 + int64(rng.Intn(50))
+		for _, typ := range []string{"", "a", "b"} {
+			if got, want := c.windowGPUFree64(0, a, b, typ), c.windowGPUFreeEach(0, a, b, typ); got != want {
+				t.Fatalf("round %d type %q: %d free, want %d", round, typ, got, want)
+			}
+		}
+	}
+}
