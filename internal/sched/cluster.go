@@ -48,6 +48,7 @@ type cluster struct {
 	abuf    []avail                // scratch for earliestBound
 	hbuf    []avail
 	ebuf    []resEvent
+	wbuf    []pick // scratch for viewWindow placements (newPicks)
 }
 
 type membership struct {
@@ -257,6 +258,19 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 	return -1
 }
 
+// newPicks is an empty placement of capacity n. The reservation search
+// tries many starts per job and keeps only the placement it books, which
+// reserve copies, so viewWindow placements share one scratch array.
+func (c *cluster) newPicks(v view, n int) []pick {
+	if v != viewWindow {
+		return make([]pick, 0, n)
+	}
+	if cap(c.wbuf) < n {
+		c.wbuf = make([]pick, 0, n)
+	}
+	return c.wbuf[:0]
+}
+
 // place runs first-fit for r over ps under view v. req are node indices the
 // job must get (placed first, in the order given); exc, sorted, it must
 // not get. It changes nothing; commit applies the result.
@@ -276,7 +290,7 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 	if len(ps.order) > 0 {
 		hint = min(len(ps.order), ceilDiv(r.tasks*r.cpt, max(1, c.nodes[ps.order[0]].CPUs)))
 	}
-	picks := make([]pick, 0, hint)
+	picks := c.newPicks(v, hint)
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]
@@ -318,7 +332,7 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 
 func (c *cluster) placeFixed(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
 	nBig, nSmall := r.nBig, r.nodes-r.nBig
-	picks := make([]pick, 0, r.nodes)
+	picks := c.newPicks(v, r.nodes)
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]
