@@ -83,6 +83,9 @@ const (
 	viewEmptyUsable             // all idle, unusable nodes excluded
 	viewEmptyAll                // all idle and usable
 	viewWindow                  // free over [winA, winB), reservations counted
+	// viewAvoid: free now, and on a node holding reservations only what
+	// it offers over all of [winA, winB) (placeAvoiding).
+	viewAvoid
 )
 
 // pick is one node of a placement; commit fills in the ids.
@@ -186,6 +189,15 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 		return int(c.cpu[i]), c.mem[i]
 	case viewIgnoreHolds:
 		return int(c.cpu[i]), c.mem[i]
+	case viewAvoid:
+		if c.held[i] {
+			return -1, 0
+		}
+		if len(c.bf.res[i]) == 0 {
+			return int(c.cpu[i]), c.mem[i]
+		}
+		cpu, mem, _ := c.window(i, c.winA, c.winB, false)
+		return max(cpu, 0), mem
 	case viewWindow:
 		if c.skipped(i) {
 			return -1, 0
@@ -212,6 +224,12 @@ func (c *cluster) freeGPU(v view, i int32, typ string) int {
 			return 0
 		}
 		return c.windowGPUFree(i, c.winA, c.winB, typ)
+	}
+	if v == viewAvoid {
+		if len(c.bf.res[i]) > 0 {
+			return c.windowGPUFree(i, c.winA, c.winB, typ)
+		}
+		v = viewLive
 	}
 	live := v == viewLive || v == viewIgnoreHolds
 	used := c.gpus[i]
@@ -242,6 +260,9 @@ func (c *cluster) gpuFree(v view, i int32, r *request) int {
 func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int, minMem int64) int {
 	if v == viewLive && ps.tree != nil {
 		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
+	}
+	if v == viewAvoid && ps.tree != nil {
+		return c.nextAvoid(ps, from, minCPU, minIdle, minGPU, minMem) // backfill.go
 	}
 	if v == viewWindow && c.masked && ps == c.job.ps {
 		return c.nextMasked(ps, from, minCPU, minIdle, minMem) // bfsearch.go
