@@ -27,14 +27,13 @@ const never = int64(math.MaxInt64 / 4)
 type profile struct {
 	rel   [][]release // per node
 	res   [][]reserve // per node
-	times []int64     // sorted, unique: instants when something is released
+	times instants    // when something is released (bfinstants.go)
 	// deltas is the whole cluster's free CPU count as a step function
 	// from the live count on: +CPUs at releases and reservation ends,
-	// -CPUs at reservation starts, sorted by time. It bounds what any
-	// window can offer, so most candidate starts are refused without
-	// looking at a node. dsum holds its sums by blocks (bfsteps.go).
-	deltas []delta
-	dsum   []int64
+	// -CPUs at reservation starts, by time. It bounds what any window
+	// can offer, so most candidate starts are refused without looking at
+	// a node.
+	deltas deltaList
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
@@ -46,17 +45,10 @@ type profile struct {
 	stale []bool
 	// newTimes and newDeltas gather additions until the search reads
 	// times and deltas (settle): a pass starts thousands of jobs between
-	// two reservations, and a sorted insert per start moved the whole
-	// array each time.
+	// two reservations.
 	newTimes  []int64
 	newDeltas []delta
-	spareT    []int64
-	spareD    []delta
 }
-
-// settleInsert is the most additions settle inserts one by one rather
-// than merging.
-const settleInsert = 32
 
 type delta struct {
 	t   int64
@@ -70,71 +62,15 @@ func (p *profile) addDelta(t, cpu int64) {
 	p.newDeltas = append(p.newDeltas, delta{t, cpu})
 }
 
-// settle merges the gathered instants and deltas into times and deltas,
-// keeping one entry per instant (a deep queue books thousands of
-// reservations on a few instants).
+// settle adds the gathered instants and deltas to times and deltas.
 func (p *profile) settle() {
-	// A few additions (one reservation, a few backfilled starts: the
-	// usual case in a deep queue) go in by binary search and a move of
-	// the tail, which costs less than a merge step per entry.
-	if n := len(p.newTimes); n > 0 && n <= settleInsert {
-		for _, t := range p.newTimes {
-			if k, found := slices.BinarySearch(p.times, t); !found {
-				p.times = slices.Insert(p.times, k, t)
-			}
-		}
-		p.newTimes = p.newTimes[:0]
+	for _, t := range p.newTimes {
+		p.times.insert(t)
 	}
-	if n := len(p.newDeltas); n > 0 && n <= settleInsert {
-		for _, d := range p.newDeltas {
-			k, found := slices.BinarySearchFunc(p.deltas, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
-			if found {
-				p.deltas[k].cpu += d.cpu
-				p.dsum[k/deltaBlock] += d.cpu
-			} else {
-				p.deltas = slices.Insert(p.deltas, k, d)
-				p.sumsAfterInsert(k)
-			}
-		}
-		p.newDeltas = p.newDeltas[:0]
+	for _, d := range p.newDeltas {
+		p.deltas.add(d)
 	}
-	if len(p.newTimes) > 0 {
-		slices.Sort(p.newTimes)
-		out := p.spareT[:0]
-		a, b := p.times, p.newTimes
-		for len(a) > 0 || len(b) > 0 {
-			var t int64
-			if len(b) == 0 || (len(a) > 0 && a[0] <= b[0]) {
-				t, a = a[0], a[1:]
-			} else {
-				t, b = b[0], b[1:]
-			}
-			if len(out) == 0 || out[len(out)-1] != t {
-				out = append(out, t)
-			}
-		}
-		p.spareT, p.times, p.newTimes = p.times, out, p.newTimes[:0]
-	}
-	if len(p.newDeltas) > 0 {
-		slices.SortFunc(p.newDeltas, func(x, y delta) int { return cmp.Compare(x.t, y.t) })
-		out := p.spareD[:0]
-		a, b := p.deltas, p.newDeltas
-		for len(a) > 0 || len(b) > 0 {
-			var d delta
-			if len(b) == 0 || (len(a) > 0 && a[0].t <= b[0].t) {
-				d, a = a[0], a[1:]
-			} else {
-				d, b = b[0], b[1:]
-			}
-			if len(out) > 0 && out[len(out)-1].t == d.t {
-				out[len(out)-1].cpu += d.cpu
-			} else {
-				out = append(out, d)
-			}
-		}
-		p.spareD, p.deltas, p.newDeltas = p.deltas, out, p.newDeltas[:0]
-		p.buildSums()
-	}
+	p.newTimes, p.newDeltas = p.newTimes[:0], p.newDeltas[:0]
 }
 
 type release struct {
@@ -266,6 +202,14 @@ func (c *cluster) conflicts(picks []pick, r *request, now, end int64) bool {
 // free over all of [a, b): the count of window's used bitmap, without
 // building one (placement asks this for every node it looks at).
 func (c *cluster) windowGPUFree(i int32, a, b int64, typ string) int {
+	if len(c.nodes[i].GPUs) <= 64 {
+		return c.windowGPUFree64(i, a, b, typ)
+	}
+	return c.windowGPUFreeEach(i, a, b, typ)
+}
+
+// windowGPUFreeEach is windowGPUFree one GPU at a time.
+func (c *cluster) windowGPUFreeEach(i int32, a, b int64, typ string) int {
 	n := c.nodes[i]
 	p := c.bf
 	free := 0
@@ -437,12 +381,11 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		return
 	}
 	bf.settle()
-	free, d := s.c.free-s.excFree, 0 // cluster-wide free CPUs at t: an upper bound
+	free, d := s.c.free-s.excFree, cursor{} // cluster-wide free CPUs at t: an upper bound
 	// Instants more than a resolution before the bound round to a start
 	// before it: begin after them.
-	k0, _ := slices.BinarySearch(bf.times, earliest-res)
-	for k := k0; k < len(bf.times); k++ {
-		t := bf.times[k]
+	for k := bf.times.from(earliest - res); bf.times.ok(k); k = bf.times.next(k) {
+		t := bf.times.at(k)
 		if t <= s.now {
 			continue
 		}
@@ -457,10 +400,10 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		if t < earliest {
 			continue
 		}
-		for k+1 < len(bf.times) && bf.times[k+1] <= t {
-			k++
+		for n := bf.times.next(k); bf.times.ok(n) && bf.times.at(n) <= t; n = bf.times.next(n) {
+			k = n
 		}
-		free, d = bf.deltasUpTo(free, d, t)
+		free, d = bf.deltas.upTo(free, d, t)
 		if free < need {
 			continue
 		}
@@ -490,62 +433,44 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	s.c.unmask()
 }
 
-// placeAvoiding is first-fit on the live counts (the partition trees, so
-// 10,000 nodes cost a few lookups) for a job that must not take, over
-// [now, end), anything reserved. Each node a placement lands on that
-// would break a reservation is lowered, for this search only, to what it
-// offers over the whole window, and placement runs again; the changes
-// are undone before returning. Each round lowers at least one new node,
-// so it ends after at most as many rounds as nodes hold reservations.
+// placeAvoiding is first-fit on the live counts for a job that must not
+// take, over [now, end), anything reserved: a node holding reservations
+// offers only what it offers over the whole window (viewAvoid).
+//
+// It used to place on the live counts, lower each picked node that would
+// break a reservation to its offer over the window and place again, until
+// no pick broke one: rounds that re-ran first-fit once per lowered node
+// (194 k rounds for 22 k jobs in the unbounded 10k x 50k pass). The
+// rounds end where this single walk starts: a node whose live pick keeps
+// clear of reservations gets the same pick from its window offer (picks
+// take the least of what is left of the job and what the node offers,
+// and that fitted in the window), and a node whose pick broke one was
+// lowered to its window offer. Nodes that do not fit live fit no better
+// in the window.
 func (c *cluster) placeAvoiding(ps *partState, r *request, req, exc []int32, now, end int64) ([]pick, bool) {
-	type saved struct {
-		i    int32
-		cpu  int32
-		mem  int64
-		gpus model.Bitmap
-	}
-	var undo []saved
-	lowered := map[int32]bool{}
-	defer func() {
-		for k := len(undo) - 1; k >= 0; k-- {
-			u := undo[k]
-			c.cpu[u.i], c.mem[u.i], c.gpus[u.i] = u.cpu, u.mem, u.gpus
-			c.refresh(u.i)
-		}
-	}()
-	for {
-		picks, ok := c.place(viewLive, ps, r, req, exc)
-		if !ok {
-			return nil, false
-		}
-		again := false
-		for _, p := range picks {
-			if lowered[p.node] || len(c.bf.res[p.node]) == 0 || !c.conflicts([]pick{p}, r, now, end) {
-				continue
-			}
-			i := p.node
-			lowered[i] = true
-			undo = append(undo, saved{i, c.cpu[i], c.mem[i], c.gpus[i]})
-			cpu, mem, used := c.window(i, now, end, len(c.nodes[i].GPUs) > 0)
-			c.cpu[i], c.mem[i] = int32(max(cpu, 0)), mem
-			if len(c.nodes[i].GPUs) > 0 {
-				c.gpus[i] = c.gpus[i].Or(used)
-			}
-			c.refresh(i)
-			again = true
-		}
-		if !again {
-			return picks, true
-		}
-	}
+	c.winA, c.winB = now, end
+	return c.place(viewAvoid, ps, r, req, exc)
 }
 
-// refresh rewrites node i's leaf in every partition tree.
-func (c *cluster) refresh(i int32) {
-	leaf := c.leaf(i)
-	for _, m := range c.member[i] {
-		if m.part.tree != nil {
-			m.part.tree.update(int(m.pos), leaf)
+// nextAvoid is next under viewAvoid: the partition tree's candidates on
+// the live counts (a node's window offer is never more), checked on the
+// window offer where the node holds reservations.
+func (c *cluster) nextAvoid(ps *partState, from, minCPU, minIdle, minGPU int, minMem int64) int {
+	for {
+		pos := ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
+		if pos < 0 {
+			return -1
 		}
+		i := ps.order[pos]
+		if len(c.bf.res[i]) == 0 {
+			return pos
+		}
+		n := c.nodes[i]
+		cpu, mem := c.freeOn(viewAvoid, i)
+		idle := cpu >= n.CPUs && n.CPUs >= minIdle
+		if cpu >= minCPU && mem >= minMem && (minIdle == 0 || idle) && c.freeGPU(viewAvoid, i, "") >= minGPU {
+			return pos
+		}
+		from = pos + 1
 	}
 }

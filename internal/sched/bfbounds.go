@@ -16,10 +16,15 @@ import "slices"
 // ruled out by an earlier job's search.
 //
 // The bounds are kept per shape and partition, and per limit level (a
-// ladder of limits, each 1.25 times the last). A job reads the level at
-// or below its limit; its search finds each node's earliest start at that
+// ladder of limits, each 4 times the last). A job reads the level at or
+// below its limit; its search finds each node's earliest start at that
 // level's limit, which the level keeps, and then at the job's own limit,
-// which the levels above keep. Each level is a min segment tree over the
+// which the levels above keep. Every level's bound on a node is searched
+// once at least (and again when a reservation lands on the node), so a
+// finer ladder costs a search per node and level; a coarser one lets
+// more nodes that start in time at the level's limit start too late at
+// the job's. On the 10k-node benchmark 4 searched the fewest nodes (1.25:
+// 1.0 M searches per pass, 2: 760 k, 4: 657 k, 16: 912 k). Each level is a min segment tree over the
 // partition's placement order, so a job visits only the nodes whose bound
 // is below its cap, least bound first, and placement walks only the nodes
 // whose mask (bfsearch.go) admits the tried start: both were a pass over
@@ -61,7 +66,7 @@ func boundLadder(limit int64) int64 {
 	}
 	l := int64(1)
 	for {
-		n := l + max(1, l/4)
+		n := 4 * l
 		if n > limit {
 			return l
 		}
@@ -202,10 +207,16 @@ func (l *boundLevel) firstAtMost(size, from int, x int64) int {
 
 // raiseAbove records that node ps.order[pos] cannot start a job of the
 // set's shape with a limit above level lv's before t: every level above
-// lv learns it.
+// lv learns it. A node's bounds never fall from one level to the next (a
+// new level starts as the one below, and what raises a level raises
+// those above at least as high), so the first level that already knows
+// ends the walk: most visits teach nothing to most levels.
 func (bs *boundSet) raiseAbove(lv, pos int, t int64) {
 	for _, l := range bs.levels[lv+1:] {
-		l.raise(bs.size, pos, t)
+		if l.at(bs.size, pos) >= t {
+			return
+		}
+		l.set(bs.size, pos, t)
 	}
 }
 

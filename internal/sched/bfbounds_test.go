@@ -17,7 +17,7 @@ func TestBoundLevels(t *testing.T) {
 		if lv > l || lv < 1 || boundLadder(lv) != lv {
 			t.Fatalf("boundLadder(%d) = %d: want a level at or below the limit", l, lv)
 		}
-		if next := lv + max(1, lv/4); next <= l {
+		if next := 4 * lv; next <= l {
 			t.Fatalf("boundLadder(%d) = %d: level %d is closer", l, lv, next)
 		}
 	}

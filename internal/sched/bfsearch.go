@@ -111,13 +111,17 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	return never
 }
 
-// visit searches node i (at position pos of the job's partition) up to
-// limitT: its earliest start at the level's limit, which the level keeps
-// (in lbl while the job masks it), then at the job's limit, which is the
-// node's mask entry and what the levels above keep. The mask entry is
+// visit searches node i (at position pos of the job's partition): its
+// earliest start at the level's limit, up to the horizon, which the level
+// keeps (in lbl while the job masks it), then at the job's limit up to
+// limitT, which is the node's mask entry and what the levels above keep.
+// The level's search runs past the cap: a bound that stops at the cap is
+// passed by the next job's cap, a little later, and the node searched
+// again (most nodes, job after job, in a deep queue); its exact start
+// stays right until a reservation lands on the node. The mask entry is
 // exact when a start was found or the search ran to the horizon; else it
-// is a bound (the node's first instant past limitT). It returns the
-// node's start, or never.
+// is a bound. It returns the node's start for the job, or a time past
+// limitT.
 func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	j := &c.job
 	bs := j.bs
@@ -128,23 +132,25 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	} else {
 		c.touch(i, pos)
 	}
-	t, next := never, never
-	if level.limit < j.limit {
-		// The level's own limit first: what it finds bounds every job
-		// reading the level, not only those of this limit.
-		t, next = c.nodeEarliest(i, &j.r, j.unit, level.limit, j.now, limitT, lb)
-		if t < never {
-			c.lbl[i] = max(lb, t)
-			t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(t, from))
-		} else {
-			c.lbl[i] = max(lb, next)
-		}
-	} else {
-		t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(lb, from))
-		c.lbl[i] = max(lb, min(t, next))
+	limit := level.limit
+	same := limit == j.limit || limit >= never
+	if same {
+		limit, lb = j.limit, max(lb, from)
 	}
-	c.earliest[i], c.exact[i] = min(t, next), 0
-	if t < never || limitT >= j.horizon {
+	lt, ln := c.nodeEarliest(i, &j.r, j.unit, limit, j.now, j.horizon, lb)
+	c.lbl[i] = max(lb, min(lt, ln))
+	t, next, exact := lt, ln, true
+	if !same {
+		// The job's own limit, from the level's start: up to the cap
+		// only, since levels above keep only a bound of it anyway.
+		exact = lt >= never
+		if lt <= limitT {
+			t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(lt, from))
+			exact = t < never || limitT >= j.horizon
+		}
+	}
+	c.earliest[i], c.exact[i] = max(from, min(t, next)), 0
+	if exact {
 		c.exact[i] = c.curEpoch
 	}
 	bs.raiseAbove(j.lv, pos, c.earliest[i])
@@ -223,7 +229,18 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	// queues stack hundreds of reservations on a node; a sweep over the
 	// whole window per node and job was most of a pass.
 	blockUntil, blockBase := int64(-1), -1
-	for x := -1; x < len(st.ts); x++ {
+	// Candidates before from are not looked at: start at the first
+	// instant from on, by binary search (a node gathers hundreds of
+	// instants in a deep queue, and a bound is usually far into them).
+	x0 := -1
+	if from > now+1 {
+		x0, _ = slices.BinarySearch(st.ts, from)
+		if x0 < len(st.ts) {
+			k, _ := slices.BinarySearch(st.at, st.ts[x0]+1)
+			at = max(0, k-1)
+		}
+	}
+	for x := x0; x < len(st.ts); x++ {
 		t := now + 1
 		if x >= 0 {
 			if t = st.ts[x]; t <= now+1 {

@@ -3,6 +3,8 @@ package sched
 import (
 	"cmp"
 	"slices"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // The backfill profile's per-node structures (see profile in backfill.go):
@@ -18,59 +20,39 @@ type resEvent struct {
 	mem int64
 }
 
-// deltaBlock is how many entries of the profile's deltas each of its
-// block sums covers. The reservation search adds up the deltas up to each
-// start it tries, from the first: with tens of thousands of entries in a
-// deep queue that walk was a tenth of a pass; block sums make it
-// O(entries/deltaBlock + deltaBlock) per job.
-const deltaBlock = 128
-
-// buildSums recomputes every block sum of deltas.
-func (p *profile) buildSums() {
-	p.dsum = p.dsum[:0]
-	for b := 0; b < len(p.deltas); b += deltaBlock {
-		var s int64
-		for _, d := range p.deltas[b:min(b+deltaBlock, len(p.deltas))] {
-			s += d.cpu
+// windowGPUFree64 is windowGPUFree for a node of at most 64 GPUs: its
+// GPUs in use over [a, b) as one word, built in one pass over the node's
+// releases and reservations rather than one per GPU (the earliest-start
+// search asks this at every instant it tries on a GPU node).
+func (c *cluster) windowGPUFree64(i int32, a, b int64, typ string) int {
+	n := c.nodes[i]
+	p := c.bf
+	used := word0(n.AllocGPUs) | word0(c.gpus[i])
+	for _, r := range p.rel[i] {
+		if r.t > a {
+			break
 		}
-		p.dsum = append(p.dsum, s)
+		used &^= word0(r.gpus)
 	}
+	for _, r := range p.res[i] {
+		if r.from < b && r.to > a {
+			used |= word0(r.gpus)
+		}
+	}
+	free := 0
+	for k, g := range n.GPUs {
+		if (typ == "" || g.Type == typ) && used&(1<<uint(k)) == 0 {
+			free++
+		}
+	}
+	return free
 }
 
-// sumsAfterInsert fixes the block sums once deltas[k] was inserted: every
-// later entry moved up one place, so each block from k's on gains the
-// entry that moved in at its start (the new one, in k's block) and loses
-// the one that moved out at its end.
-func (p *profile) sumsAfterInsert(k int) {
-	n := len(p.deltas)
-	if len(p.dsum)*deltaBlock < n {
-		p.dsum = append(p.dsum, 0)
+func word0(b model.Bitmap) uint64 {
+	if len(b) == 0 {
+		return 0
 	}
-	for b := k / deltaBlock; b < len(p.dsum); b++ {
-		in, out := p.deltas[max(k, b*deltaBlock)].cpu, int64(0)
-		if e := (b + 1) * deltaBlock; e < n {
-			out = p.deltas[e].cpu
-		}
-		p.dsum[b] += in - out
-	}
-}
-
-// deltasUpTo adds to free the deltas from index d on whose instant is at
-// most t, whole blocks at a time where it can, and returns the sum and
-// the index of the first delta after t.
-func (p *profile) deltasUpTo(free int64, d int, t int64) (int64, int) {
-	for d < len(p.deltas) && p.deltas[d].t <= t {
-		if d%deltaBlock == 0 {
-			if e := d + deltaBlock; e <= len(p.deltas) && p.deltas[e-1].t <= t {
-				free += p.dsum[d/deltaBlock]
-				d = e
-				continue
-			}
-		}
-		free += p.deltas[d].cpu
-		d++
-	}
-	return free, d
+	return b[0]
 }
 
 // heapPush and heapPop keep a max-heap of avail by time.

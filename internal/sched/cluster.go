@@ -48,6 +48,7 @@ type cluster struct {
 	abuf    []avail                // scratch for earliestBound
 	hbuf    []avail
 	ebuf    []resEvent
+	wbuf    []pick // scratch for viewWindow placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
 	// use, -1 none (resvplan.go).
@@ -88,6 +89,9 @@ const (
 	viewEmptyUsable             // all idle, unusable nodes excluded
 	viewEmptyAll                // all idle and usable
 	viewWindow                  // free over [winA, winB), reservations counted
+	// viewAvoid: free now, and on a node holding reservations only what
+	// it offers over all of [winA, winB) (placeAvoiding).
+	viewAvoid
 )
 
 // pick is one node of a placement; commit fills in the ids.
@@ -191,6 +195,15 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 		return int(c.cpu[i]), c.mem[i]
 	case viewIgnoreHolds:
 		return int(c.cpu[i]), c.mem[i]
+	case viewAvoid:
+		if c.held[i] {
+			return -1, 0
+		}
+		if len(c.bf.res[i]) == 0 {
+			return int(c.cpu[i]), c.mem[i]
+		}
+		cpu, mem, _ := c.window(i, c.winA, c.winB, false)
+		return max(cpu, 0), mem
 	case viewWindow:
 		if c.skipped(i) {
 			return -1, 0
@@ -217,6 +230,12 @@ func (c *cluster) freeGPU(v view, i int32, typ string) int {
 			return 0
 		}
 		return c.windowGPUFree(i, c.winA, c.winB, typ)
+	}
+	if v == viewAvoid {
+		if len(c.bf.res[i]) > 0 {
+			return c.windowGPUFree(i, c.winA, c.winB, typ)
+		}
+		v = viewLive
 	}
 	live := v == viewLive || v == viewIgnoreHolds
 	used := c.gpus[i]
@@ -248,6 +267,9 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 	if v == viewLive && ps.tree != nil {
 		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
 	}
+	if v == viewAvoid && ps.tree != nil {
+		return c.nextAvoid(ps, from, minCPU, minIdle, minGPU, minMem) // backfill.go
+	}
 	if v == viewWindow && c.masked && ps == c.job.ps {
 		return c.nextMasked(ps, from, minCPU, minIdle, minMem) // bfsearch.go
 	}
@@ -261,6 +283,19 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 		}
 	}
 	return -1
+}
+
+// newPicks is an empty placement of capacity n. The reservation search
+// tries many starts per job and keeps only the placement it books, which
+// reserve copies, so viewWindow placements share one scratch array.
+func (c *cluster) newPicks(v view, n int) []pick {
+	if v != viewWindow {
+		return make([]pick, 0, n)
+	}
+	if cap(c.wbuf) < n {
+		c.wbuf = make([]pick, 0, n)
+	}
+	return c.wbuf[:0]
 }
 
 // place runs first-fit for r over ps under view v. req are node indices the
@@ -282,7 +317,7 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 	if len(ps.order) > 0 {
 		hint = min(len(ps.order), ceilDiv(r.tasks*r.cpt, max(1, c.nodes[ps.order[0]].CPUs)))
 	}
-	picks := make([]pick, 0, hint)
+	picks := c.newPicks(v, hint)
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]
@@ -324,7 +359,7 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 
 func (c *cluster) placeFixed(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
 	nBig, nSmall := r.nBig, r.nodes-r.nBig
-	picks := make([]pick, 0, r.nodes)
+	picks := c.newPicks(v, r.nodes)
 	take := func(i int32) bool {
 		cpu, mem := c.freeOn(v, i)
 		n := c.nodes[i]

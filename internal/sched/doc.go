@@ -27,8 +27,10 @@
 // lower-ordered jobs start now only when they take nothing a reservation
 // needs over their whole time limit. Plan.StartTimes carries the planned
 // starts; bfsteps.go keeps each node's reserved use as a cached step
-// function, so the earliest-start search costs a scan per node, not a
-// re-sort of its reservations per job. Preemption (preempt.go:
+// function, so the earliest-start search (bfsearch.go) costs a scan per
+// node, not a re-sort of its reservations per job, and bfbounds.go keeps
+// per-shape lower bounds on each node's earliest start in min segment
+// trees, so a job looks only at the nodes that may start it in time. Preemption (preempt.go:
 // partition_prio or qos; CANCEL, REQUEUE or SUSPEND victims) is tried for
 // a job that waits for Resources, and on gang partitions (gang.go) a
 // waiting job may suspend jobs it can share CPUs with; subpackage gang

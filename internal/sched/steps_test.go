@@ -131,42 +131,102 @@ func TestNodeEarliest(t *testing.T) {
 	}
 }
 
-// TestDeltaSums checks the block sums of the profile's deltas through
-// settle's two ways in (one by one, and merged), against a plain sum.
+// TestDeltaSums checks the profile's chunked instants and deltas (their
+// chunk sums included) against plain sorted lists.
 func TestDeltaSums(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	p := newProfile(1)
+	var times []int64
+	sums := map[int64]int64{}
 	for round := range 300 {
 		for range []int{1, 3, 40}[rng.Intn(3)] {
-			p.addDelta(int64(rng.Intn(5*deltaBlock)), int64(rng.Intn(21)-10))
+			at, cpu := int64(rng.Intn(10*chunkMax)), int64(rng.Intn(21)-10)
+			p.addDelta(at, cpu)
+			p.addTime(at)
+			if cpu != 0 {
+				sums[at] += cpu
+			}
+			if !slices.Contains(times, at) {
+				times = append(times, at)
+			}
 		}
 		p.settle()
-		for b := range p.dsum {
-			var want int64
-			for _, d := range p.deltas[b*deltaBlock : min((b+1)*deltaBlock, len(p.deltas))] {
-				want += d.cpu
+		slices.Sort(times)
+		var got []int64
+		for c := p.times.from(0); p.times.ok(c); c = p.times.next(c) {
+			got = append(got, p.times.at(c))
+		}
+		if !slices.Equal(got, times) {
+			t.Fatalf("round %d: instants %v, want %v", round, got, times)
+		}
+		for b, ch := range p.deltas.ch {
+			var s int64
+			for _, d := range ch {
+				s += d.cpu
 			}
-			if p.dsum[b] != want {
-				t.Fatalf("round %d: block %d sums to %d, want %d", round, b, p.dsum[b], want)
+			if s != p.deltas.sum[b] || len(ch) == 0 || len(ch) > chunkMax {
+				t.Fatalf("round %d: chunk %d of %d deltas sums to %d, kept %d", round, b, len(ch), s, p.deltas.sum[b])
 			}
 		}
-		if want := (len(p.deltas) + deltaBlock - 1) / deltaBlock; len(p.dsum) != want {
-			t.Fatalf("round %d: %d blocks for %d deltas", round, len(p.dsum), len(p.deltas))
-		}
-		at := int64(rng.Intn(6 * deltaBlock))
+		at := int64(rng.Intn(11 * chunkMax))
 		var want int64
-		for _, d := range p.deltas {
-			if d.t <= at {
-				want += d.cpu
+		for tt, s := range sums {
+			if tt <= at {
+				want += s
 			}
 		}
-		got, _ := p.deltasUpTo(0, 0, at)
-		mid, d := p.deltasUpTo(0, 0, at/2)
-		if again, _ := p.deltasUpTo(mid, d, at); got != want || again != want {
-			t.Fatalf("round %d: deltas up to %d sum to %d (%d in two steps), want %d", round, at, got, again, want)
+		all, _ := p.deltas.upTo(0, cursor{}, at)
+		mid, c := p.deltas.upTo(0, cursor{}, at/2)
+		if again, _ := p.deltas.upTo(mid, c, at); all != want || again != want {
+			t.Fatalf("round %d: deltas up to %d sum to %d (%d in two steps), want %d", round, at, all, again, want)
+		}
+		k, _ := slices.BinarySearch(times, at)
+		if c := p.times.from(at); p.times.ok(c) != (k < len(times)) || (k < len(times) && p.times.at(c) != times[k]) {
+			t.Fatalf("round %d: from(%d) is not the first instant at or after it", round, at)
 		}
 	}
-	if len(p.deltas) < 3*deltaBlock {
-		t.Fatalf("only %d deltas: the blocks are not tested", len(p.deltas))
+	if len(p.deltas.ch) < 4 || len(p.times.ch) < 4 {
+		t.Fatalf("only %d delta chunks, %d instant chunks: splits are not tested", len(p.deltas.ch), len(p.times.ch))
+	}
+}
+
+// TestWindowGPUFree64 checks the one-word count of a node's GPUs free over
+// a window against the count one GPU at a time.
+func TestWindowGPUFree64(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	for round := range 300 {
+		node := &model.Node{Name: "n1", CPUs: 8, Memory: 1000, State: model.NodeUp, Responding: true}
+		for k := range 1 + rng.Intn(64) {
+			node.GPUs = append(node.GPUs, model.GPU{Index: k, Type: []string{"a", "b"}[rng.Intn(2)]})
+		}
+		ids := func() model.Bitmap {
+			var out []int
+			for k := range node.GPUs {
+				if rng.Intn(3) == 0 {
+					out = append(out, k)
+				}
+			}
+			return model.BitmapOf(out...)
+		}
+		node.AllocGPUs = ids()
+		part := &model.Partition{Name: "p", Nodes: []string{"n1"}, State: model.PartUp}
+		c := newCluster([]*model.Node{node}, map[string]*model.Partition{"p": part}, true)
+		c.bf = newProfile(1)
+		c.gpus[0] = ids()
+		now := int64(100)
+		for range rng.Intn(4) {
+			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), gpus: ids()})
+		}
+		for range rng.Intn(6) {
+			from := now + int64(rng.Intn(80))
+			c.bf.res[0] = append(c.bf.res[0], reserve{from: from, to: from + 1 + int64(rng.Intn(40)), gpus: ids()})
+		}
+		a := now + int64(rng.Intn(100))
+		b := a + 1 + int64(rng.Intn(50))
+		for _, typ := range []string{"", "a", "b"} {
+			if got, want := c.windowGPUFree64(0, a, b, typ), c.windowGPUFreeEach(0, a, b, typ); got != want {
+				t.Fatalf("round %d type %q: %d free, want %d", round, typ, got, want)
+			}
+		}
 	}
 }

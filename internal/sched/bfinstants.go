@@ -1,0 +1,135 @@
+package sched
+
+import (
+	"cmp"
+	"slices"
+)
+
+// The backfill profile's cluster-wide instants (when something is
+// released) and free-CPU deltas, as sorted lists in chunks: a deep queue
+// gathers tens of thousands of each, and inserting into one array moved
+// its whole tail per insert (a sixth of an unbounded pass). A chunk holds
+// at most chunkMax entries and splits in two past it; the delta chunks
+// keep their sums, so the CPUs free at an instant are added up a chunk at
+// a time.
+const chunkMax = 256
+
+// instants is a sorted set of instants.
+type instants struct {
+	ch [][]int64 // in order, none empty
+}
+
+// cursor is a position in a chunked list: entry k of chunk b.
+type cursor struct{ b, k int }
+
+// chunkOf is the chunk where v belongs: the first whose last entry is at
+// least v, else the last one.
+func chunkOf[E any](ch [][]E, v int64, key func(E) int64) int {
+	b, _ := slices.BinarySearchFunc(ch, v, func(c []E, v int64) int { return cmp.Compare(key(c[len(c)-1]), v) })
+	return min(b, len(ch)-1)
+}
+
+func instantKey(t int64) int64 { return t }
+
+func (s *instants) insert(t int64) {
+	if len(s.ch) == 0 {
+		s.ch = append(s.ch, []int64{t})
+		return
+	}
+	b := chunkOf(s.ch, t, instantKey)
+	c := s.ch[b]
+	k, found := slices.BinarySearch(c, t)
+	if found {
+		return
+	}
+	s.ch[b] = slices.Insert(c, k, t)
+	if len(s.ch[b]) > chunkMax {
+		s.ch = splitChunk(s.ch, b)
+	}
+}
+
+// splitChunk halves chunk b; the upper half gets an array of its own.
+func splitChunk[E any](ch [][]E, b int) [][]E {
+	c := ch[b]
+	h := len(c) / 2
+	ch[b] = c[:h:h]
+	return slices.Insert(ch, b+1, slices.Clone(c[h:]))
+}
+
+// from is the cursor of the first instant at or after t (at the end when
+// none is).
+func (s *instants) from(t int64) cursor {
+	if len(s.ch) == 0 {
+		return cursor{}
+	}
+	b := chunkOf(s.ch, t, instantKey)
+	k, _ := slices.BinarySearch(s.ch[b], t)
+	if k == len(s.ch[b]) {
+		return cursor{b + 1, 0}
+	}
+	return cursor{b, k}
+}
+
+func (s *instants) ok(c cursor) bool  { return c.b < len(s.ch) }
+func (s *instants) at(c cursor) int64 { return s.ch[c.b][c.k] }
+func (s *instants) next(c cursor) cursor {
+	if c.k++; c.k == len(s.ch[c.b]) {
+		return cursor{c.b + 1, 0}
+	}
+	return c
+}
+
+// deltaList is the cluster's free-CPU deltas, one entry per instant, with
+// each chunk's sum.
+type deltaList struct {
+	ch  [][]delta
+	sum []int64
+}
+
+func deltaKey(d delta) int64 { return d.t }
+
+func (l *deltaList) add(d delta) {
+	if len(l.ch) == 0 {
+		l.ch, l.sum = append(l.ch, []delta{d}), append(l.sum, d.cpu)
+		return
+	}
+	b := chunkOf(l.ch, d.t, deltaKey)
+	c := l.ch[b]
+	l.sum[b] += d.cpu
+	k, found := slices.BinarySearchFunc(c, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
+	if found {
+		c[k].cpu += d.cpu
+		return
+	}
+	l.ch[b] = slices.Insert(c, k, d)
+	if len(l.ch[b]) > chunkMax {
+		l.ch = splitChunk(l.ch, b)
+		l.sum = slices.Insert(l.sum, b+1, 0)
+		for _, x := range l.ch[b+1] {
+			l.sum[b+1] += x.cpu
+		}
+		l.sum[b] -= l.sum[b+1]
+	}
+}
+
+// upTo adds to free the deltas from cursor c on whose instant is at most
+// t, a whole chunk at a time where it can, and returns the sum and the
+// cursor of the first delta after t.
+func (l *deltaList) upTo(free int64, c cursor, t int64) (int64, cursor) {
+	for c.b < len(l.ch) {
+		ch := l.ch[c.b]
+		if c.k == 0 && ch[len(ch)-1].t <= t {
+			free += l.sum[c.b]
+			c = cursor{c.b + 1, 0}
+			continue
+		}
+		for ; c.k < len(ch) && ch[c.k].t <= t; c.k++ {
+			free += ch[c.k].cpu
+		}
+		if c.k < len(ch) {
+			return free, c
+		}
+		c = cursor{c.b + 1, 0}
+	}
+	return free, c
+}
