@@ -9,6 +9,11 @@ VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # measured, it does not slow the commands' start (~18 ms either way here).
 # CGO_ENABLED=0 gives a static binary without NVML autodetection.
 LDFLAGS := -s -w -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
+# The binary the command names link to: drover-cli (the local protocol on a
+# controller's machine, handing other commands to drover-cli-remote), or
+# drover-cli-remote directly on machines without a controller (login nodes):
+# make build CLI=drover-cli-remote.
+CLI ?= drover-cli
 export CGO_ENABLED ?= $(shell command -v gcc >/dev/null 2>&1 && echo 1 || echo 0)
 
 .PHONY: help build demo test test-unit test-e2e race conformance check proto fuzz bench bench-scale soak clean
@@ -21,7 +26,7 @@ build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands a
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover ./cmd/drover
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli ./cmd/drover-cli
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli-remote ./cmd/drover-cli-remote
-	@for c in $$($(BIN)/drover-cli --list-commands); do ln -sf drover-cli $(BIN)/$$c; done
+	@for c in $$($(BIN)/drover-cli --list-commands); do ln -sf $(CLI) $(BIN)/$$c; done
 
 demo: build ## start a local cluster, run sample jobs, show the commands, stop
 	bash scripts/demo.sh

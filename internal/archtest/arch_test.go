@@ -48,11 +48,15 @@ func TestCommandsDoNotImportServerPackages(t *testing.T) {
 	server := []string{"internal/state", "internal/fsm", "internal/raftnode", "internal/controller",
 		"internal/service", "internal/grpcapi", "internal/agent", "internal/ctld", "internal/executor",
 		"github.com/hashicorp/raft"}
-	for pkg, ds := range deps(t, "internal/cli/...") {
-		for _, d := range ds {
-			for _, s := range server {
-				if strings.HasSuffix(d, s) || strings.HasPrefix(d, s) {
-					t.Errorf("%s imports server package %s", pkg, d)
+	// The commands' binaries too: drover-cli-remote is drover-cli with
+	// the gRPC client, never the daemons.
+	for _, p := range []string{"internal/cli/...", "cmd/drover-cli", "cmd/drover-cli-remote"} {
+		for pkg, ds := range deps(t, p) {
+			for _, d := range ds {
+				for _, s := range server {
+					if strings.HasSuffix(d, s) || strings.HasPrefix(d, s) {
+						t.Errorf("%s imports server package %s", pkg, d)
+					}
 				}
 			}
 		}
