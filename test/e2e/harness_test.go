@@ -28,7 +28,7 @@ var binDir string // holds drover and its command symlinks
 // otherwise. Every test has a cluster of its own (node names included, see
 // nodePrefix) and spends most of its time waiting on jobs, limits and
 // restarts, not on the CPU: more tests than cores run side by side.
-const parallelTests = 4
+const parallelTests = 6
 
 func TestMain(m *testing.M) {
 	flag.Parse()
