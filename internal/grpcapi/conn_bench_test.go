@@ -43,7 +43,7 @@ func BenchmarkSubmitNewConnection(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	g := NewGRPC(svc, nil, grpcauth.NewVerifier("tok"), nil, Limits{})
+	g := NewGRPC(svc, nil, grpcauth.NewVerifier("tok"), nil, Limits{}, nil)
 	go g.Serve(l)
 	defer g.Stop()
 	env := make([]string, 41)
