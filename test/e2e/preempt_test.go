@@ -26,8 +26,17 @@ func TestLabPreemption(t *testing.T) {
 	var be []string
 	for i := range 4 {
 		be = append(be, c.sbatch("-p", "besteffort", "--gres=gpu:1", "-c1", "--mem=10M",
-			"-o", filepath.Join(c.dir, "be-%j.out"), "--wrap", "sleep 300"))
+			"-o", filepath.Join(c.dir, "be-%j.out"), "--wrap", "echo started; sleep 300"))
 		c.waitState(be[i], "RUNNING", 30*time.Second)
+	}
+	// RUNNING is from the allocation on; the preemption line goes into the
+	// output of a job whose script runs, so wait for the scripts.
+	for _, id := range be {
+		out := filepath.Join(c.dir, "be-"+id+".out")
+		c.waitFor("besteffort job "+id+"'s script to run", 30*time.Second, func() bool {
+			b, _ := os.ReadFile(out)
+			return strings.Contains(string(b), "started")
+		})
 	}
 	g := c.sbatch("--gres=gpu:2", "-c1", "--mem=10M", "-o", filepath.Join(c.dir, "g.out"), "--wrap", "echo gpus=$CUDA_VISIBLE_DEVICES; sleep 2")
 	c.waitState(g, "RUNNING", 30*time.Second)
