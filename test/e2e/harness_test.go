@@ -178,11 +178,15 @@ func (c *cluster) stop() {
 	}
 	if c.t.Failed() {
 		c.t.Logf("drover up output:\n%s", c.out.String())
-		logs := []string{"controller.log"}
-		if c.prefix != "" {
-			logs = append(logs, c.node(1)+".log")
-		}
+		// The controller's log, then every node's: a failure on node2 shows
+		// only in node2's.
+		names := []string{"controller.log"}
 		for _, f := range logs {
+			if b := filepath.Base(f); b != "controller.log" {
+				names = append(names, b)
+			}
+		}
+		for _, f := range names {
 			if b, err := os.ReadFile(filepath.Join(c.dir, "log", f)); err == nil {
 				c.t.Logf("%s (tail):\n%s", f, tail(string(b), 3000))
 			}
