@@ -32,16 +32,17 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 	// A lost node's job processes are left behind (as a hung slurmd's
 	// slurmstepds are); clean them up after the test.
 	pidFile2 := filepath.Join(c.dir, "orphan2.pid")
+	var again string
 	t.Cleanup(func() {
-		for _, f := range []string{pidFile, pidFile2} {
+		for f, job := range map[string]string{pidFile: long, pidFile2: again} {
 			if b, err := os.ReadFile(f); err == nil {
 				if pid, err := strconv.Atoi(strings.TrimSpace(string(b))); err == nil {
-					_ = syscall.Kill(pid, syscall.SIGKILL)
+					killJobProcess(pid, job, node2, false)
 				}
 			}
 		}
 	})
-	again := c.sbatch("-w", node2, "--requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile2+"; wait")
+	again = c.sbatch("-w", node2, "--requeue", "-o", "/dev/null", "--wrap", "sleep 300 & echo $! > "+pidFile2+"; wait")
 	c.waitState(long, "RUNNING", 30*time.Second)
 	c.waitState(again, "RUNNING", 30*time.Second)
 	if n := c.jobField(long, "NodeList"); n != node2 {

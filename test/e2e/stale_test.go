@@ -21,17 +21,17 @@ func TestReturningAgentSparesNewRun(t *testing.T) {
 	runs := filepath.Join(c.dir, "runs")
 	// Each run notes where it ran and its pid, then waits.
 	script := fmt.Sprintf("echo \"$SLURMD_NODENAME ${SLURM_RESTART_COUNT:-0} $$\" >> %s; sleep 300 & wait", runs)
+	var id string
 	t.Cleanup(func() {
 		for _, l := range strings.Split(readFileOr(runs), "\n") {
 			if f := strings.Fields(l); len(f) == 3 {
 				if pid, err := strconv.Atoi(f[2]); err == nil {
-					_ = syscall.Kill(-pid, syscall.SIGKILL)
-					_ = syscall.Kill(pid, syscall.SIGKILL)
+					killJobProcess(pid, id, f[0], true)
 				}
 			}
 		}
 	})
-	id := c.sbatch("--requeue", "-o", "/dev/null", "--wrap", script)
+	id = c.sbatch("--requeue", "-o", "/dev/null", "--wrap", script)
 	c.waitState(id, "RUNNING", 30*time.Second)
 	first := c.jobField(id, "NodeList")
 	c.waitFor("the first run to start", 30*time.Second, func() bool { return strings.Count(readFileOr(runs), "\n") == 1 })

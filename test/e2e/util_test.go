@@ -3,7 +3,11 @@ package e2e
 import (
 	"bytes"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -42,4 +46,27 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// killJobProcess sends SIGKILL to pid (and with group, to its process
+// group) only while pid is still a process of job on node: a pid read back
+// from a file after the job ended may by then belong to another test's
+// process (tests run in parallel, pids are reused).
+func killJobProcess(pid int, job, node string, group bool) {
+	env, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return
+	}
+	var jobOK, nodeOK bool
+	for _, kv := range strings.Split(string(env), "\x00") {
+		jobOK = jobOK || kv == "SLURM_JOB_ID="+job
+		nodeOK = nodeOK || kv == "SLURMD_NODENAME="+node
+	}
+	if !jobOK || !nodeOK {
+		return
+	}
+	if group {
+		_ = syscall.Kill(-pid, syscall.SIGKILL)
+	}
+	_ = syscall.Kill(pid, syscall.SIGKILL)
 }
