@@ -45,7 +45,7 @@ test-e2e: build ## end-to-end tests through the real binary
 # API layer, Raft wiring and the state store.
 RACE_PKGS := ./internal/agent/... ./internal/controller/... ./internal/executor/... ./internal/stepio/... \
   ./internal/service/... ./internal/grpcapi/... ./internal/nodeproto/... ./internal/raftnode/... ./internal/state/... \
-  ./internal/auth/... ./internal/clock/... ./client/...
+  ./internal/auth/... ./internal/clock/... ./internal/localapi/... ./client/...
 
 race: ## unit tests of the concurrent packages under the race detector
 	CGO_ENABLED=1 $(GO) test -race -count=1 -timeout 15m $(RACE_PKGS)
