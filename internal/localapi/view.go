@@ -16,8 +16,11 @@ func listing(jobs []*model.Job, now int64, q api.JobQuery) *localwire.JobList {
 		d = wire.Summary
 	}
 	out := make([]*model.Job, len(jobs))
+	// Jobs submitted alike and array tasks hold one spec (fsm.shareSpec):
+	// cut it once, so the listing shares one view of it, as gRPC's does.
+	views := map[*model.JobSpec]*model.JobSpec{}
 	for i, j := range jobs {
-		v := viewJob(j, d)
+		v := viewJobShared(j, d, views)
 		if d == wire.Summary && q.WithSteps {
 			v.Steps = viewSteps(j.Steps)
 		}
@@ -29,7 +32,11 @@ func listing(jobs []*model.Job, now int64, q api.JobQuery) *localwire.JobList {
 // viewJob is a copy of j as a user sees it at detail d (wire.Listing or
 // wire.Summary): the gRPC adapter's cut (internal/wire's JobToPB), which
 // a test holds this one to, field by field.
-func viewJob(j *model.Job, d wire.Detail) *model.Job {
+func viewJob(j *model.Job, d wire.Detail) *model.Job { return viewJobShared(j, d, nil) }
+
+// viewJobShared is viewJob with the spec views already cut (views may be
+// nil).
+func viewJobShared(j *model.Job, d wire.Detail, views map[*model.JobSpec]*model.JobSpec) *model.Job {
 	v := *j
 	if j.State == model.JobPending {
 		// A pending job's start time is the planned one.
@@ -49,7 +56,14 @@ func viewJob(j *model.Job, d wire.Detail) *model.Job {
 		v.Steps = viewSteps(j.Steps)
 	}
 	if j.Spec != nil {
-		v.Spec = wire.ListingSpec(j.Spec, d)
+		vs, ok := views[j.Spec]
+		if !ok {
+			vs = wire.ListingSpec(j.Spec, d)
+			if views != nil {
+				views[j.Spec] = vs
+			}
+		}
+		v.Spec = vs
 	}
 	return &v
 }

@@ -411,9 +411,15 @@ type JobList struct {
 func NewJobList(jobs []*model.Job, now int64) *JobList {
 	out := &JobList{Jobs: jobs, Spec: make([]int, len(jobs)), Now: now}
 	index := map[string]int{}
+	// A spec several jobs point to is encoded and compared once.
+	byPtr := map[*model.JobSpec]int{}
 	var key []byte
 	for i, j := range jobs {
 		if j.Spec == nil {
+			continue
+		}
+		if n, ok := byPtr[j.Spec]; ok {
+			out.Spec[i], j.Spec = n, nil
 			continue
 		}
 		key = AppendCompact(key[:0], j.Spec)
@@ -423,6 +429,7 @@ func NewJobList(jobs []*model.Job, now int64) *JobList {
 			n = len(out.Specs)
 			index[string(key)] = n
 		}
+		byPtr[j.Spec] = n
 		out.Spec[i], j.Spec = n, nil
 	}
 	return out
