@@ -17,8 +17,8 @@ import (
 // plan such a job later than needed but never onto a reserved node.
 
 // resvExclude returns exc widened by what reservations deny j, or the
-// reason j waits for its reservation. It sets s.maint (a MAINT
-// reservation is among those denying nodes), s.confined (j runs only on
+// reason j waits for its reservation. It sets s.maint (a reservation
+// denies it nodes: Slurm's reason is then the maintenance one), s.confined (j runs only on
 // its reservation's nodes) and s.excFree/excFreePart (the free CPUs on
 // the nodes it is denied).
 func (s *scheduler) resvExclude(j *model.Job, ps *partState, r *request, req, exc []int32) (out []int32, wait string, place *partState) {
@@ -42,7 +42,10 @@ func (s *scheduler) resvExclude(j *model.Job, ps *partState, r *request, req, ex
 		}
 		return exc, v.Wait, ps
 	}
-	s.maint, s.confined = v.Maint, v.Only != nil
+	// Slurm 22.05 gives "ReqNodeNotAvail, Reserved for maintenance" for a
+	// job kept off nodes by any reservation, MAINT or not (checked on the
+	// peer: a plain reservation starting in 5 minutes, a 30-minute job).
+	s.maint, s.confined = v.Maint || len(v.Deny) > 0, v.Only != nil
 	if s.c.resvBlk != nil {
 		// The backfill search for a later start (resvplan.go): the whole
 		// partition, or all of the job's reservation, blocks deciding when.
