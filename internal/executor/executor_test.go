@@ -847,16 +847,20 @@ func TestUmaskSwapConcurrent(t *testing.T) {
 	if ownUmask == other {
 		other = 0o027
 	}
-	var wg sync.WaitGroup
-	errs := make(chan error, 80)
-	for i := range 80 {
-		dir := testDir(t, false)
-		if err := os.Mkdir(filepath.Join(dir, strconv.Itoa(i)), 0o755); err != nil {
+	// Every script is written before any launch forks: a fork while a
+	// script is open for writing would make its exec fail (ETXTBSY).
+	specs, dirs := make([]*Spec, 80), make([]string, 80)
+	for i := range specs {
+		dir := filepath.Join(testDir(t, false), strconv.Itoa(i))
+		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		dir = filepath.Join(dir, strconv.Itoa(i))
-		name := "umask.txt"
-		spec := scriptSpec(t, false, dir, "umask > "+name)
+		specs[i], dirs[i] = scriptSpec(t, false, dir, "umask > umask.txt"), dir
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 80)
+	for i := range specs {
+		dir, name, spec := dirs[i], "umask.txt", specs[i]
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
