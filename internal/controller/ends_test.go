@@ -1,8 +1,6 @@
 package controller
 
 import (
-	"io"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,46 +9,6 @@ import (
 	"github.com/drover-hpc/drover/internal/nodemsg"
 	"github.com/drover-hpc/drover/internal/state"
 )
-
-// endScript sends its messages at once (so that ends queue up behind the
-// first one's commit), then waits (bounded) for want EndAcks and one
-// ReportAck before ending the stream.
-type endScript struct {
-	in   []nodemsg.FromNode
-	want int
-
-	mu   sync.Mutex
-	out  []nodemsg.ToNode
-	acks chan struct{}
-}
-
-func (s *endScript) Send(m nodemsg.ToNode) error {
-	s.mu.Lock()
-	s.out = append(s.out, m)
-	s.mu.Unlock()
-	switch m.(type) {
-	case *nodemsg.EndAck, *nodemsg.ReportAck:
-		s.acks <- struct{}{}
-	}
-	return nil
-}
-
-func (s *endScript) Recv() (nodemsg.FromNode, error) {
-	if len(s.in) > 0 {
-		m := s.in[0]
-		s.in = s.in[1:]
-		return m, nil
-	}
-	for range s.want {
-		select {
-		case <-s.acks:
-		case <-time.After(10 * time.Second):
-			return nil, io.EOF // the test reports what is missing
-		}
-	}
-	s.want = 0
-	return nil, io.EOF
-}
 
 // TestEndsCommittedTogether: ends that arrive back to back (one of them
 // repeated) are each committed once and acknowledged, and the message
@@ -70,7 +28,7 @@ func TestEndsCommittedTogether(t *testing.T) {
 		t.Fatal(err)
 	}
 	run2 := st.Snapshot().Job(2).Run()
-	s := &endScript{want: 4, acks: make(chan struct{}, 16), in: []nodemsg.FromNode{
+	s := &ackScript{want: 4, acks: make(chan struct{}, 16), in: []nodemsg.FromNode{
 		&nodemsg.Register{Node: "n1", CPUs: 2, Memory: 1000, Ended: []model.JobID{1, 2}},
 		&nodemsg.JobEnded{Job: 1, Run: run, ExitCode: 0},
 		&nodemsg.JobEnded{Job: 2, Run: run2, ExitCode: 3},

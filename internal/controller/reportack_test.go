@@ -12,8 +12,9 @@ import (
 	"github.com/drover-hpc/drover/internal/state"
 )
 
-// ackScript sends its messages, then waits (bounded) until the controller
-// has sent want ReportAcks before ending the stream.
+// ackScript sends its messages at once (so that ends queue up behind the
+// first one's commit), then waits (bounded) until the controller has sent
+// want acknowledgements (EndAck or ReportAck) before ending the stream.
 type ackScript struct {
 	in   []nodemsg.FromNode
 	want int
@@ -27,7 +28,8 @@ func (s *ackScript) Send(m nodemsg.ToNode) error {
 	s.mu.Lock()
 	s.out = append(s.out, m)
 	s.mu.Unlock()
-	if _, ok := m.(*nodemsg.ReportAck); ok {
+	switch m.(type) {
+	case *nodemsg.EndAck, *nodemsg.ReportAck:
 		s.acks <- struct{}{}
 	}
 	return nil
