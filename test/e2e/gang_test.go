@@ -121,25 +121,7 @@ func TestGang(t *testing.T) {
 	b := c.sbatch("-c2", "--mem=10M", "-o", os.DevNull, "--wrap", ticker(out, "b", 30))
 	c.waitState(b, "RUNNING", 30*time.Second)
 	// One runs while the other is suspended, and they swap.
-	seen := map[string]bool{}
-	c.waitFor("each job to be seen suspended while the other runs", 30*time.Second, func() bool {
-		st, _, _ := c.run("squeue", "-h", "-j", a+","+b, "-o", "%i %t")
-		s := map[string]string{}
-		for _, l := range strings.Split(strings.TrimSpace(st), "\n") {
-			if f := strings.Fields(l); len(f) == 2 {
-				s[f[0]] = f[1]
-			}
-		}
-		switch {
-		case s[a] == "S" && s[b] == "R":
-			seen[a] = true
-		case s[b] == "S" && s[a] == "R":
-			seen[b] = true
-		case s[a] == "R" && s[b] == "R":
-			t.Fatalf("both gang jobs running at once")
-		}
-		return seen[a] && seen[b]
-	})
+	c.waitTakingTurns(t, a, b)
 	c.waitState(a, "COMPLETED", 60*time.Second)
 	c.waitState(b, "COMPLETED", 60*time.Second)
 
@@ -171,4 +153,29 @@ func TestGang(t *testing.T) {
 	if sum := float64(elapsed[0] + elapsed[1]); sum < wall-3 || sum > wall+4 || slices.Contains(susp, 0) {
 		t.Errorf("run times %v (suspended %v) over %.1f s of wall time", elapsed, susp, wall)
 	}
+}
+
+// waitTakingTurns waits (bounded) until each of the gang jobs a and b has
+// been seen suspended while the other runs; both running at once fails.
+func (c *cluster) waitTakingTurns(t *testing.T, a, b string) {
+	t.Helper()
+	seen := map[string]bool{}
+	c.waitFor("each gang job to be seen suspended while the other runs", 30*time.Second, func() bool {
+		st, _, _ := c.run("squeue", "-h", "-j", a+","+b, "-o", "%i %t")
+		s := map[string]string{}
+		for _, l := range strings.Split(strings.TrimSpace(st), "\n") {
+			if f := strings.Fields(l); len(f) == 2 {
+				s[f[0]] = f[1]
+			}
+		}
+		switch {
+		case s[a] == "S" && s[b] == "R":
+			seen[a] = true
+		case s[b] == "S" && s[a] == "R":
+			seen[b] = true
+		case s[a] == "R" && s[b] == "R":
+			t.Fatalf("both gang jobs running at once")
+		}
+		return seen[a] && seen[b]
+	})
 }

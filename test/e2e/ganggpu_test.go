@@ -3,7 +3,6 @@ package e2e
 import (
 	"os"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 )
@@ -26,25 +25,7 @@ func TestGangGPUs(t *testing.T) {
 	a := c.sbatch("-c2", "--mem=10M", "--gres=gpu:1", "-o", os.DevNull, "--wrap", "sleep 300")
 	c.waitState(a, "RUNNING", 30*time.Second)
 	b := c.sbatch("-c2", "--mem=10M", "--gres=gpu:1", "-o", os.DevNull, "--wrap", "sleep 300")
-	seen := map[string]bool{}
-	c.waitFor("each GPU job to be seen suspended while the other runs", 30*time.Second, func() bool {
-		st, _, _ := c.run("squeue", "-h", "-j", a+","+b, "-o", "%i %t")
-		s := map[string]string{}
-		for _, l := range strings.Split(strings.TrimSpace(st), "\n") {
-			if f := strings.Fields(l); len(f) == 2 {
-				s[f[0]] = f[1]
-			}
-		}
-		switch {
-		case s[a] == "S" && s[b] == "R":
-			seen[a] = true
-		case s[b] == "S" && s[a] == "R":
-			seen[b] = true
-		case s[a] == "R" && s[b] == "R":
-			t.Fatalf("both gang jobs running at once")
-		}
-		return seen[a] && seen[b]
-	})
+	c.waitTakingTurns(t, a, b)
 	idx := regexp.MustCompile(`GRES=gpu:1\(IDX:(\d)\)`)
 	gpuOf := func(id string) string {
 		m := idx.FindStringSubmatch(c.must("scontrol", "show", "job", "-d", id))
