@@ -3,6 +3,8 @@ package cli
 import (
 	"os"
 	"os/user"
+
+	"github.com/drover-hpc/drover/internal/nss"
 )
 
 // Host is what commands ask the operating system: who the caller is, the
@@ -25,8 +27,8 @@ type Host struct {
 // which knows whether the command needs one (finding it reads slurm.conf).
 func OSHost() *Host {
 	return &Host{
-		Getuid: os.Getuid, CurrentUser: user.Current, LookupUser: user.Lookup,
-		LookupUserID: user.LookupId, LookupGroupID: user.LookupGroupId,
+		Getuid: os.Getuid, CurrentUser: nss.Current, LookupUser: nss.Lookup,
+		LookupUserID: nss.LookupId, LookupGroupID: nss.LookupGroupId,
 	}
 }
 
@@ -50,7 +52,7 @@ func (e *Env) CurrentUser() (*user.User, error) {
 	if f := e.host().CurrentUser; f != nil {
 		return f()
 	}
-	return user.Current()
+	return nss.Current()
 }
 
 // LookupUser finds an account by login name.
@@ -58,7 +60,7 @@ func (e *Env) LookupUser(login string) (*user.User, error) {
 	if f := e.host().LookupUser; f != nil {
 		return f(login)
 	}
-	return user.Lookup(login)
+	return nss.Lookup(login)
 }
 
 // LookupUserID finds an account by uid (decimal).
@@ -66,7 +68,7 @@ func (e *Env) LookupUserID(uid string) (*user.User, error) {
 	if f := e.host().LookupUserID; f != nil {
 		return f(uid)
 	}
-	return user.LookupId(uid)
+	return nss.LookupId(uid)
 }
 
 // LookupGroupID finds a group by gid (decimal).
@@ -74,7 +76,7 @@ func (e *Env) LookupGroupID(gid string) (*user.Group, error) {
 	if f := e.host().LookupGroupID; f != nil {
 		return f(gid)
 	}
-	return user.LookupGroupId(gid)
+	return nss.LookupGroupId(gid)
 }
 
 // LaunchHost is the address nodes dial to reach this command.

@@ -3,9 +3,10 @@ package jobspec
 import (
 	"fmt"
 	"math"
-	"os/user"
 	"strconv"
 	"strings"
+
+	"github.com/drover-hpc/drover/internal/nss"
 )
 
 // setUID and setGID take --uid/--gid as a name or a number. Only root
@@ -16,7 +17,7 @@ func setUID(p *parser, v string, _ bool) error {
 		return optErr("--uid only permitted by root user")
 	}
 	id, err := lookupID(v, func(name string) (string, error) {
-		u, err := user.Lookup(name)
+		u, err := nss.Lookup(name)
 		if err != nil {
 			return "", err
 		}
@@ -34,7 +35,7 @@ func setGID(p *parser, v string, _ bool) error {
 		return optErr("--gid only permitted by root user")
 	}
 	id, err := lookupID(v, func(name string) (string, error) {
-		g, err := user.LookupGroup(name)
+		g, err := nss.LookupGroup(name)
 		if err != nil {
 			return "", err
 		}

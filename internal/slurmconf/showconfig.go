@@ -3,10 +3,11 @@ package slurmconf
 import (
 	"cmp"
 	"fmt"
-	"os/user"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drover-hpc/drover/internal/nss"
 )
 
 // How scontrol show config prints a key's value.
@@ -336,7 +337,7 @@ func (c *Config) ShowConfig(boot time.Time) [][2]string {
 				}
 			}
 			uid := "?"
-			if u, err := user.Lookup(name); err == nil {
+			if u, err := nss.Lookup(name); err == nil {
 				uid = u.Uid
 			}
 			add(sk.key, name+"("+uid+")")

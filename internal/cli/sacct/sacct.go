@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/user"
+
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/drover-hpc/drover/internal/nss"
 
 	"github.com/spf13/pflag"
 
@@ -548,7 +550,7 @@ func lookupUID(name string) (uint32, error) {
 	if n, err := strconv.ParseUint(name, 10, 32); err == nil {
 		return uint32(n), nil
 	}
-	u, err := user.Lookup(name)
+	u, err := nss.Lookup(name)
 	if err != nil {
 		return 0, fmt.Errorf("Invalid user id: %s", name)
 	}

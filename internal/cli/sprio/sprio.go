@@ -8,10 +8,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os/user"
+
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drover-hpc/drover/internal/nss"
 
 	"github.com/drover-hpc/drover/internal/cli"
 )
@@ -217,7 +219,7 @@ func filter(jobs []cli.JobPriority, ids, users, parts string) []cli.JobPriority 
 	for _, u := range userList {
 		if n, err := strconv.ParseUint(u, 10, 32); err == nil {
 			uids = append(uids, uint32(n))
-		} else if pu, err := user.Lookup(u); err == nil {
+		} else if pu, err := nss.Lookup(u); err == nil {
 			n, _ := strconv.ParseUint(pu.Uid, 10, 32)
 			uids = append(uids, uint32(n))
 		}

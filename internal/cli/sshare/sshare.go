@@ -9,10 +9,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os/user"
+
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/drover-hpc/drover/internal/nss"
 
 	"github.com/drover-hpc/drover/internal/cli"
 )
@@ -53,7 +55,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		return env.ExitError()
 	}
 	me := ""
-	if u, err := user.Current(); err == nil {
+	if u, err := nss.Current(); err == nil {
 		me = u.Username
 	}
 	userList := split(users)
