@@ -6,6 +6,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/drover-hpc/drover/internal/jobspec"
 )
@@ -22,10 +23,9 @@ func ParseJob(env *Env, kind jobspec.Kind, args []string) (opts *jobspec.Options
 	if i := strings.IndexByte(host, '.'); i > 0 {
 		host = host[:i]
 	}
-	mask, hasMask := processUmask()
 	opts, err = jobspec.Parse(kind, args, jobspec.Context{
 		Environ: env.Environ, Cwd: cwd, Hostname: host, Now: env.Now(), ReadFile: os.ReadFile, Stdin: env.Stdin,
-		Umask: mask, HasUmask: hasMask, Root: os.Getuid() == 0,
+		Umask: processUmask, Root: os.Getuid() == 0,
 	})
 	if err != nil {
 		var je *jobspec.Error
@@ -52,9 +52,10 @@ func ParseJob(env *Env, kind jobspec.Kind, args []string) (opts *jobspec.Options
 
 // processUmask reads this process's umask from /proc without changing it
 // (umask(2) can only be read by setting it, which races with any thread
-// creating a file).
+// creating a file). Plain system calls: os.ReadFile would start the
+// runtime's poller for it.
 func processUmask() (uint32, bool) {
-	b, err := os.ReadFile("/proc/self/status")
+	b, err := readProcFile("/proc/self/status")
 	if err != nil {
 		return 0, false
 	}
@@ -65,4 +66,30 @@ func processUmask() (uint32, bool) {
 		}
 	}
 	return 0, false
+}
+
+// readProcFile reads a /proc file whole (its size is not known ahead).
+func readProcFile(path string) ([]byte, error) {
+	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer syscall.Close(fd)
+	b := make([]byte, 0, 4096)
+	for {
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n <= 0 {
+			return b, nil
+		}
+		b = b[:len(b)+n]
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+	}
 }

@@ -22,7 +22,7 @@ type optIndex struct {
 	kind  Kind
 	long  map[string]*optDef
 	short map[byte]*optDef
-	names []string // sorted long names, for abbreviations
+	names []string // long names in table order, for abbreviations
 }
 
 func newOptIndex(kind Kind) *optIndex {
@@ -38,7 +38,6 @@ func newOptIndex(kind Kind) *optIndex {
 			x.short[d.short] = d
 		}
 	}
-	sort.Strings(x.names)
 	return x
 }
 
@@ -58,6 +57,9 @@ func (x *optIndex) lookupLong(name, arg string) (*optDef, *Error) {
 		return x.long[hits[0]], nil
 	}
 	if len(hits) > 1 && name != "" {
+		// Sorted here, not in newOptIndex: every command builds an
+		// index, few meet an ambiguous abbreviation.
+		sort.Strings(hits)
 		for i, h := range hits {
 			hits[i] = "'--" + h + "'"
 		}

@@ -90,11 +90,18 @@ func (p *parser) settleUmask() {
 			return
 		}
 		mask = uint32(n)
-	} else if p.ctx.HasUmask {
-		mask = p.ctx.Umask & 0o777
+	} else if m, ok := p.umask(); ok {
+		mask = m & 0o777
 		p.spec.Env = append(p.spec.Env, fmt.Sprintf("SLURM_UMASK=%04o", mask))
 	} else {
 		return
 	}
 	p.spec.Umask = &mask
+}
+
+func (p *parser) umask() (uint32, bool) {
+	if p.ctx.Umask == nil {
+		return 0, false
+	}
+	return p.ctx.Umask()
 }

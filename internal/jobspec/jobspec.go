@@ -46,10 +46,11 @@ type Context struct {
 	Now      time.Time
 	ReadFile func(string) ([]byte, error) // reads the batch script; nil = os.ReadFile
 	Stdin    io.Reader                    // the batch script when no path is given
-	// Umask is the submitter's umask when HasUmask: it becomes
-	// SLURM_UMASK unless the environment already sets one.
-	Umask    uint32
-	HasUmask bool
+	// Umask reports the submitter's umask (ok false: unknown; nil: none):
+	// it becomes SLURM_UMASK unless the environment already sets one. A
+	// function, so that --version and a job's own SLURM_UMASK never pay
+	// for reading it.
+	Umask func() (mask uint32, ok bool)
 	// Root: the command runs as root, the only user sbatch lets name
 	// another --uid/--gid (the controller checks again).
 	Root bool

@@ -390,14 +390,14 @@ func TestParsePrivilegedOptions(t *testing.T) {
 
 func TestParseUmask(t *testing.T) {
 	ctx := testCtx(nil)
-	ctx.Umask, ctx.HasUmask = 0o077, true
+	ctx.Umask = func() (uint32, bool) { return 0o077, true }
 	o := mustParse(t, Sbatch, []string{"--wrap=true"}, ctx)
 	if o.Spec.Umask == nil || *o.Spec.Umask != 0o077 || !slices.Contains(o.Spec.Env, "SLURM_UMASK=0077") {
 		t.Errorf("umask 077: %v %q", o.Spec.Umask, o.Spec.Env)
 	}
 	// A job's own SLURM_UMASK wins over the process's (srun in a batch job).
 	ctx = testCtx(nil, "SLURM_UMASK=0027")
-	ctx.Umask, ctx.HasUmask = 0o022, true
+	ctx.Umask = func() (uint32, bool) { return 0o022, true }
 	o = mustParse(t, Srun, []string{"true"}, ctx)
 	if o.Spec.Umask == nil || *o.Spec.Umask != 0o027 {
 		t.Errorf("SLURM_UMASK=0027: %v", o.Spec.Umask)
