@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -48,65 +49,68 @@ func setAssocLimit(db *model.AcctDB, l *limits, kv KeyValue) (bool, error) {
 	if kv.Op == "" {
 		return false, nil
 	}
-	return lookupSetting(assocSettings, db, l, kv)
+	return lookupSetting(assocSettings(), db, l, kv)
 }
 
 // assocSettings are the keys an association takes, in sacctmgr's order.
-var assocSettings = []setting[limits]{
-	{[]word{{"DefaultQOS", 8}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
-		v := stripQuotes(kv.Value, true)
-		if n := leadingInts(strings.TrimPrefix(v, "-"), 0, 1); strings.HasPrefix(v, "-") && len(n) == 1 && n[0] == 1 {
-			v = ""
-		} else if db.QOS[v] == nil {
-			return errorf("You gave a bad default qos '%s'.  Use 'list qos' to get complete list.\n", kv.Value)
-		}
-		l.defQOS = &v
-		return nil
-	}},
-	{[]word{{"FairShare", 1}, {"Shares", 1}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
-		if len(kv.Value) >= 6 && strings.EqualFold(kv.Value[:6], "parent") {
-			n := model.SharesParent
-			l.shares = &n
+// Built on first use: its closures were allocated at every command's start.
+var assocSettings = sync.OnceValue(func() []setting[limits] {
+	return []setting[limits]{
+		{[]word{{"DefaultQOS", 8}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
+			v := stripQuotes(kv.Value, true)
+			if n := leadingInts(strings.TrimPrefix(v, "-"), 0, 1); strings.HasPrefix(v, "-") && len(n) == 1 && n[0] == 1 {
+				v = ""
+			} else if db.QOS[v] == nil {
+				return errorf("You gave a bad default qos '%s'.  Use 'list qos' to get complete list.\n", kv.Value)
+			}
+			l.defQOS = &v
 			return nil
-		}
-		return setCount("FairShare", func(l *limits) **int { return &l.shares })(db, l, kv)
-	}},
-	{[]word{{"GrpCPUMins", 7}, {"GrpCPURunMins", 7}}, nil},
-	{[]word{{"GrpCpus", 7}}, setOneTRES("cpu", "GrpCpus", assocGrpTRES)},
-	{[]word{{"GrpJobs", 4}}, setCount("GrpJobs", func(l *limits) **int { return &l.grpJobs })},
-	{[]word{{"GrpJobsAccrue", 8}}, nil},
-	{[]word{{"GrpMemory", 4}}, setOneTRES("mem", "GrpMemory", assocGrpTRES)},
-	{[]word{{"GrpNodes", 4}}, setOneTRES("node", "GrpNodes", assocGrpTRES)},
-	{[]word{{"GrpSubmitJobs", 4}}, setCount("GrpSubmitJobs", func(l *limits) **int { return &l.grpSubmit })},
-	{[]word{{"GrpTRES", 7}}, setTRES(assocGrpTRES)},
-	{[]word{{"GrpTRESMins", 8}, {"GrpTRESRunMins", 8}}, nil},
-	{[]word{{"GrpWall", 4}}, setWall("GrpWall", func(l *limits) **int64 { return &l.grpWall })},
-	{[]word{{"MaxCPUMinsPerJob", 7}, {"MaxCPURunMins", 7}}, nil},
-	{[]word{{"MaxCpusPerJob", 7}}, setOneTRES("cpu", "MaxCpusPerJob", assocMaxTRES)},
-	{[]word{{"MaxJobs", 4}}, setCount("MaxJobs", func(l *limits) **int { return &l.maxJobs })},
-	{[]word{{"MaxJobsAccrue", 8}}, nil},
-	{[]word{{"MaxNodesPerJob", 4}}, setOneTRES("node", "MaxNodes", assocMaxTRES)},
-	{[]word{{"MinPrioThresh", 4}}, nil},
-	{[]word{{"MaxSubmitJobs", 4}}, setCount("MaxSubmitJobs", func(l *limits) **int { return &l.maxSubmit })},
-	{[]word{{"MaxTRESPerJob", 7}}, setTRES(assocMaxTRES)},
-	{[]word{{"MaxTRESPerNode", 11}}, setTRES(func(l *limits) *model.TRES { return &l.maxTRESNode })},
-	{[]word{{"MaxTRESMinsPerJob", 8}, {"MaxTRESRunMins", 8}}, nil},
-	{[]word{{"MaxWallDurationPerJob", 4}}, setWall("MaxWall", func(l *limits) **int64 { return &l.maxWall })},
-	{[]word{{"Parent", 2}}, func(_ *model.AcctDB, l *limits, kv KeyValue) error {
-		p := stripQuotes(kv.Value, true)
-		l.parent = &p
-		return nil
-	}},
-	{[]word{{"Priority", 2}}, setCount("Priority", func(l *limits) **int { return &l.prio })},
-	{[]word{{"QosLevel", 1}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
-		ops, err := parseQOSList(db, kv)
-		if err != nil {
-			return err
-		}
-		l.qos = ops
-		return nil
-	}},
-}
+		}},
+		{[]word{{"FairShare", 1}, {"Shares", 1}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
+			if len(kv.Value) >= 6 && strings.EqualFold(kv.Value[:6], "parent") {
+				n := model.SharesParent
+				l.shares = &n
+				return nil
+			}
+			return setCount("FairShare", func(l *limits) **int { return &l.shares })(db, l, kv)
+		}},
+		{[]word{{"GrpCPUMins", 7}, {"GrpCPURunMins", 7}}, nil},
+		{[]word{{"GrpCpus", 7}}, setOneTRES("cpu", "GrpCpus", assocGrpTRES)},
+		{[]word{{"GrpJobs", 4}}, setCount("GrpJobs", func(l *limits) **int { return &l.grpJobs })},
+		{[]word{{"GrpJobsAccrue", 8}}, nil},
+		{[]word{{"GrpMemory", 4}}, setOneTRES("mem", "GrpMemory", assocGrpTRES)},
+		{[]word{{"GrpNodes", 4}}, setOneTRES("node", "GrpNodes", assocGrpTRES)},
+		{[]word{{"GrpSubmitJobs", 4}}, setCount("GrpSubmitJobs", func(l *limits) **int { return &l.grpSubmit })},
+		{[]word{{"GrpTRES", 7}}, setTRES(assocGrpTRES)},
+		{[]word{{"GrpTRESMins", 8}, {"GrpTRESRunMins", 8}}, nil},
+		{[]word{{"GrpWall", 4}}, setWall("GrpWall", func(l *limits) **int64 { return &l.grpWall })},
+		{[]word{{"MaxCPUMinsPerJob", 7}, {"MaxCPURunMins", 7}}, nil},
+		{[]word{{"MaxCpusPerJob", 7}}, setOneTRES("cpu", "MaxCpusPerJob", assocMaxTRES)},
+		{[]word{{"MaxJobs", 4}}, setCount("MaxJobs", func(l *limits) **int { return &l.maxJobs })},
+		{[]word{{"MaxJobsAccrue", 8}}, nil},
+		{[]word{{"MaxNodesPerJob", 4}}, setOneTRES("node", "MaxNodes", assocMaxTRES)},
+		{[]word{{"MinPrioThresh", 4}}, nil},
+		{[]word{{"MaxSubmitJobs", 4}}, setCount("MaxSubmitJobs", func(l *limits) **int { return &l.maxSubmit })},
+		{[]word{{"MaxTRESPerJob", 7}}, setTRES(assocMaxTRES)},
+		{[]word{{"MaxTRESPerNode", 11}}, setTRES(func(l *limits) *model.TRES { return &l.maxTRESNode })},
+		{[]word{{"MaxTRESMinsPerJob", 8}, {"MaxTRESRunMins", 8}}, nil},
+		{[]word{{"MaxWallDurationPerJob", 4}}, setWall("MaxWall", func(l *limits) **int64 { return &l.maxWall })},
+		{[]word{{"Parent", 2}}, func(_ *model.AcctDB, l *limits, kv KeyValue) error {
+			p := stripQuotes(kv.Value, true)
+			l.parent = &p
+			return nil
+		}},
+		{[]word{{"Priority", 2}}, setCount("Priority", func(l *limits) **int { return &l.prio })},
+		{[]word{{"QosLevel", 1}}, func(db *model.AcctDB, l *limits, kv KeyValue) error {
+			ops, err := parseQOSList(db, kv)
+			if err != nil {
+				return err
+			}
+			l.qos = ops
+			return nil
+		}},
+	}
+})
 
 func assocGrpTRES(l *limits) *model.TRES { return &l.grpTRES }
 func assocMaxTRES(l *limits) *model.TRES { return &l.maxTRES }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -78,83 +79,86 @@ func preemptMode(v string) (string, bool) {
 
 // setQOSOption reads kv as a QOS setting; false when it is not one.
 func setQOSOption(db *model.AcctDB, q *qosSet, kv KeyValue) (bool, error) {
-	return lookupSetting(qosSettings, db, q, kv)
+	return lookupSetting(qosSettings(), db, q, kv)
 }
 
 // qosSettings are the keys a QOS takes, in sacctmgr's order.
-var qosSettings = []setting[qosSet]{
-	{[]word{{"Description", 1}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
-		if q.descr == nil {
-			s := stripQuotes(kv.Value, true)
-			q.descr = &s
-		}
-		return nil
-	}},
-	{[]word{{"Flags", 2}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error { return q.setFlags(kv) }},
-	{[]word{{"GraceTime", 3}}, setCount("GraceTime", func(q *qosSet) **int { return &q.grace })},
-	{[]word{{"GrpCPUMins", 7}, {"GrpCPURunMins", 7}}, nil},
-	{[]word{{"GrpCPUs", 7}}, setOneTRES("cpu", "GrpCPUs", qosGrpTRES)},
-	{[]word{{"GrpJobs", 4}}, setCount("GrpJobs", func(q *qosSet) **int { return &q.grpJobs })},
-	{[]word{{"GrpJobsAccrue", 8}}, nil},
-	{[]word{{"GrpMemory", 4}}, setOneTRES("mem", "GrpMemory", qosGrpTRES)},
-	{[]word{{"GrpNodes", 4}}, setOneTRES("node", "GrpNodes", qosGrpTRES)},
-	{[]word{{"GrpSubmitJobs", 4}}, setCount("GrpSubmitJobs", func(q *qosSet) **int { return &q.grpSubmit })},
-	{[]word{{"GrpTRES", 7}}, setTRES(qosGrpTRES)},
-	{[]word{{"GrpTRESMins", 8}, {"GrpTRESRunMins", 8}, {"GrpWall", 4}, {"LimitFactor", 6}, {"MaxCPUMinsPerJob", 7}}, nil},
-	{[]word{{"MaxCPUsPerJob", 7}}, setOneTRES("cpu", "MaxCPUs", qosPerJob)},
-	{[]word{{"MaxCPUsPerUser", 11}, {"MaxCPUsPU", 9}}, setOneTRES("cpu", "MaxCPUsPerUser", qosPerUser)},
-	{[]word{{"MaxJobsAccruePerAccount", 17}, {"MaxJobsAccruePA", 15}, {"MaxJobsAccruePerUser", 17},
-		{"MaxJobsAccruePU", 15}, {"MaxJobsPerAccount", 11}, {"MaxJobsPA", 9}}, nil},
-	{[]word{{"MaxJobsPerUser", 4}, {"MaxJobsPU", 4}}, setCount("MaxJobsPU", func(q *qosSet) **int { return &q.maxJobsPU })},
-	{[]word{{"MaxNodesPerJob", 4}}, setOneTRES("node", "MaxNodesPerJob", qosPerJob)},
-	{[]word{{"MaxNodesPerUser", 8}, {"MaxNodesPU", 8}}, setOneTRES("node", "MaxNodesPerUser", qosPerUser)},
-	{[]word{{"MaxSubmitJobsPerAccount", 17}, {"MaxSubmitJobsPA", 15}}, nil},
-	{[]word{{"MaxSubmitJobsPerUser", 4}, {"MaxSubmitJobsPU", 4}, {"MaxSubmitPU", 11}},
-		setCount("MaxSubmitJobsPU", func(q *qosSet) **int { return &q.maxSubPU })},
-	{[]word{{"MaxTRESPerAccount", 11}, {"MaxTRESPA", 9}}, nil},
-	{[]word{{"MaxTRESPerJob", 7}}, setTRES(qosPerJob)},
-	{[]word{{"MaxTRESPerNode", 11}}, setTRES(func(q *qosSet) *model.TRES { return &q.perNode })},
-	{[]word{{"MaxTRESPerUser", 11}, {"MaxTRESPU", 9}}, setTRES(qosPerUser)},
-	{[]word{{"MaxTRESMinsPerJob", 8}, {"MaxTRESRunMinsPA", 16}, {"MaxTRESRunMinsPU", 8}}, nil},
-	{[]word{{"MaxWallDurationPerJob", 4}}, setWall("MaxWall", func(q *qosSet) **int64 { return &q.maxWall })},
-	{[]word{{"MinCPUsPerJob", 7}, {"MinPrioThresh", 4}, {"MinTRESPerJob", 7}}, nil},
-	{[]word{{"PreemptMode", 8}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
-		m, ok := preemptMode(stripQuotes(kv.Value, true))
-		if !ok {
-			return errorf(" Bad Preempt Mode given: %s\n", kv.String())
-		}
-		q.preemptMode = &m
-		return nil
-	}},
-	{[]word{{"Preempt", 7}}, func(db *model.AcctDB, q *qosSet, kv KeyValue) error {
-		ops, err := parseQOSList(db, kv)
-		if err != nil {
-			return err
-		}
-		q.preempt = ops
-		return nil
-	}},
-	{[]word{{"PreemptExemptTime", 8}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
-		secs, ok := parseDuration(kv.Value)
-		if !ok {
-			tok := kv.String()
-			return &Error{" Bad PreemptExemptTime format: " + tok + "\n" + unknownOption(tok)}
-		}
-		q.preemptExempt = &secs
-		return nil
-	}},
-	{[]word{{"RawUsage", 7}}, nil},
-	{[]word{{"Priority", 3}}, setCount("Priority", func(q *qosSet) **int { return &q.prio })},
-	{[]word{{"UsageFactor", 6}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
-		f, err := parseFloat(kv.Value, "UsageFactor")
-		if err != nil {
-			return &Error{err.Error() + unknownOption(kv.String())}
-		}
-		q.usage = &f
-		return nil
-	}},
-	{[]word{{"UsageThreshold", 6}}, nil},
-}
+// Built on first use, as assocSettings.
+var qosSettings = sync.OnceValue(func() []setting[qosSet] {
+	return []setting[qosSet]{
+		{[]word{{"Description", 1}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
+			if q.descr == nil {
+				s := stripQuotes(kv.Value, true)
+				q.descr = &s
+			}
+			return nil
+		}},
+		{[]word{{"Flags", 2}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error { return q.setFlags(kv) }},
+		{[]word{{"GraceTime", 3}}, setCount("GraceTime", func(q *qosSet) **int { return &q.grace })},
+		{[]word{{"GrpCPUMins", 7}, {"GrpCPURunMins", 7}}, nil},
+		{[]word{{"GrpCPUs", 7}}, setOneTRES("cpu", "GrpCPUs", qosGrpTRES)},
+		{[]word{{"GrpJobs", 4}}, setCount("GrpJobs", func(q *qosSet) **int { return &q.grpJobs })},
+		{[]word{{"GrpJobsAccrue", 8}}, nil},
+		{[]word{{"GrpMemory", 4}}, setOneTRES("mem", "GrpMemory", qosGrpTRES)},
+		{[]word{{"GrpNodes", 4}}, setOneTRES("node", "GrpNodes", qosGrpTRES)},
+		{[]word{{"GrpSubmitJobs", 4}}, setCount("GrpSubmitJobs", func(q *qosSet) **int { return &q.grpSubmit })},
+		{[]word{{"GrpTRES", 7}}, setTRES(qosGrpTRES)},
+		{[]word{{"GrpTRESMins", 8}, {"GrpTRESRunMins", 8}, {"GrpWall", 4}, {"LimitFactor", 6}, {"MaxCPUMinsPerJob", 7}}, nil},
+		{[]word{{"MaxCPUsPerJob", 7}}, setOneTRES("cpu", "MaxCPUs", qosPerJob)},
+		{[]word{{"MaxCPUsPerUser", 11}, {"MaxCPUsPU", 9}}, setOneTRES("cpu", "MaxCPUsPerUser", qosPerUser)},
+		{[]word{{"MaxJobsAccruePerAccount", 17}, {"MaxJobsAccruePA", 15}, {"MaxJobsAccruePerUser", 17},
+			{"MaxJobsAccruePU", 15}, {"MaxJobsPerAccount", 11}, {"MaxJobsPA", 9}}, nil},
+		{[]word{{"MaxJobsPerUser", 4}, {"MaxJobsPU", 4}}, setCount("MaxJobsPU", func(q *qosSet) **int { return &q.maxJobsPU })},
+		{[]word{{"MaxNodesPerJob", 4}}, setOneTRES("node", "MaxNodesPerJob", qosPerJob)},
+		{[]word{{"MaxNodesPerUser", 8}, {"MaxNodesPU", 8}}, setOneTRES("node", "MaxNodesPerUser", qosPerUser)},
+		{[]word{{"MaxSubmitJobsPerAccount", 17}, {"MaxSubmitJobsPA", 15}}, nil},
+		{[]word{{"MaxSubmitJobsPerUser", 4}, {"MaxSubmitJobsPU", 4}, {"MaxSubmitPU", 11}},
+			setCount("MaxSubmitJobsPU", func(q *qosSet) **int { return &q.maxSubPU })},
+		{[]word{{"MaxTRESPerAccount", 11}, {"MaxTRESPA", 9}}, nil},
+		{[]word{{"MaxTRESPerJob", 7}}, setTRES(qosPerJob)},
+		{[]word{{"MaxTRESPerNode", 11}}, setTRES(func(q *qosSet) *model.TRES { return &q.perNode })},
+		{[]word{{"MaxTRESPerUser", 11}, {"MaxTRESPU", 9}}, setTRES(qosPerUser)},
+		{[]word{{"MaxTRESMinsPerJob", 8}, {"MaxTRESRunMinsPA", 16}, {"MaxTRESRunMinsPU", 8}}, nil},
+		{[]word{{"MaxWallDurationPerJob", 4}}, setWall("MaxWall", func(q *qosSet) **int64 { return &q.maxWall })},
+		{[]word{{"MinCPUsPerJob", 7}, {"MinPrioThresh", 4}, {"MinTRESPerJob", 7}}, nil},
+		{[]word{{"PreemptMode", 8}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
+			m, ok := preemptMode(stripQuotes(kv.Value, true))
+			if !ok {
+				return errorf(" Bad Preempt Mode given: %s\n", kv.String())
+			}
+			q.preemptMode = &m
+			return nil
+		}},
+		{[]word{{"Preempt", 7}}, func(db *model.AcctDB, q *qosSet, kv KeyValue) error {
+			ops, err := parseQOSList(db, kv)
+			if err != nil {
+				return err
+			}
+			q.preempt = ops
+			return nil
+		}},
+		{[]word{{"PreemptExemptTime", 8}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
+			secs, ok := parseDuration(kv.Value)
+			if !ok {
+				tok := kv.String()
+				return &Error{" Bad PreemptExemptTime format: " + tok + "\n" + unknownOption(tok)}
+			}
+			q.preemptExempt = &secs
+			return nil
+		}},
+		{[]word{{"RawUsage", 7}}, nil},
+		{[]word{{"Priority", 3}}, setCount("Priority", func(q *qosSet) **int { return &q.prio })},
+		{[]word{{"UsageFactor", 6}}, func(_ *model.AcctDB, q *qosSet, kv KeyValue) error {
+			f, err := parseFloat(kv.Value, "UsageFactor")
+			if err != nil {
+				return &Error{err.Error() + unknownOption(kv.String())}
+			}
+			q.usage = &f
+			return nil
+		}},
+		{[]word{{"UsageThreshold", 6}}, nil},
+	}
+})
 
 func qosGrpTRES(q *qosSet) *model.TRES { return &q.grpTRES }
 func qosPerJob(q *qosSet) *model.TRES  { return &q.perJob }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/acct"
@@ -225,13 +226,14 @@ var fields = []*field{
 	{"WorkDir", -15, []string{"work_dir"}, false, func(r *row) string { return r.j.WorkDir }},
 }
 
-var fieldByName = func() map[string]*field {
+// fieldByName is built on first use: every command's start paid for it.
+var fieldByName = sync.OnceValue(func() map[string]*field {
 	m := make(map[string]*field, len(fields))
 	for _, f := range fields {
 		m[strings.ToLower(f.name)] = f
 	}
 	return m
-}()
+})
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

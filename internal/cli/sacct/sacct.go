@@ -301,7 +301,7 @@ func columns(o *options, env *cli.Env) ([]column, error) {
 			continue
 		}
 		name, width, hasWidth := strings.Cut(item, "%")
-		f := fieldByName[strings.ToLower(name)]
+		f := fieldByName()[strings.ToLower(name)]
 		if f == nil {
 			return nil, fmt.Errorf("Invalid field requested: \"%s\"", name)
 		}

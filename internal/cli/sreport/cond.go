@@ -3,10 +3,8 @@ package sreport
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/jobspec"
@@ -289,14 +287,51 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// Compiled on first use: every Slurm command starts the one binary, and
-// compiling at package initialisation would cost them all.
-var (
-	yearlessDate = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^(\d{1,2}[/.]\d{1,2}($|[-T ])|\d{4}($|[T ]|-\d{1,2}:))`)
-	})
-	anyDate = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[/.]|\d{4}`) })
-)
+// yearlessDate reports whether l starts with a date without a year, or a
+// year with a time of day or nothing after it; in regexp terms
+// ^(\d{1,2}[/.]\d{1,2}($|[-T ])|\d{4}($|[T ]|-\d{1,2}:)). Written out: the
+// regexp package's tables were initialised at every command's start.
+func yearlessDate(l string) bool {
+	switch n := digitRun(l); n {
+	case 1, 2: // M/D, MM.DD, ...
+		if n == len(l) || (l[n] != '/' && l[n] != '.') {
+			return false
+		}
+		rest := l[n+1:]
+		m := digitRun(rest)
+		return (m == 1 || m == 2) && (m == len(rest) || strings.IndexByte("-T ", rest[m]) >= 0)
+	case 4: // YYYY, YYYY-HH:...
+		rest := l[4:]
+		if rest == "" || rest[0] == 'T' || rest[0] == ' ' {
+			return true
+		}
+		m := digitRun(rest[1:])
+		return rest[0] == '-' && (m == 1 || m == 2) && len(rest) > 1+m && rest[1+m] == ':'
+	}
+	return false
+}
+
+// anyDate reports whether l holds a date at all: [/.]|\d{4}.
+func anyDate(l string) bool {
+	if strings.ContainsAny(l, "/.") {
+		return true
+	}
+	for i := range l {
+		if digitRun(l[i:]) >= 4 {
+			return true
+		}
+	}
+	return false
+}
+
+// digitRun is how many ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+		n++
+	}
+	return n
+}
 
 // parseTime reads a Start= or End= time in Slurm's forms, looking into
 // the past as sreport does: a time of day alone is today's, and a date
@@ -316,13 +351,13 @@ func parseTime(s string, now time.Time) (time.Time, error) {
 	case !t.After(now), strings.HasPrefix(l, "now"), strings.HasPrefix(l, "uts"),
 		strings.Contains(l, "today"), strings.Contains(l, "tomorrow"):
 		return t, nil
-	case yearlessDate().MatchString(l):
+	case yearlessDate(l):
 		year := now.Year()
 		if t.Month() > now.Month() {
 			year--
 		}
 		return time.Date(year, t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, t.Location()), nil
-	case !anyDate().MatchString(l):
+	case !anyDate(l):
 		// A time of day alone: today's even when already past.
 		y, m, d := now.Date()
 		if ty, tm, td := t.Date(); ty != y || tm != m || td != d {

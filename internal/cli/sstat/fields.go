@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/drover-hpc/drover/internal/format"
 )
@@ -31,59 +32,62 @@ func stat(f func(s *stepStats, o *options) string) func(*row, *options) string {
 
 // fieldList is sstat's field table, in Slurm's order: a name given to
 // -o is the first field it starts (case aside).
-var fieldList = []field{
-	{"AveCPU", 10, stat(func(s *stepStats, _ *options) string { return cpuClock(s.aveCPU) })},
-	{"AveCPUFreq", 10, fixed("0")},
-	{"AveDiskRead", 12, fixed("")},
-	{"AveDiskWrite", 12, fixed("")},
-	{"AvePages", 10, fixed("")},
-	{"AveRSS", 10, stat(func(s *stepStats, o *options) string { return mem(s.aveRSS, o) })},
-	{"AveVMSize", 10, fixed("")},
-	{"ConsumedEnergy", 14, fixed("0")},
-	{"ConsumedEnergyRaw", 17, fixed("0")},
-	{"JobID", -12, func(r *row, _ *options) string { return r.id }},
-	{"MaxDiskRead", 12, fixed("")},
-	{"MaxDiskReadNode", 15, fixed("")},
-	{"MaxDiskReadTask", 15, fixed("")},
-	{"MaxDiskWrite", 12, fixed("")},
-	{"MaxDiskWriteNode", 16, fixed("")},
-	{"MaxDiskWriteTask", 16, fixed("")},
-	{"MaxPages", 8, fixed("")},
-	{"MaxPagesNode", 12, fixed("")},
-	{"MaxPagesTask", 14, fixed("")},
-	{"MaxRSS", 10, stat(func(s *stepStats, o *options) string { return mem(s.maxRSS.v, o) })},
-	{"MaxRSSNode", 10, stat(func(s *stepStats, _ *options) string { return s.maxRSS.node })},
-	{"MaxRSSTask", 10, stat(func(s *stepStats, _ *options) string { return task(s.maxRSS.task) })},
-	{"MaxVMSize", 10, fixed("")},
-	{"MaxVMSizeNode", 14, fixed("")},
-	{"MaxVMSizeTask", 14, fixed("")},
-	{"MinCPU", 10, stat(func(s *stepStats, _ *options) string { return cpuClock(s.minCPU.v) })},
-	{"MinCPUNode", 10, stat(func(s *stepStats, _ *options) string { return s.minCPU.node })},
-	{"MinCPUTask", 10, stat(func(s *stepStats, _ *options) string { return task(s.minCPU.task) })},
-	{"Nodelist", 20, func(r *row, _ *options) string { return r.nodes }},
-	{"NTasks", 8, func(r *row, _ *options) string { return strconv.Itoa(r.ntasks) }},
-	{"Pids", 20, func(r *row, _ *options) string { return r.pids }},
-	{"ReqCPUFreq", 10, fixed("Unknown")},
-	{"ReqCPUFreqMin", 13, fixed("Unknown")},
-	{"ReqCPUFreqMax", 13, fixed("Unknown")},
-	{"ReqCPUFreqGov", 13, fixed("Unknown")},
-	{"TRESUsageInAve", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.aveCPU), mem(s.aveRSS, o)) })},
-	{"TRESUsageInMax", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.maxCPU.v), mem(s.maxRSS.v, o)) })},
-	{"TRESUsageInMaxNode", 18, stat(func(s *stepStats, _ *options) string { return tres(s.maxCPU.node, s.maxRSS.node) })},
-	{"TRESUsageInMaxTask", 18, stat(func(s *stepStats, _ *options) string { return tres(taskCPU(s.maxCPU.task), task(s.maxRSS.task)) })},
-	{"TRESUsageInMin", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.minCPU.v), mem(s.minRSS.v, o)) })},
-	{"TRESUsageInMinNode", 18, stat(func(s *stepStats, _ *options) string { return tres(s.minCPU.node, s.minRSS.node) })},
-	{"TRESUsageInMinTask", 18, stat(func(s *stepStats, _ *options) string { return tres(taskCPU(s.minCPU.task), task(s.minRSS.task)) })},
-	{"TRESUsageInTot", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.totCPU), mem(s.totRSS, o)) })},
-	{"TRESUsageOutAve", 15, fixed("")},
-	{"TRESUsageOutMax", 15, fixed("")},
-	{"TRESUsageOutMaxNode", 19, fixed("")},
-	{"TRESUsageOutMaxTask", 19, fixed("")},
-	{"TRESUsageOutMin", 15, fixed("")},
-	{"TRESUsageOutMinNode", 19, fixed("")},
-	{"TRESUsageOutMinTask", 19, fixed("")},
-	{"TRESUsageOutTot", 15, fixed("")},
-}
+// Built on first use: its closures were allocated at every command's start.
+var fieldList = sync.OnceValue(func() []field {
+	return []field{
+		{"AveCPU", 10, stat(func(s *stepStats, _ *options) string { return cpuClock(s.aveCPU) })},
+		{"AveCPUFreq", 10, fixed("0")},
+		{"AveDiskRead", 12, fixed("")},
+		{"AveDiskWrite", 12, fixed("")},
+		{"AvePages", 10, fixed("")},
+		{"AveRSS", 10, stat(func(s *stepStats, o *options) string { return mem(s.aveRSS, o) })},
+		{"AveVMSize", 10, fixed("")},
+		{"ConsumedEnergy", 14, fixed("0")},
+		{"ConsumedEnergyRaw", 17, fixed("0")},
+		{"JobID", -12, func(r *row, _ *options) string { return r.id }},
+		{"MaxDiskRead", 12, fixed("")},
+		{"MaxDiskReadNode", 15, fixed("")},
+		{"MaxDiskReadTask", 15, fixed("")},
+		{"MaxDiskWrite", 12, fixed("")},
+		{"MaxDiskWriteNode", 16, fixed("")},
+		{"MaxDiskWriteTask", 16, fixed("")},
+		{"MaxPages", 8, fixed("")},
+		{"MaxPagesNode", 12, fixed("")},
+		{"MaxPagesTask", 14, fixed("")},
+		{"MaxRSS", 10, stat(func(s *stepStats, o *options) string { return mem(s.maxRSS.v, o) })},
+		{"MaxRSSNode", 10, stat(func(s *stepStats, _ *options) string { return s.maxRSS.node })},
+		{"MaxRSSTask", 10, stat(func(s *stepStats, _ *options) string { return task(s.maxRSS.task) })},
+		{"MaxVMSize", 10, fixed("")},
+		{"MaxVMSizeNode", 14, fixed("")},
+		{"MaxVMSizeTask", 14, fixed("")},
+		{"MinCPU", 10, stat(func(s *stepStats, _ *options) string { return cpuClock(s.minCPU.v) })},
+		{"MinCPUNode", 10, stat(func(s *stepStats, _ *options) string { return s.minCPU.node })},
+		{"MinCPUTask", 10, stat(func(s *stepStats, _ *options) string { return task(s.minCPU.task) })},
+		{"Nodelist", 20, func(r *row, _ *options) string { return r.nodes }},
+		{"NTasks", 8, func(r *row, _ *options) string { return strconv.Itoa(r.ntasks) }},
+		{"Pids", 20, func(r *row, _ *options) string { return r.pids }},
+		{"ReqCPUFreq", 10, fixed("Unknown")},
+		{"ReqCPUFreqMin", 13, fixed("Unknown")},
+		{"ReqCPUFreqMax", 13, fixed("Unknown")},
+		{"ReqCPUFreqGov", 13, fixed("Unknown")},
+		{"TRESUsageInAve", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.aveCPU), mem(s.aveRSS, o)) })},
+		{"TRESUsageInMax", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.maxCPU.v), mem(s.maxRSS.v, o)) })},
+		{"TRESUsageInMaxNode", 18, stat(func(s *stepStats, _ *options) string { return tres(s.maxCPU.node, s.maxRSS.node) })},
+		{"TRESUsageInMaxTask", 18, stat(func(s *stepStats, _ *options) string { return tres(taskCPU(s.maxCPU.task), task(s.maxRSS.task)) })},
+		{"TRESUsageInMin", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.minCPU.v), mem(s.minRSS.v, o)) })},
+		{"TRESUsageInMinNode", 18, stat(func(s *stepStats, _ *options) string { return tres(s.minCPU.node, s.minRSS.node) })},
+		{"TRESUsageInMinTask", 18, stat(func(s *stepStats, _ *options) string { return tres(taskCPU(s.minCPU.task), task(s.minRSS.task)) })},
+		{"TRESUsageInTot", 14, stat(func(s *stepStats, o *options) string { return tres(cpuClock(s.totCPU), mem(s.totRSS, o)) })},
+		{"TRESUsageOutAve", 15, fixed("")},
+		{"TRESUsageOutMax", 15, fixed("")},
+		{"TRESUsageOutMaxNode", 19, fixed("")},
+		{"TRESUsageOutMaxTask", 19, fixed("")},
+		{"TRESUsageOutMin", 15, fixed("")},
+		{"TRESUsageOutMinNode", 19, fixed("")},
+		{"TRESUsageOutMinTask", 19, fixed("")},
+		{"TRESUsageOutTot", 15, fixed("")},
+	}
+})
 
 // defaultFields is the column list without -o or -i (Slurm's, names
 // abbreviated as it abbreviates them).
@@ -116,9 +120,9 @@ func parseFields(list string) ([]column, error) {
 		}
 		name, w, hasW := strings.Cut(item, "%")
 		var f *field
-		for i := range fieldList {
-			if len(name) <= len(fieldList[i].name) && strings.EqualFold(fieldList[i].name[:len(name)], name) {
-				f = &fieldList[i]
+		for i := range fieldList() {
+			if len(name) <= len(fieldList()[i].name) && strings.EqualFold(fieldList()[i].name[:len(name)], name) {
+				f = &fieldList()[i]
 				break
 			}
 		}
@@ -150,7 +154,7 @@ func atoi(s string) int {
 // helpFields is -e: the field names, four to a line.
 func helpFields() string {
 	var b strings.Builder
-	for i, f := range fieldList {
+	for i, f := range fieldList() {
 		switch {
 		case i%4 != 0:
 			b.WriteByte(' ')
