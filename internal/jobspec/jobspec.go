@@ -213,13 +213,12 @@ func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
 	if ctx.Now.IsZero() {
 		ctx.Now = time.Now()
 	}
-	env := newEnviron(ctx.Environ)
 	idx := newOptIndex(kind)
 
 	// First pass: the command line alone, to find --help and friends, the
 	// script and its arguments, and --wrap.
 	cli, rest, scanErr := idx.normalize(args)
-	first := newParser(kind, ctx, env, idx)
+	first := newParser(kind, ctx, nil, idx)
 	for _, a := range cli { // these act as soon as getopt meets them
 		switch a {
 		case "--help":
@@ -233,6 +232,9 @@ func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
 	if o := first.opts; o.Help || o.Usage || o.Version {
 		return o, nil
 	}
+	// The environment only now: --version need not index it.
+	env := newEnviron(ctx.Environ)
+	first.env = env
 	first.layer = layerCLI
 	if err := first.apply(first.flagSet(), cli); err != nil {
 		return nil, err
