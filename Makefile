@@ -8,7 +8,7 @@ VERSION ?= 0.1.0+$(shell git rev-parse --short HEAD 2>/dev/null || echo dev)
 # AutoDetect=nvml (go-nvml) and look users up through NSS (LDAP, SSSD).
 # CGO_ENABLED=0 gives a static binary without NVML autodetection.
 # The commands' binaries are static (unless CLI_CGO=1): loading the C library
-# cost each command ~0.7 ms of its ~2.5 ms start (bench/README.md, "Start of
+# cost each command ~0.5 ms of its ~2 ms start (bench/README.md, "Start of
 # a command"); they ask getent for accounts /etc/passwd lacks (internal/nss).
 LDFLAGS := -s -w -X github.com/drover-hpc/drover/internal/version.Version=$(VERSION)
 # The binary the command names link to: drover-cli (the local protocol on a
@@ -76,6 +76,7 @@ soak: build ## the 30-minute hardening soak (SOAK_SECS to change): kills, a full
 
 bench: build ## run the benchmarks and print each figure
 	bash bench/run.sh
+	bash bench/start.sh
 	bash bench/cli.sh
 	bash bench/steps.sh
 	bash bench/e2e.sh
