@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Lookup finds a user by login name.
@@ -110,21 +111,35 @@ func beyondFiles(db string) bool {
 	return false
 }
 
+// asked remembers getent's answers, misses too: a listing names the same
+// few accounts over and over, and each question is a process.
+var asked struct {
+	sync.Mutex
+	lines map[string][]string
+}
+
 // entry asks getent for db's line with key, split on ':'; nil when the
 // switch has no other source or getent has no answer.
 func entry(db, key string, fields int) []string {
 	if !beyondFiles(db) {
 		return nil
 	}
-	out, err := getent(db, key)
-	if err != nil {
-		return nil
+	asked.Lock()
+	defer asked.Unlock()
+	if f, ok := asked.lines[db+":"+key]; ok {
+		return f
 	}
-	line, _, _ := bytes.Cut(out, []byte("\n"))
-	f := strings.Split(string(line), ":")
-	if len(f) < fields {
-		return nil
+	var f []string
+	if out, err := getent(db, key); err == nil {
+		line, _, _ := bytes.Cut(out, []byte("\n"))
+		if f = strings.Split(string(line), ":"); len(f) < fields {
+			f = nil
+		}
 	}
+	if asked.lines == nil {
+		asked.lines = map[string][]string{}
+	}
+	asked.lines[db+":"+key] = f
 	return f
 }
 

@@ -16,18 +16,23 @@ func fake(t *testing.T, conf string, answers map[string]string) *[]string {
 	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	var asked []string
+	var calls []string
 	oldLibc, oldPath, oldGetent := viaLibc, nsswitchPath, getent
 	viaLibc, nsswitchPath = false, path
 	getent = func(db, key string) ([]byte, error) {
-		asked = append(asked, db+" "+key)
+		calls = append(calls, db+" "+key)
 		if line, ok := answers[db+" "+key]; ok {
 			return []byte(line + "\n"), nil
 		}
 		return nil, errors.New("exit status 2")
 	}
-	t.Cleanup(func() { viaLibc, nsswitchPath, getent = oldLibc, oldPath, oldGetent })
-	return &asked
+	t.Cleanup(func() {
+		viaLibc, nsswitchPath, getent = oldLibc, oldPath, oldGetent
+		asked.Lock()
+		asked.lines = nil
+		asked.Unlock()
+	})
+	return &calls
 }
 
 const missing = "drover-nss-no-such-account"
@@ -89,5 +94,22 @@ func TestFilesAnswerFirst(t *testing.T) {
 	}
 	if len(*asked) != 0 {
 		t.Fatalf("getent asked %q for an account in /etc/passwd", *asked)
+	}
+}
+
+func TestGetentAskedOncePerKey(t *testing.T) {
+	calls := fake(t, "passwd: files ldap\n", map[string]string{
+		"passwd 70001": missing + ":x:70001:70002::/home/ann:/bin/sh",
+	})
+	for range 3 {
+		if u, err := LookupId("70001"); err != nil || u.Username != missing {
+			t.Fatalf("LookupId = %+v, %v", u, err)
+		}
+		if _, err := LookupId("70009"); err == nil {
+			t.Fatal("LookupId of an id getent does not know succeeded")
+		}
+	}
+	if len(*calls) != 2 {
+		t.Fatalf("getent asked %q; want each key once, misses remembered too", *calls)
 	}
 }
