@@ -139,11 +139,16 @@ func newParser(kind Kind, ctx Context, env *environ, idx *optIndex) *parser {
 	}
 }
 
-// optValue binds one option to the parser for pflag.
+// optValue binds one option to the parser pflag fills, through a
+// binding: Parse's two passes share one FlagSet (building it, ~150
+// options, cost about as much as the rest of a submission's parse).
 type optValue struct {
-	p *parser
-	d *optDef
+	to *binding
+	d  *optDef
 }
+
+// binding is the parser a FlagSet's options currently fill.
+type binding struct{ p *parser }
 
 // noValue is what pflag passes for an option given without an argument.
 const noValue = "\x00"
@@ -155,28 +160,32 @@ func (v *optValue) Set(s string) error {
 	if !given {
 		s = ""
 	}
+	p := v.to.p
 	if v.d.set == nil {
-		v.p.opts.Extra[v.d.long] = s
+		p.opts.Extra[v.d.long] = s
 		return nil
 	}
-	return v.d.set(v.p, s, given)
+	return v.d.set(p, s, given)
 }
 
-func (p *parser) flagSet() *pflag.FlagSet {
-	fs := pflag.NewFlagSet(p.kind.String(), pflag.ContinueOnError)
+// flagSet is a FlagSet filling p.
+func (p *parser) flagSet() *pflag.FlagSet { return newFlagSet(p.kind, &binding{p}) }
+
+func newFlagSet(kind Kind, to *binding) *pflag.FlagSet {
+	fs := pflag.NewFlagSet(kind.String(), pflag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	fs.SetInterspersed(false)
 	for i := range optTable {
 		d := &optTable[i]
-		if !d.kinds.has(p.kind) {
+		if !d.kinds.has(kind) {
 			continue
 		}
 		short := ""
 		if d.short != 0 {
 			short = string(d.short)
 		}
-		f := fs.VarPF(&optValue{p, d}, d.long, short, d.help)
+		f := fs.VarPF(&optValue{to, d}, d.long, short, d.help)
 		if d.arg != reqArg {
 			f.NoOptDefVal = noValue
 		}
@@ -236,7 +245,9 @@ func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
 	env := newEnviron(ctx.Environ)
 	first.env = env
 	first.layer = layerCLI
-	if err := first.apply(first.flagSet(), cli); err != nil {
+	to := &binding{first}
+	fs := newFlagSet(kind, to)
+	if err := first.apply(fs, cli); err != nil {
 		return nil, err
 	}
 	if scanErr != nil {
@@ -244,7 +255,7 @@ func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
 	}
 
 	p := newParser(kind, ctx, env, idx)
-	fs := p.flagSet()
+	to.p = p // the same options now fill the second pass's parser
 	if kind == Sbatch {
 		if err := p.loadScript(fs, first, rest); err != nil {
 			return nil, err
