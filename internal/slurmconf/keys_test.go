@@ -10,6 +10,11 @@ import (
 func TestKeySetAnswersAsAMap(t *testing.T) {
 	for _, set := range []*lazySet{globalKeys, nodeKeys, partitionKeys, downNodesKeys, nodeSetKeys, prologFlags,
 		keySet("aa aaa a\tb\nAbC"), keySet("")} {
+		for _, r := range set.words {
+			if r > 127 {
+				t.Fatalf("keySet(%.30q...) holds %q: lowerWords lower-cases ASCII only", set.words, r)
+			}
+		}
 		m := map[string]bool{}
 		for _, f := range strings.Fields(set.words) {
 			m[strings.ToLower(f)] = true
