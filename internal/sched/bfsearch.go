@@ -2,6 +2,7 @@ package sched
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 )
 
@@ -221,8 +222,20 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	st := c.stepsOf(i)
 	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
-	k := 0                            // releases counted
-	at := 0                           // the reserved-use interval holding t (or the first after it)
+	// GPUs in use at t (as a word: nodes of at most 64 GPUs), and those
+	// of the job's type: reservations add theirs from the step function.
+	gpuWord := r.hasGPU() && len(n.GPUs) <= 64
+	var baseGPU, typeMask uint64
+	if gpuWord {
+		baseGPU = word0(n.AllocGPUs) | word0(c.gpus[i])
+		for k, g := range n.GPUs {
+			if r.gpuType == "" || g.Type == r.gpuType {
+				typeMask |= 1 << uint(k)
+			}
+		}
+	}
+	k := 0  // releases counted
+	at := 0 // the reserved-use interval holding t (or the first after it)
 	// A reserved-use interval that leaves fewer than needCPU CPUs blocks
 	// every start whose window meets it: up to its end, while no release
 	// raises the base, later candidates are refused without a look. Deep
@@ -256,6 +269,9 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		for ; k < len(rel) && rel[k].t <= t; k++ {
 			baseCPU += int(rel[k].cpu)
 			baseMem += rel[k].mem
+			if gpuWord {
+				baseGPU &^= word0(rel[k].gpus)
+			}
 		}
 		if baseCPU < needCPU || t < from {
 			continue // short even before reservations count
@@ -267,7 +283,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		if c.resvBlk != nil && c.resvBlocked(i, t, end) {
 			continue // a reservation the job may not use holds the node (resvplan.go)
 		}
-		cpu, mem := baseCPU, baseMem
+		cpu, mem, usedGPU := baseCPU, baseMem, baseGPU
 		if len(res) > 0 {
 			for at+1 < len(st.at) && st.at[at+1] <= t {
 				at++
@@ -287,6 +303,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 					break
 				}
 				peakCPU, peakMem = max(peakCPU, st.cpu[j]), max(peakMem, st.mem[j])
+				usedGPU |= st.gpu[j]
 			}
 			if blocked {
 				continue
@@ -294,8 +311,10 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
 		}
 		gpu := 0
-		if r.hasGPU() && cpu > 0 {
-			gpu = c.windowGPUFree(i, t, end, r.gpuType)
+		if gpuWord {
+			gpu = bits.OnesCount64(typeMask &^ usedGPU)
+		} else if r.hasGPU() && cpu > 0 {
+			gpu = c.windowGPUFreeEach(i, t, end, r.gpuType)
 		}
 		if r.pack {
 			if r.capTasks(1, cpu, mem, gpu, n) > 0 {

@@ -92,7 +92,10 @@ func heapPop(h []avail) []avail {
 // nodeSteps is one node's instants (release times and reservation ends,
 // sorted, unique) and its reserved use as a step function: on
 // [at[k], at[k+1]) its reservations hold cpu[k] CPUs and mem[k] MiB (0
-// before at[0] and from the last instant on). Built when the node's
+// before at[0] and from the last instant on), and gpu[k] the GPUs (as a
+// word: the node's first 64) of the reservations that overlap it, so the
+// earliest-start search learns a window's reserved GPUs from the same
+// scan as its CPUs instead of a pass over the reservations per instant. Built when the node's
 // profile changed since the last look, so a pass that reserves on a few
 // nodes per job does not re-sort every node's reservations per job.
 type nodeSteps struct {
@@ -100,10 +103,11 @@ type nodeSteps struct {
 	at  []int64
 	cpu []int32
 	mem []int64
+	gpu []uint64
 }
 
 func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
-	st.ts, st.at, st.cpu, st.mem = st.ts[:0], st.at[:0], st.cpu[:0], st.mem[:0]
+	st.ts, st.at, st.cpu, st.mem, st.gpu = st.ts[:0], st.at[:0], st.cpu[:0], st.mem[:0], st.gpu[:0]
 	for _, rl := range rel {
 		st.ts = append(st.ts, rl.t)
 	}
@@ -125,9 +129,17 @@ func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
 			sc += ev[k].cpu
 			sm += ev[k].mem
 		}
-		st.at, st.cpu, st.mem = append(st.at, t), append(st.cpu, sc), append(st.mem, sm)
+		st.at, st.cpu, st.mem, st.gpu = append(st.at, t), append(st.cpu, sc), append(st.mem, sm), append(st.gpu, 0)
 	}
 	*buf = ev
+	for _, r := range res {
+		if w := word0(r.gpus); w != 0 {
+			k, _ := slices.BinarySearch(st.at, r.from)
+			for ; k < len(st.at) && st.at[k] < r.to; k++ {
+				st.gpu[k] |= w
+			}
+		}
+	}
 }
 
 // stepsOf returns node i's step function, built if its profile changed
@@ -169,9 +181,11 @@ func (st *nodeSteps) addReserve(rv reserve) {
 	st.addInstant(rv.to)
 	lo := st.breakAt(rv.from)
 	hi := st.breakAt(rv.to)
+	w := word0(rv.gpus)
 	for k := lo; k < hi; k++ {
 		st.cpu[k] += rv.cpu
 		st.mem[k] += rv.mem
+		st.gpu[k] |= w
 	}
 }
 
@@ -184,11 +198,13 @@ func (st *nodeSteps) breakAt(t int64) int {
 	}
 	var cpu int32
 	var mem int64
+	var gpu uint64
 	if k > 0 {
-		cpu, mem = st.cpu[k-1], st.mem[k-1]
+		cpu, mem, gpu = st.cpu[k-1], st.mem[k-1], st.gpu[k-1]
 	}
 	st.at = slices.Insert(st.at, k, t)
 	st.cpu = slices.Insert(st.cpu, k, cpu)
 	st.mem = slices.Insert(st.mem, k, mem)
+	st.gpu = slices.Insert(st.gpu, k, gpu)
 	return k
 }

@@ -57,34 +57,53 @@ func TestNodeStepsPeak(t *testing.T) {
 }
 
 // TestNodeEarliest compares nodeEarliest's one-scan search with the plain
-// definition: window() at each of the node's instants in time order.
+// definition: window() at each of the node's instants in time order. Half
+// the nodes have GPUs (of two types), and a third of the jobs ask for them.
 func TestNodeEarliest(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	mid, past := 0, 0
+	mid, past, gpuMid := 0, 0, 0
 	defer func() {
-		if mid < 50 || past < 20 {
-			t.Errorf("only %d of 400 cases start between now+1 and never, %d past the horizon: the cases test little", mid, past)
+		if mid < 50 || past < 20 || gpuMid < 10 {
+			t.Errorf("only %d of 400 cases start between now+1 and never (%d of them GPU jobs), %d past the horizon: the cases test little", mid, gpuMid, past)
 		}
 	}()
 	for round := range 400 {
 		node := &model.Node{Name: "n1", CPUs: 1 + rng.Intn(8), Memory: 1000, State: model.NodeUp, Responding: true}
 		node.AllocCPUs = rng.Intn(node.CPUs + 1)
 		node.AllocMem = int64(rng.Intn(1000))
+		if rng.Intn(2) == 0 {
+			for k := range 1 + rng.Intn(8) {
+				node.GPUs = append(node.GPUs, model.GPU{Index: k, Type: []string{"a", "b"}[rng.Intn(2)]})
+			}
+		}
+		gpuIDs := func() model.Bitmap {
+			var out []int
+			for k := range node.GPUs {
+				if rng.Intn(3) == 0 {
+					out = append(out, k)
+				}
+			}
+			return model.BitmapOf(out...)
+		}
+		node.AllocGPUs = gpuIDs()
 		part := &model.Partition{Name: "p", Nodes: []string{"n1"}, State: model.PartUp}
 		c := newCluster([]*model.Node{node}, map[string]*model.Partition{"p": part}, true)
 		c.bf = newProfile(1)
 		now := int64(100)
 		for range rng.Intn(4) {
-			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), cpu: int32(rng.Intn(node.AllocCPUs + 1)), mem: int64(rng.Intn(200))})
+			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), cpu: int32(rng.Intn(node.AllocCPUs + 1)), mem: int64(rng.Intn(200)), gpus: gpuIDs()})
 		}
 		if rng.Intn(2) == 0 {
 			c.stepsOf(0) // built before the reservations: grown in place
 		}
 		for range rng.Intn(10) {
 			from := now + int64(rng.Intn(80))
-			c.reserve([]pick{{node: 0, cpus: 1 + rng.Intn(node.CPUs), mem: int64(rng.Intn(300))}}, "", from, from+1+int64(rng.Intn(40)))
+			c.reserve([]pick{{node: 0, cpus: 1 + rng.Intn(node.CPUs), mem: int64(rng.Intn(300)), gpus: rng.Intn(1 + len(node.GPUs)/2)}}, "", from, from+1+int64(rng.Intn(40)))
 		}
 		spec := &model.JobSpec{NTasks: 1 + rng.Intn(3), CPUsPerTask: 1, MemPerCPU: int64(rng.Intn(100)), MemPerNode: -1}
+		if rng.Intn(3) == 0 {
+			spec.GPUs = &model.GPUReq{PerNode: 1 + rng.Intn(3), Type: []string{"", "a", "b"}[rng.Intn(3)]}
+		}
 		r := newRequest(spec, Config{}, 0)
 		limit := int64(1 + rng.Intn(50))
 		horizon := now + 200
@@ -105,14 +124,21 @@ func TestNodeEarliest(t *testing.T) {
 			if tt <= now || tt > horizon {
 				continue
 			}
-			cpu, mem, _ := c.window(0, tt, endOf(tt, limit), false)
-			if r.capTasks(1, cpu, mem, 0, node) > 0 {
+			cpu, mem, used := c.window(0, tt, endOf(tt, limit), true)
+			gpu := 0
+			if r.hasGPU() && cpu >= 0 {
+				gpu = c.countFree(0, used, r.gpuType)
+			}
+			if r.capTasks(1, cpu, mem, gpu, node) > 0 {
 				want = tt
 				break
 			}
 		}
 		if want > now+1 && want < never {
 			mid++
+			if r.hasGPU() {
+				gpuMid++
+			}
 		}
 		got, next := c.nodeEarliest(0, &r, 1, limit, now, horizon, 0)
 		if got != want {
