@@ -408,7 +408,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			continue
 		}
 		tEnd := endOf(t, limit)
-		s.c.winA, s.c.winB = t, tEnd
+		s.c.setWindow(t, tEnd)
 		picks, ok := s.c.place(viewWindow, ps, r, req, exc)
 		if ok {
 			s.c.unmask()
@@ -448,8 +448,24 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 // lowered to its window offer. Nodes that do not fit live fit no better
 // in the window.
 func (c *cluster) placeAvoiding(ps *partState, r *request, req, exc []int32, now, end int64) ([]pick, bool) {
-	c.winA, c.winB = now, end
+	c.setWindow(now, end)
 	return c.place(viewAvoid, ps, r, req, exc)
+}
+
+// setWindow sets the window viewWindow and viewAvoid look at.
+func (c *cluster) setWindow(a, b int64) {
+	c.winA, c.winB, c.winNode = a, b, -1
+}
+
+// windowOnce is window's CPUs and memory for node i over [winA, winB),
+// remembered for the next call on the same node (nothing a placement
+// reads changes while it runs).
+func (c *cluster) windowOnce(i int32) (int, int64) {
+	if c.winNode != i {
+		c.winCPU, c.winMem, _ = c.window(i, c.winA, c.winB, false)
+		c.winNode = i
+	}
+	return c.winCPU, c.winMem
 }
 
 // nextAvoid is next under viewAvoid: the partition tree's candidates on
