@@ -48,6 +48,7 @@ type profile struct {
 	// two reservations.
 	newTimes  []int64
 	newDeltas []delta
+	pack      packSearch // bfpack.go
 }
 
 type delta struct {
@@ -382,6 +383,12 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	bf.settle()
 	free, d := s.c.free-s.excFree, cursor{} // cluster-wide free CPUs at t: an upper bound
+	// A packed job runs first-fit only once its admitted nodes offer
+	// enough tasks (bfpack.go).
+	pack := s.c.packable(r, req, ps)
+	if pack {
+		s.c.packStart()
+	}
 	// Instants more than a resolution before the bound round to a start
 	// before it: begin after them.
 	for k := bf.times.from(earliest - res); bf.times.ok(k); k = bf.times.next(k) {
@@ -408,6 +415,13 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			continue
 		}
 		tEnd := endOf(t, limit)
+		if pack {
+			if !s.c.packEnough(t, tEnd) {
+				continue
+			}
+			s.c.packRestore()
+			pack = false
+		}
 		s.c.setWindow(t, tEnd)
 		picks, ok := s.c.place(viewWindow, ps, r, req, exc)
 		if ok {
