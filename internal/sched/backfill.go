@@ -130,7 +130,7 @@ func (p *profile) addRelease(i int32, r release) {
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
 	if !p.stale[i] {
-		p.steps[i].addInstant(r.t)
+		p.steps[i].addRelease(r)
 	}
 	p.addTime(r.t)
 	p.addDelta(r.t, int64(r.cpu))
@@ -146,35 +146,38 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	cpu, mem = int(c.cpu[i]), c.mem[i]
 	p := c.bf
 	n := c.nodes[i]
-	gpus := wantGPU && len(n.GPUs) > 0
-	if gpus {
+	if wantGPU && len(n.GPUs) > 0 {
+		// Indices, for the GPUs a start or a reservation takes (rare:
+		// counts come from windowGPUFree).
 		used = n.AllocGPUs.Or(c.gpus[i])
-	}
-	for _, r := range p.rel[i] {
-		if r.t > a {
-			break
+		for _, r := range p.rel[i] {
+			if r.t <= a {
+				used = used.AndNot(r.gpus)
+			}
 		}
-		cpu += int(r.cpu)
-		mem += r.mem
-		if gpus {
-			used = used.AndNot(r.gpus)
-		}
-	}
-	res := p.res[i]
-	if len(res) == 0 {
-		return cpu, mem, used
-	}
-	if gpus {
-		for _, r := range res {
+		for _, r := range p.res[i] {
 			if r.from < b && r.to > a {
 				used = used.Or(r.gpus)
 			}
 		}
 	}
+	st := c.stepsOf(i)
+	k := st.find(a)
+	if k >= 0 {
+		cpu += int(st.e[k].relCPU)
+		mem += st.e[k].relMem
+	}
+	if len(p.res[i]) == 0 {
+		return cpu, mem, used
+	}
 	// Once the peak takes every CPU the node offers it offers nothing,
 	// whatever the rest. Memory reserved beyond what is free now (a
 	// running job's release counted in) leaves none, not a debt.
-	peakCPU, peakMem := c.stepsOf(i).peakOver(a, b)
+	var peakCPU int32
+	var peakMem int64
+	for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
+		peakCPU, peakMem = max(peakCPU, st.e[k].resCPU), max(peakMem, st.e[k].resMem)
+	}
 	if int(peakCPU) >= cpu {
 		return -1, 0, used
 	}

@@ -1,9 +1,5 @@
 package sched
 
-import (
-	"slices"
-)
-
 // The reservation search for a packed job (-n only), kept across the
 // starts it tries.
 //
@@ -119,32 +115,20 @@ func (c *cluster) packAdd(i int32, t, end int64) {
 }
 
 // offerUntil is the first start after t at which node i's offer over
-// [start, start+limit) may differ from its offer over [t, end): the
-// next release, the next end or start of a reserved-use interval the
-// window leaves or enters. window reads nothing else that changes.
+// [start, start+limit) may differ from its offer over [t, end): the next
+// entry of its steps (a release, or the end or start of a reservation the
+// window leaves), or the start of an entry at or after end minus the
+// limit (an entry the window enters). window reads nothing else that
+// changes.
 func (c *cluster) offerUntil(i int32, t, end int64) int64 {
-	until := never
-	rel := c.bf.rel[i]
-	if k, _ := slices.BinarySearchFunc(rel, t, func(x release, t int64) int {
-		if x.t <= t {
-			return -1
-		}
-		return 1
-	}); k < len(rel) {
-		until = rel[k].t
-	}
-	if len(c.bf.res[i]) == 0 {
-		return until
-	}
 	st := c.stepsOf(i)
-	if k, _ := slices.BinarySearch(st.at, t+1); k < len(st.at) {
-		until = min(until, st.at[k])
+	until := never
+	if k := st.find(t) + 1; k < len(st.e) {
+		until = st.e[k].t
 	}
 	if end < never {
-		// An interval starting at or after end enters the window once
-		// the start passes its start minus the limit.
-		if k, _ := slices.BinarySearch(st.at, end); k < len(st.at) {
-			until = min(until, st.at[k]-(end-t)+1)
+		if k := st.find(end-1) + 1; k < len(st.e) {
+			until = min(until, st.e[k].t-(end-t)+1)
 		}
 	}
 	return until

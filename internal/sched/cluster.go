@@ -53,7 +53,6 @@ type cluster struct {
 	tbuf    []int64                // scratch for nodeEarliest
 	abuf    []avail                // scratch for earliestBound
 	hbuf    []avail
-	ebuf    []resEvent
 	wbuf    []pick // scratch for viewWindow placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math/rand"
 	"slices"
 	"testing"
@@ -8,27 +9,34 @@ import (
 	"github.com/drover-hpc/drover/internal/model"
 )
 
-// TestNodeStepsPeak checks the cached step function (built at once, or
-// grown reservation by reservation) and its peak
-// against the sum of overlapping reservations at every instant.
+// TestNodeStepsPeak checks a node's steps (built at once, or grown
+// release by release and reservation by reservation, in random order)
+// against the plain lists: what releases gave back by an instant, the
+// reserved peaks over a window (sum of the reservations overlapping each
+// instant), the GPUs reserved over it, and which instants are candidates.
 func TestNodeStepsPeak(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for round := range 300 {
 		var res []reserve
+		var rel []release
 		var grown nodeSteps
-		var buf []resEvent
-		grown.build(nil, nil, &buf)
-		for range rng.Intn(12) {
+		grown.build(nil, nil)
+		for range rng.Intn(16) {
+			if rng.Intn(4) == 0 {
+				rl := release{t: int64(rng.Intn(60)), cpu: int32(rng.Intn(5)), mem: int64(rng.Intn(100)), gpus: model.Bitmap{uint64(rng.Intn(256))}}
+				k, _ := slices.BinarySearchFunc(rel, rl.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
+				rel = slices.Insert(rel, k, rl)
+				grown.addRelease(rl)
+				continue
+			}
 			from := int64(rng.Intn(50))
-			rv := reserve{from: from, to: from + 1 + int64(rng.Intn(30)), cpu: int32(1 + rng.Intn(4)), mem: int64(rng.Intn(100))}
+			rv := reserve{from: from, to: from + 1 + int64(rng.Intn(30)), cpu: int32(1 + rng.Intn(4)), mem: int64(rng.Intn(100)), gpus: model.Bitmap{uint64(rng.Intn(256))}}
 			res = append(res, rv)
 			grown.addReserve(rv)
 		}
 		var built nodeSteps
-		built.build(nil, res, &buf)
-		brute := func(a, b int64) (int32, int64) {
-			var pc int32
-			var pm int64
+		built.build(rel, res)
+		brute := func(a, b int64) (pc int32, pm int64, pg uint64) {
 			for tt := a; tt < b && tt < 100; tt++ {
 				var sc int32
 				var sm int64
@@ -40,17 +48,67 @@ func TestNodeStepsPeak(t *testing.T) {
 				}
 				pc, pm = max(pc, sc), max(pm, sm)
 			}
-			return pc, pm
+			for _, r := range res {
+				if r.from < b && r.to > a {
+					pg |= word0(r.gpus)
+				}
+			}
+			return pc, pm, pg
+		}
+		released := func(a int64) (cpu int32, mem int64, gpu uint64) {
+			for _, r := range rel {
+				if r.t <= a {
+					cpu, mem, gpu = cpu+r.cpu, mem+r.mem, gpu|word0(r.gpus)
+				}
+			}
+			return cpu, mem, gpu
 		}
 		a := int64(0)
 		for range 20 {
 			a += int64(rng.Intn(6))
 			b := a + 1 + int64(rng.Intn(40))
-			wc, wm := brute(a, b)
+			wc, wm, wg := brute(a, b)
+			rc, rm, rg := released(a)
 			for name, st := range map[string]*nodeSteps{"built": &built, "grown": &grown} {
 				if c, m := st.peakOver(a, b); c != wc || m != wm {
 					t.Fatalf("round %d %s: peakOver(%d, %d) = %d, %d; want %d, %d (res %+v)", round, name, a, b, c, m, wc, wm, res)
 				}
+				var c int32
+				var m int64
+				var g, rgot uint64
+				k := st.find(a)
+				if k >= 0 {
+					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.e[k].relGPU
+				}
+				for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
+					g |= st.e[k].resGPU
+				}
+				if c != rc || m != rm || rgot != rg || g != wg {
+					t.Fatalf("round %d %s: at %d released %d CPUs %d MiB GPUs %b, reserved GPUs %b over [%d, %d); want %d, %d, %b, %b",
+						round, name, a, c, m, rgot, g, a, b, rc, rm, rg, wg)
+				}
+			}
+		}
+		for name, st := range map[string]*nodeSteps{"built": &built, "grown": &grown} {
+			var cands []int64
+			for k, e := range st.e {
+				if k > 0 && e.t <= st.e[k-1].t {
+					t.Fatalf("round %d %s: entries out of order: %+v", round, name, st.e)
+				}
+				if e.cand {
+					cands = append(cands, e.t)
+				}
+			}
+			var want []int64
+			for _, r := range rel {
+				want = append(want, r.t)
+			}
+			for _, r := range res {
+				want = append(want, r.to)
+			}
+			slices.Sort(want)
+			if want = slices.Compact(want); !slices.Equal(cands, want) {
+				t.Fatalf("round %d %s: candidates %v, want %v", round, name, cands, want)
 			}
 		}
 	}
