@@ -66,3 +66,54 @@ func BenchmarkListing10k(b *testing.B) {
 		}
 	})
 }
+
+// held is n held jobs as `sbatch -H -J scale --wrap=true` leaves them
+// (bench/scale100k.sh): one shared spec, pending, JobHeldUser.
+func held(n int) []*model.Job {
+	spec := &model.JobSpec{Name: "scale", TimeLimit: -1, MinNodes: 1, MaxNodes: -1, NTasks: 1, CPUsPerTask: -1,
+		TasksPerNode: -1, MemPerNode: -1, MemPerCPU: -1, TimeMin: -1, Script: "#!/bin/sh\n# This script was created by sbatch --wrap.\n\ntrue\n",
+		Env: []string{"A=1", "B=2"}, WorkDir: "/home/alice", StdOut: "/dev/null", SubmitLine: "sbatch -H -J scale -o /dev/null --wrap=true"}
+	jobs := make([]*model.Job, n)
+	for i := range jobs {
+		jobs[i] = &model.Job{ID: model.JobID(i + 1), ArrayTaskID: -1, UserID: 1000, GroupID: 1000, UserName: "alice",
+			Partition: "debug", Reason: "JobHeldUser", HoldUser: true, TimeLimit: 31536000, Name: "scale",
+			SubmitTime: 1700000000 + int64(i/1000), EligibleTime: 1700000000 + int64(i/1000), Spec: spec}
+	}
+	return jobs
+}
+
+// BenchmarkListing100kHeld: squeue's listing of 100,000 held jobs, the
+// controller's part (view and encode) and the command's (decode).
+func BenchmarkListing100kHeld(b *testing.B) {
+	jobs := held(100000)
+	q := api.JobQuery{Summary: true}
+	msg, _ := localwire.Encode(listing(jobs, 1, q))
+	b.Run("controller", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			m, _ := localwire.Encode(listing(jobs, 1, q))
+			b.ReportMetric(float64(len(m)), "bytes")
+		}
+	})
+	b.Run("controller-cached", func(b *testing.B) {
+		var c listCache
+		c.listing(jobs, 1, true)
+		b.ReportAllocs()
+		b.ResetTimer()
+		for range b.N {
+			c.listing(jobs, 1, true)
+		}
+	})
+	b.Run("command", func(b *testing.B) {
+		b.ReportAllocs()
+		for range b.N {
+			var l localwire.JobList
+			if err := localwire.Decode(msg, &l); err != nil {
+				b.Fatal(err)
+			}
+			if got, err := l.API(); err != nil || len(got.Jobs) != len(jobs) {
+				b.Fatal("jobs lost")
+			}
+		}
+	})
+}

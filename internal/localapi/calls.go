@@ -72,9 +72,14 @@ func (s *Server) call(ctx context.Context, c net.Conn, id *api.Identity, req *lo
 	return !streams[req.Method]
 }
 
+// encoded is a result already in the compact form.
+type encoded []byte
+
 // body writes answer a with v as its body.
 func (s *Server) body(c net.Conn, a *localwire.Answer, v any) error {
-	if v != nil {
+	if e, ok := v.(encoded); ok {
+		a.Body = e
+	} else if v != nil {
 		b, err := localwire.Encode(v)
 		if err != nil && a.Err == nil {
 			a.Err = localwire.ToError(err)
@@ -109,6 +114,9 @@ func init() {
 			l, err := s.svc.ListJobs(ctx, q)
 			if err != nil {
 				return nil, err
+			}
+			if q.Summary && !q.WithSteps {
+				return encoded(s.lists.listing(l.Jobs, l.Now, len(q.IDs) == 0)), nil
 			}
 			return listing(l.Jobs, l.Now, q), nil
 		},

@@ -44,6 +44,7 @@ type Server struct {
 	stats *rpcstats.Stats
 	log   *slog.Logger
 	ctx   context.Context
+	lists listCache // the last whole listing's job records
 }
 
 // New returns a server of svc whose calls are counted in stats (shared

@@ -87,3 +87,28 @@ func TestGluedOptionalArgs(t *testing.T) {
 		}
 	}
 }
+
+// heldQueue is n held jobs as bench/scale100k.sh submits them.
+func heldQueue(n int) []*model.Job {
+	spec := &model.JobSpec{MinNodes: 1, NTasks: 1, CPUsPerTask: -1, MemPerNode: -1}
+	jobs := make([]*model.Job, n)
+	for i := range jobs {
+		jobs[i] = &model.Job{ID: model.JobID(i + 1), ArrayTaskID: model.NoArrayTask, UserID: 1000, UserName: "alice",
+			Partition: "debug", Reason: model.ReasonHeldUser, HoldUser: true, TimeLimit: 31536000, Name: "scale",
+			SubmitTime: refNow.Unix() - int64(i), Spec: spec}
+	}
+	return jobs
+}
+
+// BenchmarkSqueue100kHeld: the command's work after the listing arrived,
+// over 100,000 held jobs in the default format.
+func BenchmarkSqueue100kHeld(b *testing.B) {
+	client := &fakeClient{jobs: heldQueue(100000), now: refNow.Unix()}
+	env := discardEnv(client)
+	b.ReportAllocs()
+	for b.Loop() {
+		if code := Run(context.Background(), env, nil); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+}

@@ -1,0 +1,78 @@
+package localapi
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/localwire"
+	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/wiretest"
+)
+
+// TestListCacheSendsWhatTheListingEncodes: the cached listing is, byte for
+// byte, the encoding of the listing cut anew, through a run of listings
+// in which jobs change (new values), end, arrive and are asked for out of
+// order — so a record kept from an earlier listing is never one whose job
+// has changed since.
+func TestListCacheSendsWhatTheListingEncodes(t *testing.T) {
+	filled := wiretest.Filled[model.Job]()
+	filled.ID, filled.Completing = 8, false // queue numbers from 1
+	// The same content at another pointer shares a number.
+	alike := *filled.Spec
+	other := *filled.Spec
+	other.Account = "other"
+	jobs := queue(50)
+	jobs[7] = filled
+	jobs[8].Spec = &alike
+	jobs[9].Spec = &other
+	jobs[10].Spec = nil
+	jobs[11].State = model.JobPending
+	jobs[12].Suspended, jobs[12].State = true, model.JobRunning
+	jobs[13].PlannedStart = 1700009999
+
+	var c listCache
+	check := func(step string, jobs []*model.Job, now int64, keep bool) {
+		t.Helper()
+		want, _ := localwire.Encode(listing(jobs, now, api.JobQuery{Summary: true}))
+		got := c.listing(jobs, now, keep)
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: the cached listing's %d bytes differ from the listing's %d", step, len(got), len(want))
+		}
+		var l localwire.JobList
+		if err := localwire.Decode(got, &l); err != nil {
+			t.Fatalf("%s: %v", step, err)
+		}
+		if _, err := l.API(); err != nil || len(l.Jobs) != len(jobs) {
+			t.Fatalf("%s: %d jobs, %v", step, len(l.Jobs), err)
+		}
+	}
+	check("first", jobs, 1700000000, true)
+	check("again", jobs, 1700000001, true)
+
+	// A changed job is a new value; one job ends; one arrives.
+	next := append([]*model.Job(nil), jobs[:20]...)
+	for _, i := range []int{3, 7, 13} {
+		c := *next[i]
+		c.Reason, c.Priority, c.PlannedStart = "Resources", c.Priority+1, c.PlannedStart+60
+		next[i] = &c
+	}
+	next = append(next, jobs[21:]...)
+	late := *jobs[0]
+	late.ID, late.Name = 1000, "late"
+	next = append(next, &late)
+	check("changed", next, 1700000002, true)
+	check("unchanged", next, 0, true)
+
+	// A few named jobs, out of order: answered whole, and the queue's
+	// records stay for the next listing.
+	few := []*model.Job{next[30], next[2], next[7]}
+	check("named", few, 1700000003, false)
+	if len(c.jobs) != len(next) {
+		t.Fatalf("a listing of %d named jobs replaced the cache of %d", len(few), len(c.jobs))
+	}
+	check("out of order, kept", few, 1700000003, true)
+	check("after out of order", next, 1700000004, true)
+	check("empty", nil, 1700000005, true)
+	check("refilled", jobs, 1700000006, true)
+}
