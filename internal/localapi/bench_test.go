@@ -1,14 +1,25 @@
 package localapi
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
+	"github.com/drover-hpc/drover/client/local"
 	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/squeue"
 	"github.com/drover-hpc/drover/internal/localwire"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/rpcstats"
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
@@ -67,6 +78,19 @@ func BenchmarkListing10k(b *testing.B) {
 	})
 }
 
+// cpuTime is this process's CPU time (user and system, every thread).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// cpuPerOp reports the CPU time per op since t0 (the machine is shared:
+// CPU is steadier than wall).
+func cpuPerOp(b *testing.B, t0 time.Duration) {
+	b.ReportMetric(float64(cpuTime()-t0)/1e6/float64(b.N), "cpu-ms/op")
+}
+
 // held is n held jobs as `sbatch -H -J scale --wrap=true` leaves them
 // (bench/scale100k.sh): one shared spec, pending, JobHeldUser.
 func held(n int) []*model.Job {
@@ -90,22 +114,38 @@ func BenchmarkListing100kHeld(b *testing.B) {
 	msg, _ := localwire.Encode(listing(jobs, 1, q))
 	b.Run("controller", func(b *testing.B) {
 		b.ReportAllocs()
+		t0 := cpuTime()
 		for range b.N {
 			m, _ := localwire.Encode(listing(jobs, 1, q))
 			b.ReportMetric(float64(len(m)), "bytes")
 		}
+		cpuPerOp(b, t0)
 	})
 	b.Run("controller-cached", func(b *testing.B) {
 		var c listCache
 		c.listing(jobs, 1, true)
 		b.ReportAllocs()
 		b.ResetTimer()
+		t0 := cpuTime()
 		for range b.N {
 			c.listing(jobs, 1, true)
+		}
+		cpuPerOp(b, t0)
+	})
+	b.Run("command-plan", func(b *testing.B) {
+		t0 := cpuTime()
+		defer func() { cpuPerOp(b, t0) }()
+		for range b.N {
+			var l localwire.JobList
+			if err := localwire.DecodeCompact(msg, &l); err != nil {
+				b.Fatal(err)
+			}
 		}
 	})
 	b.Run("command", func(b *testing.B) {
 		b.ReportAllocs()
+		t0 := cpuTime()
+		defer func() { cpuPerOp(b, t0) }()
 		for range b.N {
 			var l localwire.JobList
 			if err := localwire.Decode(msg, &l); err != nil {
@@ -116,4 +156,44 @@ func BenchmarkListing100kHeld(b *testing.B) {
 			}
 		}
 	})
+}
+
+// lister serves a fixed queue, as the service lists it (a new slice of
+// the same jobs each time).
+type lister struct {
+	*fake
+	jobs []*model.Job
+}
+
+func (l *lister) ListJobs(context.Context, api.JobQuery) (*api.JobList, error) {
+	return &api.JobList{Jobs: append([]*model.Job(nil), l.jobs...), Now: 1700000000}, nil
+}
+
+// BenchmarkSqueueOverSocket100k is squeue (default format) over 100,000
+// held jobs through the local socket, both ends in this process: what
+// `squeue` costs but the process start and the controller's walk.
+func BenchmarkSqueueOverSocket100k(b *testing.B) {
+	dir := b.TempDir()
+	sock := filepath.Join(dir, "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	srv := New(ctx, &lister{fake: newFake(), jobs: held(100000)}, Limits{}, rpcstats.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	others := Split(l, srv.Timeout(), srv.ServeConn)
+	defer others.Close()
+	c := local.Dial(sock)
+	defer c.Close()
+	env := &cli.Env{Prog: "squeue", Stdout: io.Discard, Stderr: io.Discard, Now: time.Now,
+		Dial: func() (cli.Client, error) { return c, nil }}
+	b.ReportAllocs()
+	t0 := cpuTime()
+	for b.Loop() {
+		if code := squeue.Run(ctx, env, nil); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+	cpuPerOp(b, t0)
 }

@@ -114,7 +114,13 @@ func Encode(v any) ([]byte, error) { return AppendCompact(nil, v), nil }
 
 // Decode reads b into the value v points to, saying what was malformed.
 func Decode(b []byte, v any) error {
-	if err := DecodeCompact(b, v); err != nil {
+	var err error
+	if l, ok := v.(*JobList); ok {
+		err = decodeJobList(b, l) // a listing: the fast reader
+	} else {
+		err = DecodeCompact(b, v)
+	}
+	if err != nil {
 		return fmt.Errorf("malformed message: %w", err)
 	}
 	return nil
