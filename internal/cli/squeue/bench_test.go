@@ -4,7 +4,9 @@ import (
 	"context"
 	"reflect"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -41,11 +43,13 @@ func BenchmarkSqueue10k(b *testing.B) {
 	client := &fakeClient{jobs: pendingQueue(10000), now: refNow.Unix()}
 	env := discardEnv(client)
 	b.ReportAllocs()
+	t0 := cpuTime()
 	for b.Loop() {
 		if code := Run(context.Background(), env, nil); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-t0)/1e6/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkSqueue10kPerTask renders every array task on its own row (-r).
@@ -106,9 +110,19 @@ func BenchmarkSqueue100kHeld(b *testing.B) {
 	client := &fakeClient{jobs: heldQueue(100000), now: refNow.Unix()}
 	env := discardEnv(client)
 	b.ReportAllocs()
+	t0 := cpuTime()
 	for b.Loop() {
 		if code := Run(context.Background(), env, nil); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-t0)/1e6/float64(b.N), "cpu-ms/op")
+}
+
+// cpuTime is this process's CPU time (user and system, every thread): on
+// a shared machine a steadier figure than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
