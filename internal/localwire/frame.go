@@ -115,9 +115,12 @@ func Encode(v any) ([]byte, error) { return AppendCompact(nil, v), nil }
 // Decode reads b into the value v points to, saying what was malformed.
 func Decode(b []byte, v any) error {
 	var err error
-	if l, ok := v.(*JobList); ok {
-		err = decodeJobList(b, l) // a listing: the fast reader
-	} else {
+	switch v := v.(type) {
+	case *JobList:
+		err = decodeJobList(b, v) // a listing: the fast reader
+	case *Answer:
+		err = decodeAnswer(b, v) // its body not copied
+	default:
 		err = DecodeCompact(b, v)
 	}
 	if err != nil {

@@ -374,3 +374,53 @@ func decodeJobList(b []byte, l *JobList) error {
 }
 
 var specsType = reflect.TypeFor[[]*model.JobSpec]()
+
+// Field numbers of Answer in the compact form (TestAnswerReaderKnowsTheFields).
+const (
+	answerMore = 1
+	answerErr  = 2
+	answerBody = 3
+)
+
+var errorType = reflect.TypeFor[Error]()
+
+// decodeAnswer reads an answer frame as DecodeCompact would, but its
+// Body is the frame's own bytes rather than a copy: a listing's answer
+// is megabytes, and the frame is read into a buffer of its own
+// (ReadFrame) that nothing else holds or reuses.
+func decodeAnswer(b []byte, a *Answer) error {
+	r := &reader{b: b}
+	for {
+		num, err := r.uvarint()
+		if err != nil {
+			return err
+		}
+		switch num {
+		case 0:
+			if r.i != len(b) {
+				return errors.New("malformed compact message: bytes left over")
+			}
+			return nil
+		case answerMore:
+			if r.i >= len(b) {
+				return errShort
+			}
+			a.More = b[r.i] != 0
+			r.i++
+		case answerErr:
+			a.Err = &Error{}
+			if err := planOf(errorType).dec(r, reflect.ValueOf(a.Err).Elem()); err != nil {
+				return err
+			}
+		case answerBody:
+			n, err := r.length(1)
+			if err != nil {
+				return err
+			}
+			a.Body = b[r.i : r.i+n : r.i+n]
+			r.i += n
+		default:
+			return fmt.Errorf("malformed compact message: %s has no field %d", reflect.TypeFor[Answer](), num)
+		}
+	}
+}

@@ -106,3 +106,34 @@ func TestListingReaderRefusesWhatThePlanRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerReaderKnowsTheFields: the answer reader's field numbers are
+// Answer's, and it reads what the plan reads (the body without a copy).
+func TestAnswerReaderKnowsTheFields(t *testing.T) {
+	at := reflect.TypeFor[Answer]()
+	for num, name := range map[int]string{answerMore: "More", answerErr: "Err", answerBody: "Body"} {
+		if at.NumField() != 3 || at.Field(num-1).Name != name {
+			t.Fatalf("Answer's field %d is not %s: update decodeAnswer", num, name)
+		}
+	}
+	for _, a := range []*Answer{{}, {More: true, Body: []byte("chunk")}, {Err: &Error{Kind: "api", Code: 3, Msg: "no"}},
+		{Body: AppendCompact(nil, sampleList())}} {
+		b := AppendCompact(nil, a)
+		var fast, plan Answer
+		if err := Decode(b, &fast); err != nil {
+			t.Fatal(err)
+		}
+		if err := DecodeCompact(b, &plan); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(fast, plan) {
+			t.Errorf("the answer reader read %+v, the plan %+v", fast, plan)
+		}
+		for n := range len(b) {
+			var f, p Answer
+			if (Decode(b[:n], &f) == nil) != (DecodeCompact(b[:n], &p) == nil) {
+				t.Fatalf("cut at %d of %d: the readers disagree", n, len(b))
+			}
+		}
+	}
+}
