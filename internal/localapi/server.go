@@ -143,15 +143,14 @@ func (s *Server) refuse(c net.Conn, err error) {
 }
 
 func (s *Server) answer(c net.Conn, a *localwire.Answer) error {
-	b, err := localwire.Encode(a)
-	if err != nil {
-		return err
-	}
-	if len(b) > localwire.MaxAnswer {
-		b, _ = localwire.Encode(&localwire.Answer{Err: &localwire.Error{Msg: "answer too large; ask for fewer jobs"}})
+	// The body is written as it is (a listing's is megabytes): not copied
+	// into one message with the rest.
+	head, body, tail := localwire.AnswerParts(a)
+	if len(head)+len(body)+len(tail) > localwire.MaxAnswer {
+		head, body, tail = localwire.AnswerParts(&localwire.Answer{Err: &localwire.Error{Msg: "answer too large; ask for fewer jobs"}})
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(s.lim.IO))
-	return localwire.WriteFrame(c, b)
+	return localwire.WriteFrameParts(c, head, body, tail)
 }
 
 // peer is the caller the kernel names at the other end of c.

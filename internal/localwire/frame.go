@@ -1,10 +1,12 @@
 package localwire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 )
 
 // Magic opens every connection; gRPC's clients open with "PRI " instead.
@@ -127,4 +129,44 @@ func Decode(b []byte, v any) error {
 		return fmt.Errorf("malformed message: %w", err)
 	}
 	return nil
+}
+
+// AnswerParts gives a's compact form in three parts, so that a long body
+// (a listing's megabytes) is written as it is rather than copied into
+// one message first: what precedes the body, the body, what follows it.
+func AnswerParts(a *Answer) (head, body, tail []byte) {
+	if a.Body == nil {
+		return AppendCompact(nil, a), nil, nil
+	}
+	h := *a
+	h.Body = nil
+	head = AppendCompact(nil, &h)
+	head = head[:len(head)-1] // the struct's end comes after the body
+	head = binary.AppendUvarint(head, answerBody)
+	head = binary.AppendUvarint(head, uint64(len(a.Body)))
+	return head, a.Body, []byte{0}
+}
+
+// WriteFrameParts writes one frame made of parts, with one system call
+// where the connection takes several buffers at once (net.Buffers).
+func WriteFrameParts(w io.Writer, parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if uint64(n) > 1<<32-1 {
+		return ErrTooLarge
+	}
+	if n <= 64<<10 {
+		return WriteFrame(w, bytes.Join(parts, nil))
+	}
+	bufs := make(net.Buffers, 0, len(parts)+1)
+	bufs = append(bufs, binary.BigEndian.AppendUint32(nil, uint32(n)))
+	for _, p := range parts {
+		if len(p) > 0 {
+			bufs = append(bufs, p)
+		}
+	}
+	_, err := bufs.WriteTo(w)
+	return err
 }

@@ -137,3 +137,23 @@ func TestAnswerReaderKnowsTheFields(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerPartsMakeTheAnswer: an answer written in parts is the frame
+// of its compact form.
+func TestAnswerPartsMakeTheAnswer(t *testing.T) {
+	long := bytes.Repeat([]byte("listing"), 20000) // past one write's 64 KiB
+	for _, a := range []*Answer{{}, {More: true, Body: []byte("chunk")}, {Err: &Error{Kind: "api", Code: 3, Msg: "no"}},
+		{Body: []byte{}}, {Err: &Error{Msg: "x"}, Body: long}, {Body: long}} {
+		var parts, whole bytes.Buffer
+		head, body, tail := AnswerParts(a)
+		if err := WriteFrameParts(&parts, head, body, tail); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFrame(&whole, AppendCompact(nil, a)); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(parts.Bytes(), whole.Bytes()) {
+			t.Errorf("answer with a %d-byte body: the parts' frame differs from the answer's", len(a.Body))
+		}
+	}
+}
