@@ -100,7 +100,7 @@ func held(n int) []*model.Job {
 	jobs := make([]*model.Job, n)
 	for i := range jobs {
 		jobs[i] = &model.Job{ID: model.JobID(i + 1), ArrayTaskID: -1, UserID: 1000, GroupID: 1000, UserName: "alice",
-			Partition: "debug", Reason: "JobHeldUser", HoldUser: true, TimeLimit: 31536000, Name: "scale",
+			Groups: []uint32{1000, 27}, Partition: "debug", Reason: "JobHeldUser", HoldUser: true, TimeLimit: 31536000, Name: "scale",
 			SubmitTime: 1700000000 + int64(i/1000), EligibleTime: 1700000000 + int64(i/1000), Spec: spec}
 	}
 	return jobs

@@ -86,6 +86,31 @@ type listDecoder struct {
 	reader
 	strs map[string]string
 	last []string // by a string field's slot: the value the last job had
+	u32s []uint32 // what is left of the block the jobs' []uint32 come from
+}
+
+// uint32s reads a []uint32 (a job's groups) into the block.
+func (d *listDecoder) uint32s() ([]uint32, error) {
+	n, err := d.length(1)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return []uint32{}, nil
+	}
+	if len(d.u32s) < n {
+		d.u32s = make([]uint32, max(n, jobBlock))
+	}
+	out := d.u32s[:n:n] // its own capacity: an append never reaches the next
+	d.u32s = d.u32s[n:]
+	for i := range out {
+		x, err := d.uv()
+		if err != nil {
+			return nil, err
+		}
+		out[i] = uint32(x)
+	}
+	return out, nil
 }
 
 // uv reads a uvarint, one byte at once (a field number, most values).
@@ -140,6 +165,7 @@ const (
 	classInt
 	classString
 	classBool
+	classUint32s // []uint32
 )
 
 func classOf(k reflect.Kind) int {
@@ -156,6 +182,14 @@ func classOf(k reflect.Kind) int {
 	return 0
 }
 
+// classOfType is classOf, with the slices read by hand.
+func classOfType(t reflect.Type) int {
+	if t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint32 {
+		return classUint32s
+	}
+	return classOf(t.Kind())
+}
+
 // hotField sets one field of a job by hand: the setter of its class.
 type hotField struct {
 	class int
@@ -163,6 +197,7 @@ type hotField struct {
 	i     func(j *model.Job, x int64)
 	s     func(j *model.Job, s string)
 	b     func(j *model.Job, v bool)
+	u32s  func(j *model.Job, v []uint32)
 }
 
 func hotUint(set func(j *model.Job, x uint64)) hotField { return hotField{class: classUint, u: set} }
@@ -171,6 +206,9 @@ func hotString(set func(j *model.Job, s string)) hotField {
 	return hotField{class: classString, s: set}
 }
 func hotBool(set func(j *model.Job, v bool)) hotField { return hotField{class: classBool, b: set} }
+func hotUint32s(set func(j *model.Job, v []uint32)) hotField {
+	return hotField{class: classUint32s, u32s: set}
+}
 
 // hotJobFields are the fields a summary listing's jobs commonly carry,
 // by name. A field whose kind no longer reads as its setter does is read
@@ -182,6 +220,7 @@ var hotJobFields = map[string]hotField{
 	"SpecID":       hotUint(func(j *model.Job, x uint64) { j.SpecID = model.JobID(x) }),
 	"UserID":       hotUint(func(j *model.Job, x uint64) { j.UserID = uint32(x) }),
 	"GroupID":      hotUint(func(j *model.Job, x uint64) { j.GroupID = uint32(x) }),
+	"Groups":       hotUint32s(func(j *model.Job, v []uint32) { j.Groups = v }),
 	"UserName":     hotString(func(j *model.Job, s string) { j.UserName = s }),
 	"Partition":    hotString(func(j *model.Job, s string) { j.Partition = s }),
 	"State":        hotUint(func(j *model.Job, x uint64) { j.State = model.JobState(x) }),
@@ -226,7 +265,7 @@ var jobFields = sync.OnceValues(func() ([]jobField, int) {
 		if !f.IsExported() {
 			continue
 		}
-		if h, ok := hotJobFields[f.Name]; ok && h.class == classOf(f.Type.Kind()) {
+		if h, ok := hotJobFields[f.Name]; ok && h.class == classOfType(f.Type) {
 			fields[i+1] = jobField{hot: h, slot: slots}
 			if h.class == classString {
 				slots++
@@ -281,6 +320,12 @@ func (d *listDecoder) job(j *model.Job, fields []jobField) error {
 			}
 			f.hot.b(j, d.b[d.i] != 0)
 			d.i++
+		case classUint32s:
+			v, err := d.uint32s()
+			if err != nil {
+				return err
+			}
+			f.hot.u32s(j, v)
 		default:
 			if f.p == nil {
 				return fmt.Errorf("malformed compact message: %s has no field %d", jobType, num)

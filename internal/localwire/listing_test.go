@@ -72,7 +72,7 @@ func TestHotJobFieldsMatchTheModel(t *testing.T) {
 		f, ok := jobType.FieldByName(name)
 		if !ok {
 			t.Errorf("model.Job has no field %s", name)
-		} else if classOf(f.Type.Kind()) != h.class {
+		} else if classOfType(f.Type) != h.class {
 			t.Errorf("model.Job.%s is a %s: its setter reads another kind", name, f.Type)
 		}
 	}
