@@ -76,3 +76,32 @@ func TestListCacheSendsWhatTheListingEncodes(t *testing.T) {
 	check("empty", nil, 1700000005, true)
 	check("refilled", jobs, 1700000006, true)
 }
+
+// TestListCacheConcurrentListings: listings at once (squeue from several
+// users) each get the whole listing (run with -race).
+func TestListCacheConcurrentListings(t *testing.T) {
+	jobs := queue(300)
+	want, _ := localwire.Encode(listing(jobs, 1, api.JobQuery{Summary: true}))
+	var c listCache
+	errs := make(chan string, 8)
+	for g := range 8 {
+		go func() {
+			q := jobs
+			if g%2 == 1 {
+				q = jobs[:100] // a shorter queue in between
+			}
+			for range 20 {
+				if got := c.listing(q, 1, true); len(q) == len(jobs) && !bytes.Equal(got, want) {
+					errs <- "a listing differs from the encoded one"
+					return
+				}
+			}
+			errs <- ""
+		}()
+	}
+	for range 8 {
+		if e := <-errs; e != "" {
+			t.Fatal(e)
+		}
+	}
+}
