@@ -128,7 +128,7 @@ func BenchmarkListing100kHeld(b *testing.B) {
 		b.ResetTimer()
 		t0 := cpuTime()
 		for range b.N {
-			c.listing(jobs, 1, true)
+			c.listing(jobs, 1, true).chunks(func(...[]byte) error { return nil })
 		}
 		cpuPerOp(b, t0)
 	})
@@ -173,27 +173,34 @@ func (l *lister) ListJobs(context.Context, api.JobQuery) (*api.JobList, error) {
 // held jobs through the local socket, both ends in this process: what
 // `squeue` costs but the process start and the controller's walk.
 func BenchmarkSqueueOverSocket100k(b *testing.B) {
-	dir := b.TempDir()
-	sock := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	srv := New(ctx, &lister{fake: newFake(), jobs: held(100000)}, Limits{}, rpcstats.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	others := Split(l, srv.Timeout(), srv.ServeConn)
-	defer others.Close()
-	c := local.Dial(sock)
-	defer c.Close()
+	c := serveJobs(b, held(100000))
 	env := &cli.Env{Prog: "squeue", Stdout: io.Discard, Stderr: io.Discard, Now: time.Now,
 		Dial: func() (cli.Client, error) { return c, nil }}
 	b.ReportAllocs()
 	t0 := cpuTime()
 	for b.Loop() {
-		if code := squeue.Run(ctx, env, nil); code != 0 {
+		if code := squeue.Run(context.Background(), env, nil); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}
 	cpuPerOp(b, t0)
+}
+
+// serveJobs serves jobs on a socket of the adapter (in this process) and
+// returns a local client of it.
+func serveJobs(tb testing.TB, jobs []*model.Job) *local.Client {
+	tb.Helper()
+	sock := filepath.Join(tb.TempDir(), "s")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tb.Cleanup(cancel)
+	srv := New(ctx, &lister{fake: newFake(), jobs: jobs}, Limits{}, rpcstats.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	others := Split(l, srv.Timeout(), srv.ServeConn)
+	tb.Cleanup(func() { others.Close() })
+	c := local.Dial(sock)
+	tb.Cleanup(func() { c.Close() })
+	return c
 }

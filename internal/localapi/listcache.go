@@ -18,24 +18,30 @@ import (
 type listCache struct {
 	mu   sync.Mutex
 	jobs []*model.Job // ascending ids, as the store lists them
-	end  []int        // job i's record is buf[end[i-1]:end[i]]
-	buf  []byte       // the last listing's message; records from buf[end[-1]]
-	head int          // where the first record starts in buf
+	end  []int        // job i's record is recs[end[i-1]:end[i]]
+	recs []byte       // the last listing's records (never changed once made)
 }
 
-// listing is the encoded JobList of jobs at wire.Summary without steps:
-// the bytes localwire.Encode(listing(jobs, now, q)) gives. keep: jobs is
-// a whole listing, whose records the cache keeps for the next one (a
-// listing of a few named jobs would otherwise push out the queue's).
-func (c *listCache) listing(jobs []*model.Job, now int64, keep bool) []byte {
+// cut is a summary listing's records and specs, ready to be sent whole
+// or in chunks.
+type cut struct {
+	recs  []byte
+	end   []int // job i's record is recs[end[i-1]:end[i]]
+	spec  []int
+	specs []*model.JobSpec
+	now   int64
+}
+
+// listing cuts jobs at wire.Summary without steps, reusing the records
+// of the jobs the last listing had. keep: jobs is a whole listing, whose
+// records the cache keeps for the next one (a listing of a few named
+// jobs would otherwise push out the queue's).
+func (c *listCache) listing(jobs []*model.Job, now int64, keep bool) *cut {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var (
-		spec  = make([]int, len(jobs))
-		specs []*model.JobSpec
-		b     = localwire.AppendJobListHead(make([]byte, 0, len(c.buf)+len(c.buf)/8+2*len(jobs)+1024), len(jobs))
-		head  = len(b)
-		ends  = make([]int, len(jobs))
+		out   = &cut{spec: make([]int, len(jobs)), end: make([]int, len(jobs)), now: now}
+		b     = make([]byte, 0, len(c.recs)+len(c.recs)/8+1024)
 		st    = specTable{views: map[*model.JobSpec]*model.JobSpec{}, byPtr: map[*model.JobSpec]int{}, byKey: map[string]int{}}
 		k     int // the next cached job not yet passed
 		asc   = true
@@ -45,7 +51,7 @@ func (c *listCache) listing(jobs []*model.Job, now int64, keep bool) []byte {
 	for i, j := range jobs {
 		if j == nil {
 			b = localwire.AppendJobRecord(b, nil)
-			ends[i], asc = len(b), false
+			out.end[i], asc = len(b), false
 			continue
 		}
 		if i > 0 && j.ID <= prev {
@@ -58,29 +64,78 @@ func (c *listCache) listing(jobs []*model.Job, now int64, keep bool) []byte {
 			}
 		}
 		if asc && k < len(c.jobs) && c.jobs[k] == j {
-			start = c.head
+			start = 0
 			if k > 0 {
 				start = c.end[k-1]
 			}
-			b = append(b, c.buf[start:c.end[k]]...)
+			b = append(b, c.recs[start:c.end[k]]...)
 		} else {
 			v := viewJobShared(j, wire.Summary, st.views)
 			v.Spec = nil
 			b = localwire.AppendJobRecord(b, v)
 		}
-		ends[i] = len(b)
+		out.end[i] = len(b)
 		if j.Spec != nil {
-			spec[i] = st.index(j.Spec, &specs)
+			out.spec[i] = st.index(j.Spec, &out.specs)
 		}
 	}
-	recs := len(b)
-	b = localwire.AppendJobListTail(b, spec, specs, now)
+	out.recs = b
 	if keep && asc {
-		// The records stay where they are, in the message just made (which
-		// nothing changes once sent).
-		c.jobs, c.end, c.buf, c.head = jobs, ends, b[:recs], head
+		c.jobs, c.end, c.recs = jobs, out.end, b
 	}
-	return b
+	return out
+}
+
+// whole is the listing's message: the bytes
+// localwire.Encode(listing(jobs, now, q)) gives.
+func (l *cut) whole() []byte {
+	b := localwire.AppendJobListHead(make([]byte, 0, len(l.recs)+2*len(l.spec)+64), len(l.end))
+	b = append(b, l.recs...)
+	return localwire.AppendJobListTail(b, l.spec, l.specs, l.now)
+}
+
+// chunkJobs is how many jobs a chunk of a listing holds: the command
+// reads a chunk while the next ones arrive, and several at once.
+const chunkJobs = 8192
+
+// chunks calls send with the parts of each chunk's message, a listing of
+// up to chunkJobs of the jobs in order, numbering its own specs; at
+// least one chunk, empty for no jobs. It stops at send's first error.
+func (l *cut) chunks(send func(parts ...[]byte) error) error {
+	n := len(l.end)
+	for lo := 0; lo == 0 || lo < n; lo += chunkJobs {
+		hi := min(lo+chunkJobs, n)
+		start := 0
+		if lo > 0 {
+			start = l.end[lo-1]
+		}
+		end := start
+		if hi > lo {
+			end = l.end[hi-1]
+		}
+		// The chunk's own spec numbers, in order of first use.
+		spec := make([]int, hi-lo)
+		var specs []*model.JobSpec
+		local := map[int]int{}
+		for i, g := range l.spec[lo:hi] {
+			if g == 0 {
+				continue
+			}
+			m, ok := local[g]
+			if !ok {
+				specs = append(specs, l.specs[g-1])
+				m = len(specs)
+				local[g] = m
+			}
+			spec[i] = m
+		}
+		head := localwire.AppendJobListHead(nil, hi-lo)
+		tail := localwire.AppendJobListTail(nil, spec, specs, l.now)
+		if err := send(head, l.recs[start:end], tail); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // specTable numbers a listing's distinct spec views as localwire's

@@ -2,6 +2,8 @@ package localapi
 
 import (
 	"bytes"
+	"context"
+	"reflect"
 	"testing"
 
 	"github.com/drover-hpc/drover/internal/api"
@@ -35,7 +37,7 @@ func TestListCacheSendsWhatTheListingEncodes(t *testing.T) {
 	check := func(step string, jobs []*model.Job, now int64, keep bool) {
 		t.Helper()
 		want, _ := localwire.Encode(listing(jobs, now, api.JobQuery{Summary: true}))
-		got := c.listing(jobs, now, keep)
+		got := c.listing(jobs, now, keep).whole()
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s: the cached listing's %d bytes differ from the listing's %d", step, len(got), len(want))
 		}
@@ -91,7 +93,7 @@ func TestListCacheConcurrentListings(t *testing.T) {
 				q = jobs[:100] // a shorter queue in between
 			}
 			for range 20 {
-				if got := c.listing(q, 1, true); len(q) == len(jobs) && !bytes.Equal(got, want) {
+				if got := c.listing(q, 1, true).whole(); len(q) == len(jobs) && !bytes.Equal(got, want) {
 					errs <- "a listing differs from the encoded one"
 					return
 				}
@@ -102,6 +104,92 @@ func TestListCacheConcurrentListings(t *testing.T) {
 	for range 8 {
 		if e := <-errs; e != "" {
 			t.Fatal(e)
+		}
+	}
+}
+
+// TestListingChunks: a listing sent in chunks is, chunk after chunk, the
+// jobs of the whole listing with their specs, each chunk a listing of
+// its own.
+func TestListingChunks(t *testing.T) {
+	jobs := queue(2*chunkJobs + 5)
+	other := *jobs[0].Spec
+	other.Account = "other"
+	for i := range jobs {
+		if i%3000 == 7 {
+			jobs[i].Spec = &other // a second spec in some chunks only
+		}
+	}
+	for _, n := range []int{0, 1, chunkJobs, len(jobs)} {
+		var c listCache
+		cut := c.listing(jobs[:n], 1700000000, true)
+		var whole localwire.JobList
+		if err := localwire.Decode(cut.whole(), &whole); err != nil {
+			t.Fatal(err)
+		}
+		want, err := whole.API()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []*model.Job
+		chunks := 0
+		err = cut.chunks(func(p ...[]byte) error {
+			chunks++
+			var l localwire.JobList
+			if err := localwire.Decode(bytes.Join(p, nil), &l); err != nil {
+				return err
+			}
+			a, err := l.API()
+			if err != nil {
+				return err
+			}
+			if a.Now != 1700000000 {
+				t.Errorf("chunk %d: now %d", chunks, a.Now)
+			}
+			got = append(got, a.Jobs...)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if wantChunks := max(1, (n+chunkJobs-1)/chunkJobs); chunks != wantChunks {
+			t.Errorf("%d jobs: %d chunks, want %d", n, chunks, wantChunks)
+		}
+		if len(got) != len(want.Jobs) {
+			t.Fatalf("%d jobs: the chunks hold %d", len(want.Jobs), len(got))
+		}
+		for i := range got {
+			if !reflect.DeepEqual(got[i], want.Jobs[i]) {
+				t.Fatalf("%d jobs: job %d differs between the chunks and the whole listing", n, i)
+			}
+		}
+	}
+}
+
+// TestListingOverTheSocket: the command gets the whole queue through the
+// socket, in chunks (summary) or in one answer (the full listing), on
+// one connection after the other.
+func TestListingOverTheSocket(t *testing.T) {
+	jobs := queue(2*chunkJobs + 3)
+	c := serveJobs(t, jobs)
+	for _, q := range []api.JobQuery{{Summary: true}, {Summary: true}, {}, {Summary: true}} {
+		got, err := c.ListJobs(context.Background(), q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want localwire.JobList
+		b, _ := localwire.Encode(listing(jobs, 1700000000, q))
+		if err := localwire.Decode(b, &want); err != nil {
+			t.Fatal(err)
+		}
+		w, _ := want.API()
+		if got.Now != w.Now || len(got.Jobs) != len(w.Jobs) {
+			t.Fatalf("summary %v: %d jobs at %d, want %d at %d", q.Summary, len(got.Jobs), got.Now, len(w.Jobs), w.Now)
+		}
+		for i := range got.Jobs {
+			if !reflect.DeepEqual(got.Jobs[i], w.Jobs[i]) {
+				t.Fatalf("summary %v: job %d differs", q.Summary, i)
+			}
 		}
 	}
 }

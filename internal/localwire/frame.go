@@ -16,7 +16,9 @@ const Magic = "DRVL"
 // Fingerprint of the types the messages carry. A controller of another
 // version or build refuses the connection (ErrOtherBuild), and the
 // commands then go through gRPC, whose messages are versioned.
-const Version byte = 2
+// Version 3: a summary listing (ListJobs) answers in chunks, each a
+// JobList of its own, then an empty last answer.
+const Version byte = 3
 
 // Preface is what a client writes first on a new connection.
 func Preface() []byte {
@@ -138,14 +140,22 @@ func AnswerParts(a *Answer) (head, body, tail []byte) {
 	if a.Body == nil {
 		return AppendCompact(nil, a), nil, nil
 	}
+	return AnswerHead(a, len(a.Body)), a.Body, AnswerTail
+}
+
+// AnswerHead is what precedes a body of n bytes in a's compact form (a's
+// own Body left out); AnswerTail follows the body.
+func AnswerHead(a *Answer, n int) []byte {
 	h := *a
 	h.Body = nil
-	head = AppendCompact(nil, &h)
+	head := AppendCompact(nil, &h)
 	head = head[:len(head)-1] // the struct's end comes after the body
 	head = binary.AppendUvarint(head, answerBody)
-	head = binary.AppendUvarint(head, uint64(len(a.Body)))
-	return head, a.Body, []byte{0}
+	return binary.AppendUvarint(head, uint64(n))
 }
+
+// AnswerTail ends an answer after its body.
+var AnswerTail = []byte{0}
 
 // WriteFrameParts writes one frame made of parts, with one system call
 // where the connection takes several buffers at once (net.Buffers).
