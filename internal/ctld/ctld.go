@@ -201,7 +201,7 @@ func Run(ctx context.Context, o Options) error {
 	store := state.New(settings.FirstJobID)
 	f := fsm.New(store, log.With("component", "fsm"))
 	rn, err := raftnode.Open(raftnode.Config{Dir: filepath.Join(cfg.StateSaveLocation, "raft"), ID: "ctld-" + host, Log: log,
-		MinFree: minFree(cfg, log)}, f)
+		MinFree: minFree(cfg, log), FsyncBeforeReply: fsyncBeforeReply(cfg, log)}, f)
 	if err != nil {
 		return err
 	}
@@ -329,6 +329,25 @@ func minFree(cfg *slurmconf.Config, log *slog.Logger) int64 {
 		return -1 // "0": no reserve
 	}
 	return mib << 20
+}
+
+// fsyncBeforeReply is DroverFsyncBeforeReply: "yes" makes every change
+// wait for the log's fsync before it is answered (safe against a crash
+// of the machine); by default the log is written before the answer and
+// fsynced right after, which a crash of the controller cannot undo.
+func fsyncBeforeReply(cfg *slurmconf.Config, log *slog.Logger) bool {
+	v, ok := cfg.Get("DroverFsyncBeforeReply")
+	if !ok {
+		return false
+	}
+	switch strings.ToLower(v) {
+	case "yes", "true", "1":
+		return true
+	case "no", "false", "0":
+		return false
+	}
+	log.Warn("slurm.conf: DroverFsyncBeforeReply is yes or no; using no", "value", v)
+	return false
 }
 
 // diagFrom fills in sdiag's figures that the controller's loops keep
