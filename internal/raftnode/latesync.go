@@ -15,8 +15,8 @@ import (
 // without it ~0.2 ms). What a controller crash (SIGKILL, a panic, the OOM
 // killer) must not lose is already safe once the write returned: the page
 // cache belongs to the kernel, not to the process. Only a crash of the
-// machine itself can lose what was not yet synced. So, unless
-// FsyncBeforeReply is set, a batch's Sync only asks a background
+// machine itself can lose what was not yet synced. So, when
+// Config.LateSync is set, a batch's Sync only asks a background
 // goroutine to fsync, and returns: the command is applied and answered
 // while its bytes are being flushed, and the batches that arrive during
 // one fsync share the next (group commit). The window a power loss can

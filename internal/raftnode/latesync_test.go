@@ -165,7 +165,7 @@ func TestLateSyncGroupsFsyncs(t *testing.T) {
 func TestReopenAcrossSegmentsBothSyncModes(t *testing.T) {
 	for _, strict := range []bool{false, true} {
 		dir := t.TempDir()
-		cfg := Config{Dir: dir, ID: "t", MinFree: -1, segmentSize: 32 << 10, FsyncBeforeReply: strict}
+		cfg := Config{Dir: dir, ID: "t", MinFree: -1, segmentSize: 32 << 10, LateSync: !strict}
 		n, err := Open(cfg, fsm.New(state.New(1), nil))
 		if err != nil {
 			t.Fatal(err)

@@ -64,11 +64,10 @@ type Config struct {
 	// must keep for changes to be accepted: 0 picks DefaultMinFree's rule,
 	// a negative value turns the guard off.
 	MinFree int64
-	// FsyncBeforeReply makes a commit wait for the log's fsync (safe
-	// against a crash of the machine); without it the log is written
-	// before the commit and fsynced right after (safe against a crash of
-	// the controller; see latesync.go).
-	FsyncBeforeReply bool
+	// LateSync commits once the log is written and fsyncs right after
+	// (safe against a crash of the controller, not of the machine; see
+	// latesync.go). The zero value waits for the fsync, as Raft expects.
+	LateSync bool
 
 	// Test hooks: segment size, the WAL's file system, free-space probe.
 	segmentSize int
@@ -123,7 +122,7 @@ func (n *Node) open(resume bool) (*instance, error) {
 	}
 	var metaStore types.MetaStore = meta
 	var late *lateSync
-	if !cfg.FsyncBeforeReply {
+	if cfg.LateSync {
 		late = newLateSync(n.log)
 		vfs, metaStore = late.vfs(vfs), late.meta(meta)
 	}
