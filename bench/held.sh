@@ -8,7 +8,8 @@
 # Bounded: the submission loop stops after LIMIT seconds (default 300).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PWD/bin:$PATH"
+BIN=${BIN:-$PWD/bin}    # the build to measure (a "before" build elsewhere)
+export PATH="$BIN:$PATH"
 NHELD=${NHELD:-10000}
 LIMIT=${LIMIT:-300}
 # Daemons of other suites would share the CPUs: hold the lock the e2e tests

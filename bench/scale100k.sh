@@ -163,6 +163,9 @@ for phase in $PHASES; do
     echo "separate: sequential sbatch -H, first $SEQ (0 queued): $r0"
     timeout $((LIMIT + 60)) "$fill" -n $((N - 2 * SEQ)) -p "$P" -block 2000 -limit "${LIMIT}s" \
       -- -H -J scale -o /dev/null --wrap=true || fail "parallel fill (see above)"
+    # The fill leaves work behind (its accounting writes, a snapshot):
+    # the first block started on a quiet controller, so does this one.
+    echo "separate: after the fill, $(settle)"
     r1=$(seq_held "$SEQ")
     c1=$(ctl_cpu "$ctl")
     echo "separate: sequential sbatch -H, last $SEQ ($((N - SEQ)) queued): $r1" \

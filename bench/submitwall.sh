@@ -7,7 +7,8 @@
 # Holds /tmp/drover-e2e.lock as held.sh does (HELD_LOCKED=1: the caller does).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PATH="$PWD/bin:$PATH"
+BIN=${BIN:-$PWD/bin}    # the build to measure (a "before" build elsewhere)
+export PATH="$BIN:$PATH"
 N=${N:-300}
 if [ -z "${HELD_LOCKED:-}" ]; then
   exec 9>/tmp/drover-e2e.lock

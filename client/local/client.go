@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"runtime"
 	"sync"
 	"syscall"
 	"time"
@@ -107,10 +108,16 @@ func (c *Client) release(conn net.Conn) {
 	conn.Close()
 }
 
-// call makes one call and decodes its answer into out (nil: none). A
-// stream's chunks go to chunk; its connection is not reused.
+// streams are the calls that answer until the caller stops them: no
+// deadline of their own, and their connection is not reused. (A summary
+// listing answers in chunks too, but ends.)
+var streams = map[string]bool{"WatchJobs": true, "AcctJobs": true}
+
+// call makes one call and decodes its answer into out (nil: none). The
+// chunks of an answer in several go to chunk.
 func (c *Client) call(ctx context.Context, method string, arg, out any, chunk func([]byte) error) error {
-	if _, ok := ctx.Deadline(); !ok && chunk == nil {
+	stream := streams[method]
+	if _, ok := ctx.Deadline(); !ok && !stream {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, Timeout)
 		defer cancel()
@@ -129,13 +136,13 @@ func (c *Client) call(ctx context.Context, method string, arg, out any, chunk fu
 	}
 	conn, reused, err := c.conn(ctx)
 	if err == nil {
-		err = c.exchange(ctx, conn, msg, reused, out, chunk)
+		err = c.exchange(ctx, conn, msg, reused, stream, out, chunk)
 		if errors.Is(err, errStale) {
 			// The kept connection was closed by the controller (it is
 			// restarting) before this call could be written: nothing
 			// was done, so the call goes once more on a new one.
 			if conn, _, err = c.conn(ctx); err == nil {
-				err = c.exchange(ctx, conn, msg, false, out, chunk)
+				err = c.exchange(ctx, conn, msg, false, stream, out, chunk)
 			}
 		}
 	}
@@ -150,7 +157,7 @@ var errLost = errors.New(api.ErrNoController.Error())
 var errStale = errors.New("stale connection")
 
 // exchange sends msg on conn and reads the answer; it owns conn.
-func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused bool, out any, chunk func([]byte) error) error {
+func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused, stream bool, out any, chunk func([]byte) error) error {
 	dl, _ := ctx.Deadline()
 	_ = conn.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
@@ -209,7 +216,7 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 		}
 		// Kept for the next call only if the context's end cannot reach
 		// it any more (stop reports false once the deadline was cut).
-		if chunk == nil && stop() {
+		if !stream && stop() {
 			_ = conn.SetDeadline(time.Time{})
 			c.release(conn)
 		} else {
@@ -252,11 +259,52 @@ func (c *Client) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobI
 // ListJobs lists jobs without their scripts and environments.
 func (c *Client) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, error) {
 	q.WithSpec = false // never over a transport: see api.JobQuery
+	// A summary listing comes in chunks: each is read as soon as it is
+	// here, while the next arrive, up to one per CPU at once.
+	type part struct {
+		l   localwire.JobList
+		err error
+	}
+	var (
+		parts []*part
+		wg    sync.WaitGroup
+		slots = make(chan struct{}, runtime.GOMAXPROCS(0))
+	)
+	chunk := func(b []byte) error {
+		p := &part{}
+		parts = append(parts, p)
+		slots <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			p.err = localwire.Decode(b, &p.l)
+		}()
+		return nil
+	}
 	var r localwire.JobList
-	if err := c.call(ctx, "ListJobs", localwire.ListQuery{Q: q}, &r, nil); err != nil {
+	err := c.call(ctx, "ListJobs", localwire.ListQuery{Q: q}, &r, chunk)
+	wg.Wait()
+	if err != nil {
 		return nil, err
 	}
-	return r.API()
+	if len(parts) == 0 {
+		return r.API()
+	}
+	out := &api.JobList{}
+	for i, p := range parts {
+		if p.err != nil {
+			return nil, p.err
+		}
+		l, err := p.l.API()
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			out.Jobs, out.Now = make([]*model.Job, 0, len(l.Jobs)*len(parts)), l.Now
+		}
+		out.Jobs = append(out.Jobs, l.Jobs...)
+	}
+	return out, nil
 }
 
 // WatchJobs streams the jobs on each change until fn returns false.

@@ -31,9 +31,14 @@ import (
 // Options configures an agent process.
 type Options struct {
 	ConfPath string
-	Name     string // node name; default: this host's short name
-	Token    string // cluster token; default: read DroverTokenFile
-	Log      *slog.Logger
+	// ConfNamed: ConfPath was given (-f), not a default. A default path
+	// (SLURM_CONF, /etc/slurm/slurm.conf) may hold another cluster's file,
+	// a Slurm install's say: a joined node then keeps to the slurm.conf
+	// its join brought.
+	ConfNamed bool
+	Name      string // node name; default: this host's short name
+	Token     string // cluster token; default: read DroverTokenFile
+	Log       *slog.Logger
 	// Join is a join token (drover token create): before starting, the
 	// agent gets its certificate and slurm.conf from Controller.
 	Join string
@@ -44,7 +49,8 @@ type Options struct {
 	// agent takes them back; only steps and allocations end with it.
 	KillJobsOnExit bool
 	// StateDir holds what a join brought; empty: DefaultStateDir when
-	// joining or when ConfPath does not exist, else none (token mode).
+	// joining, when ConfPath does not exist or when it is a default and
+	// DefaultStateDir holds a join, else none (token mode).
 	StateDir string
 }
 
@@ -109,23 +115,14 @@ func Run(ctx context.Context, o Options) error {
 		h, _ := os.Hostname()
 		name, _, _ = strings.Cut(h, ".")
 	}
-	stateDir := o.StateDir
-	if stateDir == "" && (o.Join != "" || !fileExists(o.ConfPath)) {
-		// A joined machine: `drover agent` alone finds what the join
-		// brought. With a slurm.conf of its own and no join, the agent
-		// uses the cluster token (drover up, shared state directory).
-		stateDir = DefaultStateDir
-	}
+	stateDir := agentStateDir(o, DefaultStateDir)
 	if o.Join != "" {
 		if err := joinCluster(ctx, o.Join, o.Controller, name, stateDir); err != nil {
 			return err
 		}
 		o.Log.Info("joined the cluster", "node", name, "controller", o.Controller, "state", stateDir)
 	}
-	confPath := o.ConfPath
-	if joined := filepath.Join(stateDir, joinedConfName); stateDir != "" && fileExists(joined) && (confPath == "" || !fileExists(confPath)) {
-		confPath = joined // configless: the cluster's slurm.conf, as the join fetched it
-	}
+	confPath := agentConfPath(o, stateDir)
 	cfg, err := slurmconf.Load(confPath)
 	if err != nil {
 		return err

@@ -212,6 +212,7 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 		return nil, err
 	}
 	l := cgroups.Limits{}
+	var jobCPUs string
 	if a.iso.conf.ConstrainDevices {
 		j.mu.Lock()
 		l = a.jobLimits(j.model)
@@ -223,10 +224,29 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 				deny = append(deny, g)
 			}
 		}
+		jobCPUs = l.CPUs
 		l = cgroups.Limits{CPUs: l.CPUs, DenyDevices: append(l.DenyDevices, denyDevices(deny)...)}
+		if len(deny) == 0 && a.iso.cg.Layout() == cgroups.LayoutV1 {
+			// v1 sub-groups inherit the job's device list: a step
+			// refused nothing more stays in the job's devices group.
+			l.DenyDevices = nil
+		}
 	}
 	if a.iso.conf.ConstrainCores && cpus.Count() > 0 {
 		l.CPUs = a.iso.cpuList(cpus).String()
+	}
+	if a.iso.cg.Layout() == cgroups.LayoutV1 && l.CPUs != "" {
+		if jobCPUs == "" {
+			j.mu.Lock()
+			jobCPUs = a.jobLimits(j.model).CPUs
+			j.mu.Unlock()
+		}
+		if l.CPUs == jobCPUs {
+			// The job's CPUs (a batch step, a step over all of them):
+			// the step's processes stay in the job's cpuset (see
+			// cgroups.Manager.Create), one group less to make.
+			l.CPUs = ""
+		}
 	}
 	return a.iso.cg.Create(jobGroupName(j.id)+"/step_"+step, l)
 }

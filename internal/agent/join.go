@@ -98,6 +98,33 @@ func joinCluster(ctx context.Context, token, controller, node, dir string) error
 	return nil
 }
 
+// agentStateDir is where the agent looks for what a join brought (see
+// Options.StateDir); def is DefaultStateDir.
+func agentStateDir(o Options, def string) string {
+	switch {
+	case o.StateDir != "":
+		return o.StateDir
+	case o.Join != "" || !fileExists(o.ConfPath):
+		// A joined machine: `drover agent` alone finds what the join
+		// brought. With a slurm.conf of its own and no join, the agent
+		// uses the cluster token (drover up, shared state directory).
+		return def
+	case !o.ConfNamed && fileExists(filepath.Join(def, joinedConfName)):
+		return def // joined before; the default slurm.conf is not this cluster's
+	}
+	return ""
+}
+
+// agentConfPath is the slurm.conf the agent runs with: the one its join
+// fetched (configless), unless -f names another.
+func agentConfPath(o Options, stateDir string) string {
+	joined := filepath.Join(stateDir, joinedConfName)
+	if stateDir != "" && fileExists(joined) && (!o.ConfNamed || o.ConfPath == "" || !fileExists(o.ConfPath)) {
+		return joined
+	}
+	return o.ConfPath
+}
+
 // joinedController is the controller address a join recorded, if any.
 func joinedController(dir string) string {
 	if dir == "" {

@@ -115,3 +115,41 @@ func TestJoinWritesCredentials(t *testing.T) {
 		t.Errorf("certificate names %q %v", node, ok)
 	}
 }
+
+// TestJoinedConfWinsOverDefault: a machine that joined keeps to the
+// slurm.conf its join brought even where the default path (SLURM_CONF,
+// /etc/slurm/slurm.conf) holds another cluster's file, as on a node that
+// ran Slurm before; only -f names another.
+func TestJoinedConfWinsOverDefault(t *testing.T) {
+	tmp := t.TempDir()
+	def := filepath.Join(tmp, "var-lib-drover-agent")
+	other := filepath.Join(tmp, "etc-slurm.conf")
+	if err := os.WriteFile(other, []byte("ClusterName=old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	joined := filepath.Join(def, joinedConfName)
+	check := func(name string, o Options, wantDir, wantConf string) {
+		t.Helper()
+		dir := agentStateDir(o, def)
+		if conf := agentConfPath(o, dir); dir != wantDir || conf != wantConf {
+			t.Errorf("%s: state dir %q, conf %q; want %q, %q", name, dir, conf, wantDir, wantConf)
+		}
+	}
+	// Not joined: the default slurm.conf and the cluster token.
+	check("plain", Options{ConfPath: other}, "", other)
+	// Joining now: the join's state directory, whatever exists by default.
+	check("joining", Options{ConfPath: other, Join: "t"}, def, other) // before the join wrote it
+	if err := os.MkdirAll(def, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(joined, []byte("ClusterName=j\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("joined now", Options{ConfPath: other, Join: "t"}, def, joined)
+	check("restarted", Options{ConfPath: other}, def, joined)
+	check("own state dir", Options{ConfPath: other, StateDir: def}, def, joined)
+	// -f names the file: it wins.
+	check("named", Options{ConfPath: other, ConfNamed: true}, "", other)
+	check("named, own state dir", Options{ConfPath: other, ConfNamed: true, StateDir: def}, def, other)
+	check("named but absent", Options{ConfPath: filepath.Join(tmp, "absent"), ConfNamed: true}, def, joined)
+}

@@ -62,13 +62,13 @@ func Main(argv []string) int {
 		var node, token, join, ctl, stateDir string
 		var killOnExit bool
 		return daemon(name, args, func(ctx context.Context, conf string, log *slog.Logger, fs *pflag.FlagSet) error {
-			return agent.Run(ctx, agent.Options{ConfPath: conf, Name: node, Token: token, Log: log,
+			return agent.Run(ctx, agent.Options{ConfPath: conf, ConfNamed: fs.Changed("conf"), Name: node, Token: token, Log: log,
 				Join: join, Controller: ctl, StateDir: stateDir, KillJobsOnExit: killOnExit})
 		}, func(fs *pflag.FlagSet) {
 			fs.BoolVar(&killOnExit, "kill-jobs-on-exit", false, "kill the node's jobs when the agent stops (default: batch jobs run on, and a restarted agent takes them back)")
 			fs.StringVar(&node, "name", "", "node name in slurm.conf (default: short hostname)")
 			fs.StringVar(&token, "token", "", "cluster token (default: read from the controller's state dir)")
-			fs.StringVar(&join, "join", "", "join the cluster with this token (from `drover token create`)")
+			fs.StringVar(&join, "join", "", "join the cluster with this token (from drover token create)")
 			fs.StringVar(&ctl, "controller", "", "controller HOST:PORT (default: from slurm.conf, or the join)")
 			fs.StringVar(&stateDir, "state-dir", "", "where a joined node keeps its certificate and slurm.conf (default "+agent.DefaultStateDir+")")
 		})

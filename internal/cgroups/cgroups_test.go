@@ -122,13 +122,31 @@ func TestV1LimitsAndPlacement(t *testing.T) {
 	if !regexpMatch(`Cpus_allowed_list:\s+0\n`, s) {
 		t.Errorf("not bound to CPU 0:\n%s", s)
 	}
-	ctrls := []string{"memory", "cpuset", "devices", "freezer", "pids"}
+	ctrls := []string{"memory", "freezer", "pids"}
 	if m.Layout() == LayoutV2 {
 		ctrls = []string{"0:"}
 	}
 	for _, c := range ctrls {
 		if !regexpMatch(c+`[^\n]*:/drover-test-\d+/node1/job_1/step_0\n`, s) {
 			t.Errorf("not in the %s group:\n%s", c, s)
+		}
+	}
+	if m.Layout() == LayoutV1 {
+		// A step that sets no CPUs or devices of its own stays in
+		// its job's cpuset and devices groups (none made for it).
+		for _, c := range []string{"cpuset", "devices"} {
+			if !regexpMatch(c+`[^\n]*:/drover-test-\d+/node1/job_1\n`, s) {
+				t.Errorf("not in the job's %s group:\n%s", c, s)
+			}
+		}
+		m1 := m.(*v1Manager)
+		for _, c := range []string{"cpuset", "devices"} {
+			if _, err := os.Stat(filepath.Join(m1.ctl[c], m1.root, "job_1/step_0")); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s group made for a step without limits there (%v)", c, err)
+			}
+			if _, err := os.Stat(filepath.Join(m1.ctl[c], m1.root, "job_1/step_1")); err != nil {
+				t.Errorf("%s group of a step with limits there: %v", c, err)
+			}
 		}
 	}
 	// The step inherits the job's device refusal; an unknown major gives
@@ -173,6 +191,71 @@ func assertGone(t *testing.T, m Manager, rel string) {
 			t.Errorf("%s left behind (%v)", d, err)
 		}
 	}
+}
+
+// TestV1LimitOnlyGroupsShared: a job setting no CPUs or devices keeps its
+// processes in the node's cpuset and devices groups; a step that does
+// set them gets its own there (its job's directory made on the way), and
+// the job's Delete removes all of it. New cpusets get their CPUs from
+// their parent.
+func TestV1LimitOnlyGroupsShared(t *testing.T) {
+	m := testV1(t)
+	m1, ok := m.(*v1Manager)
+	if !ok {
+		t.Skip("v1 only")
+	}
+	job, err := m.Create("job_7", Limits{MemoryBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, _ := job.Targets()
+	for i, mt := range m1.dirs {
+		want := filepath.Join(mt, m1.root, "job_7")
+		if _, shared := m1.limitOnly[mt]; shared {
+			want = filepath.Join(mt, m1.root)
+		}
+		if targets[i] != want {
+			t.Errorf("target %d = %s, want %s", i, targets[i], want)
+		}
+	}
+	bare, err := m.Create("job_7/step_1", Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bareDirs, _ := bare.Targets()
+	for i, mt := range m1.dirs {
+		want := filepath.Join(mt, m1.root, "job_7/step_1")
+		if _, shared := m1.limitOnly[mt]; shared {
+			want = filepath.Join(mt, m1.root) // past the job, which has no directory there
+		}
+		if bareDirs[i] != want {
+			t.Errorf("bare step target %d = %s, want %s", i, bareDirs[i], want)
+		}
+	}
+	step, err := m.Create("job_7/step_0", Limits{CPUs: "0", DenyDevices: []Device{{'c', 240, 7}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stepDirs, _ := step.Targets()
+	for i, mt := range m1.dirs {
+		if want := filepath.Join(mt, m1.root, "job_7/step_0"); stepDirs[i] != want {
+			t.Errorf("step target %d = %s, want %s", i, stepDirs[i], want)
+		}
+	}
+	if cs := m1.ctl["cpuset"]; cs != "" {
+		for _, rel := range []string{"job_7", "job_7/step_0"} {
+			if v, err := readString(filepath.Join(cs, m1.root, rel), "cpuset.mems"); err != nil || v == "" {
+				t.Errorf("%s: cpuset.mems %q %v", rel, v, err)
+			}
+		}
+	}
+	if err := job.Update(Limits{CPUs: "0"}); err == nil {
+		t.Error("a limit set in a hierarchy the group shares with its parent")
+	}
+	if err := job.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	assertGone(t, m, "job_7")
 }
 
 // TestV1OOMAndStats: a step outgrowing its job's memory is OOM-killed

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -21,6 +22,15 @@ type v1Manager struct {
 	dirs  []string          // mount directories used, each once
 	ctl   map[string]string // controller → mount directory
 	cpuMt string            // the cpuset mount ("" if none)
+	// limitOnly: mount directory → the controllers used there, when
+	// every one of them only confines (cpuset, devices): nothing is read
+	// or listed there, so a group that sets none of their limits can
+	// keep its processes in its parent's directory (see Create).
+	limitOnly map[string][]string
+
+	once      sync.Once
+	memswOnce sync.Once
+	memsw     bool // memory.memsw.* exists (swap accounting on), seen in the first group limited
 }
 
 func newV1(ms []mount, root string) (*v1Manager, error) {
@@ -44,27 +54,89 @@ func newV1(ms []mount, root string) (*v1Manager, error) {
 		return nil, errors.New("cgroups: no v1 memory hierarchy")
 	}
 	m.cpuMt = m.ctl["cpuset"]
+	m.limitOnly = map[string][]string{}
+	for _, mt := range m.dirs {
+		var cs []string
+		for c, d := range m.ctl {
+			if d == mt {
+				cs = append(cs, c)
+			}
+		}
+		if !slices.ContainsFunc(cs, func(c string) bool { return c != "cpuset" && c != "devices" }) {
+			m.limitOnly[mt] = cs
+		}
+	}
 	return m, nil
+}
+
+// setsNothingIn: l sets no limit of the controllers cs.
+func (l Limits) setsNothingIn(cs []string) bool {
+	for _, c := range cs {
+		switch c {
+		case "cpuset":
+			if l.CPUs != "" || l.Mems != "" {
+				return false
+			}
+		case "devices":
+			if len(l.DenyDevices) > 0 {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func (m *v1Manager) Layout() Layout { return LayoutV1 }
 
+// Create makes the group's directory in each hierarchy, except where
+// the group would only confine (cpuset, devices) and l sets nothing
+// there: its processes then go into its nearest ancestor's directory (a
+// batch step has its job's CPUs and devices), which holds the same limits
+// and saves a directory made, filled and removed per job. Such a group's
+// Targets name the parent there; Delete still removes rel everywhere (a
+// sub-group with limits of its own may have made it).
 func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 	rel, err := cleanRel(rel)
 	if err != nil {
 		return nil, err
 	}
+	m.once.Do(m.init)
+	g := &v1Group{m: m, rel: rel, targets: make([]string, 0, len(m.dirs))}
 	for _, mt := range m.dirs {
-		if err := m.mkdir(mt, filepath.Join(mt, m.root, rel)); err != nil {
+		dir := filepath.Join(mt, m.root, rel)
+		if cs, ok := m.limitOnly[mt]; ok && l.setsNothingIn(cs) {
+			// The nearest group above that has a directory here (a
+			// step's job may share the node's too).
+			top := filepath.Join(mt, m.root)
+			dir = filepath.Dir(dir)
+			for strings.HasPrefix(dir, top+"/") && !exists(dir, "") {
+				dir = filepath.Dir(dir)
+			}
+		}
+		if err := m.mkdir(mt, dir); err != nil {
 			return nil, err
 		}
+		g.targets = append(g.targets, dir)
 	}
-	g := &v1Group{m: m, rel: rel}
 	if err := g.Update(l); err != nil {
 		_ = g.Delete()
 		return nil, err
 	}
 	return g, nil
+}
+
+// init runs before the first group is made: it asks the kernel to give
+// new cpusets below the node's their parent's CPUs and memory nodes
+// (cgroup.clone_children, inherited by the groups made below), which
+// saves mkdir two reads and two writes per cpuset; where that cannot be
+// set, mkdir copies them.
+func (m *v1Manager) init() {
+	if m.cpuMt != "" {
+		top := filepath.Join(m.cpuMt, m.root)
+		if m.mkdir(m.cpuMt, top) == nil {
+			_ = writeFile(top, "cgroup.clone_children", "1")
+		}
+	}
 }
 
 // mkdir creates dir (and missing parents down from the mount mt). Only
@@ -99,11 +171,12 @@ func (m *v1Manager) mkdir(mt, dir string) error {
 		}
 	}
 	if mt == m.cpuMt {
+		// With clone_children the kernel copied both (or neither).
+		if v, _ := readString(dir, "cpuset.cpus"); v != "" {
+			return nil
+		}
 		parent := filepath.Dir(dir)
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
-			if v, _ := readString(dir, f); v != "" {
-				continue
-			}
 			pv, err := readString(parent, f)
 			if err != nil {
 				return err
@@ -146,8 +219,9 @@ func (m *v1Manager) List() ([]string, error) {
 }
 
 type v1Group struct {
-	m   *v1Manager
-	rel string
+	m       *v1Manager
+	rel     string
+	targets []string // from Create: where its processes go, per mount (nil: its own directories)
 }
 
 func (g *v1Group) Rel() string { return g.rel }
@@ -163,6 +237,12 @@ func (g *v1Group) dir(c string) string {
 }
 
 func (g *v1Group) Update(l Limits) error {
+	for i, mt := range g.m.dirs {
+		if cs, ok := g.m.limitOnly[mt]; ok && g.targets != nil && g.targets[i] != filepath.Join(mt, g.m.root, g.rel) &&
+			!l.setsNothingIn(cs) {
+			return fmt.Errorf("cgroups: %s lives in its parent's %s group: no limit of its own there", g.rel, strings.Join(cs, ","))
+		}
+	}
 	if d := g.dir("cpuset"); d != "" {
 		if l.CPUs != "" {
 			if err := writeFile(d, "cpuset.cpus", l.CPUs); err != nil {
@@ -177,7 +257,8 @@ func (g *v1Group) Update(l Limits) error {
 	}
 	if d := g.dir("memory"); l.MemoryBytes > 0 {
 		sw := max(l.MemSwapBytes, l.MemoryBytes)
-		hasSwap := l.MemSwapBytes > 0 && exists(d, "memory.memsw.limit_in_bytes")
+		g.m.memswOnce.Do(func() { g.m.memsw = exists(d, "memory.memsw.limit_in_bytes") })
+		hasSwap := l.MemSwapBytes > 0 && g.m.memsw
 		// memory+swap may never be below memory: order the writes so
 		// that holds whether the limits go up or down.
 		if err := writeFile(d, "memory.limit_in_bytes", itoa(l.MemoryBytes)); err != nil {
@@ -221,15 +302,15 @@ func exists(dir, name string) bool {
 }
 
 func (g *v1Group) Targets() ([]string, string) {
-	out := make([]string, 0, len(g.m.dirs))
-	for _, mt := range g.m.dirs {
-		out = append(out, filepath.Join(mt, g.m.root, g.rel))
+	if g.targets != nil {
+		return g.targets, ""
 	}
-	return out, ""
+	return g.dirsAll(), ""
 }
 
 func (g *v1Group) AddProc(pid int) error {
-	for _, d := range g.dirsAll() {
+	ds, _ := g.Targets()
+	for _, d := range ds {
 		if err := writeFile(d, "cgroup.procs", fmt.Sprint(pid)); err != nil {
 			return err
 		}
@@ -237,7 +318,14 @@ func (g *v1Group) AddProc(pid int) error {
 	return nil
 }
 
-func (g *v1Group) dirsAll() []string { d, _ := g.Targets(); return d }
+// dirsAll is the group's own directory in every hierarchy.
+func (g *v1Group) dirsAll() []string {
+	out := make([]string, 0, len(g.m.dirs))
+	for _, mt := range g.m.dirs {
+		out = append(out, filepath.Join(mt, g.m.root, g.rel))
+	}
+	return out
+}
 
 // trackDir is the hierarchy used to list processes: freezer, else pids,
 // else memory.

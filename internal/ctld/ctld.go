@@ -201,7 +201,7 @@ func Run(ctx context.Context, o Options) error {
 	store := state.New(settings.FirstJobID)
 	f := fsm.New(store, log.With("component", "fsm"))
 	rn, err := raftnode.Open(raftnode.Config{Dir: filepath.Join(cfg.StateSaveLocation, "raft"), ID: "ctld-" + host, Log: log,
-		MinFree: minFree(cfg, log)}, f)
+		MinFree: minFree(cfg, log), LateSync: !fsyncBeforeReply(cfg, log)}, f)
 	if err != nil {
 		return err
 	}
@@ -329,6 +329,29 @@ func minFree(cfg *slurmconf.Config, log *slog.Logger) int64 {
 		return -1 // "0": no reserve
 	}
 	return mib << 20
+}
+
+// fsyncBeforeReply is DroverFsyncBeforeReply. By default ("yes") every
+// change waits for the log's fsync before it is answered, so an
+// acknowledged job survives a crash of the machine and a follower never
+// acks an entry it could forget (Raft's rule). "no" answers once the log
+// is written and fsyncs right after: a crash of the controller still loses
+// nothing, a power loss can lose the last milliseconds of answered changes
+// (Slurm's own state save is later still); a single-controller site may
+// take that for a faster submission path.
+func fsyncBeforeReply(cfg *slurmconf.Config, log *slog.Logger) bool {
+	v, ok := cfg.Get("DroverFsyncBeforeReply")
+	if !ok {
+		return true
+	}
+	switch strings.ToLower(v) {
+	case "yes", "true", "1":
+		return true
+	case "no", "false", "0":
+		return false
+	}
+	log.Warn("slurm.conf: DroverFsyncBeforeReply is yes or no; using yes", "value", v)
+	return true
 }
 
 // diagFrom fills in sdiag's figures that the controller's loops keep

@@ -307,6 +307,12 @@ func applyJobEnded(txn *state.Txn, c *JobEnded) any {
 		if j.Signal == 0 && j.ExitCode == 0 {
 			j.Signal = 15 // Slurm reports 0:15
 		}
+	case j.Completing && j.Released && c.State == model.JobTimeout:
+		// srun or salloc gave the allocation back because its node ended
+		// it at the time limit (the steps died of it): the job timed out,
+		// whatever status the holder saw.
+		j.State, j.Reason = model.JobTimeout, model.ReasonTimeLimit
+		j.ExitCode, j.Signal = c.ExitCode, c.Signal
 	case j.Completing:
 		j.State = j.EndState
 	case c.Requeue: // the node could not run it (prolog)

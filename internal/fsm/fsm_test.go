@@ -195,3 +195,29 @@ func TestRegisterRequeuesJobsTheNodeDoesNotHave(t *testing.T) {
 		t.Fatalf("job %+v, node alloc %d", j, h.snap().Node("n1").AllocCPUs)
 	}
 }
+
+// TestReleasedAtTimeLimit: srun's allocation reaches its time limit, the
+// node kills the step, srun gives the job back with the step's status
+// (143) and then the node reports the end as TIMEOUT: the job timed out,
+// as in Slurm, rather than FAILED with srun's status. A release of its own
+// accord keeps srun's status.
+func TestReleasedAtTimeLimit(t *testing.T) {
+	h := newHarness(t)
+	for range 2 {
+		s := spec()
+		s.Interactive = true
+		h.apply(TypeSubmit, &Submit{Spec: s, Partition: "p", Now: 1})
+	}
+	alloc := []model.NodeAlloc{{Node: "n1", CPUs: 1}}
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: alloc}, {Job: 2, Alloc: alloc}}})
+	h.apply(TypeRelease, &Release{Job: 1, ExitCode: 143, Now: 5})
+	h.apply(TypeJobEnded, &JobEnded{Job: 1, State: model.JobTimeout, Reason: model.ReasonTimeLimit, Signal: 15, Now: 5})
+	if j := h.snap().Job(1); j.State != model.JobTimeout || j.Reason != model.ReasonTimeLimit || j.ExitCode != 0 || j.Signal != 15 {
+		t.Errorf("timed-out allocation: %v %s %d:%d", j.State, j.Reason, j.ExitCode, j.Signal)
+	}
+	h.apply(TypeRelease, &Release{Job: 2, ExitCode: 3, Now: 5})
+	h.apply(TypeJobEnded, &JobEnded{Job: 2, Now: 5})
+	if j := h.snap().Job(2); j.State != model.JobFailed || j.ExitCode != 3 {
+		t.Errorf("released allocation: %v %d:%d", j.State, j.ExitCode, j.Signal)
+	}
+}

@@ -72,8 +72,14 @@ func (s *Server) call(ctx context.Context, c net.Conn, id *api.Identity, req *lo
 	return !streams[req.Method]
 }
 
+// parts are a body already in the compact form, in pieces.
+type parts [][]byte
+
 // body writes answer a with v as its body.
 func (s *Server) body(c net.Conn, a *localwire.Answer, v any) error {
+	if p, ok := v.(parts); ok {
+		return s.answerParts(c, a, p)
+	}
 	if v != nil {
 		b, err := localwire.Encode(v)
 		if err != nil && a.Err == nil {
@@ -99,7 +105,7 @@ func init() {
 			id, err := s.svc.SubmitJob(ctx, spec)
 			return localwire.JobID{ID: id}, err
 		},
-		"ListJobs": func(s *Server, ctx context.Context, b []byte, _ func(any) error) (any, error) {
+		"ListJobs": func(s *Server, ctx context.Context, b []byte, send func(any) error) (any, error) {
 			a, err := arg[localwire.ListQuery](b)
 			if err != nil {
 				return nil, err
@@ -109,6 +115,12 @@ func init() {
 			l, err := s.svc.ListJobs(ctx, q)
 			if err != nil {
 				return nil, err
+			}
+			if q.Summary && !q.WithSteps {
+				// squeue's listing: in chunks, which the command reads
+				// while the next arrive.
+				cut := s.lists.listing(l.Jobs, l.Now, len(q.IDs) == 0)
+				return nil, cut.chunks(func(p ...[]byte) error { return send(parts(p)) })
 			}
 			return listing(l.Jobs, l.Now, q), nil
 		},

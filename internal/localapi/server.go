@@ -44,6 +44,7 @@ type Server struct {
 	stats *rpcstats.Stats
 	log   *slog.Logger
 	ctx   context.Context
+	lists listCache // the last whole listing's job records
 }
 
 // New returns a server of svc whose calls are counted in stats (shared
@@ -142,15 +143,40 @@ func (s *Server) refuse(c net.Conn, err error) {
 }
 
 func (s *Server) answer(c net.Conn, a *localwire.Answer) error {
-	b, err := localwire.Encode(a)
-	if err != nil {
-		return err
+	// The body is written as it is (a listing's is megabytes): not copied
+	// into one message with the rest.
+	head, body, tail := localwire.AnswerParts(a)
+	return s.write(c, head, body, tail)
+}
+
+// answerParts writes answer a whose body is made of parts.
+func (s *Server) answerParts(c net.Conn, a *localwire.Answer, body parts) error {
+	n := 0
+	for _, p := range body {
+		n += len(p)
 	}
-	if len(b) > localwire.MaxAnswer {
-		b, _ = localwire.Encode(&localwire.Answer{Err: &localwire.Error{Msg: "answer too large; ask for fewer jobs"}})
+	if n > localwire.MaxAnswer-64 && a.More {
+		// An error in its place would end the call with chunks to come:
+		// the connection ends instead (a chunk is far smaller).
+		return localwire.ErrTooLarge
+	}
+	msg := append(append([][]byte{localwire.AnswerHead(a, n)}, body...), localwire.AnswerTail)
+	return s.write(c, msg...)
+}
+
+// write writes one answer's frame, or an error in its place if it is
+// longer than a command reads.
+func (s *Server) write(c net.Conn, msg ...[]byte) error {
+	n := 0
+	for _, p := range msg {
+		n += len(p)
+	}
+	if n > localwire.MaxAnswer {
+		head, body, tail := localwire.AnswerParts(&localwire.Answer{Err: &localwire.Error{Msg: "answer too large; ask for fewer jobs"}})
+		msg = [][]byte{head, body, tail}
 	}
 	_ = c.SetWriteDeadline(time.Now().Add(s.lim.IO))
-	return localwire.WriteFrame(c, b)
+	return localwire.WriteFrameParts(c, msg...)
 }
 
 // peer is the caller the kernel names at the other end of c.

@@ -12,7 +12,10 @@
 // one Request frame and reads Answer frames until one has More false; it
 // may send the next request on the same connection after that. A stream
 // (WatchJobs, AcctJobs) answers with More true for each chunk and is the
-// last call on its connection. A frame is a 4-byte big-endian length and
+// last call on its connection. A summary job listing (squeue's) answers
+// in chunks too, each a JobList of up to 8,192 jobs, so that the command
+// reads one while the next arrive, several at once; the connection stays
+// usable after it. A frame is a 4-byte big-endian length and
 // that many bytes; each side bounds the length it accepts.
 //
 // Messages are the api and model types in the compact form (compact.go),

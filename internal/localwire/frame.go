@@ -1,10 +1,12 @@
 package localwire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 )
 
 // Magic opens every connection; gRPC's clients open with "PRI " instead.
@@ -14,7 +16,9 @@ const Magic = "DRVL"
 // Fingerprint of the types the messages carry. A controller of another
 // version or build refuses the connection (ErrOtherBuild), and the
 // commands then go through gRPC, whose messages are versioned.
-const Version byte = 2
+// Version 3: a summary listing (ListJobs) answers in chunks, each a
+// JobList of its own, then an empty last answer.
+const Version byte = 3
 
 // Preface is what a client writes first on a new connection.
 func Preface() []byte {
@@ -114,8 +118,65 @@ func Encode(v any) ([]byte, error) { return AppendCompact(nil, v), nil }
 
 // Decode reads b into the value v points to, saying what was malformed.
 func Decode(b []byte, v any) error {
-	if err := DecodeCompact(b, v); err != nil {
+	var err error
+	switch v := v.(type) {
+	case *JobList:
+		err = decodeJobList(b, v) // a listing: the fast reader
+	case *Answer:
+		err = decodeAnswer(b, v) // its body not copied
+	default:
+		err = DecodeCompact(b, v)
+	}
+	if err != nil {
 		return fmt.Errorf("malformed message: %w", err)
 	}
 	return nil
+}
+
+// AnswerParts gives a's compact form in three parts, so that a long body
+// (a listing's megabytes) is written as it is rather than copied into
+// one message first: what precedes the body, the body, what follows it.
+func AnswerParts(a *Answer) (head, body, tail []byte) {
+	if a.Body == nil {
+		return AppendCompact(nil, a), nil, nil
+	}
+	return AnswerHead(a, len(a.Body)), a.Body, AnswerTail
+}
+
+// AnswerHead is what precedes a body of n bytes in a's compact form (a's
+// own Body left out); AnswerTail follows the body.
+func AnswerHead(a *Answer, n int) []byte {
+	h := *a
+	h.Body = nil
+	head := AppendCompact(nil, &h)
+	head = head[:len(head)-1] // the struct's end comes after the body
+	head = binary.AppendUvarint(head, answerBody)
+	return binary.AppendUvarint(head, uint64(n))
+}
+
+// AnswerTail ends an answer after its body.
+var AnswerTail = []byte{0}
+
+// WriteFrameParts writes one frame made of parts, with one system call
+// where the connection takes several buffers at once (net.Buffers).
+func WriteFrameParts(w io.Writer, parts ...[]byte) error {
+	n := 0
+	for _, p := range parts {
+		n += len(p)
+	}
+	if uint64(n) > 1<<32-1 {
+		return ErrTooLarge
+	}
+	if n <= 64<<10 {
+		return WriteFrame(w, bytes.Join(parts, nil))
+	}
+	bufs := make(net.Buffers, 0, len(parts)+1)
+	bufs = append(bufs, binary.BigEndian.AppendUint32(nil, uint32(n)))
+	for _, p := range parts {
+		if len(p) > 0 {
+			bufs = append(bufs, p)
+		}
+	}
+	_, err := bufs.WriteTo(w)
+	return err
 }

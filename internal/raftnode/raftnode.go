@@ -49,6 +49,7 @@ type instance struct {
 	r    *raft.Raft
 	wal  *raftwal.WAL
 	meta *metadb.BoltMetaDB
+	late *lateSync // nil: fsync before the reply
 	obs  *raft.Observer
 }
 
@@ -63,6 +64,10 @@ type Config struct {
 	// must keep for changes to be accepted: 0 picks DefaultMinFree's rule,
 	// a negative value turns the guard off.
 	MinFree int64
+	// LateSync commits once the log is written and fsyncs right after
+	// (safe against a crash of the controller, not of the machine; see
+	// latesync.go). The zero value waits for the fsync, as Raft expects.
+	LateSync bool
 
 	// Test hooks: segment size, the WAL's file system, free-space probe.
 	segmentSize int
@@ -115,13 +120,22 @@ func (n *Node) open(resume bool) (*instance, error) {
 	if cfg.vfs != nil {
 		vfs = cfg.vfs
 	}
-	wal, err := raftwal.Open(walDir, raftwal.WithLogger(hl), raftwal.WithMetaStore(meta),
+	var metaStore types.MetaStore = meta
+	var late *lateSync
+	if cfg.LateSync {
+		late = newLateSync(n.log)
+		vfs, metaStore = late.vfs(vfs), late.meta(meta)
+	}
+	wal, err := raftwal.Open(walDir, raftwal.WithLogger(hl), raftwal.WithMetaStore(metaStore),
 		raftwal.WithSegmentSize(size), raftwal.WithSegmentFiler(segment.NewFiler(walDir, vfs)))
 	if err != nil {
+		if late != nil {
+			late.close()
+		}
 		meta.Close()
 		return nil, fmt.Errorf("open raft log: %w", err)
 	}
-	inst := &instance{wal: wal, meta: meta}
+	inst := &instance{wal: wal, meta: meta, late: late}
 	snaps, err := raft.NewFileSnapshotStoreWithLogger(cfg.Dir, 2, hl)
 	if err != nil {
 		inst.close()
@@ -317,6 +331,11 @@ func (i *instance) close() error {
 	}
 	if cerr := i.wal.Close(); err == nil {
 		err = cerr
+	}
+	if i.late != nil {
+		if cerr := i.late.close(); err == nil {
+			err = cerr
+		}
 	}
 	if cerr := i.meta.Close(); err == nil {
 		err = cerr

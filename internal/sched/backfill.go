@@ -48,6 +48,7 @@ type profile struct {
 	// two reservations.
 	newTimes  []int64
 	newDeltas []delta
+	pack      packSearch // bfpack.go
 }
 
 type delta struct {
@@ -129,7 +130,7 @@ func (p *profile) addRelease(i int32, r release) {
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
 	if !p.stale[i] {
-		p.steps[i].addInstant(r.t)
+		p.steps[i].addRelease(r)
 	}
 	p.addTime(r.t)
 	p.addDelta(r.t, int64(r.cpu))
@@ -145,35 +146,38 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	cpu, mem = int(c.cpu[i]), c.mem[i]
 	p := c.bf
 	n := c.nodes[i]
-	gpus := wantGPU && len(n.GPUs) > 0
-	if gpus {
+	if wantGPU && len(n.GPUs) > 0 {
+		// Indices, for the GPUs a start or a reservation takes (rare:
+		// counts come from windowGPUFree).
 		used = n.AllocGPUs.Or(c.gpus[i])
-	}
-	for _, r := range p.rel[i] {
-		if r.t > a {
-			break
+		for _, r := range p.rel[i] {
+			if r.t <= a {
+				used = used.AndNot(r.gpus)
+			}
 		}
-		cpu += int(r.cpu)
-		mem += r.mem
-		if gpus {
-			used = used.AndNot(r.gpus)
-		}
-	}
-	res := p.res[i]
-	if len(res) == 0 {
-		return cpu, mem, used
-	}
-	if gpus {
-		for _, r := range res {
+		for _, r := range p.res[i] {
 			if r.from < b && r.to > a {
 				used = used.Or(r.gpus)
 			}
 		}
 	}
+	st := c.stepsOf(i)
+	k := st.find(a)
+	if k >= 0 {
+		cpu += int(st.e[k].relCPU)
+		mem += st.e[k].relMem
+	}
+	if len(p.res[i]) == 0 {
+		return cpu, mem, used
+	}
 	// Once the peak takes every CPU the node offers it offers nothing,
 	// whatever the rest. Memory reserved beyond what is free now (a
 	// running job's release counted in) leaves none, not a debt.
-	peakCPU, peakMem := c.stepsOf(i).peakOver(a, b)
+	var peakCPU int32
+	var peakMem int64
+	for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
+		peakCPU, peakMem = max(peakCPU, st.e[k].resCPU), max(peakMem, st.e[k].resMem)
+	}
 	if int(peakCPU) >= cpu {
 		return -1, 0, used
 	}
@@ -382,6 +386,12 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	bf.settle()
 	free, d := s.c.free-s.excFree, cursor{} // cluster-wide free CPUs at t: an upper bound
+	// A packed job runs first-fit only once its admitted nodes offer
+	// enough tasks (bfpack.go).
+	pack := s.c.packable(r, req, ps)
+	if pack {
+		s.c.packStart()
+	}
 	// Instants more than a resolution before the bound round to a start
 	// before it: begin after them.
 	for k := bf.times.from(earliest - res); bf.times.ok(k); k = bf.times.next(k) {
@@ -408,7 +418,14 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			continue
 		}
 		tEnd := endOf(t, limit)
-		s.c.winA, s.c.winB = t, tEnd
+		if pack {
+			if !s.c.packEnough(t, tEnd) {
+				continue
+			}
+			s.c.packRestore()
+			pack = false
+		}
+		s.c.setWindow(t, tEnd)
 		picks, ok := s.c.place(viewWindow, ps, r, req, exc)
 		if ok {
 			s.c.unmask()
@@ -448,8 +465,24 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 // lowered to its window offer. Nodes that do not fit live fit no better
 // in the window.
 func (c *cluster) placeAvoiding(ps *partState, r *request, req, exc []int32, now, end int64) ([]pick, bool) {
-	c.winA, c.winB = now, end
+	c.setWindow(now, end)
 	return c.place(viewAvoid, ps, r, req, exc)
+}
+
+// setWindow sets the window viewWindow and viewAvoid look at.
+func (c *cluster) setWindow(a, b int64) {
+	c.winA, c.winB, c.winNode = a, b, -1
+}
+
+// windowOnce is window's CPUs and memory for node i over [winA, winB),
+// remembered for the next call on the same node (nothing a placement
+// reads changes while it runs).
+func (c *cluster) windowOnce(i int32) (int, int64) {
+	if c.winNode != i {
+		c.winCPU, c.winMem, _ = c.window(i, c.winA, c.winB, false)
+		c.winNode = i
+	}
+	return c.winCPU, c.winMem
 }
 
 // nextAvoid is next under viewAvoid: the partition tree's candidates on

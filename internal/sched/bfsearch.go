@@ -2,6 +2,7 @@ package sched
 
 import (
 	"cmp"
+	"math/bits"
 	"slices"
 )
 
@@ -216,36 +217,47 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		return never, never
 	}
 	n := c.nodes[i]
-	p := c.bf
-	rel, res := p.rel[i], p.res[i]
-	st := c.stepsOf(i)
-	baseCPU, baseMem := int(c.cpu[i]), c.mem[i]
+	e := c.stepsOf(i).e
+	cpu0, mem0 := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
-	k := 0                            // releases counted
-	at := 0                           // the reserved-use interval holding t (or the first after it)
-	// A reserved-use interval that leaves fewer than needCPU CPUs blocks
-	// every start whose window meets it: up to its end, while no release
-	// raises the base, later candidates are refused without a look. Deep
-	// queues stack hundreds of reservations on a node; a sweep over the
-	// whole window per node and job was most of a pass.
-	blockUntil, blockBase := int64(-1), -1
-	// Candidates before from are not looked at: start at the first
-	// instant from on, by binary search (a node gathers hundreds of
-	// instants in a deep queue, and a bound is usually far into them).
-	x0 := -1
-	if from > now+1 {
-		x0, _ = slices.BinarySearch(st.ts, from)
-		if x0 < len(st.ts) {
-			k, _ := slices.BinarySearch(st.at, st.ts[x0]+1)
-			at = max(0, k-1)
+	// GPUs in use now (as a word: nodes of at most 64 GPUs), and those of
+	// the job's type; releases and reservations apply theirs from the
+	// node's steps.
+	gpuWord := r.hasGPU() && len(n.GPUs) <= 64
+	var gpu0, typeMask uint64
+	if gpuWord {
+		gpu0 = word0(n.AllocGPUs) | word0(c.gpus[i])
+		for k, g := range n.GPUs {
+			if r.gpuType == "" || g.Type == r.gpuType {
+				typeMask |= 1 << uint(k)
+			}
 		}
 	}
-	for x := x0; x < len(st.ts); x++ {
-		t := now + 1
-		if x >= 0 {
-			if t = st.ts[x]; t <= now+1 {
+	// An entry whose reservations leave fewer than needCPU CPUs blocks
+	// every start whose window meets it: up to the next entry, while the
+	// node's base offer stays the same, later candidates are refused
+	// without a look. Deep queues stack hundreds of reservations on a
+	// node; a sweep over the whole window per node and job was most of a
+	// pass.
+	blockUntil, blockBase := int64(-1), -1
+	// Candidates: now+1, then the node's own instants (cand entries)
+	// after it. Those before from are not looked at: the scan starts at
+	// the first entry from on, by binary search (a node gathers hundreds
+	// of entries in a deep queue, and a bound is usually far into them).
+	x := -1 // the entry of the candidate being tried; -1: now+1
+	if from > now+1 {
+		x = c.bf.steps[i].find(from - 1)
+		x++
+	}
+	for ; x < len(e); x++ {
+		t, k := now+1, x // k: the last entry at or before t
+		if x < 0 {
+			k = c.bf.steps[i].find(t)
+		} else {
+			if !e[x].cand || e[x].t <= now+1 {
 				continue
 			}
+			t = e[x].t
 		}
 		if t >= never {
 			break
@@ -253,11 +265,13 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		if t > horizon {
 			return never, t
 		}
-		for ; k < len(rel) && rel[k].t <= t; k++ {
-			baseCPU += int(rel[k].cpu)
-			baseMem += rel[k].mem
+		baseCPU, baseMem, usedGPU := cpu0, mem0, gpu0
+		if k >= 0 {
+			baseCPU += int(e[k].relCPU)
+			baseMem += e[k].relMem
+			usedGPU &^= e[k].relGPU
 		}
-		if baseCPU < needCPU || t < from {
+		if baseCPU < needCPU {
 			continue // short even before reservations count
 		}
 		if t < blockUntil && baseCPU == blockBase {
@@ -267,35 +281,32 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		if c.resvBlk != nil && c.resvBlocked(i, t, end) {
 			continue // a reservation the job may not use holds the node (resvplan.go)
 		}
-		cpu, mem := baseCPU, baseMem
-		if len(res) > 0 {
-			for at+1 < len(st.at) && st.at[at+1] <= t {
-				at++
-			}
-			// One scan of the intervals meeting [t, end): the first that
-			// blocks, else the reserved peaks (window's answer).
-			allow := int32(baseCPU - needCPU)
-			var peakCPU int32
-			var peakMem int64
-			blocked := false
-			for j := at; j < len(st.at) && st.at[j] < end; j++ {
-				if st.cpu[j] > allow {
-					blockUntil, blockBase, blocked = never, baseCPU, true
-					if j+1 < len(st.at) {
-						blockUntil = st.at[j+1]
-					}
-					break
+		// One scan of the entries meeting [t, end): the first that
+		// blocks, else the reserved peaks (window's answer).
+		allow := int32(baseCPU - needCPU)
+		var peakCPU int32
+		var peakMem int64
+		blocked := false
+		for j := max(k, 0); j < len(e) && e[j].t < end; j++ {
+			if e[j].resCPU > allow {
+				blockUntil, blockBase, blocked = never, baseCPU, true
+				if j+1 < len(e) {
+					blockUntil = e[j+1].t
 				}
-				peakCPU, peakMem = max(peakCPU, st.cpu[j]), max(peakMem, st.mem[j])
+				break
 			}
-			if blocked {
-				continue
-			}
-			cpu, mem = cpu-int(peakCPU), max(0, mem-peakMem)
+			peakCPU, peakMem = max(peakCPU, e[j].resCPU), max(peakMem, e[j].resMem)
+			usedGPU |= e[j].resGPU
 		}
+		if blocked {
+			continue
+		}
+		cpu, mem := baseCPU-int(peakCPU), max(0, baseMem-peakMem)
 		gpu := 0
-		if r.hasGPU() && cpu > 0 {
-			gpu = c.windowGPUFree(i, t, end, r.gpuType)
+		if gpuWord {
+			gpu = bits.OnesCount64(typeMask &^ usedGPU)
+		} else if r.hasGPU() && cpu > 0 {
+			gpu = c.windowGPUFreeEach(i, t, end, r.gpuType)
 		}
 		if r.pack {
 			if r.capTasks(1, cpu, mem, gpu, n) > 0 {

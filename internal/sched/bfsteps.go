@@ -1,43 +1,28 @@
 package sched
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
 
 // The backfill profile's per-node structures (see profile in backfill.go):
-// each node's instants and reserved use as a cached step function, read
-// by window (peakOver) and by nodeEarliest (one scan per candidate start),
-// and the helpers of earliestBound.
-
-// resEvent is a reservation's start (+) or end (-) for peakReserved.
-type resEvent struct {
-	t   int64
-	end bool
-	cpu int32
-	mem int64
-}
+// each node's releases and reservations as one array in time order, read
+// by window and by nodeEarliest (one scan per candidate start), and the
+// helpers of earliestBound.
 
 // windowGPUFree64 is windowGPUFree for a node of at most 64 GPUs: its
-// GPUs in use over [a, b) as one word, built in one pass over the node's
-// releases and reservations rather than one per GPU (the earliest-start
-// search asks this at every instant it tries on a GPU node).
+// GPUs in use over [a, b) as one word, from the node's steps.
 func (c *cluster) windowGPUFree64(i int32, a, b int64, typ string) int {
 	n := c.nodes[i]
-	p := c.bf
 	used := word0(n.AllocGPUs) | word0(c.gpus[i])
-	for _, r := range p.rel[i] {
-		if r.t > a {
-			break
-		}
-		used &^= word0(r.gpus)
+	st := c.stepsOf(i)
+	k := st.find(a)
+	if k >= 0 {
+		used &^= st.e[k].relGPU
 	}
-	for _, r := range p.res[i] {
-		if r.from < b && r.to > a {
-			used |= word0(r.gpus)
-		}
+	for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
+		used |= st.e[k].resGPU
 	}
 	free := 0
 	for k, g := range n.GPUs {
@@ -89,106 +74,122 @@ func heapPop(h []avail) []avail {
 	}
 }
 
-// nodeSteps is one node's instants (release times and reservation ends,
-// sorted, unique) and its reserved use as a step function: on
-// [at[k], at[k+1]) its reservations hold cpu[k] CPUs and mem[k] MiB (0
-// before at[0] and from the last instant on). Built when the node's
-// profile changed since the last look, so a pass that reserves on a few
-// nodes per job does not re-sort every node's reservations per job.
+// nodeSteps is one node's future as one array in time order: an entry at
+// each instant where something changes (a release, a reservation's start
+// or end), holding what the node's releases have given back by then and
+// what its reservations hold until the next entry. The earliest-start
+// search reads a node as one binary search and one sequential scan of
+// this array; it used to read a sorted list of instants, a step function
+// of reserved use in three arrays and the release list, each a cache
+// miss of its own, for the 1 M node searches of a deep pass. Built when
+// the node is first looked at (stepsOf), then grown in place by
+// addRelease and reserve.
 type nodeSteps struct {
-	ts  []int64
-	at  []int64
-	cpu []int32
-	mem []int64
+	e []stepEntry
 }
 
-func (st *nodeSteps) build(rel []release, res []reserve, buf *[]resEvent) {
-	st.ts, st.at, st.cpu, st.mem = st.ts[:0], st.at[:0], st.cpu[:0], st.mem[:0]
-	for _, rl := range rel {
-		st.ts = append(st.ts, rl.t)
+// stepEntry is the node at instant t: rel* what releases at or before t
+// gave back (GPUs as a word: the node's first 64), res* what reservations
+// hold over [t, the next entry's t) (GPUs: those of every reservation
+// overlapping it). cand marks a release or a reservation's end: the
+// instants where the node's offer can grow, so the only starts worth
+// trying besides now+1.
+type stepEntry struct {
+	t      int64
+	relMem int64
+	resMem int64
+	relGPU uint64
+	resGPU uint64
+	relCPU int32
+	resCPU int32
+	cand   bool
+}
+
+func (st *nodeSteps) build(rel []release, res []reserve) {
+	st.e = st.e[:0]
+	for _, r := range rel {
+		st.addRelease(r)
 	}
-	for _, rv := range res {
-		st.ts = append(st.ts, rv.to)
-	}
-	slices.Sort(st.ts)
-	st.ts = slices.Compact(st.ts)
-	ev := (*buf)[:0]
 	for _, r := range res {
-		ev = append(ev, resEvent{t: r.from, cpu: r.cpu, mem: r.mem}, resEvent{t: r.to, end: true, cpu: -r.cpu, mem: -r.mem})
+		st.addReserve(r)
 	}
-	slices.SortFunc(ev, func(x, y resEvent) int { return cmp.Compare(x.t, y.t) })
-	var sc int32
-	var sm int64
-	for k := 0; k < len(ev); {
-		t := ev[k].t
-		for ; k < len(ev) && ev[k].t == t; k++ {
-			sc += ev[k].cpu
-			sm += ev[k].mem
-		}
-		st.at, st.cpu, st.mem = append(st.at, t), append(st.cpu, sc), append(st.mem, sm)
-	}
-	*buf = ev
 }
 
-// stepsOf returns node i's step function, built if its profile changed
-// since it was last built.
+// find is the index of the last entry at or before t, or -1.
+func (st *nodeSteps) find(t int64) int {
+	lo, hi := 0, len(st.e)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if st.e[m].t <= t {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo - 1
+}
+
+// breakAt returns the index of the entry at t, adding one (the state of
+// the entry before it, not a candidate) when there is none.
+func (st *nodeSteps) breakAt(t int64) int {
+	k := st.find(t)
+	if k >= 0 && st.e[k].t == t {
+		return k
+	}
+	e := stepEntry{t: t}
+	if k >= 0 {
+		e = st.e[k]
+		e.t, e.cand = t, false
+	}
+	st.e = slices.Insert(st.e, k+1, e)
+	return k + 1
+}
+
+// addRelease records that r's resources come back at r.t.
+func (st *nodeSteps) addRelease(r release) {
+	k := st.breakAt(r.t)
+	st.e[k].cand = true
+	w := word0(r.gpus)
+	for j := k; j < len(st.e); j++ {
+		e := &st.e[j]
+		e.relCPU += r.cpu
+		e.relMem += r.mem
+		e.relGPU |= w
+	}
+}
+
+// addReserve adds a reservation in place: O(k), where rebuilding would
+// sort every instant of the node again.
+func (st *nodeSteps) addReserve(rv reserve) {
+	lo := st.breakAt(rv.from)
+	hi := st.breakAt(rv.to)
+	st.e[hi].cand = true
+	w := word0(rv.gpus)
+	for j := lo; j < hi; j++ {
+		e := &st.e[j]
+		e.resCPU += rv.cpu
+		e.resMem += rv.mem
+		e.resGPU |= w
+	}
+}
+
+// stepsOf returns node i's steps, built if its profile changed since
+// they were last built.
 func (c *cluster) stepsOf(i int32) *nodeSteps {
 	p := c.bf
 	st := &p.steps[i]
 	if p.stale[i] {
-		st.build(p.rel[i], p.res[i], &c.ebuf)
+		st.build(p.rel[i], p.res[i])
 		p.stale[i] = false
 	}
 	return st
 }
 
 // peakOver is the most CPUs and the most memory (each on its own) the
-// node's reservations hold at one instant of [a, b): the largest values
-// of the intervals that meet the window, found by binary search.
+// node's reservations hold at one instant of [a, b).
 func (st *nodeSteps) peakOver(a, b int64) (cpu int32, mem int64) {
-	k, found := slices.BinarySearch(st.at, a)
-	if !found && k > 0 {
-		k-- // the interval holding a
-	}
-	for ; k < len(st.at) && st.at[k] < b; k++ {
-		cpu, mem = max(cpu, st.cpu[k]), max(mem, st.mem[k])
+	for k := max(0, st.find(a)); k < len(st.e) && st.e[k].t < b; k++ {
+		cpu, mem = max(cpu, st.e[k].resCPU), max(mem, st.e[k].resMem)
 	}
 	return cpu, mem
-}
-
-// addInstant adds t to the node's instants.
-func (st *nodeSteps) addInstant(t int64) {
-	if k, found := slices.BinarySearch(st.ts, t); !found {
-		st.ts = slices.Insert(st.ts, k, t)
-	}
-}
-
-// addReserve adds a reservation to a built step function in place: O(k),
-// where rebuilding would sort every reservation of the node again.
-func (st *nodeSteps) addReserve(rv reserve) {
-	st.addInstant(rv.to)
-	lo := st.breakAt(rv.from)
-	hi := st.breakAt(rv.to)
-	for k := lo; k < hi; k++ {
-		st.cpu[k] += rv.cpu
-		st.mem[k] += rv.mem
-	}
-}
-
-// breakAt returns the index of the interval starting at t, splitting the
-// one that holds t (or adding one that holds nothing) when needed.
-func (st *nodeSteps) breakAt(t int64) int {
-	k, found := slices.BinarySearch(st.at, t)
-	if found {
-		return k
-	}
-	var cpu int32
-	var mem int64
-	if k > 0 {
-		cpu, mem = st.cpu[k-1], st.mem[k-1]
-	}
-	st.at = slices.Insert(st.at, k, t)
-	st.cpu = slices.Insert(st.cpu, k, cpu)
-	st.mem = slices.Insert(st.mem, k, mem)
-	return k
 }

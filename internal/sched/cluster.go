@@ -28,6 +28,12 @@ type cluster struct {
 	// looks at what nodes offer over [winA, winB).
 	bf         *profile
 	winA, winB int64
+	// The last node's offer over [winA, winB): placement asks for it
+	// twice per node, once to find the node and once to take from it
+	// (setWindow clears it).
+	winNode int32
+	winCPU  int
+	winMem  int64
 	// earliest, while masked, is the first possible start of each node
 	// the search looked at for the job being reserved (see skipped); lbl
 	// keeps the node's bound at the level the job reads (bfbounds.go),
@@ -47,7 +53,6 @@ type cluster struct {
 	tbuf    []int64                // scratch for nodeEarliest
 	abuf    []avail                // scratch for earliestBound
 	hbuf    []avail
-	ebuf    []resEvent
 	wbuf    []pick // scratch for viewWindow placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
@@ -202,14 +207,13 @@ func (c *cluster) freeOn(v view, i int32) (cpu int, mem int64) {
 		if len(c.bf.res[i]) == 0 {
 			return int(c.cpu[i]), c.mem[i]
 		}
-		cpu, mem, _ := c.window(i, c.winA, c.winB, false)
+		cpu, mem := c.windowOnce(i)
 		return max(cpu, 0), mem
 	case viewWindow:
 		if c.skipped(i) {
 			return -1, 0
 		}
-		cpu, mem, _ := c.window(i, c.winA, c.winB, false)
-		return cpu, mem
+		return c.windowOnce(i)
 	case viewEmptyUsable:
 		if !n.Usable() {
 			return -1, 0

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math/rand"
 	"slices"
 	"testing"
@@ -8,27 +9,34 @@ import (
 	"github.com/drover-hpc/drover/internal/model"
 )
 
-// TestNodeStepsPeak checks the cached step function (built at once, or
-// grown reservation by reservation) and its peak
-// against the sum of overlapping reservations at every instant.
+// TestNodeStepsPeak checks a node's steps (built at once, or grown
+// release by release and reservation by reservation, in random order)
+// against the plain lists: what releases gave back by an instant, the
+// reserved peaks over a window (sum of the reservations overlapping each
+// instant), the GPUs reserved over it, and which instants are candidates.
 func TestNodeStepsPeak(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
 	for round := range 300 {
 		var res []reserve
+		var rel []release
 		var grown nodeSteps
-		var buf []resEvent
-		grown.build(nil, nil, &buf)
-		for range rng.Intn(12) {
+		grown.build(nil, nil)
+		for range rng.Intn(16) {
+			if rng.Intn(4) == 0 {
+				rl := release{t: int64(rng.Intn(60)), cpu: int32(rng.Intn(5)), mem: int64(rng.Intn(100)), gpus: model.Bitmap{uint64(rng.Intn(256))}}
+				k, _ := slices.BinarySearchFunc(rel, rl.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
+				rel = slices.Insert(rel, k, rl)
+				grown.addRelease(rl)
+				continue
+			}
 			from := int64(rng.Intn(50))
-			rv := reserve{from: from, to: from + 1 + int64(rng.Intn(30)), cpu: int32(1 + rng.Intn(4)), mem: int64(rng.Intn(100))}
+			rv := reserve{from: from, to: from + 1 + int64(rng.Intn(30)), cpu: int32(1 + rng.Intn(4)), mem: int64(rng.Intn(100)), gpus: model.Bitmap{uint64(rng.Intn(256))}}
 			res = append(res, rv)
 			grown.addReserve(rv)
 		}
 		var built nodeSteps
-		built.build(nil, res, &buf)
-		brute := func(a, b int64) (int32, int64) {
-			var pc int32
-			var pm int64
+		built.build(rel, res)
+		brute := func(a, b int64) (pc int32, pm int64, pg uint64) {
 			for tt := a; tt < b && tt < 100; tt++ {
 				var sc int32
 				var sm int64
@@ -40,51 +48,120 @@ func TestNodeStepsPeak(t *testing.T) {
 				}
 				pc, pm = max(pc, sc), max(pm, sm)
 			}
-			return pc, pm
+			for _, r := range res {
+				if r.from < b && r.to > a {
+					pg |= word0(r.gpus)
+				}
+			}
+			return pc, pm, pg
+		}
+		released := func(a int64) (cpu int32, mem int64, gpu uint64) {
+			for _, r := range rel {
+				if r.t <= a {
+					cpu, mem, gpu = cpu+r.cpu, mem+r.mem, gpu|word0(r.gpus)
+				}
+			}
+			return cpu, mem, gpu
 		}
 		a := int64(0)
 		for range 20 {
 			a += int64(rng.Intn(6))
 			b := a + 1 + int64(rng.Intn(40))
-			wc, wm := brute(a, b)
+			wc, wm, wg := brute(a, b)
+			rc, rm, rg := released(a)
 			for name, st := range map[string]*nodeSteps{"built": &built, "grown": &grown} {
 				if c, m := st.peakOver(a, b); c != wc || m != wm {
 					t.Fatalf("round %d %s: peakOver(%d, %d) = %d, %d; want %d, %d (res %+v)", round, name, a, b, c, m, wc, wm, res)
 				}
+				var c int32
+				var m int64
+				var g, rgot uint64
+				k := st.find(a)
+				if k >= 0 {
+					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.e[k].relGPU
+				}
+				for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
+					g |= st.e[k].resGPU
+				}
+				if c != rc || m != rm || rgot != rg || g != wg {
+					t.Fatalf("round %d %s: at %d released %d CPUs %d MiB GPUs %b, reserved GPUs %b over [%d, %d); want %d, %d, %b, %b",
+						round, name, a, c, m, rgot, g, a, b, rc, rm, rg, wg)
+				}
+			}
+		}
+		for name, st := range map[string]*nodeSteps{"built": &built, "grown": &grown} {
+			var cands []int64
+			for k, e := range st.e {
+				if k > 0 && e.t <= st.e[k-1].t {
+					t.Fatalf("round %d %s: entries out of order: %+v", round, name, st.e)
+				}
+				if e.cand {
+					cands = append(cands, e.t)
+				}
+			}
+			var want []int64
+			for _, r := range rel {
+				want = append(want, r.t)
+			}
+			for _, r := range res {
+				want = append(want, r.to)
+			}
+			slices.Sort(want)
+			if want = slices.Compact(want); !slices.Equal(cands, want) {
+				t.Fatalf("round %d %s: candidates %v, want %v", round, name, cands, want)
 			}
 		}
 	}
 }
 
 // TestNodeEarliest compares nodeEarliest's one-scan search with the plain
-// definition: window() at each of the node's instants in time order.
+// definition: window() at each of the node's instants in time order. Half
+// the nodes have GPUs (of two types), and a third of the jobs ask for them.
 func TestNodeEarliest(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	mid, past := 0, 0
+	mid, past, gpuMid := 0, 0, 0
 	defer func() {
-		if mid < 50 || past < 20 {
-			t.Errorf("only %d of 400 cases start between now+1 and never, %d past the horizon: the cases test little", mid, past)
+		if mid < 50 || past < 20 || gpuMid < 10 {
+			t.Errorf("only %d of 400 cases start between now+1 and never (%d of them GPU jobs), %d past the horizon: the cases test little", mid, gpuMid, past)
 		}
 	}()
 	for round := range 400 {
 		node := &model.Node{Name: "n1", CPUs: 1 + rng.Intn(8), Memory: 1000, State: model.NodeUp, Responding: true}
 		node.AllocCPUs = rng.Intn(node.CPUs + 1)
 		node.AllocMem = int64(rng.Intn(1000))
+		if rng.Intn(2) == 0 {
+			for k := range 1 + rng.Intn(8) {
+				node.GPUs = append(node.GPUs, model.GPU{Index: k, Type: []string{"a", "b"}[rng.Intn(2)]})
+			}
+		}
+		gpuIDs := func() model.Bitmap {
+			var out []int
+			for k := range node.GPUs {
+				if rng.Intn(3) == 0 {
+					out = append(out, k)
+				}
+			}
+			return model.BitmapOf(out...)
+		}
+		node.AllocGPUs = gpuIDs()
 		part := &model.Partition{Name: "p", Nodes: []string{"n1"}, State: model.PartUp}
 		c := newCluster([]*model.Node{node}, map[string]*model.Partition{"p": part}, true)
 		c.bf = newProfile(1)
 		now := int64(100)
 		for range rng.Intn(4) {
-			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), cpu: int32(rng.Intn(node.AllocCPUs + 1)), mem: int64(rng.Intn(200))})
+			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), cpu: int32(rng.Intn(node.AllocCPUs + 1)), mem: int64(rng.Intn(200)), gpus: gpuIDs()})
 		}
 		if rng.Intn(2) == 0 {
 			c.stepsOf(0) // built before the reservations: grown in place
 		}
 		for range rng.Intn(10) {
 			from := now + int64(rng.Intn(80))
-			c.reserve([]pick{{node: 0, cpus: 1 + rng.Intn(node.CPUs), mem: int64(rng.Intn(300))}}, "", from, from+1+int64(rng.Intn(40)))
+			c.reserve([]pick{{node: 0, cpus: 1 + rng.Intn(node.CPUs), mem: int64(rng.Intn(300)), gpus: rng.Intn(1 + len(node.GPUs)/2)}}, "", from, from+1+int64(rng.Intn(40)))
 		}
 		spec := &model.JobSpec{NTasks: 1 + rng.Intn(3), CPUsPerTask: 1, MemPerCPU: int64(rng.Intn(100)), MemPerNode: -1}
+		if rng.Intn(3) == 0 {
+			spec.GPUs = &model.GPUReq{PerNode: 1 + rng.Intn(3), Type: []string{"", "a", "b"}[rng.Intn(3)]}
+		}
 		r := newRequest(spec, Config{}, 0)
 		limit := int64(1 + rng.Intn(50))
 		horizon := now + 200
@@ -105,14 +182,21 @@ func TestNodeEarliest(t *testing.T) {
 			if tt <= now || tt > horizon {
 				continue
 			}
-			cpu, mem, _ := c.window(0, tt, endOf(tt, limit), false)
-			if r.capTasks(1, cpu, mem, 0, node) > 0 {
+			cpu, mem, used := c.window(0, tt, endOf(tt, limit), true)
+			gpu := 0
+			if r.hasGPU() && cpu >= 0 {
+				gpu = c.countFree(0, used, r.gpuType)
+			}
+			if r.capTasks(1, cpu, mem, gpu, node) > 0 {
 				want = tt
 				break
 			}
 		}
 		if want > now+1 && want < never {
 			mid++
+			if r.hasGPU() {
+				gpuMid++
+			}
 		}
 		got, next := c.nodeEarliest(0, &r, 1, limit, now, horizon, 0)
 		if got != want {

@@ -59,6 +59,7 @@ SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin TaskPluginParam
 TCPTimeout TLSParameters TLSType TmpFS TopologyParam TopologyPlugin TrackWCKey TreeWidth
 UnkillableStepProgram UnkillableStepTimeout UsePam VSizeFactor WaitTime X11Parameters
 DroverSocket DroverTokenFile DroverMinFreeSpace DroverMaxConnsPerUser DroverConnIdleTimeout
+DroverFsyncBeforeReply
 `)
 
 // nodeKeys are the keys of a NodeName line.

@@ -60,7 +60,16 @@ func startBare(t *testing.T, nodes []string) *bareCluster {
 // spawn starts drover with args; name labels its log.
 func (b *bareCluster) spawn(name string, args ...string) *exec.Cmd {
 	b.t.Helper()
+	return b.spawnEnv(name, nil, args...)
+}
+
+// spawnEnv is spawn with extra environment variables.
+func (b *bareCluster) spawnEnv(name string, env []string, args ...string) *exec.Cmd {
+	b.t.Helper()
 	cmd := exec.Command(filepath.Join(binDir, "drover"), args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	log := &bytes.Buffer{}
 	b.logs[name] = log
 	cmd.Stdout, cmd.Stderr = log, log
@@ -228,4 +237,29 @@ func dialAsNode(t *testing.T, addr, stateDir string) *grpc.ClientConn {
 	}
 	t.Cleanup(func() { conn.Close() })
 	return conn
+}
+
+// TestJoinKeepsJoinedConf: a machine whose default slurm.conf (here
+// SLURM_CONF; /etc/slurm/slurm.conf on a node that ran Slurm) is another
+// cluster's joins with `drover agent --join` alone, runs with the
+// slurm.conf its join brought, and later restarts with `drover agent`
+// alone the same way.
+func TestJoinKeepsJoinedConf(t *testing.T) {
+	t.Parallel()
+	b := startBare(t, []string{"jc1"})
+	old := filepath.Join(b.dir, "old-slurm.conf")
+	if err := os.WriteFile(old, []byte("ClusterName=old\nSlurmctldHost=elsewhere\nNodeName=x1 CPUs=1\nPartitionName=p Nodes=ALL\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	token := strings.TrimSpace(b.must("drover", "token", "create", "--nodes", "jc1"))
+	stateDir := filepath.Join(b.dir, "agent-jc1")
+	env := []string{"SLURM_CONF=" + old}
+	joined := b.spawnEnv("join", env, "agent", "--kill-jobs-on-exit", "--join", token,
+		"--controller", fmt.Sprintf("127.0.0.1:%d", b.port), "--state-dir", stateDir, "--name", "jc1")
+	b.waitFor("jc1 joined and idle", 30*time.Second, func() bool { return b.nodeState("jc1") == "idle" })
+	_ = syscall.Kill(-joined.Process.Pid, syscall.SIGTERM)
+	_ = joined.Wait()
+	b.spawnEnv("again", env, "agent", "--kill-jobs-on-exit", "--state-dir", stateDir, "--name", "jc1")
+	job := strings.Fields(b.must("sbatch", "-o", "/dev/null", "--wrap", "true"))[3]
+	b.waitFor("a job on the restarted agent", 30*time.Second, func() bool { return b.jobField(job, "JobState") == "COMPLETED" })
 }

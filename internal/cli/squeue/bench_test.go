@@ -4,7 +4,9 @@ import (
 	"context"
 	"reflect"
 	"strconv"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -41,11 +43,13 @@ func BenchmarkSqueue10k(b *testing.B) {
 	client := &fakeClient{jobs: pendingQueue(10000), now: refNow.Unix()}
 	env := discardEnv(client)
 	b.ReportAllocs()
+	t0 := cpuTime()
 	for b.Loop() {
 		if code := Run(context.Background(), env, nil); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}
+	b.ReportMetric(float64(cpuTime()-t0)/1e6/float64(b.N), "cpu-ms/op")
 }
 
 // BenchmarkSqueue10kPerTask renders every array task on its own row (-r).
@@ -86,4 +90,39 @@ func TestGluedOptionalArgs(t *testing.T) {
 			t.Errorf("squeue %q = %q (stderr %q)", args, out, errOut)
 		}
 	}
+}
+
+// heldQueue is n held jobs as bench/scale100k.sh submits them.
+func heldQueue(n int) []*model.Job {
+	spec := &model.JobSpec{MinNodes: 1, NTasks: 1, CPUsPerTask: -1, MemPerNode: -1}
+	jobs := make([]*model.Job, n)
+	for i := range jobs {
+		jobs[i] = &model.Job{ID: model.JobID(i + 1), ArrayTaskID: model.NoArrayTask, UserID: 1000, UserName: "alice",
+			Partition: "debug", Reason: model.ReasonHeldUser, HoldUser: true, TimeLimit: 31536000, Name: "scale",
+			SubmitTime: refNow.Unix() - int64(i), Spec: spec}
+	}
+	return jobs
+}
+
+// BenchmarkSqueue100kHeld: the command's work after the listing arrived,
+// over 100,000 held jobs in the default format.
+func BenchmarkSqueue100kHeld(b *testing.B) {
+	client := &fakeClient{jobs: heldQueue(100000), now: refNow.Unix()}
+	env := discardEnv(client)
+	b.ReportAllocs()
+	t0 := cpuTime()
+	for b.Loop() {
+		if code := Run(context.Background(), env, nil); code != 0 {
+			b.Fatalf("exit %d", code)
+		}
+	}
+	b.ReportMetric(float64(cpuTime()-t0)/1e6/float64(b.N), "cpu-ms/op")
+}
+
+// cpuTime is this process's CPU time (user and system, every thread): on
+// a shared machine a steadier figure than wall time.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

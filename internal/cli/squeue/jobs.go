@@ -344,50 +344,79 @@ func sortRows(rows []*jobRow, keys []sortKey, c *renderCtx) {
 	// time in a stable sort that rebuilt the keys and chased each job's
 	// pointer in every comparison. The order ends on the job id, unique
 	// per row, so it is total and an unstable sort gives the same result.
+	// A key every row has alike (the partition, state and priority of a
+	// queue of held jobs) orders nothing: its column is left out.
 	w := len(keys) + 1
 	flat := make([]int64, len(rows)*w)
 	strs := make([]string, len(rows))
-	for i, k := range keys {
+	col := 0
+	for _, k := range keys {
 		isStr := false
 		for r, row := range rows {
 			s, n := sortValue(k.letter, row, c)
 			if s != "" {
 				isStr = true
 			}
-			strs[r], flat[r*w+i] = s, n
+			strs[r], flat[r*w+col] = s, n
 		}
 		if isStr {
-			rankStrings(strs, flat[i:], w)
+			rankStrings(strs, flat[col:], w)
 		}
 		if k.desc {
 			for r := range rows {
-				flat[r*w+i] = -flat[r*w+i]
+				flat[r*w+col] = -flat[r*w+col]
 			}
 		}
+		if !alike(flat[col:], w, len(rows)) {
+			col++
+		}
 	}
+	sorted := true
 	for r, row := range rows {
-		_, flat[r*w+len(keys)] = sortValue('i', row, c)
+		_, flat[r*w+col] = sortValue('i', row, c)
+		if r > 0 && col == 0 && flat[r*w] < flat[(r-1)*w] {
+			sorted = false
+		}
 	}
+	if col == 0 && sorted {
+		return // in id order already: the controller lists jobs so
+	}
+	n := col + 1
 	idx := make([]int32, len(rows))
 	for i := range idx {
 		idx[i] = int32(i)
 	}
 	slices.SortFunc(idx, func(a, b int32) int {
-		return slices.Compare(flat[int(a)*w:int(a)*w+w], flat[int(b)*w:int(b)*w+w])
+		return slices.Compare(flat[int(a)*w:int(a)*w+n], flat[int(b)*w:int(b)*w+n])
 	})
-	sorted := make([]*jobRow, len(rows))
+	out := make([]*jobRow, len(rows))
 	for i, r := range idx {
-		sorted[i] = rows[r]
+		out[i] = rows[r]
 	}
-	copy(rows, sorted)
+	copy(rows, out)
+}
+
+// alike reports whether every w-th of the first rows elements of col is
+// the same.
+func alike(col []int64, w, rows int) bool {
+	for r := 1; r < rows; r++ {
+		if col[r*w] != col[0] {
+			return false
+		}
+	}
+	return true
 }
 
 // rankStrings writes each string's rank among the distinct values of strs
 // to every w-th element of out.
 func rankStrings(strs []string, out []int64, w int) {
+	// Neighbours mostly hold the same value (one user's, one partition's
+	// jobs): it is looked up once.
 	rank := map[string]int64{}
-	for _, s := range strs {
-		rank[s] = 0
+	for r, s := range strs {
+		if r == 0 || s != strs[r-1] {
+			rank[s] = 0
+		}
 	}
 	distinct := make([]string, 0, len(rank))
 	for s := range rank {
@@ -398,7 +427,11 @@ func rankStrings(strs []string, out []int64, w int) {
 		rank[s] = int64(i)
 	}
 	for r, s := range strs {
-		out[r*w] = rank[s]
+		if r > 0 && s == strs[r-1] {
+			out[r*w] = out[(r-1)*w]
+		} else {
+			out[r*w] = rank[s]
+		}
 	}
 }
 

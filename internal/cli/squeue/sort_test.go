@@ -29,8 +29,22 @@ func TestSortRowsMatchesComparisons(t *testing.T) {
 		}
 		jobs = append(jobs, j)
 	}
+	// A queue whose jobs are alike in the default keys (held jobs of one
+	// user): their columns order nothing; in id order, reversed, shuffled.
+	alike := func(order func([]*model.Job)) []*model.Job {
+		var out []*model.Job
+		for i := range 300 {
+			out = append(out, &model.Job{ID: model.JobID(5000 + i), ArrayTaskID: model.NoArrayTask, Partition: "debug",
+				Name: "scale", Reason: model.ReasonHeldUser, HoldUser: true, Priority: uint32(i % 2 * r.IntN(2))})
+		}
+		order(out)
+		return out
+	}
+	queues := [][]*model.Job{jobs, alike(func([]*model.Job) {}), alike(slices.Reverse[[]*model.Job]),
+		alike(func(q []*model.Job) { r.Shuffle(len(q), func(a, b int) { q[a], q[b] = q[b], q[a] }) })}
 	c := &renderCtx{now: 100}
-	for _, spec := range []string{DefaultSort, "-j,u", "a,-V,-l", "-i", "T,-P,Q", "u,-j,p,a"} {
+	for q, spec := range []string{DefaultSort, "-j,u", "a,-V,-l", "-i", "T,-P,Q", "u,-j,p,a", DefaultSort, "P,t", "P,t", "P,-t,-p"} {
+		jobs := queues[max(0, q-6)]
 		keys, err := parseSort(spec)
 		if err != nil {
 			t.Fatal(err)
@@ -60,7 +74,7 @@ func TestSortRowsMatchesComparisons(t *testing.T) {
 		})
 		for i := range got {
 			if compareID(got[i], want[i]) != 0 {
-				t.Fatalf("-S %s: row %d is job %s, want %s", spec, i, got[i].job.DisplayID(), want[i].job.DisplayID())
+				t.Fatalf("queue %d, -S %s: row %d is job %s, want %s", q, spec, i, got[i].job.DisplayID(), want[i].job.DisplayID())
 			}
 		}
 	}

@@ -1,0 +1,5 @@
+package sched
+
+// SetPlainSearch turns the backfill search's shortcuts off (on = false) or
+// back on, for tests that compare plans made both ways.
+func SetPlainSearch(plain bool) { plainSearch = plain }
