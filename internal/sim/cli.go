@@ -3,6 +3,8 @@ package sim
 import (
 	"fmt"
 	"io"
+	"os"
+	"runtime/pprof"
 	"slices"
 
 	"github.com/spf13/pflag"
@@ -26,6 +28,7 @@ const usageText = `usage: drover sim --scenario FILE.yaml|FILE.json
        drover sim --trace FILE.swf[.gz] [--procs P] [--policy fifo|backfill|easy]
                  [--first K --jobs N] [--sequences S [--length L] [--seed N]]
                  [--bf-max-job-test N] [--bf-window MIN] [--bf-resolution S] [--priority basic|multifactor|age=W,jobsize=W,maxage=S,favorsmall=yes|no,smallreltime=yes|no]
+                 [--cpuprofile FILE]
 
 Replays a Standard Workload Format trace through Drover's scheduler with a
 simulated clock (no processes): P nodes of one CPU (P from the trace
@@ -44,6 +47,8 @@ PriorityFavorSmall=NO (short jobs first; age lifts the waiting ones).
 override the policy's SchedulerParameters: backfill and easy plan as the
 controller does by default (bf_window=1440, bf_resolution=60) unless told;
 --bf-window 0 --bf-resolution 1 plans without a window to the second.
+
+--cpuprofile writes a Go CPU profile of the run (go tool pprof FILE).
 
 --scenario runs a YAML/JSON cluster and workload (nodes with CPUs, memory
 and GPUs, partitions, jobs with their run times, expected start times;
@@ -64,6 +69,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		bfWindow, bfRes    int64
 		priority           string
 		scenario           string
+		cpuprofile         string
 	)
 	fs.StringVar(&trace, "trace", "", "")
 	fs.IntVar(&procs, "procs", 0, "")
@@ -78,6 +84,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	fs.Int64Var(&bfRes, "bf-resolution", -1, "")
 	fs.StringVar(&priority, "priority", "basic", "")
 	fs.StringVar(&scenario, "scenario", "", "")
+	fs.StringVar(&cpuprofile, "cpuprofile", "", "")
 	help := fs.BoolP("help", "h", false, "")
 	if err := fs.Parse(args); err != nil {
 		fmt.Fprintf(stderr, "drover sim: %v\n%s", err, usageText)
@@ -86,6 +93,17 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *help {
 		fmt.Fprint(stdout, usageText)
 		return 0
+	}
+	if cpuprofile != "" {
+		f, err := os.Create(cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(stderr, "drover sim: --cpuprofile: %v\n", err)
+			return 1
+		}
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	if scenario != "" {
 		return runScenario(scenario, stdout, stderr)
