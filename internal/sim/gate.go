@@ -1,6 +1,9 @@
 package sim
 
 import (
+	"cmp"
+	"slices"
+
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
 )
@@ -19,24 +22,29 @@ type gate struct {
 	need []int // CPUs job k+1 needs
 	// count[n] is how many pending jobs need n CPUs.
 	count []int
-	// settled: no pending job can start until a CPU is freed, because a
-	// pass saw none start or a rule below proved it. Time passing alone
-	// does not undo that (see skip).
-	settled bool
-	// timeFree: a pass's outcome does not depend on now while nothing
-	// ends: priorities are fixed and the backfill window is unbounded.
-	timeFree bool
+	// fixedPrio: priorities are equal and fixed, so the queue in ID order
+	// is the scheduling order at every instant and arrivals join its end.
+	fixedPrio bool
 	// strict: sched/builtin with the trace model's equal fixed
 	// priorities, so the queue in ID order is the scheduling order.
 	strict bool
+	// window and res are bf_window and bf_resolution (seconds; window 0:
+	// no horizon), which the plan's horizon check reads.
+	window, res int64
+	// plan is what the last pass run planned, while nothing has ended
+	// since (planned.go).
+	plan planned
+	// planSkips counts the passes the plan rule skipped (tests).
+	planSkips int
+	buf       []*model.Job // cut's result under moving priorities
 }
 
 func newGate(need []int, procs int, cfg sched.Config, fixedPrio bool) *gate {
 	if need == nil || cfg.Preempt.Enabled() || cfg.MaxJobsPerCycle > 0 {
 		return nil
 	}
-	return &gate{need: need, count: make([]int, procs+1),
-		timeFree: fixedPrio && cfg.BfWindow == 0, strict: !cfg.Backfill && fixedPrio}
+	return &gate{need: need, count: make([]int, procs+1), fixedPrio: fixedPrio,
+		strict: !cfg.Backfill && fixedPrio, window: cfg.BfWindow, res: max(1, cfg.BfResolution)}
 }
 
 func (g *gate) add(j *model.Job)    { g.count[g.need[j.ID-1]]++ }
@@ -44,43 +52,81 @@ func (g *gate) remove(j *model.Job) { g.count[g.need[j.ID-1]]-- }
 
 // skip reports whether the pass at now starts nothing: pending is the
 // queue in ID order (submission order, which is scheduling order when
-// priorities are fixed and equal), arrived the index of this instant's
-// arrivals in it, ended whether a job ended at now, free the free CPUs.
+// priorities are fixed and equal), ended whether a job ended at now, free
+// the free CPUs.
 //
 // Three rules, each exact in the trace model:
 //   - no pending job needs at most free CPUs: nothing can be placed;
 //   - sched/builtin, equal fixed priorities: the head of the queue does
 //     not fit, and it blocks the partition for every job behind it
 //     (see take);
-//   - the queue was settled and nothing ended since: resources are as
-//     they were, and with fixed priorities and no bf_window the backfill
-//     plan of the older jobs is too: their reservations start at release
-//     instants that are all still ahead (no running job has passed its
-//     time limit, whose release would move with now), and a later now
-//     only shortens the hole each could have used. So only arrivals can
-//     start, and none fits.
-func (g *gate) skip(pending []*model.Job, arrived int, ended bool, free int, running []*model.Job, now int64) bool {
+//   - nothing ended since the last pass run, priorities are fixed and no
+//     running job is past its time limit: the jobs that pass left
+//     waiting get the same reservations now, and none can start; only
+//     the jobs queued since could, behind those reservations, and none
+//     can (planned). (When a job ended since at an instant the first
+//     rule skipped, no job older than the arrivals since fits the free
+//     CPUs, so the first rule decides.)
+func (g *gate) skip(pending []*model.Job, ended bool, free int, running []*model.Job, now int64) bool {
 	if free <= 0 || !g.fits(free) {
 		return true
 	}
 	if g.strict && g.take(pending, free) == 0 {
 		return true
 	}
-	if !g.settled || ended || !g.timeFree {
+	if ended || !g.fixedPrio {
 		return false
-	}
-	for _, j := range pending[arrived:] {
-		if g.need[j.ID-1] <= free {
-			return false
-		}
 	}
 	for _, j := range running {
 		if j.StartTime+j.TimeLimit <= now {
 			return false
 		}
 	}
-	return true
+	if p := &g.plan; p.ok {
+		if !p.still(now, g.window, g.res) {
+			return false
+		}
+		for _, j := range pending[p.queued:] {
+			if !p.blocked(g.need[j.ID-1], j.TimeLimit, free, now) {
+				return false
+			}
+		}
+		g.planSkips++
+		return true
+	}
+	return false
 }
+
+// ran records a pass run at now, after its starts were applied: queued
+// jobs are left pending, running are the jobs running now (those it
+// started included), starts the planned start of each job it reserved
+// for (Plan.StartTimes). skip's third rule reads the plan.
+func (g *gate) ran(now int64, queued int, started bool, running []*model.Job, starts map[model.JobID]int64, jobs []*model.Job) {
+	g.plan.ok = g.fixedPrio
+	if !g.plan.ok {
+		return
+	}
+	p := &g.plan
+	p.at, p.queued, p.firstRes = now, queued, never
+	p.instants, p.use = p.instants[:0], p.use[:0]
+	for _, j := range running {
+		end := j.StartTime + j.TimeLimit
+		p.instants = append(p.instants, end)
+		p.use = append(p.use, step{end, -g.need[j.ID-1]})
+	}
+	for id, t := range starts {
+		j := jobs[id-1]
+		p.firstRes = min(p.firstRes, t)
+		p.instants = append(p.instants, t+j.TimeLimit)
+		p.use = append(p.use, step{t, g.need[id-1]}, step{t + j.TimeLimit, -g.need[id-1]})
+	}
+	slices.Sort(p.instants)
+	slices.SortFunc(p.use, func(a, b step) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.cpus, b.cpus)) })
+}
+
+// changed forgets the last pass's plan: a job ended, so the instants and
+// reservations it saw are no longer those of the queue.
+func (g *gate) changed() { g.plan.ok = false }
 
 // fits reports whether some pending job needs at most free CPUs.
 func (g *gate) fits(free int) bool {
@@ -98,7 +144,7 @@ func (g *gate) fits(free int) bool {
 // the rest, so the pass starts exactly the longest head whose needs add
 // up to at most free CPUs: the jobs behind it need not be looked at, and
 // a queue tens of thousands deep costs a pass of a few jobs. Otherwise
-// (backfill, moving priorities) the whole queue.
+// the whole queue (see cut).
 func (g *gate) take(pending []*model.Job, free int) int {
 	if !g.strict {
 		return len(pending)
@@ -109,4 +155,42 @@ func (g *gate) take(pending []*model.Job, free int) int {
 		}
 	}
 	return len(pending)
+}
+
+// cut returns the jobs of pending (priorities set) the pass needs to
+// see: those the scheduler orders up to the last one that fits the free
+// CPUs. A pass only takes CPUs, so a job that needs more than are free
+// at its start cannot start in it; and what a job that does not start
+// leaves behind (its reservation, its reason) only bears on the jobs
+// ordered after it. So the jobs after the last that fits change no start
+// of the pass. Backfill passes over deep queues mostly reserve: the
+// reservations the tail of the queue would make are never looked at.
+// With moving priorities the result is in a buffer reused by the next
+// call.
+func (g *gate) cut(pending []*model.Job, free int) []*model.Job {
+	if g.strict {
+		return pending[:g.take(pending, free)]
+	}
+	if g.fixedPrio { // ID order is the scheduler's
+		for k := len(pending) - 1; k >= 0; k-- {
+			if g.need[pending[k].ID-1] <= free {
+				return pending[:k+1]
+			}
+		}
+		return pending[:0]
+	}
+	// The scheduler's order in one partition: priority down, then ID.
+	var last *model.Job
+	for _, j := range pending {
+		if g.need[j.ID-1] <= free && (last == nil || j.Priority < last.Priority || (j.Priority == last.Priority && j.ID > last.ID)) {
+			last = j
+		}
+	}
+	g.buf = g.buf[:0]
+	for _, j := range pending {
+		if last != nil && (j.Priority > last.Priority || (j.Priority == last.Priority && j.ID <= last.ID)) {
+			g.buf = append(g.buf, j)
+		}
+	}
+	return g.buf
 }

@@ -29,12 +29,18 @@ func TestGateExact(t *testing.T) {
 		jobs := Slice(tr.Jobs, tc.first, tc.jobs)
 		for _, p := range []struct {
 			policy, priority string
-		}{{"fifo", "basic"}, {"easy", "basic"}, {"backfill", "basic"}, {"backfill", "multifactor"}, {"fifo", "multifactor"}} {
+			noWindow         bool // --bf-window 0 --bf-resolution 1
+		}{{"fifo", "basic", false}, {"easy", "basic", false}, {"backfill", "basic", false}, {"backfill", "basic", true},
+			{"backfill", "multifactor", false}, {"fifo", "multifactor", false}} {
 			m, err := ParseMultifactor(p.priority)
 			if err != nil {
 				t.Fatal(err)
 			}
 			o := Options{Procs: tr.MaxProcs, Sched: Policies[p.policy], Priority: m.Func(tr.MaxProcs)}
+			if p.noWindow {
+				o.Sched.BfWindow, o.Sched.BfResolution = 0, 1
+				p.policy += "(no window)"
+			}
 			gated, err := traceWorkload(jobs, o)
 			if err != nil {
 				t.Fatal(err)
@@ -57,7 +63,12 @@ func TestGateExact(t *testing.T) {
 			if rg.Passes >= rf.Passes {
 				t.Errorf("%s %s+%s: the gate skipped no pass (%d, %d)", tc.trace, p.policy, p.priority, rg.Passes, rf.Passes)
 			}
-			t.Logf("%s %s+%s: %d of %d passes run", tc.trace, p.policy, p.priority, rg.Passes, rf.Passes)
+			// The plan rule (planned.go) must be exercised where it applies:
+			// backfill with equal fixed priorities.
+			if o.Sched.Backfill && p.priority == "basic" && gated.planSkips == 0 {
+				t.Errorf("%s %s+%s: the plan rule skipped no pass", tc.trace, p.policy, p.priority)
+			}
+			t.Logf("%s %s+%s: %d of %d passes run (%d skipped by the plan rule)", tc.trace, p.policy, p.priority, rg.Passes, rf.Passes, gated.planSkips)
 		}
 	}
 }

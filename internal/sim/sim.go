@@ -134,6 +134,8 @@ type Workload struct {
 	// everyPass runs the passes the gate would skip and fails when one
 	// starts a job (tests).
 	everyPass bool
+	// planSkips is how many passes the gate's plan rule skipped (tests).
+	planSkips int
 }
 
 // Simulate replays w: every instant at which a job arrives or ends,
@@ -181,7 +183,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 		if now < 0 {
 			// Nothing runs and nothing arrives: the rest can never start.
-			return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, reasons[pending[0].ID])
+			return res, neverStarts(in, pending, last, cfg, reasons)
 		}
 		if first < 0 {
 			first = now
@@ -205,7 +207,6 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			done++
 			last = max(last, e.end)
 		}
-		arrived := len(pending)
 		for next < len(jobs) && jobs[next].SubmitTime <= now {
 			pending = append(pending, jobs[next])
 			if g != nil {
@@ -214,18 +215,15 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			next++
 		}
 		if ended && g != nil {
-			g.settled = false
+			g.changed()
 		}
 		// With no CPU free no job can start: skip the pass (its reasons
 		// and planned starts are not measured), and likewise when the
 		// gate proves no job can start.
-		skip := free == 0 || (g != nil && g.skip(pending, arrived, ended, free, running, now))
+		skip := free == 0 || (g != nil && g.skip(pending, ended, free, running, now))
 		if len(pending) == 0 || (skip && !w.everyPass) {
 			if next >= len(jobs) && ends.Len() == 0 && len(pending) > 0 {
 				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d)", len(pending), pending[0].ID)
-			}
-			if g != nil {
-				g.settled = true
 			}
 			continue
 		}
@@ -236,15 +234,12 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 		in.Pending, in.Running = pending, running
 		if g != nil && !w.everyPass {
-			in.Pending = pending[:g.take(pending, free)]
+			in.Pending = g.cut(pending, free)
 		}
 		plan := sched.Schedule(in, now, cfg)
 		res.Passes++
 		if skip && len(plan.Starts) > 0 {
 			return res, fmt.Errorf("sim: at %d the pass the gate skips starts job %d", now, plan.Starts[0].Job)
-		}
-		if g != nil {
-			g.settled = len(plan.Starts) == 0
 		}
 		// The reasons are kept for the error below, not copied to every
 		// job: with queues tens of thousands deep that copy cost more
@@ -252,7 +247,10 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		reasons = plan.Reasons
 		if len(plan.Starts) == 0 {
 			if next >= len(jobs) && ends.Len() == 0 {
-				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, reasons[pending[0].ID])
+				return res, neverStarts(in, pending, now, cfg, reasons)
+			}
+			if g != nil {
+				g.ran(now, len(pending), false, running, plan.StartTimes, jobs)
 			}
 			continue
 		}
@@ -294,6 +292,12 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 		clear(pending[len(kept):])
 		pending = kept
+		if g != nil {
+			g.ran(now, len(pending), true, running, plan.StartTimes, jobs)
+		}
+	}
+	if g != nil {
+		w.planSkips = g.planSkips
 	}
 	if len(jobs) > 0 {
 		res.AvgBoundedSlowdown = bsldSum / float64(len(jobs))
@@ -305,6 +309,18 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 	}
 	res.Wall = time.Since(t0)
 	return res, nil
+}
+
+// neverStarts is the error for pending jobs nothing will ever let start,
+// with the first one's reason from the last pass (reasons), or from a
+// pass over the whole queue when that one did not see it (gate.cut).
+func neverStarts(in *sched.Input, pending []*model.Job, now int64, cfg sched.Config, reasons map[model.JobID]string) error {
+	why, ok := reasons[pending[0].ID]
+	if !ok {
+		in.Pending = pending
+		why = sched.Schedule(in, now, cfg).Reasons[pending[0].ID]
+	}
+	return fmt.Errorf("sim: %d jobs can never start (first: job %d, %s)", len(pending), pending[0].ID, why)
 }
 
 // SampleStarts picks count start indices of sequences of length jobs out
