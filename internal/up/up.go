@@ -24,6 +24,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/drover-hpc/drover/internal/gres"
+	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 )
 
@@ -36,6 +38,7 @@ func Main(args []string) int {
 	cpus := fs.Int("cpus", 0, "CPUs per node (default: this machine's CPUs divided among the nodes)")
 	mem := fs.Int64("memory", 0, "memory per node in MiB (default: this machine's memory, less 512 MiB, divided)")
 	sets := fs.StringArray("conf", nil, "extra slurm.conf line KEY=VALUE for a new configuration (repeatable)")
+	noGPUs := fs.Bool("no-gpus", false, "do not look for NVIDIA GPUs (by default a new configuration gives the nodes the GPUs NVML finds, split among them)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, pflag.ErrHelp) {
 			return 0
@@ -66,7 +69,14 @@ func Main(args []string) int {
 		if *nodes == 1 && !fs.Changed("node-prefix") {
 			named = ""
 		}
-		if err := writeConf(conf, abs, named, *nodes, *cpus, *mem, *sets); err != nil {
+		var gpus []model.GPU
+		if !*noGPUs {
+			gpus = detectGPUs(gres.RealNVML())
+		}
+		if len(gpus) > 0 {
+			fmt.Printf("drover: found %d GPU(s) (%s); they are in %s\n", len(gpus), gresOf(gpus), slurmconf.GresPathFor(conf))
+		}
+		if err := writeConf(conf, abs, named, *nodes, *cpus, *mem, *sets, gpus); err != nil {
 			fmt.Fprintf(os.Stderr, "drover up: %v\n", err)
 			return 1
 		}
@@ -192,8 +202,9 @@ func waitSocket(path string, c *child, limit time.Duration) error {
 }
 
 // writeConf creates the cluster's slurm.conf: nodes PREFIX1..N, or one
-// node named after this host when prefix is empty.
-func writeConf(path, dir, prefix string, nodes, cpus int, mem int64, extra []string) error {
+// node named after this host when prefix is empty; with gpus, a gres.conf
+// beside it giving them to the nodes.
+func writeConf(path, dir, prefix string, nodes, cpus int, mem int64, extra []string, gpus []model.GPU) error {
 	host, _ := os.Hostname()
 	short, _, _ := strings.Cut(host, ".")
 	if short == "" {
@@ -228,7 +239,29 @@ func writeConf(path, dir, prefix string, nodes, cpus int, mem int64, extra []str
 	for _, kv := range extra {
 		fmt.Fprintf(&b, "%s\n", kv)
 	}
-	fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 CPUs=%d RealMemory=%d State=UNKNOWN\n", names, cpus, mem)
+	if len(gpus) == 0 {
+		fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 CPUs=%d RealMemory=%d State=UNKNOWN\n", names, cpus, mem)
+	} else {
+		each := []string{names}
+		if nodes > 1 {
+			each = each[:0]
+			for i := 1; i <= nodes; i++ {
+				each = append(each, fmt.Sprintf("%s%d", prefix, i))
+			}
+		}
+		per := splitGPUs(gpus, len(each))
+		fmt.Fprintf(&b, "GresTypes=gpu\n")
+		for i, n := range each {
+			g := ""
+			if s := gresOf(per[i]); s != "" {
+				g = " Gres=" + s
+			}
+			fmt.Fprintf(&b, "NodeName=%s NodeAddr=127.0.0.1 CPUs=%d RealMemory=%d%s State=UNKNOWN\n", n, cpus, mem, g)
+		}
+		if err := writeGresConf(slurmconf.GresPathFor(path), each, per); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintf(&b, "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n")
 	return os.WriteFile(path, []byte(b.String()), 0o644)
 }
