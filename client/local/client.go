@@ -186,7 +186,7 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 			return err
 		}
 		var a localwire.Answer
-		if err := localwire.Decode(b, &a); err != nil {
+		if err := localwire.DecodeAnswer(b, &a); err != nil {
 			conn.Close()
 			return err
 		}
@@ -202,7 +202,7 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 			continue
 		}
 		if out != nil && len(a.Body) > 0 {
-			if err := localwire.Decode(a.Body, out); err != nil {
+			if err := localwire.DecodeAnswer(a.Body, out); err != nil {
 				conn.Close()
 				return err
 			}
@@ -264,7 +264,7 @@ func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*mo
 	stopped := errors.New("stopped")
 	err := c.call(ctx, "WatchJobs", localwire.ListQuery{IDs: ids}, nil, func(b []byte) error {
 		var l localwire.JobList
-		if err := localwire.Decode(b, &l); err != nil {
+		if err := localwire.DecodeAnswer(b, &l); err != nil {
 			return err
 		}
 		jobs, err := l.API()
@@ -391,7 +391,7 @@ func (c *Client) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Job
 	defer cancel()
 	return c.call(ctx, "AcctJobs", q, nil, func(b []byte) error {
 		var jobs []*acct.Job
-		if err := localwire.Decode(b, &jobs); err != nil {
+		if err := localwire.DecodeAnswer(b, &jobs); err != nil {
 			return err
 		}
 		return fn(jobs)

@@ -40,7 +40,7 @@ func BenchmarkListing10k(b *testing.B) {
 		for range b.N {
 			msg, _ := localwire.Encode(listing(jobs, 1, api.JobQuery{Summary: true}))
 			var l localwire.JobList
-			if err := localwire.Decode(msg, &l); err != nil {
+			if err := localwire.DecodeAnswer(msg, &l); err != nil {
 				b.Fatal(err)
 			}
 			if got, err := l.API(); err != nil || len(got.Jobs) != len(jobs) {
