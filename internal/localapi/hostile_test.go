@@ -128,11 +128,12 @@ func TestBudgetIsPerUser(t *testing.T) {
 	}
 }
 
-// bigFake answers ListPartitions with more than a socket buffer holds.
+// bigFake answers ListPartitions with more than a socket buffer holds
+// (about 200 KiB).
 type bigFake struct{ *fake }
 
 func (f bigFake) ListPartitions(ctx context.Context) ([]*model.Partition, error) {
-	return []*model.Partition{{Name: strings.Repeat("p", 8<<20)}}, nil
+	return []*model.Partition{{Name: strings.Repeat("p", 2<<20)}}, nil
 }
 
 // TestClientsThatNeverReadOrLeaveEarlyPinNothing: a client that sends
@@ -144,7 +145,7 @@ func (f bigFake) ListPartitions(ctx context.Context) ([]*model.Partition, error)
 func TestClientsThatNeverReadOrLeaveEarlyPinNothing(t *testing.T) {
 	f := newFake()
 	f.block = make(chan struct{})
-	sock, srv := serveServer(t, bigFake{f}, Limits{IO: 200 * time.Millisecond, Idle: 500 * time.Millisecond})
+	sock, srv := serveServer(t, bigFake{f}, Limits{IO: time.Second, Idle: 1500 * time.Millisecond})
 	base := runtime.NumGoroutine()
 	uid := uint32(os.Getuid())
 	var conns []net.Conn
@@ -186,5 +187,41 @@ func TestClientsThatNeverReadOrLeaveEarlyPinNothing(t *testing.T) {
 		if err != nil && !errors.Is(err, net.ErrClosed) && !strings.Contains(err.Error(), "reset") {
 			t.Errorf("a hostile connection was not closed by the controller: %v", err)
 		}
+	}
+}
+
+// TestLargeAnswersAreChargedToTheCaller: an answer over 64 KiB waits for
+// room in its caller's bound (a user whose connections ask for listings
+// and never read them holds only so many), and is dropped, its
+// connection closed, when none comes within the I/O timeout; small
+// answers and other users' are not held up.
+func TestLargeAnswersAreChargedToTheCaller(t *testing.T) {
+	srv := New(context.Background(), newFake(), Limits{IO: 100 * time.Millisecond, PerUserMemory: 1 << 20},
+		rpcstats.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	big := &localwire.Answer{Body: make([]byte, 600<<10)}
+	small := &localwire.Answer{Body: []byte("ok")}
+	if !srv.mem.take(7, 1<<20, time.Now()) {
+		t.Fatal("an empty budget refused")
+	}
+	for name, c := range map[string]struct {
+		uid  uint32
+		a    *localwire.Answer
+		want error
+	}{
+		"large, caller at its bound": {7, big, errOverBudget},
+		"small, caller at its bound": {7, small, nil},
+		"large, another caller":      {8, big, nil},
+	} {
+		client, server := net.Pipe()
+		go func() { _, _ = io.Copy(io.Discard, client) }()
+		if err := srv.answer(&userConn{Conn: server, uid: c.uid}, c.a); !errors.Is(err, c.want) {
+			t.Errorf("%s: %v, want %v", name, err, c.want)
+		}
+		server.Close()
+		client.Close()
+	}
+	srv.mem.give(7, 1<<20)
+	if n := srv.mem.inFlight(8) + srv.mem.inFlight(7); n != 0 {
+		t.Errorf("%d bytes still charged after the answers", n)
 	}
 }

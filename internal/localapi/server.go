@@ -34,10 +34,12 @@ type Limits struct {
 	// Idle closes a connection with no call in flight for this long; 0
 	// means 5 minutes.
 	Idle time.Duration
-	// PerUserMemory bounds the memory one user's requests in flight hold
-	// (their frames and what decoding them allocates, at most); a request
-	// past it waits up to IO for others to end, then is refused with
-	// api.ErrTryAgain. 0 means DefaultPerUserMemory.
+	// PerUserMemory bounds the memory one user's calls in flight hold:
+	// their request frames and what decoding them allocates (at most),
+	// and their answers larger than 64 KiB until written. A request past
+	// it waits up to IO for others to end, then is refused with
+	// api.ErrTryAgain; an answer past it, its connection is closed.
+	// 0 means DefaultPerUserMemory.
 	PerUserMemory int64
 	// Exempt names the users without that bound (root, SlurmUser).
 	Exempt func(uid uint32) bool
@@ -97,6 +99,8 @@ func (s *Server) ServeConn(c net.Conn) {
 		return
 	}
 	ctx := api.WithIdentity(s.ctx, id)
+	// Answers are charged to the caller's memory bound too (answer).
+	c = &userConn{Conn: c, uid: id.UID}
 	for {
 		// Waiting for the next call may last Idle; once its first byte
 		// is here, the rest must follow within IO.
@@ -179,8 +183,33 @@ func (s *Server) answer(c net.Conn, a *localwire.Answer) error {
 	if len(b) > localwire.MaxAnswer {
 		b, _ = localwire.Encode(&localwire.Answer{Err: &localwire.Error{Msg: "answer too large; ask for fewer jobs"}})
 	}
-	_ = c.SetWriteDeadline(time.Now().Add(s.lim.IO))
+	deadline := time.Now().Add(s.lim.IO)
+	// A large answer (a listing) is held until the client has read it:
+	// a user's connections that ask and never read would otherwise hold
+	// a listing each, 256 of them.
+	if uc, ok := c.(*userConn); ok && len(b) > answerFree {
+		cost := int64(len(b) + len(a.Body))
+		if !s.mem.take(uc.uid, cost, deadline) {
+			s.log.Warn("local answer dropped: the user's requests and answers in flight hold their memory bound",
+				"uid", uc.uid, "bytes", len(b), "bound", s.lim.PerUserMemory)
+			return errOverBudget
+		}
+		defer s.mem.give(uc.uid, cost)
+	}
+	_ = c.SetWriteDeadline(deadline)
 	return localwire.WriteFrame(c, b)
+}
+
+// answerFree is the size up to which an answer is not charged to the
+// caller's bound: a change's or a small query's.
+const answerFree = 64 << 10
+
+var errOverBudget = errors.New("the user's requests in flight hold their memory bound")
+
+// userConn is a served connection with its caller's uid.
+type userConn struct {
+	net.Conn
+	uid uint32
 }
 
 // peer is the caller the kernel names at the other end of c.
