@@ -193,7 +193,7 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 			return err
 		}
 		var a localwire.Answer
-		if err := localwire.Decode(b, &a); err != nil {
+		if err := localwire.DecodeAnswer(b, &a); err != nil {
 			conn.Close()
 			return err
 		}
@@ -209,7 +209,7 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 			continue
 		}
 		if out != nil && len(a.Body) > 0 {
-			if err := localwire.Decode(a.Body, out); err != nil {
+			if err := localwire.DecodeAnswer(a.Body, out); err != nil {
 				conn.Close()
 				return err
 			}
@@ -277,7 +277,7 @@ func (c *Client) ListJobs(ctx context.Context, q api.JobQuery) (*api.JobList, er
 		wg.Add(1)
 		go func() {
 			defer func() { <-slots; wg.Done() }()
-			p.err = localwire.Decode(b, &p.l)
+			p.err = localwire.DecodeAnswer(b, &p.l)
 		}()
 		return nil
 	}
@@ -312,7 +312,7 @@ func (c *Client) WatchJobs(ctx context.Context, ids []model.JobID, fn func([]*mo
 	stopped := errors.New("stopped")
 	err := c.call(ctx, "WatchJobs", localwire.ListQuery{IDs: ids}, nil, func(b []byte) error {
 		var l localwire.JobList
-		if err := localwire.Decode(b, &l); err != nil {
+		if err := localwire.DecodeAnswer(b, &l); err != nil {
 			return err
 		}
 		jobs, err := l.API()
@@ -439,7 +439,7 @@ func (c *Client) AcctJobs(ctx context.Context, q acct.Query, fn func([]*acct.Job
 	defer cancel()
 	return c.call(ctx, "AcctJobs", q, nil, func(b []byte) error {
 		var jobs []*acct.Job
-		if err := localwire.Decode(b, &jobs); err != nil {
+		if err := localwire.DecodeAnswer(b, &jobs); err != nil {
 			return err
 		}
 		return fn(jobs)

@@ -285,10 +285,11 @@ func Run(ctx context.Context, o Options) error {
 	stats := rpcstats.New()
 	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim, stats)
 	slurmUID := settings.SlurmUID
-	ul = grpcapi.LimitPerUser(ul, lim.PerUser, func(uid uint32) bool { return uid == 0 || uid == slurmUID }, log)
+	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
+	ul = grpcapi.LimitPerUser(ul, lim.PerUser, exempt, log)
 	// The socket carries the commands' local protocol beside gRPC: it
 	// is told apart by a connection's first bytes.
-	lsrv := localapi.New(ctx, svc, localapi.Limits{IO: lim.Handshake, Idle: lim.Idle}, stats, log.With("component", "localapi"))
+	lsrv := localapi.New(ctx, svc, localapi.Limits{IO: lim.Handshake, Idle: lim.Idle, Exempt: exempt}, stats, log.With("component", "localapi"))
 	go g.Serve(localapi.Split(ul, lsrv.Timeout(), lsrv.ServeConn))
 	go g.Serve(tl)
 	log.Info("controller ready", "cluster", cfg.ClusterName, "socket", sock, "addr", tl.Addr().String(),

@@ -51,7 +51,7 @@ func BenchmarkListing10k(b *testing.B) {
 		for range b.N {
 			msg, _ := localwire.Encode(listing(jobs, 1, api.JobQuery{Summary: true}))
 			var l localwire.JobList
-			if err := localwire.Decode(msg, &l); err != nil {
+			if err := localwire.DecodeAnswer(msg, &l); err != nil {
 				b.Fatal(err)
 			}
 			if got, err := l.API(); err != nil || len(got.Jobs) != len(jobs) {
@@ -137,7 +137,7 @@ func BenchmarkListing100kHeld(b *testing.B) {
 		defer func() { cpuPerOp(b, t0) }()
 		for range b.N {
 			var l localwire.JobList
-			if err := localwire.DecodeCompact(msg, &l); err != nil {
+			if err := localwire.DecodeCompact(msg, &l, localwire.AnswerAlloc(len(msg))); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -148,7 +148,7 @@ func BenchmarkListing100kHeld(b *testing.B) {
 		defer func() { cpuPerOp(b, t0) }()
 		for range b.N {
 			var l localwire.JobList
-			if err := localwire.Decode(msg, &l); err != nil {
+			if err := localwire.DecodeAnswer(msg, &l); err != nil {
 				b.Fatal(err)
 			}
 			if got, err := l.API(); err != nil || len(got.Jobs) != len(jobs) {

@@ -10,6 +10,10 @@
 // first bytes and hands gRPC's (the HTTP/2 preface) on, so clients need no
 // second path and the per-user connection cap counts both. What it bounds:
 // a connection's first bytes and each message arrive within the I/O
-// timeout, an idle connection is closed, frames have a maximum size, and a
-// malformed one ends the connection with an error answer.
+// timeout, an idle connection is closed, answers are written within the
+// I/O timeout (a client that never reads loses its connection), frames
+// have a maximum size, decoding one allocates at most
+// localwire.RequestAlloc of it, one user's requests in flight hold at most
+// Limits.PerUserMemory (others wait, then are refused with try again),
+// and a malformed frame ends the connection with an error answer.
 package localapi

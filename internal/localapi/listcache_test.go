@@ -42,7 +42,7 @@ func TestListCacheSendsWhatTheListingEncodes(t *testing.T) {
 			t.Fatalf("%s: the cached listing's %d bytes differ from the listing's %d", step, len(got), len(want))
 		}
 		var l localwire.JobList
-		if err := localwire.Decode(got, &l); err != nil {
+		if err := localwire.DecodeAnswer(got, &l); err != nil {
 			t.Fatalf("%s: %v", step, err)
 		}
 		if _, err := l.API(); err != nil || len(l.Jobs) != len(jobs) {
@@ -124,7 +124,7 @@ func TestListingChunks(t *testing.T) {
 		var c listCache
 		cut := c.listing(jobs[:n], 1700000000, true)
 		var whole localwire.JobList
-		if err := localwire.Decode(cut.whole(), &whole); err != nil {
+		if err := localwire.DecodeAnswer(cut.whole(), &whole); err != nil {
 			t.Fatal(err)
 		}
 		want, err := whole.API()
@@ -136,7 +136,7 @@ func TestListingChunks(t *testing.T) {
 		err = cut.chunks(func(p ...[]byte) error {
 			chunks++
 			var l localwire.JobList
-			if err := localwire.Decode(bytes.Join(p, nil), &l); err != nil {
+			if err := localwire.DecodeAnswer(bytes.Join(p, nil), &l); err != nil {
 				return err
 			}
 			a, err := l.API()
@@ -179,7 +179,7 @@ func TestListingOverTheSocket(t *testing.T) {
 		}
 		var want localwire.JobList
 		b, _ := localwire.Encode(listing(jobs, 1700000000, q))
-		if err := localwire.Decode(b, &want); err != nil {
+		if err := localwire.DecodeAnswer(b, &want); err != nil {
 			t.Fatal(err)
 		}
 		w, _ := want.API()

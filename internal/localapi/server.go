@@ -34,6 +34,15 @@ type Limits struct {
 	// Idle closes a connection with no call in flight for this long; 0
 	// means 5 minutes.
 	Idle time.Duration
+	// PerUserMemory bounds the memory one user's calls in flight hold:
+	// their request frames and what decoding them allocates (at most),
+	// and their answers larger than 64 KiB until written. A request past
+	// it waits up to IO for others to end, then is refused with
+	// api.ErrTryAgain; an answer past it, its connection is closed.
+	// 0 means DefaultPerUserMemory.
+	PerUserMemory int64
+	// Exempt names the users without that bound (root, SlurmUser).
+	Exempt func(uid uint32) bool
 }
 
 // Server answers the local protocol.
@@ -42,6 +51,7 @@ type Server struct {
 	users auth.Users
 	lim   Limits
 	stats *rpcstats.Stats
+	mem   *budget
 	log   *slog.Logger
 	ctx   context.Context
 	lists listCache // the last whole listing's job records
@@ -56,10 +66,13 @@ func New(ctx context.Context, svc Backend, lim Limits, stats *rpcstats.Stats, lo
 	if lim.Idle <= 0 {
 		lim.Idle = 5 * time.Minute
 	}
+	if lim.PerUserMemory <= 0 {
+		lim.PerUserMemory = DefaultPerUserMemory
+	}
 	if stats == nil {
 		stats = rpcstats.New()
 	}
-	return &Server{svc: svc, lim: lim, stats: stats, log: log, ctx: ctx}
+	return &Server{svc: svc, lim: lim, stats: stats, mem: newBudget(lim.PerUserMemory, lim.Exempt), log: log, ctx: ctx}
 }
 
 // Timeout is how long a new connection may take to send its first bytes.
@@ -87,38 +100,59 @@ func (s *Server) ServeConn(c net.Conn) {
 		return
 	}
 	ctx := api.WithIdentity(s.ctx, id)
+	// Answers are charged to the caller's memory bound too (answer).
+	c = &userConn{Conn: c, uid: id.UID}
 	for {
 		// Waiting for the next call may last Idle; once its first byte
 		// is here, the rest must follow within IO.
 		_ = c.SetReadDeadline(time.Now().Add(s.lim.Idle))
-		b, err := readRequest(c, s.lim.IO)
+		n, err := readHeader(c, s.lim.IO)
 		if err != nil {
 			if !errors.Is(err, io.EOF) && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, net.ErrClosed) {
 				s.refuse(c, err)
 			}
 			return
 		}
-		var req localwire.Request
-		if err := localwire.Decode(b, &req); err != nil {
-			s.refuse(c, err)
-			return
-		}
-		_ = c.SetReadDeadline(time.Time{})
-		if !s.call(ctx, c, id, &req) {
+		if !s.serveOne(ctx, c, id, n) {
 			return
 		}
 	}
 }
 
-// readRequest reads one request frame: the wait for its first byte is
-// bounded by the deadline already set, the rest by limit.
-func readRequest(c net.Conn, limit time.Duration) ([]byte, error) {
+// serveOne reads a request of n bytes and serves it, within the
+// caller's memory budget; false ends the connection.
+func (s *Server) serveOne(ctx context.Context, c net.Conn, id *api.Identity, n int) bool {
+	cost := requestCost(n)
+	if !s.mem.take(id.UID, cost, time.Now().Add(s.lim.IO)) {
+		s.log.Warn("local request refused: the user's requests in flight hold their memory bound",
+			"uid", id.UID, "bytes", n, "bound", s.lim.PerUserMemory)
+		s.refuse(c, api.ErrTryAgain)
+		return false
+	}
+	defer s.mem.give(id.UID, cost)
+	_ = c.SetReadDeadline(time.Now().Add(s.lim.IO))
+	b, err := localwire.ReadFrameBody(c, n)
+	if err != nil {
+		return false
+	}
+	var req localwire.Request
+	if err := localwire.Decode(b, &req); err != nil {
+		s.refuse(c, err)
+		return false
+	}
+	_ = c.SetReadDeadline(time.Time{})
+	return s.call(ctx, c, id, &req)
+}
+
+// readHeader reads a request frame's length: the wait for its first byte
+// is bounded by the deadline already set, the rest by limit.
+func readHeader(c net.Conn, limit time.Duration) (int, error) {
 	var first [1]byte
 	if _, err := c.Read(first[:]); err != nil {
-		return nil, err
+		return 0, err
 	}
 	_ = c.SetReadDeadline(time.Now().Add(limit))
-	return localwire.ReadFrame(&prefixed{first: first[:], r: c}, localwire.MaxRequest)
+	return localwire.ReadFrameHeader(&prefixed{first: first[:], r: c}, localwire.MaxRequest)
 }
 
 type prefixed struct {
@@ -175,8 +209,33 @@ func (s *Server) write(c net.Conn, msg ...[]byte) error {
 		head, body, tail := localwire.AnswerParts(&localwire.Answer{Err: &localwire.Error{Msg: "answer too large; ask for fewer jobs"}})
 		msg = [][]byte{head, body, tail}
 	}
-	_ = c.SetWriteDeadline(time.Now().Add(s.lim.IO))
+	deadline := time.Now().Add(s.lim.IO)
+	// A large answer (a listing) is held until the client has read it:
+	// a user's connections that ask and never read would otherwise hold
+	// a listing each, 256 of them.
+	if uc, ok := c.(*userConn); ok && n > answerFree && n <= localwire.MaxAnswer {
+		cost := int64(n)
+		if !s.mem.take(uc.uid, cost, deadline) {
+			s.log.Warn("local answer dropped: the user's requests and answers in flight hold their memory bound",
+				"uid", uc.uid, "bytes", n, "bound", s.lim.PerUserMemory)
+			return errOverBudget
+		}
+		defer s.mem.give(uc.uid, cost)
+	}
+	_ = c.SetWriteDeadline(deadline)
 	return localwire.WriteFrameParts(c, msg...)
+}
+
+// answerFree is the size up to which an answer is not charged to the
+// caller's bound: a change's or a small query's.
+const answerFree = 64 << 10
+
+var errOverBudget = errors.New("the user's requests in flight hold their memory bound")
+
+// userConn is a served connection with its caller's uid.
+type userConn struct {
+	net.Conn
+	uid uint32
 }
 
 // peer is the caller the kernel names at the other end of c.

@@ -161,7 +161,7 @@ func lastAnswer(t *testing.T, c net.Conn) string {
 		t.Fatalf("no answer before the connection closed: %v", err)
 	}
 	var a localwire.Answer
-	if err := localwire.Decode(b, &a); err != nil || a.Err == nil {
+	if err := localwire.DecodeAnswer(b, &a); err != nil || a.Err == nil {
 		t.Fatalf("answer %s is no error (%v)", b, err)
 	}
 	if _, err := c.Read(make([]byte, 1)); err != io.EOF {
@@ -206,7 +206,7 @@ func TestOtherVersionsAndUnknownCallsAreRefusedClearly(t *testing.T) {
 	_ = localwire.WriteFrame(c, b)
 	b, err = localwire.ReadFrame(c, localwire.MaxAnswer)
 	var a localwire.Answer
-	if err != nil || localwire.Decode(b, &a) != nil || a.Err == nil || !strings.Contains(a.Err.Msg, "unknown call NoSuchCall") {
+	if err != nil || localwire.DecodeAnswer(b, &a) != nil || a.Err == nil || !strings.Contains(a.Err.Msg, "unknown call NoSuchCall") {
 		t.Fatalf("unknown call answered %s (%v)", b, err)
 	}
 }

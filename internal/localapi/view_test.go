@@ -18,7 +18,7 @@ func over[T any](t *testing.T, v any) T {
 		t.Fatal(err)
 	}
 	var out T
-	if err := localwire.Decode(b, &out); err != nil {
+	if err := localwire.DecodeAnswer(b, &out); err != nil {
 		t.Fatal(err)
 	}
 	return out
@@ -49,7 +49,7 @@ func TestJobsLookTheSameOverBothTransports(t *testing.T) {
 			want := c.grpc()
 			b, _ := localwire.Encode(listing([]*model.Job{j}, 0, c.q))
 			var l localwire.JobList
-			if err := localwire.Decode(b, &l); err != nil {
+			if err := localwire.DecodeAnswer(b, &l); err != nil {
 				t.Fatal(err)
 			}
 			local, err := l.API()

@@ -40,9 +40,44 @@ var (
 type reader struct {
 	b []byte
 	i int
+	// left is what the message may still allocate (see RequestAlloc).
+	left uint64
 }
 
 var errShort = errors.New("malformed compact message: truncated")
+
+// ErrAllocBound is a message that would allocate more than its bound
+// for its length: many empty elements of large types, which no encoder
+// of real values sends.
+var ErrAllocBound = errors.New("malformed compact message: it would allocate more than its length allows")
+
+// What decoding a message of n bytes may allocate (the values' memory
+// as Go sizes it; reflection's own overhead aside). A byte can stand for
+// a large value — a job or spec that is all zero is 2 bytes (present,
+// end) but 400 or 600 bytes in memory — so a budget per message, not a
+// check per element, keeps a hostile request from turning the 64 MiB a
+// frame may hold into tens of GiB of the controller's memory.
+//
+// Requests (RequestAlloc): real ones allocate about a byte per byte (a
+// script, an environment), a long scancel list ~7 (a 56-byte target and
+// its text in 9 bytes), a list of empty strings 16. Answers (AnswerAlloc) come from the controller, which the
+// commands trust; a listing of jobs alike allocates ~7 bytes per byte,
+// of jobs with hardly a field set ~80, so their bound only stops a
+// runaway.
+func RequestAlloc(n int) uint64 { return 16*uint64(n) + 256<<10 }
+
+// AnswerAlloc is the bound for an answer of n bytes.
+func AnswerAlloc(n int) uint64 { return 1024*uint64(n) + 1<<20 }
+
+// alloc charges n units of size bytes to the message's budget.
+func (r *reader) alloc(n, size uintptr) error {
+	c := uint64(n) * uint64(size)
+	if size != 0 && c/uint64(size) != uint64(n) || c > r.left {
+		return ErrAllocBound
+	}
+	r.left -= c
+	return nil
+}
 
 func (r *reader) uvarint() (uint64, error) {
 	v, n := binary.Uvarint(r.b[r.i:])
@@ -161,6 +196,9 @@ func build(t reflect.Type, p *plan) {
 			if err != nil {
 				return err
 			}
+			if err := r.alloc(uintptr(n), 1); err != nil {
+				return err
+			}
 			v.SetString(string(r.b[r.i : r.i+n]))
 			r.i += n
 			return nil
@@ -182,6 +220,9 @@ func build(t reflect.Type, p *plan) {
 			if r.b[r.i-1] == 0 {
 				return nil
 			}
+			if err := r.alloc(1, elem.Size()); err != nil {
+				return err
+			}
 			n := reflect.New(elem)
 			v.Set(n)
 			return ep.dec(r, n.Elem())
@@ -194,6 +235,9 @@ func build(t reflect.Type, p *plan) {
 			p.dec = func(r *reader, v reflect.Value) error {
 				n, err := r.length(1)
 				if err != nil {
+					return err
+				}
+				if err := r.alloc(uintptr(n), 1); err != nil {
 					return err
 				}
 				s := reflect.MakeSlice(t, n, n)
@@ -215,6 +259,9 @@ func build(t reflect.Type, p *plan) {
 		p.dec = func(r *reader, v reflect.Value) error {
 			n, err := r.length(1)
 			if err != nil {
+				return err
+			}
+			if err := r.alloc(uintptr(n), t.Elem().Size()); err != nil {
 				return err
 			}
 			s := reflect.MakeSlice(t, n, n)
@@ -241,6 +288,11 @@ func build(t reflect.Type, p *plan) {
 		p.dec = func(r *reader, v reflect.Value) error {
 			n, err := r.length(2)
 			if err != nil {
+				return err
+			}
+			// An entry costs its key and value and about as much again
+			// in the map; repeated keys are charged too.
+			if err := r.alloc(uintptr(n), 2*(kt.Size()+et.Size())); err != nil {
 				return err
 			}
 			m := reflect.MakeMapWithSize(t, n)
@@ -311,6 +363,9 @@ func build(t reflect.Type, p *plan) {
 				f := byNum[i]
 				fv := v.Field(f.i)
 				if f.ptr {
+					if err := r.alloc(1, fv.Type().Elem().Size()); err != nil {
+						return err
+					}
 					n := reflect.New(fv.Type().Elem())
 					fv.Set(n)
 					fv = n.Elem()
@@ -340,8 +395,11 @@ func AppendCompact(b []byte, v any) []byte {
 }
 
 // DecodeCompact decodes b into what v points to, allocating the pointers
-// on the way; all of b must be used.
-func DecodeCompact(b []byte, v any) error {
+// on the way; all of b must be used. It allocates at most limit bytes
+// (ErrAllocBound past it), whatever b holds; it takes time linear in
+// len(b) (every element, field and entry costs at least one byte) and
+// stack bounded by the types' depth (no carried type holds itself).
+func DecodeCompact(b []byte, v any, limit uint64) error {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() {
 		return errors.New("DecodeCompact needs a pointer")
@@ -353,7 +411,7 @@ func DecodeCompact(b []byte, v any) error {
 		}
 		rv = rv.Elem()
 	}
-	r := &reader{b: b}
+	r := &reader{b: b, left: limit}
 	if err := planOf(rv.Type()).dec(r, rv); err != nil {
 		return err
 	}

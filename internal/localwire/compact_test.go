@@ -31,7 +31,7 @@ func TestEveryMessageHasAPlan(t *testing.T) {
 			v := reflect.New(reflect.TypeOf(m))
 			wiretest.FillValue(v)
 			back := reflect.New(reflect.TypeOf(m))
-			if err := DecodeCompact(AppendCompact(nil, v.Interface()), back.Interface()); err != nil {
+			if err := DecodeCompact(AppendCompact(nil, v.Interface()), back.Interface(), AnswerAlloc(1<<20)); err != nil {
 				t.Errorf("%T: %v", m, err)
 			} else if !reflect.DeepEqual(v.Interface(), back.Interface()) {
 				t.Errorf("%T does not come back whole", m)
@@ -85,7 +85,7 @@ func TestListingsShareSpecs(t *testing.T) {
 	f.F, f.M, f.B = []float64{math.NaN(), math.Inf(-1)}, map[string]int64{"cpu": -3}, []byte("raw")
 	back2 := f
 	back2.F, back2.M, back2.B = nil, nil, nil
-	if err := DecodeCompact(AppendCompact(nil, &f), &back2); err != nil || !math.IsNaN(back2.F[0]) || !math.IsInf(back2.F[1], -1) ||
+	if err := DecodeCompact(AppendCompact(nil, &f), &back2, RequestAlloc(0)); err != nil || !math.IsNaN(back2.F[0]) || !math.IsInf(back2.F[1], -1) ||
 		!reflect.DeepEqual(back2.M, f.M) || string(back2.B) != "raw" {
 		t.Errorf("floats, maps and bytes: %+v, %v", back2, err)
 	}

@@ -67,25 +67,53 @@ func WriteFrame(w io.Writer, b []byte) error {
 	return err
 }
 
-// ReadFrame reads one frame of at most max bytes.
+// ReadFrame reads one frame of at most max bytes; it allocates at most
+// twice the bytes that arrived, and 64 KiB, whatever the header claims.
 func ReadFrame(r io.Reader, max int) ([]byte, error) {
+	n, err := ReadFrameHeader(r, max)
+	if err != nil {
+		return nil, err
+	}
+	return ReadFrameBody(r, n)
+}
+
+// ReadFrameHeader reads a frame's length, at most max.
+func ReadFrameHeader(r io.Reader, max int) (int, error) {
 	var hdr [4]byte
 	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
+		return 0, err
 	}
 	n := binary.BigEndian.Uint32(hdr[:])
 	if uint64(n) > uint64(max) {
-		return nil, fmt.Errorf("%w: %d bytes (at most %d)", ErrTooLarge, n, max)
+		return 0, fmt.Errorf("%w: %d bytes (at most %d)", ErrTooLarge, n, max)
 	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(r, b); err != nil {
-		if err == io.EOF {
-			err = io.ErrUnexpectedEOF
-		}
-		return nil, err
-	}
-	return b, nil
+	return int(n), nil
 }
+
+// ReadFrameBody reads the n bytes of a frame whose header was read.
+func ReadFrameBody(r io.Reader, n int) ([]byte, error) {
+	// The buffer grows as the bytes arrive: a header that claims 64 MiB
+	// and never sends them costs the reader 64 KiB, not the claim.
+	b := make([]byte, min(n, frameChunk))
+	for got := 0; ; {
+		k, err := io.ReadFull(r, b[got:])
+		got += k
+		if err != nil {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		if got == n {
+			return b, nil
+		}
+		b = append(b, make([]byte, min(n-got, len(b)))...)
+	}
+}
+
+// frameChunk is what ReadFrame allocates before a frame's bytes arrive;
+// past it, at most twice what arrived.
+const frameChunk = 64 << 10
 
 // Request is one call: the method (the gRPC method's name, so that sdiag
 // counts both transports alike) and its argument in the compact form.
@@ -116,16 +144,29 @@ type Error struct {
 // Encode gives v's compact form.
 func Encode(v any) ([]byte, error) { return AppendCompact(nil, v), nil }
 
-// Decode reads b into the value v points to, saying what was malformed.
+// Decode reads a request (or a part of one: the controller's reading of
+// what any local user sends) into the value v points to, saying what was
+// malformed; it allocates at most RequestAlloc(len(b)).
 func Decode(b []byte, v any) error {
+	if err := DecodeCompact(b, v, RequestAlloc(len(b))); err != nil {
+		return fmt.Errorf("malformed message: %w", err)
+	}
+	return nil
+}
+
+// DecodeAnswer reads an answer (or its body) from the controller; it
+// allocates at most AnswerAlloc(len(b)). A listing and an answer's frame
+// have readers of their own (a listing is megabytes: its jobs are read in
+// blocks, an answer's body is not copied).
+func DecodeAnswer(b []byte, v any) error {
 	var err error
 	switch v := v.(type) {
 	case *JobList:
-		err = decodeJobList(b, v) // a listing: the fast reader
+		err = decodeJobList(b, v, AnswerAlloc(len(b)))
 	case *Answer:
-		err = decodeAnswer(b, v) // its body not copied
+		err = decodeAnswer(b, v, AnswerAlloc(len(b)))
 	default:
-		err = DecodeCompact(b, v)
+		err = DecodeCompact(b, v, AnswerAlloc(len(b)))
 	}
 	if err != nil {
 		return fmt.Errorf("malformed message: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"sync"
+	"unsafe"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -99,6 +100,9 @@ func (d *listDecoder) uint32s() ([]uint32, error) {
 		return []uint32{}, nil
 	}
 	if len(d.u32s) < n {
+		if err := d.alloc(uintptr(max(n, jobBlock)), 4); err != nil {
+			return nil, err
+		}
 		d.u32s = make([]uint32, max(n, jobBlock))
 	}
 	out := d.u32s[:n:n] // its own capacity: an append never reaches the next
@@ -335,6 +339,9 @@ func (d *listDecoder) job(j *model.Job, fields []jobField) error {
 			}
 			fv := rv.Field(f.i)
 			if f.ptr {
+				if err := d.alloc(1, fv.Type().Elem().Size()); err != nil {
+					return err
+				}
 				n := reflect.New(fv.Type().Elem())
 				fv.Set(n)
 				fv = n.Elem()
@@ -347,10 +354,10 @@ func (d *listDecoder) job(j *model.Job, fields []jobField) error {
 }
 
 // decodeJobList reads b, a JobList's compact form, into l, as
-// DecodeCompact would.
-func decodeJobList(b []byte, l *JobList) error {
+// DecodeCompact would, allocating at most limit bytes.
+func decodeJobList(b []byte, l *JobList, limit uint64) error {
 	fields, slots := jobFields()
-	d := &listDecoder{reader: reader{b: b}, strs: map[string]string{}, last: make([]string, slots)}
+	d := &listDecoder{reader: reader{b: b, left: limit}, strs: map[string]string{}, last: make([]string, slots)}
 	for {
 		num, err := d.uvarint()
 		if err != nil {
@@ -367,6 +374,9 @@ func decodeJobList(b []byte, l *JobList) error {
 			if err != nil {
 				return err
 			}
+			if err := d.alloc(uintptr(n), unsafe.Sizeof((*model.Job)(nil))); err != nil {
+				return err
+			}
 			jobs := make([]*model.Job, n)
 			var block []model.Job
 			for i := range jobs {
@@ -378,7 +388,11 @@ func decodeJobList(b []byte, l *JobList) error {
 					continue
 				}
 				if len(block) == 0 {
-					block = make([]model.Job, min(n-i, jobBlock))
+					k := min(n-i, jobBlock)
+					if err := d.alloc(uintptr(k), unsafe.Sizeof(model.Job{})); err != nil {
+						return err
+					}
+					block = make([]model.Job, k)
 				}
 				j := &block[0]
 				block = block[1:]
@@ -391,6 +405,9 @@ func decodeJobList(b []byte, l *JobList) error {
 		case listSpec:
 			n, err := d.length(1)
 			if err != nil {
+				return err
+			}
+			if err := d.alloc(uintptr(n), unsafe.Sizeof(0)); err != nil {
 				return err
 			}
 			spec := make([]int, n)
@@ -433,8 +450,8 @@ var errorType = reflect.TypeFor[Error]()
 // Body is the frame's own bytes rather than a copy: a listing's answer
 // is megabytes, and the frame is read into a buffer of its own
 // (ReadFrame) that nothing else holds or reuses.
-func decodeAnswer(b []byte, a *Answer) error {
-	r := &reader{b: b}
+func decodeAnswer(b []byte, a *Answer, limit uint64) error {
+	r := &reader{b: b, left: limit}
 	for {
 		num, err := r.uvarint()
 		if err != nil {

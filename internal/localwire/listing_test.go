@@ -37,10 +37,10 @@ func TestListingDecodesAsThePlan(t *testing.T) {
 			b = AppendJobListTail(b, append(l.Spec, 0), l.Specs, l.Now)
 		}
 		var fast, plan JobList
-		if err := decodeJobList(b, &fast); err != nil {
+		if err := decodeJobList(b, &fast, AnswerAlloc(len(b))); err != nil {
 			t.Fatal(err)
 		}
-		if err := DecodeCompact(b, &plan); err != nil {
+		if err := DecodeCompact(b, &plan, AnswerAlloc(len(b))); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(fast, plan) {
@@ -86,7 +86,7 @@ func TestListingReaderRefusesWhatThePlanRefuses(t *testing.T) {
 	try := func(what string, m []byte) {
 		t.Helper()
 		var fast, plan JobList
-		ferr, perr := decodeJobList(m, &fast), DecodeCompact(m, &plan)
+		ferr, perr := decodeJobList(m, &fast, AnswerAlloc(len(m))), DecodeCompact(m, &plan, AnswerAlloc(len(m)))
 		if (ferr == nil) != (perr == nil) {
 			t.Fatalf("%s: listing reader %v, plan %v", what, ferr, perr)
 		}
@@ -120,10 +120,10 @@ func TestAnswerReaderKnowsTheFields(t *testing.T) {
 		{Body: AppendCompact(nil, sampleList())}} {
 		b := AppendCompact(nil, a)
 		var fast, plan Answer
-		if err := Decode(b, &fast); err != nil {
+		if err := DecodeAnswer(b, &fast); err != nil {
 			t.Fatal(err)
 		}
-		if err := DecodeCompact(b, &plan); err != nil {
+		if err := DecodeCompact(b, &plan, AnswerAlloc(len(b))); err != nil {
 			t.Fatal(err)
 		}
 		if !reflect.DeepEqual(fast, plan) {
@@ -131,7 +131,7 @@ func TestAnswerReaderKnowsTheFields(t *testing.T) {
 		}
 		for n := range len(b) {
 			var f, p Answer
-			if (Decode(b[:n], &f) == nil) != (DecodeCompact(b[:n], &p) == nil) {
+			if (DecodeAnswer(b[:n], &f) == nil) != (DecodeCompact(b[:n], &p, AnswerAlloc(n)) == nil) {
 				t.Fatalf("cut at %d of %d: the readers disagree", n, len(b))
 			}
 		}

@@ -21,6 +21,10 @@ type field struct {
 	suffix string
 }
 
+// maxWidth bounds a field's width (as internal/format's MaxWidth does
+// the other commands').
+const maxWidth = 1 << 16
+
 // parseFormat reads sprio's -o specifiers (Slurm's letters: a/A age,
 // b/B assoc, c cluster, f/F fair-share, i job id, j/J job size, n QOS
 // name, N nice, o account, p/P partition factor, r partition, S site,
@@ -72,6 +76,11 @@ func parseFormat(info *cli.PriorityInfo, format string) (prefix string, fields [
 		for i < len(tok) && tok[i] >= '0' && tok[i] <= '9' {
 			f.width = f.width*10 + int(tok[i]-'0')
 			i++
+			// A width of many digits would overflow, or pad every
+			// line to gigabytes.
+			if f.width > maxWidth {
+				return "", nil, fmt.Errorf("Invalid job format specification: %s", tok)
+			}
 		}
 		if i >= len(tok) {
 			return "", nil, fmt.Errorf("Invalid job format specification: %s", tok)

@@ -1,0 +1,88 @@
+package localapi
+
+import (
+	"sync"
+	"time"
+
+	"github.com/drover-hpc/drover/internal/localwire"
+)
+
+// requestCost is the most memory a request frame of n bytes holds in the
+// controller while it is served: its bytes and what decoding them may
+// allocate.
+func requestCost(n int) int64 { return int64(n) + int64(localwire.RequestAlloc(n)) }
+
+// DefaultPerUserMemory is what one user's requests in flight may hold at
+// once (about 1.1 GiB): one request of the largest size and room for the
+// user's other commands beside it. The per-user connection cap alone
+// would let a user hold 256 of the largest (hundreds of GiB).
+var DefaultPerUserMemory = requestCost(localwire.MaxRequest) + 16<<20
+
+// budget is each user's memory in requests in flight: a request waits
+// for its share before its bytes are read, so one user's requests cannot
+// take the controller's memory from the others.
+type budget struct {
+	max    int64
+	exempt func(uid uint32) bool
+
+	mu   sync.Mutex
+	used map[uint32]int64
+	// freed is closed (and replaced) whenever some share comes back.
+	freed chan struct{}
+}
+
+func newBudget(max int64, exempt func(uint32) bool) *budget {
+	return &budget{max: max, exempt: exempt, used: map[uint32]int64{}, freed: make(chan struct{})}
+}
+
+// take waits until uid may hold n more bytes, at most until the
+// deadline; false: it may not. A user with nothing in flight may always
+// take one request's share, whatever its size.
+func (b *budget) take(uid uint32, n int64, deadline time.Time) bool {
+	if b.exempt != nil && b.exempt(uid) {
+		return true
+	}
+	var timer *time.Timer
+	for {
+		b.mu.Lock()
+		if u := b.used[uid]; u == 0 || u+n <= b.max {
+			b.used[uid] = u + n
+			b.mu.Unlock()
+			if timer != nil {
+				timer.Stop()
+			}
+			return true
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(time.Until(deadline))
+		}
+		select {
+		case <-freed:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// give returns what take took.
+func (b *budget) give(uid uint32, n int64) {
+	if b.exempt != nil && b.exempt(uid) {
+		return
+	}
+	b.mu.Lock()
+	if b.used[uid] -= n; b.used[uid] <= 0 {
+		delete(b.used, uid)
+	}
+	close(b.freed)
+	b.freed = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// inFlight is what uid holds now (tests).
+func (b *budget) inFlight(uid uint32) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.used[uid]
+}

@@ -1,0 +1,120 @@
+package e2e
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/drover-hpc/drover/internal/slurmconf"
+)
+
+// TestHostileLocalUser: an unprivileged local user who writes the local
+// protocol's frames by hand (testdata/hostile) gets nothing of another
+// user's: not a cancel, signal, hold, requeue, suspend, update, completion,
+// step, attach, statistics or broadcast on their jobs — the victim's uid
+// and name inside the frames change nothing, the kernel names the caller
+// — nor a submission in their name, their scripts and environments, or an
+// operator's call. Its connections stalled inside 64 MiB frames are cut
+// at the per-user cap and hold up no other user's commands.
+func TestHostileLocalUser(t *testing.T) {
+	t.Parallel()
+	victim, attacker := testUser(t, "drovertest1"), testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "DroverMaxConnsPerUser=8")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := cfg.SocketPath()
+	tool := filepath.Join(c.dir, "hostile")
+	build := exec.Command("go", "build", "-o", tool, "./test/e2e/testdata/hostile")
+	_, file, _, _ := runtime.Caller(0)
+	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the hostile client: %v\n%s", err, out)
+	}
+
+	running := c.runAsSbatch(t, victim, "-o", "/dev/null", "--wrap", "sleep 300")
+	pending := c.runAsSbatch(t, victim, "-o", "/dev/null", "--begin", "now+3600", "--export=ALL,SECRET=victim", "--wrap", "echo victim-secret")
+	c.waitState(running, "RUNNING", 30*time.Second)
+	limitBefore := c.jobField(pending, "TimeLimit")
+
+	out, errOut, code := c.runAs(attacker, "", tool, sock, "frames", running, pending, victim.Uid, victim.Username)
+	if code != 0 {
+		t.Fatalf("hostile frames: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile frames as %s:\n%s", attacker.Username, out)
+	attempts := 0
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		attempts++
+		if !strings.Contains(line, "\trefused: ") {
+			t.Errorf("another user's frame went through: %s", line)
+		}
+	}
+	if attempts < 20 {
+		t.Errorf("only %d attempts reported:\n%s", attempts, out)
+	}
+	// What the attempts would have changed did not change.
+	if s := c.jobField(running, "JobState"); s != "RUNNING" {
+		t.Errorf("the victim's running job is %s", s)
+	}
+	if s, r := c.jobField(pending, "JobState"), c.jobField(pending, "Reason"); s != "PENDING" || r != "BeginTime" {
+		t.Errorf("the victim's pending job is %s (%s), want PENDING (BeginTime)", s, r)
+	}
+	if l := c.jobField(pending, "TimeLimit"); l != limitBefore {
+		t.Errorf("the victim's time limit went from %s to %s", limitBefore, l)
+	}
+	if o := c.must("squeue", "-h", "-s", "-j", running, "-o", "%i"); strings.Contains(o, running+".0") {
+		t.Errorf("a step was made in the victim's job:\n%s", o)
+	}
+	if o := c.must("squeue", "-h", "-o", "%j %u"); strings.Contains(o, "hostile") {
+		t.Errorf("a job was submitted in another's name:\n%s", o)
+	}
+	if o := c.must("sinfo", "-h", "-o", "%t"); strings.Contains(o, "drain") {
+		t.Errorf("an unprivileged user drained nodes: %s", o)
+	}
+
+	// 40 connections stalled inside the largest frames: the cap keeps 8.
+	hog := exec.Command(tool, sock, "hog", "40")
+	uid, _ := strconv.Atoi(attacker.Uid)
+	gid, _ := strconv.Atoi(attacker.Gid)
+	hog.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+	stdin, err := hog.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := hog.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := hog.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { stdin.Close(); _ = hog.Wait() }()
+	lines := bufio.NewScanner(stdout)
+	var report []string
+	for lines.Scan() && lines.Text() != "ready" {
+		report = append(report, lines.Text())
+	}
+	if len(report) != 1 || !strings.HasPrefix(report[0], "open ") {
+		t.Fatalf("hog reported %q", report)
+	}
+	if n, _ := strconv.Atoi(strings.TrimPrefix(report[0], "open ")); n > 8 || n < 1 {
+		t.Errorf("%d stalled connections of one user kept open, want 1 to 8 (DroverMaxConnsPerUser=8)", n)
+	}
+	// The victim is served while the attacker's connections stall.
+	if o, e, code := c.runAs(victim, "", "squeue", "-h", "-u", victim.Username, "-o", "%i"); code != 0 || !strings.Contains(o, pending) {
+		t.Errorf("the victim's squeue beside the stalled connections: exit %d %s %s", code, o, e)
+	}
+	id := c.runAsSbatch(t, victim, "-o", "/dev/null", "--begin", "now+3600", "--wrap", "true")
+	if o, e, code := c.runAs(victim, "", "scancel", id); code != 0 {
+		t.Errorf("the victim's scancel beside the stalled connections: exit %d %s %s", code, o, e)
+	}
+	_ = os.Remove(tool)
+}

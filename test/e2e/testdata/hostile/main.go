@@ -1,0 +1,208 @@
+// Command hostile is a local user who speaks the controller's local
+// protocol with hand-made frames (TestHostileLocalUser runs it as an
+// unprivileged user). It prints one line per attempt: the attempt's name,
+// a tab, and "refused: why" or "DONE: what came back".
+//
+//	hostile SOCKET frames RUNNING_JOB PENDING_JOB VICTIM_UID VICTIM_USER
+//	hostile SOCKET hog N   (N connections that stall inside a frame; prints
+//	                        "open K" and "ready", holds them until stdin ends)
+package main
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/drover-hpc/drover/internal/api"
+	"github.com/drover-hpc/drover/internal/localwire"
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+func main() {
+	if len(os.Args) < 3 {
+		fmt.Fprintln(os.Stderr, "usage: hostile SOCKET frames|hog ...")
+		os.Exit(2)
+	}
+	sock := os.Args[1]
+	switch os.Args[2] {
+	case "frames":
+		frames(sock, os.Args[3:])
+	case "hog":
+		n, _ := strconv.Atoi(os.Args[3])
+		hog(sock, n)
+	}
+}
+
+// call sends one request on a new connection and decodes the answer's
+// body into out.
+func call(sock, method string, arg, out any) error {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(30 * time.Second))
+	var body []byte
+	if arg != nil {
+		body, _ = localwire.Encode(arg)
+	}
+	req, _ := localwire.Encode(&localwire.Request{Method: method, Body: body})
+	if _, err := c.Write(localwire.Preface()); err != nil {
+		return err
+	}
+	if err := localwire.WriteFrame(c, req); err != nil {
+		return err
+	}
+	b, err := localwire.ReadFrame(c, localwire.MaxAnswer)
+	if err != nil {
+		return err
+	}
+	var a localwire.Answer
+	if err := localwire.DecodeAnswer(b, &a); err != nil {
+		return err
+	}
+	if a.Err != nil {
+		return a.Err.Err()
+	}
+	if out != nil && len(a.Body) > 0 {
+		return localwire.DecodeAnswer(a.Body, out)
+	}
+	return nil
+}
+
+func frames(sock string, args []string) {
+	run, _ := strconv.Atoi(args[0])
+	pend, _ := strconv.Atoi(args[1])
+	vuid, _ := strconv.Atoi(args[2])
+	victim := args[3]
+	running, pending := model.JobID(run), model.JobID(pend)
+	target := func(id model.JobID) api.JobSelection {
+		// The victim's uid and name inside the selection: the controller
+		// must go by the kernel's word, not these.
+		return api.JobSelection{Targets: []api.JobTarget{{ID: id, Raw: strconv.Itoa(int(id))}}, UID: int64(vuid), User: victim}
+	}
+	report := func(name string, err error, results []api.JobResult) {
+		switch {
+		case err != nil:
+			fmt.Printf("%s\trefused: %v\n", name, err)
+		case len(results) == 0:
+			fmt.Printf("%s\trefused: no job selected\n", name)
+		default:
+			var done []string
+			for _, r := range results {
+				if r.Error == "" {
+					done = append(done, r.Job)
+				}
+			}
+			if len(done) == 0 {
+				fmt.Printf("%s\trefused: %s\n", name, results[0].Error)
+			} else {
+				fmt.Printf("%s\tDONE: %v\n", name, done)
+			}
+		}
+	}
+	var res []api.JobResult
+	for _, c := range []struct {
+		name   string
+		method string
+		arg    any
+	}{
+		{"cancel", "SignalJobs", localwire.Selection{Sel: target(pending)}},
+		{"cancel-all-of-victim", "SignalJobs", localwire.Selection{Sel: api.JobSelection{UID: int64(vuid), User: victim}}},
+		{"signal", "SignalJobs", localwire.Selection{Sel: target(running), Sig: api.SignalRequest{Signal: 10, Full: true}}},
+		{"hold", "ControlJobs", localwire.Selection{Sel: target(pending), Action: "hold"}},
+		{"requeue", "ControlJobs", localwire.Selection{Sel: target(running), Action: "requeue"}},
+		{"suspend", "ControlJobs", localwire.Selection{Sel: target(running), Action: "suspend"}},
+		{"update-time", "UpdateJob", localwire.Selection{Sel: target(pending), Fields: map[string]string{"TimeLimit": "1"}}},
+		{"update-priority", "UpdateJob", localwire.Selection{Sel: target(pending), Fields: map[string]string{"Priority": "1"}}},
+	} {
+		res = nil
+		err := call(sock, c.method, c.arg, &res)
+		report(c.name, err, res)
+	}
+	uid := uint32(vuid)
+	for _, c := range []struct {
+		name   string
+		method string
+		arg    any
+	}{
+		{"submit-as-victim", "SubmitJob", &model.JobSpec{UID: &uid, Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "hostile"}},
+		{"complete", "CompleteJob", localwire.JobEnd{Job: running, ExitCode: 3}},
+		{"step", "CreateStep", localwire.StepCreate{Job: running, Spec: &model.StepSpec{Argv: []string{"/bin/true"}, NTasks: 1}}},
+		{"attach", "AttachStep", localwire.Attach{Job: running, Addr: "127.0.0.1:1", Key: "k"}},
+		{"stats", "StepStats", localwire.StatsQuery{Job: running}},
+		{"broadcast", "Broadcast", api.BroadcastRequest{Job: running, Dest: "/tmp/hostile", Addr: "127.0.0.1:1", Key: "k"}},
+		{"diag-reset", "Diag", localwire.Reset{Reset: true}},
+		{"reconfigure", "Reconfigure", nil},
+		{"drain-nodes", "UpdateNodes", localwire.NodeUpdate{Nodes: []string{"ALL"}, Fields: map[string]string{"State": "DRAIN", "Reason": "x"}}},
+		{"reservation", "ReservationCommand", &model.ResvRequest{Op: "create", Name: "hostile", Nodes: "ALL", HasDuration: true, Duration: 3600}},
+		{"join-token", "CreateJoinToken", api.TokenSpec{Nodes: "ALL"}},
+	} {
+		err := call(sock, c.method, c.arg, nil)
+		report(c.name, err, []api.JobResult{{Job: "-"}})
+	}
+	// A listing that asks for scripts and environments.
+	var l localwire.JobList
+	err := call(sock, "ListJobs", localwire.ListQuery{Q: api.JobQuery{IDs: []model.JobID{running, pending}, WithSpec: true}}, &l)
+	if err == nil {
+		var got []string
+		for _, s := range l.Specs {
+			if s != nil && (s.Script != "" || len(s.Env) > 0) {
+				got = append(got, fmt.Sprintf("script %q env %d", s.Script, len(s.Env)))
+			}
+		}
+		if len(got) > 0 {
+			fmt.Printf("read-script\tDONE: %s\n", strings.Join(got, "; "))
+		} else {
+			fmt.Printf("read-script\trefused: %d jobs listed without scripts or environments\n", len(l.Jobs))
+		}
+	} else {
+		fmt.Printf("read-script\trefused: %v\n", err)
+	}
+}
+
+// hog opens n connections that each stall inside a frame claiming the
+// largest request, having sent one byte of it; it reports how many the
+// controller kept open, then holds them until stdin ends.
+func hog(sock string, n int) {
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			continue
+		}
+		hdr := binary.BigEndian.AppendUint32(localwire.Preface(), localwire.MaxRequest)
+		if _, err := c.Write(append(hdr, 0)); err != nil {
+			c.Close()
+			continue
+		}
+		conns = append(conns, c)
+	}
+	// Closed by the controller (past the per-user cap): EOF at once. (All
+	// read at once: a read past its deadline does not look at the socket.)
+	kept := make(chan bool)
+	for _, c := range conns {
+		go func() {
+			_ = c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+			_, err := c.Read(make([]byte, 1))
+			kept <- errors.Is(err, os.ErrDeadlineExceeded)
+		}()
+	}
+	open := 0
+	for range conns {
+		if <-kept {
+			open++
+		}
+	}
+	fmt.Printf("open %d\nready\n", open)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	for _, c := range conns {
+		c.Close()
+	}
+}
