@@ -119,8 +119,8 @@ func init() {
 			if q.Summary && !q.WithSteps {
 				// squeue's listing: in chunks, which the command reads
 				// while the next arrive.
-				cut := s.lists.listing(l.Jobs, l.Now, len(q.IDs) == 0)
-				return nil, cut.chunks(func(p ...[]byte) error { return send(parts(p)) })
+				_, err := s.lists.listing(l.Jobs, l.Now, len(q.IDs) == 0, func(p ...[]byte) error { return send(parts(p)) })
+				return nil, err
 			}
 			return listing(l.Jobs, l.Now, q), nil
 		},
