@@ -128,13 +128,13 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// TestLongQueueRendersAlikeInParts: a queue long enough to be rendered
-// in parts at once prints what one part prints, in every default format
-// and with the fields that keep caches (group names, node lists); run
-// with -race.
+// TestLongQueueRendersAlikeInParts: a queue long enough to be sorted and
+// rendered in parts at once prints what one part prints, in every
+// default format and with the fields that keep caches (group names, node
+// lists); run with -race.
 func TestLongQueueRendersAlikeInParts(t *testing.T) {
 	client := &fakeClient{jobs: pendingQueue(40000), now: refNow.Unix()}
-	for _, args := range [][]string{nil, {"-l"}, {"-r", "-o", "%.18i %g %N %R %M %L"}, {"--start"}} {
+	for _, args := range [][]string{nil, {"-l"}, {"-r", "-o", "%.18i %g %N %R %M %L"}, {"--start"}, {"-S", "N,-e,j,u"}} {
 		var outs [2]string
 		for i, procs := range []int{1, 4} {
 			old := runtime.GOMAXPROCS(procs)
