@@ -294,34 +294,52 @@ func (l *Layout[R]) appendLine(buf []byte, r R, opts Options) []byte {
 }
 
 // renderParts renders rows in n parts at once, each with its own scratch
-// buffer, and writes them in order after head, each as soon as it and
-// those before it are done.
+// buffer: the first straight to w after head (through one reused buffer,
+// as Render), the others into blocks of flushAt bytes (one buffer growing
+// to megabytes would be copied at each growth), written in order as soon
+// as they and those before them are done.
 func (l *Layout[R]) renderParts(w io.Writer, head []byte, rows []R, opts Options, n int) error {
-	bufs := make([][]byte, n)
+	blocks := make([][][]byte, n)
 	done := make([]chan struct{}, n)
-	for p := range n {
+	for p := 1; p < n; p++ {
 		done[p] = make(chan struct{})
 		lo, hi := p*len(rows)/n, (p+1)*len(rows)/n
 		go func() {
 			defer close(done[p])
 			part := &Layout[R]{prefix: l.prefix, cols: l.cols, auto: l.auto}
-			b := make([]byte, 0, (hi-lo)*64)
+			b := make([]byte, 0, flushAt+1024)
 			for _, r := range rows[lo:hi] {
 				b = part.appendLine(b, r, opts)
+				if len(b) >= flushAt {
+					blocks[p] = append(blocks[p], b)
+					b = make([]byte, 0, flushAt+1024)
+				}
 			}
-			bufs[p] = b
+			blocks[p] = append(blocks[p], b)
 		}()
 	}
 	var err error
-	if len(head) > 0 {
-		_, err = w.Write(head)
-	}
-	for p := range n {
-		<-done[p]
-		if err == nil {
-			_, err = w.Write(bufs[p])
+	buf := head
+	for _, r := range rows[:len(rows)/n] {
+		buf = l.appendLine(buf, r, opts)
+		if len(buf) >= flushAt {
+			if err == nil {
+				_, err = w.Write(buf)
+			}
+			buf = buf[:0]
 		}
-		bufs[p] = nil
+	}
+	if err == nil && len(buf) > 0 {
+		_, err = w.Write(buf)
+	}
+	for p := 1; p < n; p++ {
+		<-done[p]
+		for _, b := range blocks[p] {
+			if err == nil && len(b) > 0 {
+				_, err = w.Write(b)
+			}
+		}
+		blocks[p] = nil
 	}
 	return err
 }
