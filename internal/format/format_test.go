@@ -274,3 +274,39 @@ func TestValues(t *testing.T) {
 		t.Errorf("AppendTimestamp = %q", got)
 	}
 }
+
+// TestRenderInParts: a long table rendered in parts at once prints what
+// rendering it row after row prints, header, auto widths, parsable form
+// and all.
+func TestRenderInParts(t *testing.T) {
+	rows := make([]testRow, 3*partRows+7)
+	for i := range rows {
+		rows[i] = testRow{id: strings.Repeat("1", 1+i%7), part: "debug", name: "job" + strings.Repeat("x", i%13),
+			user: "u", st: "PD", time: "0:00", nodes: "1", list: "(Priority)"}
+	}
+	for _, f := range []string{"%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R", "x%#P|%.#j %R"} {
+		for _, o := range []Options{{}, {NoHeader: true}, {Delimiter: "|", TrailingDelimiter: true}} {
+			fm, err := Parse(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var one, parts bytes.Buffer
+			for _, c := range []struct {
+				out     *bytes.Buffer
+				workers int
+			}{{&one, 1}, {&parts, 4}} {
+				l, err := testTable().Compile(fm)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Workers = c.workers
+				if err := l.Render(c.out, rows, o); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(one.Bytes(), parts.Bytes()) {
+				t.Errorf("%q %+v: %d bytes in parts, %d row after row", f, o, parts.Len(), one.Len())
+			}
+		}
+	}
+}

@@ -237,7 +237,14 @@ type Options struct {
 	Delimiter string
 	// TrailingDelimiter ends each parsable line with the delimiter (-p).
 	TrailingDelimiter bool
+	// Workers, above 1, renders a long table in up to that many parts at
+	// once (squeue's 100,000 rows), each part's lines written in order.
+	// Only for fields whose Append may run for different rows at once.
+	Workers int
 }
+
+// partRows is the fewest rows a part of a table rendered at once has.
+const partRows = 16384
 
 // flushAt is the buffer size at which Render hands output to the writer.
 const flushAt = 32 << 10
@@ -258,13 +265,11 @@ func (l *Layout[R]) Render(w io.Writer, rows []R, opts Options) error {
 		}
 		buf = append(buf, '\n')
 	}
+	if n := min(opts.Workers, len(rows)/partRows); n > 1 {
+		return l.renderParts(w, buf, rows, opts, n)
+	}
 	for _, r := range rows {
-		if parsable {
-			buf = l.AppendParsable(buf, r, opts.Delimiter, opts.TrailingDelimiter)
-		} else {
-			buf = l.AppendRow(buf, r)
-		}
-		buf = append(buf, '\n')
+		buf = l.appendLine(buf, r, opts)
 		if len(buf) >= flushAt {
 			if _, err := w.Write(buf); err != nil {
 				return err
@@ -277,6 +282,66 @@ func (l *Layout[R]) Render(w io.Writer, rows []R, opts Options) error {
 		return err
 	}
 	return nil
+}
+
+func (l *Layout[R]) appendLine(buf []byte, r R, opts Options) []byte {
+	if opts.Delimiter != "" {
+		buf = l.AppendParsable(buf, r, opts.Delimiter, opts.TrailingDelimiter)
+	} else {
+		buf = l.AppendRow(buf, r)
+	}
+	return append(buf, '\n')
+}
+
+// renderParts renders rows in n parts at once, each with its own scratch
+// buffer: the first straight to w after head (through one reused buffer,
+// as Render), the others into blocks of flushAt bytes (one buffer growing
+// to megabytes would be copied at each growth), written in order as soon
+// as they and those before them are done.
+func (l *Layout[R]) renderParts(w io.Writer, head []byte, rows []R, opts Options, n int) error {
+	blocks := make([][][]byte, n)
+	done := make([]chan struct{}, n)
+	for p := 1; p < n; p++ {
+		done[p] = make(chan struct{})
+		lo, hi := p*len(rows)/n, (p+1)*len(rows)/n
+		go func() {
+			defer close(done[p])
+			part := &Layout[R]{prefix: l.prefix, cols: l.cols, auto: l.auto}
+			b := make([]byte, 0, flushAt+1024)
+			for _, r := range rows[lo:hi] {
+				b = part.appendLine(b, r, opts)
+				if len(b) >= flushAt {
+					blocks[p] = append(blocks[p], b)
+					b = make([]byte, 0, flushAt+1024)
+				}
+			}
+			blocks[p] = append(blocks[p], b)
+		}()
+	}
+	var err error
+	buf := head
+	for _, r := range rows[:len(rows)/n] {
+		buf = l.appendLine(buf, r, opts)
+		if len(buf) >= flushAt {
+			if err == nil {
+				_, err = w.Write(buf)
+			}
+			buf = buf[:0]
+		}
+	}
+	if err == nil && len(buf) > 0 {
+		_, err = w.Write(buf)
+	}
+	for p := 1; p < n; p++ {
+		<-done[p]
+		for _, b := range blocks[p] {
+			if err == nil && len(b) > 0 {
+				_, err = w.Write(b)
+			}
+		}
+		blocks[p] = nil
+	}
+	return err
 }
 
 // appendCell pads val to width (right- or left-justified) and cuts it to

@@ -123,12 +123,12 @@ func BenchmarkListing100kHeld(b *testing.B) {
 	})
 	b.Run("controller-cached", func(b *testing.B) {
 		var c listCache
-		c.listing(jobs, 1, true)
+		c.listing(jobs, 1, true, nil)
 		b.ReportAllocs()
 		b.ResetTimer()
 		t0 := cpuTime()
 		for range b.N {
-			c.listing(jobs, 1, true).chunks(func(...[]byte) error { return nil })
+			c.listing(jobs, 1, true, func(...[]byte) error { return nil })
 		}
 		cpuPerOp(b, t0)
 	})

@@ -43,8 +43,11 @@ func (s *Server) call(ctx context.Context, c net.Conn, id *api.Identity, req *lo
 	}
 	t0 := time.Now()
 	var sendErr error
+	var sending time.Duration // in chunks' writes: the client's pace, not the controller's work
 	send := func(v any) error {
+		t := time.Now()
 		sendErr = s.body(c, &localwire.Answer{More: true}, v)
+		sending += time.Since(t)
 		return sendErr
 	}
 	if streams[req.Method] {
@@ -61,7 +64,8 @@ func (s *Server) call(ctx context.Context, c net.Conn, id *api.Identity, req *lo
 	}
 	res, err := calls[req.Method](s, ctx, req.Body, send)
 	if !streams[req.Method] {
-		s.stats.Record(req.Method, id, time.Since(t0))
+		// As a single answer's write, a listing's chunks' are not timed.
+		s.stats.Record(req.Method, id, time.Since(t0)-sending)
 	}
 	if sendErr != nil {
 		return false
@@ -119,8 +123,8 @@ func init() {
 			if q.Summary && !q.WithSteps {
 				// squeue's listing: in chunks, which the command reads
 				// while the next arrive.
-				cut := s.lists.listing(l.Jobs, l.Now, len(q.IDs) == 0)
-				return nil, cut.chunks(func(p ...[]byte) error { return send(parts(p)) })
+				_, err := s.lists.listing(l.Jobs, l.Now, len(q.IDs) == 0, func(p ...[]byte) error { return send(parts(p)) })
+				return nil, err
 			}
 			return listing(l.Jobs, l.Now, q), nil
 		},

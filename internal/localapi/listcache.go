@@ -22,8 +22,7 @@ type listCache struct {
 	recs []byte       // the last listing's records (never changed once made)
 }
 
-// cut is a summary listing's records and specs, ready to be sent whole
-// or in chunks.
+// cut is a summary listing's records and specs.
 type cut struct {
 	recs  []byte
 	end   []int // job i's record is recs[end[i-1]:end[i]]
@@ -33,57 +32,78 @@ type cut struct {
 }
 
 // listing cuts jobs at wire.Summary without steps, reusing the records
-// of the jobs the last listing had. keep: jobs is a whole listing, whose
-// records the cache keeps for the next one (a listing of a few named
-// jobs would otherwise push out the queue's).
-func (c *listCache) listing(jobs []*model.Job, now int64, keep bool) *cut {
+// of the jobs the last listing had, and hands each chunk to send (nil:
+// none) as soon as its records are cut: the command reads the first
+// while the rest are cut. keep: jobs is a whole listing, whose records
+// the cache keeps for the next one (a listing of a few named jobs would
+// otherwise push out the queue's). It stops at send's first error.
+func (c *listCache) listing(jobs []*model.Job, now int64, keep bool, send func(parts ...[]byte) error) (*cut, error) {
+	// The last listing's records are never changed once made: this one
+	// reads them unlocked (a slow reader of one listing holds up no
+	// other) and the last listing to end is kept.
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	old := listCache{jobs: c.jobs, end: c.end, recs: c.recs}
+	c.mu.Unlock()
 	var (
 		out   = &cut{spec: make([]int, len(jobs)), end: make([]int, len(jobs)), now: now}
-		b     = make([]byte, 0, len(c.recs)+len(c.recs)/8+1024)
+		b     = make([]byte, 0, len(old.recs)+len(old.recs)/8+1024)
 		st    = specTable{views: map[*model.JobSpec]*model.JobSpec{}, byPtr: map[*model.JobSpec]int{}, byKey: map[string]int{}}
 		k     int // the next cached job not yet passed
 		asc   = true
 		prev  model.JobID
 		start int
+		lo    int // the first job of the chunk being cut
 	)
 	for i, j := range jobs {
-		if j == nil {
+		switch {
+		case j == nil:
 			b = localwire.AppendJobRecord(b, nil)
-			out.end[i], asc = len(b), false
-			continue
-		}
-		if i > 0 && j.ID <= prev {
-			asc = false // not the store's order: nothing to merge with
-		}
-		prev = j.ID
-		if asc {
-			for k < len(c.jobs) && c.jobs[k].ID < j.ID {
-				k++
+			asc = false
+		default:
+			if i > 0 && j.ID <= prev {
+				asc = false // not the store's order: nothing to merge with
 			}
-		}
-		if asc && k < len(c.jobs) && c.jobs[k] == j {
-			start = 0
-			if k > 0 {
-				start = c.end[k-1]
+			prev = j.ID
+			if asc {
+				for k < len(old.jobs) && old.jobs[k].ID < j.ID {
+					k++
+				}
 			}
-			b = append(b, c.recs[start:c.end[k]]...)
-		} else {
-			v := viewJobShared(j, wire.Summary, st.views)
-			v.Spec = nil
-			b = localwire.AppendJobRecord(b, v)
+			if asc && k < len(old.jobs) && old.jobs[k] == j {
+				start = 0
+				if k > 0 {
+					start = old.end[k-1]
+				}
+				b = append(b, old.recs[start:old.end[k]]...)
+			} else {
+				v := viewJobShared(j, wire.Summary, st.views)
+				v.Spec = nil
+				b = localwire.AppendJobRecord(b, v)
+			}
+			if j.Spec != nil {
+				out.spec[i] = st.index(j.Spec, &out.specs)
+			}
 		}
 		out.end[i] = len(b)
-		if j.Spec != nil {
-			out.spec[i] = st.index(j.Spec, &out.specs)
+		if send != nil && i+1-lo == chunkJobs {
+			if err := out.chunk(b, lo, i+1, send); err != nil {
+				return nil, err
+			}
+			lo = i + 1
+		}
+	}
+	if send != nil && (lo < len(jobs) || len(jobs) == 0) {
+		if err := out.chunk(b, lo, len(jobs), send); err != nil {
+			return nil, err
 		}
 	}
 	out.recs = b
 	if keep && asc {
+		c.mu.Lock()
 		c.jobs, c.end, c.recs = jobs, out.end, b
+		c.mu.Unlock()
 	}
-	return out
+	return out, nil
 }
 
 // whole is the listing's message: the bytes
@@ -98,44 +118,35 @@ func (l *cut) whole() []byte {
 // reads a chunk while the next ones arrive, and several at once.
 const chunkJobs = 8192
 
-// chunks calls send with the parts of each chunk's message, a listing of
-// up to chunkJobs of the jobs in order, numbering its own specs; at
-// least one chunk, empty for no jobs. It stops at send's first error.
-func (l *cut) chunks(send func(parts ...[]byte) error) error {
-	n := len(l.end)
-	for lo := 0; lo == 0 || lo < n; lo += chunkJobs {
-		hi := min(lo+chunkJobs, n)
-		start := 0
-		if lo > 0 {
-			start = l.end[lo-1]
-		}
-		end := start
-		if hi > lo {
-			end = l.end[hi-1]
-		}
-		// The chunk's own spec numbers, in order of first use.
-		spec := make([]int, hi-lo)
-		var specs []*model.JobSpec
-		local := map[int]int{}
-		for i, g := range l.spec[lo:hi] {
-			if g == 0 {
-				continue
-			}
-			m, ok := local[g]
-			if !ok {
-				specs = append(specs, l.specs[g-1])
-				m = len(specs)
-				local[g] = m
-			}
-			spec[i] = m
-		}
-		head := localwire.AppendJobListHead(nil, hi-lo)
-		tail := localwire.AppendJobListTail(nil, spec, specs, l.now)
-		if err := send(head, l.recs[start:end], tail); err != nil {
-			return err
-		}
+// chunk sends the message of jobs lo to hi, whose records are in recs: a
+// listing of their own, numbering their own specs.
+func (l *cut) chunk(recs []byte, lo, hi int, send func(parts ...[]byte) error) error {
+	start, end := 0, 0
+	if lo > 0 {
+		start = l.end[lo-1]
 	}
-	return nil
+	end = start
+	if hi > lo {
+		end = l.end[hi-1]
+	}
+	spec := make([]int, hi-lo)
+	var specs []*model.JobSpec
+	local := map[int]int{}
+	for i, g := range l.spec[lo:hi] {
+		if g == 0 {
+			continue
+		}
+		m, ok := local[g]
+		if !ok {
+			specs = append(specs, l.specs[g-1])
+			m = len(specs)
+			local[g] = m
+		}
+		spec[i] = m
+	}
+	head := localwire.AppendJobListHead(nil, hi-lo)
+	tail := localwire.AppendJobListTail(nil, spec, specs, l.now)
+	return send(head, recs[start:end], tail)
 }
 
 // specTable numbers a listing's distinct spec views as localwire's

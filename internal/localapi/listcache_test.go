@@ -37,7 +37,8 @@ func TestListCacheSendsWhatTheListingEncodes(t *testing.T) {
 	check := func(step string, jobs []*model.Job, now int64, keep bool) {
 		t.Helper()
 		want, _ := localwire.Encode(listing(jobs, now, api.JobQuery{Summary: true}))
-		got := c.listing(jobs, now, keep).whole()
+		cut, _ := c.listing(jobs, now, keep, nil)
+		got := cut.whole()
 		if !bytes.Equal(got, want) {
 			t.Fatalf("%s: the cached listing's %d bytes differ from the listing's %d", step, len(got), len(want))
 		}
@@ -93,7 +94,8 @@ func TestListCacheConcurrentListings(t *testing.T) {
 				q = jobs[:100] // a shorter queue in between
 			}
 			for range 20 {
-				if got := c.listing(q, 1, true).whole(); len(q) == len(jobs) && !bytes.Equal(got, want) {
+				cut, _ := c.listing(q, 1, true, nil)
+				if got := cut.whole(); len(q) == len(jobs) && !bytes.Equal(got, want) {
 					errs <- "a listing differs from the encoded one"
 					return
 				}
@@ -122,18 +124,9 @@ func TestListingChunks(t *testing.T) {
 	}
 	for _, n := range []int{0, 1, chunkJobs, len(jobs)} {
 		var c listCache
-		cut := c.listing(jobs[:n], 1700000000, true)
-		var whole localwire.JobList
-		if err := localwire.DecodeAnswer(cut.whole(), &whole); err != nil {
-			t.Fatal(err)
-		}
-		want, err := whole.API()
-		if err != nil {
-			t.Fatal(err)
-		}
 		var got []*model.Job
 		chunks := 0
-		err = cut.chunks(func(p ...[]byte) error {
+		cut, err := c.listing(jobs[:n], 1700000000, true, func(p ...[]byte) error {
 			chunks++
 			var l localwire.JobList
 			if err := localwire.DecodeAnswer(bytes.Join(p, nil), &l); err != nil {
@@ -149,6 +142,14 @@ func TestListingChunks(t *testing.T) {
 			got = append(got, a.Jobs...)
 			return nil
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var whole localwire.JobList
+		if err := localwire.DecodeAnswer(cut.whole(), &whole); err != nil {
+			t.Fatal(err)
+		}
+		want, err := whole.API()
 		if err != nil {
 			t.Fatal(err)
 		}

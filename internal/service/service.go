@@ -61,6 +61,8 @@ type Service struct {
 	acct     acct.Store // nil: accounting disabled
 	diag     DiagSource
 	host     string
+	// active is the last snapshot's unfinished jobs, listed (squeue).
+	active atomic.Pointer[activeList]
 }
 
 // New builds the service.

@@ -3,6 +3,7 @@ package squeue
 import (
 	"context"
 	"reflect"
+	"runtime"
 	"strconv"
 	"syscall"
 	"testing"
@@ -125,4 +126,27 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestLongQueueRendersAlikeInParts: a queue long enough to be sorted and
+// rendered in parts at once prints what one part prints, in every
+// default format and with the fields that keep caches (group names, node
+// lists); run with -race.
+func TestLongQueueRendersAlikeInParts(t *testing.T) {
+	client := &fakeClient{jobs: pendingQueue(40000), now: refNow.Unix()}
+	for _, args := range [][]string{nil, {"-l"}, {"-r", "-o", "%.18i %g %N %R %M %L"}, {"--start"}, {"-S", "N,-e,j,u"}} {
+		var outs [2]string
+		for i, procs := range []int{1, 4} {
+			old := runtime.GOMAXPROCS(procs)
+			out, errOut, code := runSqueue(t, client, nil, args...)
+			runtime.GOMAXPROCS(old)
+			if code != 0 || errOut != "" {
+				t.Fatalf("squeue %q: exit %d, %s", args, code, errOut)
+			}
+			outs[i] = out
+		}
+		if outs[0] != outs[1] {
+			t.Errorf("squeue %q prints differently in parts (%d bytes) than whole (%d)", args, len(outs[1]), len(outs[0]))
+		}
+	}
 }

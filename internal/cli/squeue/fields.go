@@ -3,6 +3,7 @@ package squeue
 import (
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/format"
@@ -12,13 +13,16 @@ import (
 
 // renderCtx is what field values depend on besides the job.
 type renderCtx struct {
-	now       int64 // controller's clock, unix seconds
-	noConvert bool  // --noconvert: memory stays in MiB
+	now       int64      // controller's clock, unix seconds
+	noConvert bool       // --noconvert: memory stays in MiB
+	groupsMu  sync.Mutex // rows are rendered in parts at once
 	groups    map[uint32]string
 	env       *cli.Env // names gids
 }
 
 func (c *renderCtx) groupName(gid uint32) string {
+	c.groupsMu.Lock()
+	defer c.groupsMu.Unlock()
 	if n, ok := c.groups[gid]; ok {
 		return n
 	}

@@ -3,9 +3,12 @@ package squeue
 import (
 	"cmp"
 	"fmt"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/model"
@@ -351,15 +354,21 @@ func sortRows(rows []*jobRow, keys []sortKey, c *renderCtx) {
 	strs := make([]string, len(rows))
 	col := 0
 	for _, k := range keys {
-		isStr := false
-		for r, row := range rows {
-			s, n := sortValue(k.letter, row, c)
-			if s != "" {
-				isStr = true
+		var isStr atomic.Bool
+		inParts(len(rows), func(lo, hi int) {
+			str := false
+			for r := lo; r < hi; r++ {
+				s, n := sortValue(k.letter, rows[r], c)
+				if s != "" {
+					str = true
+				}
+				strs[r], flat[r*w+col] = s, n
 			}
-			strs[r], flat[r*w+col] = s, n
-		}
-		if isStr {
+			if str {
+				isStr.Store(true)
+			}
+		})
+		if isStr.Load() {
 			rankStrings(strs, flat[col:], w)
 		}
 		if k.desc {
@@ -371,11 +380,16 @@ func sortRows(rows []*jobRow, keys []sortKey, c *renderCtx) {
 			col++
 		}
 	}
+	inParts(len(rows), func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			_, flat[r*w+col] = sortValue('i', rows[r], c)
+		}
+	})
 	sorted := true
-	for r, row := range rows {
-		_, flat[r*w+col] = sortValue('i', row, c)
-		if r > 0 && col == 0 && flat[r*w] < flat[(r-1)*w] {
+	for r := 1; col == 0 && r < len(rows); r++ {
+		if flat[r*w] < flat[(r-1)*w] {
 			sorted = false
+			break
 		}
 	}
 	if col == 0 && sorted {
@@ -394,6 +408,25 @@ func sortRows(rows []*jobRow, keys []sortKey, c *renderCtx) {
 		out[i] = rows[r]
 	}
 	copy(rows, out)
+}
+
+// partRows is the fewest rows inParts gives a goroutine of its own.
+const partRows = 16384
+
+// inParts calls fn for consecutive ranges of n rows, up to one range per
+// CPU at once (a value squeue sorts or prints on depends on its row
+// alone), and returns when all are done.
+func inParts(n int, fn func(lo, hi int)) {
+	parts := min(runtime.GOMAXPROCS(0), n/partRows)
+	if parts < 2 {
+		fn(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for p := range parts {
+		wg.Go(func() { fn(p*n/parts, (p+1)*n/parts) })
+	}
+	wg.Wait()
 }
 
 // alike reports whether every w-th of the first rows elements of col is

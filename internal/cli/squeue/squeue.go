@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -425,7 +426,9 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 		}
 		rows := buildRows(list.Jobs, f, o.array, bitstr)
 		sortRows(rows, keys, c)
-		return layout.Render(env.Stdout, rows, format.Options{NoHeader: o.noHeader})
+		// A field's value depends on its row alone (and renderCtx, whose
+		// one cache is locked): a long table is rendered in parts at once.
+		return layout.Render(env.Stdout, rows, format.Options{NoHeader: o.noHeader, Workers: runtime.GOMAXPROCS(0)})
 	})
 }
 
