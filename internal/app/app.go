@@ -44,6 +44,10 @@ func Main(argv []string) int {
 		name, args = args[0], args[1:]
 	}
 	switch name {
+	case "up", "controller", "agent", "dbd":
+		noInheritedFDs()
+	}
+	switch name {
 	case executor.StepExecArg:
 		return executor.StepExecMain(args)
 	case executor.SuperviseArg:
