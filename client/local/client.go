@@ -169,6 +169,18 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 		}
 	}
 	if err := localwire.WriteFrame(conn, msg); err != nil {
+		if !reused {
+			// A controller of another build answers the preface and
+			// closes: the call then cannot be written, but the refusal
+			// (which sends this command to gRPC) is waiting to be read.
+			if b, rerr := localwire.ReadFrame(conn, localwire.MaxAnswer); rerr == nil {
+				var a localwire.Answer
+				if localwire.DecodeAnswer(b, &a) == nil && a.Err != nil && a.Err.Kind == "build" {
+					conn.Close()
+					return a.Err.Err()
+				}
+			}
+		}
 		conn.Close()
 		if reused {
 			return errStale

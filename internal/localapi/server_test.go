@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -421,5 +422,30 @@ func TestFallbackOnlyBeforeAnyChange(t *testing.T) {
 	gone.Fallback = func(err error) { got = append(got, err) }
 	if _, err := gone.Ping(context.Background()); !errors.Is(err, api.ErrNoController) || len(got) != 2 {
 		t.Errorf("no controller at the socket: %v, handed on %d", err, len(got)-1)
+	}
+}
+
+// A command of another build sends its preface and its first call at
+// once; the refusal must reach it every time (it then uses gRPC), not a
+// reset caused by the call the controller never read.
+func TestOtherBuildAlwaysReadsItsRefusal(t *testing.T) {
+	sock, _ := serve(t, newFake(), Limits{})
+	call, _ := localwire.Encode(&localwire.Request{Method: "Ping"})
+	var frame bytes.Buffer
+	_ = localwire.WriteFrame(&frame, append(call, make([]byte, 64<<10)...))
+	for i := range 300 {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = c.Write(append([]byte(localwire.Magic+"\x09"), 1, 2, 3, 4, 5, 6, 7, 8))
+		_, _ = c.Write(frame.Bytes())
+		b, err := localwire.ReadFrame(c, localwire.MaxAnswer)
+		var a localwire.Answer
+		if err != nil || localwire.DecodeAnswer(b, &a) != nil || a.Err == nil || a.Err.Kind != "build" {
+			t.Fatalf("try %d: the other build read %q, %v instead of its refusal", i, b, err)
+		}
+		c.Close()
 	}
 }
