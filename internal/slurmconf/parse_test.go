@@ -395,3 +395,27 @@ func TestControllerOnlyReadsWhereTheControllerIs(t *testing.T) {
 		t.Errorf("controller-only reading has %d nodes, %d partitions (full: %d nodes)", len(lean.Nodes), len(lean.Partitions), len(full.Nodes))
 	}
 }
+
+// TestControllerOnlySkipsUnknownKeys: the daemons' reading warns of an
+// unknown key; the commands' reading (which shows no warnings) does not
+// look for them, and reads the rest the same.
+func TestControllerOnlySkipsUnknownKeys(t *testing.T) {
+	const conf = "ClusterName=c\nSlurmctldHost=h\nNoSuchKey=1\nSlurmctldPort=7000\n"
+	full, err := Parse(strings.NewReader(conf), "slurm.conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lean, err := Parse(strings.NewReader(conf), "slurm.conf", ControllerOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(full.Warnings) != 1 || !strings.Contains(full.Warnings[0], `unknown key "NoSuchKey"`) {
+		t.Errorf("full reading warnings: %q", full.Warnings)
+	}
+	if len(lean.Warnings) != 0 {
+		t.Errorf("controller-only reading warnings: %q", lean.Warnings)
+	}
+	if lean.SlurmctldPort != 7000 || lean.ClusterName != "c" {
+		t.Errorf("controller-only reading: port %d, cluster %q", lean.SlurmctldPort, lean.ClusterName)
+	}
+}
