@@ -78,6 +78,12 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 			lost = append(lost, j.ID)
 		case j.Completing:
 			lost = append(lost, j.ID) // never reached the node; ends as intended
+		case j.StartTime < c.termStart && (j.Spec == nil || !j.Spec.Requeue || j.Spec.Interactive):
+			// Launched before this controller led (a restart of the
+			// whole cluster): it most likely ran and stopped with its
+			// agent, and a job that may not be requeued (--no-requeue,
+			// srun, salloc) ends NODE_FAIL as Slurm's would.
+			lost = append(lost, j.ID)
 		default:
 			// Never started there, or stopped with its agent: run it
 			// afresh, with a new start time.

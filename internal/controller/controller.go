@@ -38,9 +38,12 @@ type Controller struct {
 	planned  atomic.Pointer[map[string]bool] // the last pass's PLANNED nodes (plannednodes.go)
 	lastSeen map[string]time.Time
 	acked    map[model.JobID]uint32 // the run of each job whose launch an agent confirmed
-	stats    statCalls              // sstat requests awaiting the nodes
-	acct     *acctLoop
-	sstats   schedStats
+	// termStart is when this controller began leading (Unix seconds):
+	// acked knows nothing of launches sent before.
+	termStart int64
+	stats     statCalls // sstat requests awaiting the nodes
+	acct      *acctLoop
+	sstats    schedStats
 	// lastMoved is when planned start times that moved were last
 	// republished (bf_interval paces them); only the schedule loop uses it.
 	lastMoved time.Time

@@ -106,6 +106,7 @@ func (c *Controller) startTerm(parent context.Context) *term {
 	t := &term{cancel: cancel}
 	now := c.clock.Now()
 	c.mu.Lock()
+	c.termStart = now.Unix()
 	for _, n := range c.store.Snapshot().Nodes() {
 		// Give every agent a full timeout to (re)connect to a new leader.
 		c.lastSeen[n.Name] = now

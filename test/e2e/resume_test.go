@@ -20,6 +20,8 @@ func TestUpResumesOnSameDir(t *testing.T) {
 	held := c.sbatch("-H", "-J", "keepme", "-o", "resumed-%j.out", "--wrap", "echo ran after restart")
 	running := c.sbatch("-o", "interrupted-%j.out", "--wrap", "sleep 6; echo finished")
 	c.waitState(running, "RUNNING", 30*time.Second)
+	noRequeue := c.sbatch("--no-requeue", "-c1", "-o", "/dev/null", "--wrap", "sleep 60")
+	c.waitState(noRequeue, "RUNNING", 30*time.Second)
 	conf := readFile(t, c.conf)
 	c.stop()
 
@@ -32,6 +34,12 @@ func TestUpResumesOnSameDir(t *testing.T) {
 	}
 	if st := c.jobField(done, "JobState"); st != "COMPLETED" {
 		t.Errorf("finished job after restart: %q", st)
+	}
+	// One that may not be requeued ends NODE_FAIL, as Slurm ends a job its
+	// node lost; it does not run again.
+	c.waitState(noRequeue, "NODE_FAIL", 30*time.Second)
+	if r := c.jobField(noRequeue, "Restarts"); r != "0" {
+		t.Errorf("--no-requeue job Restarts=%s, want 0", r)
 	}
 	// The job cut off by the stop runs again from the start.
 	c.waitState(running, "COMPLETED", 30*time.Second)
