@@ -81,9 +81,11 @@ func TestNodeDrainAndArrayDisplay(t *testing.T) {
 	block := c.sbatch("--exclusive", "-o", "/dev/null", "--wrap", "sleep 30")
 	c.waitState(block, "RUNNING", 30*time.Second)
 	arr := c.sbatch("-a", "0-9%4", "-J", "arr", "-o", "/dev/null", "--wrap", "true")
-	c.waitFor("array pending line", 10*time.Second, func() bool {
-		out, _, _ := c.run("squeue", "-h", "-n", "arr", "-o", "%i %t")
-		return strings.TrimSpace(out) == arr+"_[0-9%4] PD"
+	// One line with one reason (the first task's, as Slurm's one pending
+	// record has), not a list of the tasks' reasons.
+	c.waitFor("array pending line with reason Resources", 10*time.Second, func() bool {
+		last, _, _ := c.run("squeue", "-h", "-n", "arr", "-o", "%i %t %r")
+		return strings.TrimSpace(last) == arr+"_[0-9%4] PD Resources"
 	})
 	out = c.must("squeue", "-h", "-r", "-n", "arr", "-o", "%i")
 	if n := len(strings.Fields(out)); n != 10 {

@@ -220,9 +220,11 @@ func buildRows(jobs []*model.Job, f *filter, perTask bool, bitstrLen int) []*job
 		if i, ok := groups[k]; ok {
 			r := rows[i]
 			r.tasks = append(r.tasks, j.ArrayTaskID)
-			r.reason = mergeReason(r.reason, reasonOf(j))
 			if j.ArrayTaskID < r.job.ArrayTaskID {
-				r.job = j
+				// Slurm's pending remainder is one record with one
+				// reason: the first task's, the one the scheduler
+				// looks at first.
+				r.job, r.reason = j, reasonOf(j)
 			}
 			continue
 		}
@@ -256,16 +258,6 @@ func reasonOf(j *model.Job) string {
 		return model.ReasonHeldUser
 	}
 	return model.ReasonNone
-}
-
-// mergeReason adds reason to a comma list of reasons unless present.
-func mergeReason(list, reason string) string {
-	for r := range strings.SplitSeq(list, ",") {
-		if r == reason {
-			return list
-		}
-	}
-	return list + "," + reason
 }
 
 // taskExpr writes sorted task ids as ranges ("1-3,5"), cut to fit

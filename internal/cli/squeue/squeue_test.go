@@ -261,7 +261,8 @@ func TestArrayAfterStart(t *testing.T) {
 		t.Errorf("got\n%s\nwant\n%s", out, want)
 	}
 
-	// A held task keeps its own row; other reasons merge into one.
+	// A held task keeps its own row; the others show one reason, the
+	// first task's, as Slurm's one pending record does.
 	for _, j := range jobs {
 		switch {
 		case j.ArrayJobID == 41935 && j.ArrayTaskID == 4:
@@ -271,7 +272,7 @@ func TestArrayAfterStart(t *testing.T) {
 		}
 	}
 	out, _, _ = runSqueue(t, client, nil, "-h", "-t", "pd", "-o", "%.18i %r")
-	want = "  41935_[3,5-10%2] JobArrayTaskLimit,Priority\n" +
+	want = "  41935_[3,5-10%2] JobArrayTaskLimit\n" +
 		"           41935_4 JobHeldUser\n" +
 		"             41939 Dependency\n" +
 		"             41934 JobHeldUser\n"
