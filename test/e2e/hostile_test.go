@@ -45,20 +45,31 @@ func TestHostileLocalUser(t *testing.T) {
 	c.waitState(running, "RUNNING", 30*time.Second)
 	limitBefore := c.jobField(pending, "TimeLimit")
 
-	out, errOut, code := c.runAs(attacker, "", tool, sock, "frames", running, pending, victim.Uid, victim.Username)
-	if code != 0 {
-		t.Fatalf("hostile frames: exit %d\n%s\n%s", code, out, errOut)
-	}
-	t.Logf("hostile frames as %s:\n%s", attacker.Username, out)
-	attempts := 0
-	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
-		attempts++
-		if !strings.Contains(line, "\trefused: ") {
-			t.Errorf("another user's frame went through: %s", line)
+	attack := func(how string, cmd ...string) {
+		out, errOut, code := c.runAs(attacker, "", cmd[0], append(cmd[1:], sock, "frames", running, pending, victim.Uid, victim.Username)...)
+		if code != 0 {
+			t.Fatalf("hostile frames %s: exit %d\n%s\n%s", how, code, out, errOut)
+		}
+		t.Logf("hostile frames as %s %s:\n%s", attacker.Username, how, out)
+		attempts := 0
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			attempts++
+			if !strings.Contains(line, "\trefused: ") {
+				t.Errorf("another user's frame went through (%s): %s", how, line)
+			}
+		}
+		if attempts < 20 {
+			t.Errorf("only %d attempts reported (%s):\n%s", attempts, how, out)
 		}
 	}
-	if attempts < 20 {
-		t.Errorf("only %d attempts reported:\n%s", attempts, out)
+	attack("directly", tool)
+	// Root of a user namespace of its own is still itself to the kernel's
+	// SO_PEERCRED, which maps the caller into the controller's namespace.
+	unshare, err := exec.LookPath("unshare")
+	if _, _, code := c.runAs(attacker, "", unshare, "-Ur", "true"); err == nil && code == 0 {
+		attack("as root of its own user namespace", unshare, "-Ur", tool)
+	} else {
+		t.Log("unprivileged user namespaces are off here: that attempt is skipped")
 	}
 	// What the attempts would have changed did not change.
 	if s := c.jobField(running, "JobState"); s != "RUNNING" {
