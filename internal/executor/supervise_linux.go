@@ -122,6 +122,7 @@ func ConnectSupervisor(sock string) (*Supervisor, error) {
 }
 
 func startSupervisor(sock string) error {
+	sealFDs() // Files below are all it may get (see sealFDs)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err

@@ -4,12 +4,15 @@ package executor
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSupervisorOutlivesItsAgent: a piped program started through one
@@ -83,5 +86,44 @@ func TestSupervisorOutlivesItsAgent(t *testing.T) {
 	p3, err := sup2.Reattach(job)
 	if err != nil || p3.Wait().ExitCode != 3 {
 		t.Errorf("reattach after the end: %v", err)
+	}
+}
+
+// TestSupervisorInheritsNoDescriptor: a descriptor the agent inherited
+// without close-on-exec (a shell's redirection, flock(1)'s lock) does not
+// reach the supervisor, which may outlive the agent by hours.
+func TestSupervisorInheritsNoDescriptor(t *testing.T) {
+	dir := testDir(t, false)
+	f, err := os.Create(filepath.Join(dir, "inherited"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil { // as if inherited
+		t.Fatal(err)
+	}
+	sup, err := ConnectSupervisor(filepath.Join(dir, "super.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	raw, err := sup.conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cred *unix.Ucred
+	_ = raw.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds := fmt.Sprintf("/proc/%d/fd", cred.Pid)
+	ents, err := os.ReadDir(fds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if target, _ := os.Readlink(filepath.Join(fds, e.Name())); target == f.Name() {
+			t.Errorf("the supervisor (pid %d) holds the agent's descriptor %s open as its fd %s", cred.Pid, f.Name(), e.Name())
+		}
 	}
 }
