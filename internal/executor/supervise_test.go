@@ -5,6 +5,7 @@ package executor
 import (
 	"bufio"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +126,40 @@ func TestSupervisorInheritsNoDescriptor(t *testing.T) {
 		if target, _ := os.Readlink(filepath.Join(fds, e.Name())); target == f.Name() {
 			t.Errorf("the supervisor (pid %d) holds the agent's descriptor %s open as its fd %s", cred.Pid, f.Name(), e.Name())
 		}
+	}
+}
+
+// TestConnectPastALeavingSupervisor: a supervisor that is leaving (idle)
+// may accept a connection and close it unanswered. The agent then starts
+// a new one instead of going on without any.
+func TestConnectPastALeavingSupervisor(t *testing.T) {
+	dir := testDir(t, false)
+	sock := filepath.Join(dir, "super.sock")
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: sock, Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // the leaving supervisor: takes the connection, then quits
+		if c, err := ln.AcceptUnix(); err == nil {
+			c.Close()
+		}
+		ln.Close()
+	}()
+	sup, err := ConnectSupervisor(sock)
+	if err != nil {
+		t.Fatalf("no supervisor after meeting a leaving one: %v", err)
+	}
+	defer sup.Close()
+	job := filepath.Join(dir, "job1")
+	if err := os.Mkdir(job, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sup.Start(job, &Spec{Path: "/bin/sh", Args: []string{"-c", "exit 4"}, Env: []string{"PATH=/usr/bin:/bin"},
+		Dir: dir, Stdout: os.DevNull, Stderr: os.DevNull, Umask: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Wait(); res.ExitCode != 4 {
+		t.Errorf("result under the new supervisor: %+v", res)
 	}
 }
