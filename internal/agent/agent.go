@@ -536,6 +536,9 @@ func (a *Agent) shutdown() {
 	}
 	a.log.Info("agent stopping; ending jobs that cannot outlive it", "count", len(kill))
 	for _, j := range kill {
+		// A frozen job (suspended, gang-scheduled) cannot act on signals:
+		// left frozen, it and its supervisor would outlive the agent.
+		a.suspend(j, false)
 		a.terminateJob(j, "", 0)
 	}
 	// Tasks that ignore SIGTERM get SIGKILL after KillWait; then their

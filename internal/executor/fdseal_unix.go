@@ -17,7 +17,14 @@ import (
 // descriptors meant for a child go through ExtraFiles or ProcAttr.Files,
 // which dup2 them into place, so close-on-exec in the agent hides nothing
 // from a child that was meant to get it.
-var sealInheritedFDs = sync.OnceFunc(func() {
+var sealInheritedFDs = sync.OnceFunc(sealFDs)
+
+// sealFDs marks every descriptor from 3 up close-on-exec now. The agent
+// calls it before it starts a supervisor too, which is before its first
+// launch: a supervisor outlives its agent, and each descriptor it inherited
+// stays open as long as it runs (an e2e run's flock on its lock file was
+// held for half an hour by a supervisor whose job stayed frozen).
+func sealFDs() {
 	if sealFDsFast() {
 		return
 	}
@@ -33,4 +40,4 @@ var sealInheritedFDs = sync.OnceFunc(func() {
 		}
 	}
 	d.Close()
-})
+}

@@ -95,8 +95,25 @@ type Supervisor struct {
 // ConnectSupervisor connects to the supervisor listening on sock, starting
 // one when none runs.
 func ConnectSupervisor(sock string) (*Supervisor, error) {
+	s, err := connectSupervisor(sock, false)
+	if err != nil {
+		// A supervisor that was leaving (idle: no program, no agent for
+		// supervisorLinger) may still have accepted the connection, then
+		// closed it unanswered. Another start replaces it; without that,
+		// this agent would run every batch job unsupervised, and a job that
+		// ended while no agent ran would lose its result.
+		s, err = connectSupervisor(sock, true)
+	}
+	return s, err
+}
+
+func connectSupervisor(sock string, fresh bool) (*Supervisor, error) {
 	s := &Supervisor{sock: sock, waiters: map[string]*supervised{}}
-	conn, err := dialSuper(sock)
+	var conn *net.UnixConn
+	err := errors.New("executor: start a new supervisor")
+	if !fresh {
+		conn, err = dialSuper(sock)
+	}
 	if err != nil {
 		if err := startSupervisor(sock); err != nil {
 			return nil, err
@@ -122,6 +139,7 @@ func ConnectSupervisor(sock string) (*Supervisor, error) {
 }
 
 func startSupervisor(sock string) error {
+	sealFDs() // Files below are all it may get (see sealFDs)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return err

@@ -4,12 +4,16 @@ package executor
 
 import (
 	"bufio"
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSupervisorOutlivesItsAgent: a piped program started through one
@@ -83,5 +87,79 @@ func TestSupervisorOutlivesItsAgent(t *testing.T) {
 	p3, err := sup2.Reattach(job)
 	if err != nil || p3.Wait().ExitCode != 3 {
 		t.Errorf("reattach after the end: %v", err)
+	}
+}
+
+// TestSupervisorInheritsNoDescriptor: a descriptor the agent inherited
+// without close-on-exec (a shell's redirection, flock(1)'s lock) does not
+// reach the supervisor, which may outlive the agent by hours.
+func TestSupervisorInheritsNoDescriptor(t *testing.T) {
+	dir := testDir(t, false)
+	f, err := os.Create(filepath.Join(dir, "inherited"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := unix.FcntlInt(f.Fd(), unix.F_SETFD, 0); err != nil { // as if inherited
+		t.Fatal(err)
+	}
+	sup, err := ConnectSupervisor(filepath.Join(dir, "super.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	raw, err := sup.conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cred *unix.Ucred
+	_ = raw.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	fds := fmt.Sprintf("/proc/%d/fd", cred.Pid)
+	ents, err := os.ReadDir(fds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if target, _ := os.Readlink(filepath.Join(fds, e.Name())); target == f.Name() {
+			t.Errorf("the supervisor (pid %d) holds the agent's descriptor %s open as its fd %s", cred.Pid, f.Name(), e.Name())
+		}
+	}
+}
+
+// TestConnectPastALeavingSupervisor: a supervisor that is leaving (idle)
+// may accept a connection and close it unanswered. The agent then starts
+// a new one instead of going on without any.
+func TestConnectPastALeavingSupervisor(t *testing.T) {
+	dir := testDir(t, false)
+	sock := filepath.Join(dir, "super.sock")
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: sock, Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { // the leaving supervisor: takes the connection, then quits
+		if c, err := ln.AcceptUnix(); err == nil {
+			c.Close()
+		}
+		ln.Close()
+	}()
+	sup, err := ConnectSupervisor(sock)
+	if err != nil {
+		t.Fatalf("no supervisor after meeting a leaving one: %v", err)
+	}
+	defer sup.Close()
+	job := filepath.Join(dir, "job1")
+	if err := os.Mkdir(job, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sup.Start(job, &Spec{Path: "/bin/sh", Args: []string{"-c", "exit 4"}, Env: []string{"PATH=/usr/bin:/bin"},
+		Dir: dir, Stdout: os.DevNull, Stderr: os.DevNull, Umask: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Wait(); res.ExitCode != 4 {
+		t.Errorf("result under the new supervisor: %+v", res)
 	}
 }

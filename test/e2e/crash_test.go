@@ -234,11 +234,32 @@ PartitionName=p Nodes=ALL Default=YES
 		t.Fatal(err)
 	}
 	c := &cluster{t: t, dir: dir, conf: conf}
+	// Each daemon's output goes to its own log (controller-1.log,
+	// agent-2.log, ...), shown when the test fails: a restarted agent's
+	// log is the only record of what it took back.
+	var logs []string
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, f := range logs {
+			if b, err := os.ReadFile(f); err == nil {
+				t.Logf("%s (tail):\n%s", filepath.Base(f), tail(string(b), 3000))
+			}
+		}
+	})
 	daemon := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(filepath.Join(binDir, "drover"), append(args, "-f", conf)...)
+		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.log", args[0], len(logs)+1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		logs = append(logs, logf.Name())
+		cmd.Stdout, cmd.Stderr = logf, logf
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		logf.Close() // the daemon has its own copy
 		t.Cleanup(func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() })
 		return cmd
 	}

@@ -54,7 +54,11 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+	t.Cleanup(func() { // only while pid is still that agent (pids are reused)
+		if cmd, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "cmdline")); strings.Contains(string(cmd), "--name\x00"+node2+"\x00") {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
 	c.waitState(long, "NODE_FAIL", 30*time.Second)
 	// A requeueable job (the default, or --requeue) goes back to the queue
 	// instead (-w node2 keeps it waiting for the node), a restart counted.

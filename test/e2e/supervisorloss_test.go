@@ -25,7 +25,9 @@ func TestSupervisorLossKeepsBatchJob(t *testing.T) {
 		pid, _ = strconv.Atoi(strings.TrimSpace(readFileOr(pidFile)))
 		return pid > 0
 	})
-	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGKILL) }) // whatever happens to the test
+	// Whatever happens to the test, but only while pid is still this job's
+	// script: by cleanup time it may be another parallel test's task.
+	t.Cleanup(func() { killJobProcess(pid, id, c.node(1), false) })
 	sup := ancestorNamed(pid, "__supervise")
 	if sup == 0 {
 		t.Fatalf("no __supervise process above the script (pid %d)", pid)

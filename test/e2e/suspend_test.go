@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -73,4 +74,35 @@ func TestSuspendResume(t *testing.T) {
 	if rt := secs(c.jobField(id, "RunTime")); rt > 8 || secs(run1) > 4 {
 		t.Errorf("RunTime=%s (at suspension %s): suspended time was counted", c.jobField(id, "RunTime"), run1)
 	}
+}
+
+// TestStoppedClusterEndsSuspendedJob: stopping `drover up` (its agents
+// kill their jobs) ends a suspended job too. Frozen, the job could not act
+// on the kill: it and its supervisor stayed, holding whatever the agent
+// had inherited (an e2e run's lock) for as long as the job was meant to run.
+func TestStoppedClusterEndsSuspendedJob(t *testing.T) {
+	t.Parallel()
+	c := startUp(t, 1)
+	pidFile := filepath.Join(c.dir, "pid")
+	id := c.sbatch("-o", os.DevNull, "--wrap", "echo $$ > "+pidFile+"; sleep 300")
+	c.waitFor("the job to write its pid", 30*time.Second, func() bool { return strings.HasSuffix(readFileOr(pidFile), "\n") })
+	pid, err := strconv.Atoi(strings.TrimSpace(readFileOr(pidFile)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	freezer := "/sys/fs/cgroup/freezer/drover/" + c.node(1) + "/job_" + id
+	ours := func() bool { // the pid is still this job's (pids are reused)
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+		return strings.Contains(string(b), "/job_"+id+"/")
+	}
+	t.Cleanup(func() {
+		if ours() { // left frozen: thaw and end it, so it does not outlive the test
+			_ = os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("THAWED"), 0o644)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	c.must("scontrol", "suspend", id)
+	c.waitState(id, "SUSPENDED", 30*time.Second)
+	c.stop()
+	c.waitFor("the suspended job's script to end with its cluster", 30*time.Second, func() bool { return !ours() })
 }
