@@ -78,7 +78,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 			lost = append(lost, j.ID)
 		case j.Completing:
 			lost = append(lost, j.ID) // never reached the node; ends as intended
-		case j.StartTime < c.termStart && (j.Spec == nil || !j.Spec.Requeue || j.Spec.Interactive):
+		case c.isInherited(j) && (j.Spec == nil || !j.Spec.Requeue || j.Spec.Interactive):
 			// Launched before this controller led (a restart of the
 			// whole cluster): it most likely ran and stopped with its
 			// agent, and a job that may not be requeued (--no-requeue,
@@ -290,4 +290,13 @@ func ownStats(node string, r *nodemsg.StatReply) *nodemsg.StatReply {
 		}
 	}
 	return out
+}
+
+// isInherited says whether j's current run was already running when this
+// controller began leading (c.mu held). A start time in seconds cannot
+// say it: a cluster restarted within the second of a launch looked like
+// a launch of this term, and a --no-requeue job ran twice.
+func (c *Controller) isInherited(j *model.Job) bool {
+	run, ok := c.inherited[j.ID]
+	return ok && run == j.Run()
 }

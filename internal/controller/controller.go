@@ -38,9 +38,9 @@ type Controller struct {
 	planned  atomic.Pointer[map[string]bool] // the last pass's PLANNED nodes (plannednodes.go)
 	lastSeen map[string]time.Time
 	acked    map[model.JobID]uint32 // the run of each job whose launch an agent confirmed
-	// termStart is when this controller began leading (Unix seconds):
-	// acked knows nothing of launches sent before.
-	termStart int64
+	// inherited are the jobs (and their runs) already running when this
+	// controller began leading: acked knows nothing of their launches.
+	inherited map[model.JobID]uint32
 	stats     statCalls // sstat requests awaiting the nodes
 	acct      *acctLoop
 	sstats    schedStats

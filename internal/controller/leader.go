@@ -7,6 +7,7 @@ import (
 
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
+	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/service"
 )
 
@@ -106,8 +107,15 @@ func (c *Controller) startTerm(parent context.Context) *term {
 	t := &term{cancel: cancel}
 	now := c.clock.Now()
 	c.mu.Lock()
-	c.termStart = now.Unix()
-	for _, n := range c.store.Snapshot().Nodes() {
+	snap := c.store.Snapshot()
+	c.inherited = map[model.JobID]uint32{}
+	snap.EachActive(func(j *model.Job) bool {
+		if j.State == model.JobRunning {
+			c.inherited[j.ID] = j.Run()
+		}
+		return true
+	})
+	for _, n := range snap.Nodes() {
 		// Give every agent a full timeout to (re)connect to a new leader.
 		c.lastSeen[n.Name] = now
 	}
