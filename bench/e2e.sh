@@ -16,6 +16,10 @@
 #   N=2000 N_STEPS=200 PHASES="seq array step" LIMIT=300 (seconds a phase may take)
 #   E2E_LOCK_HELD=1: the caller holds /tmp/drover-e2e.lock (before/after runs in a row)
 #   XCONF="K=V K2=V2": extra slurm.conf lines (experiments)
+#   POLL=0.02: seconds between the squeue polls that wait for a drain (each
+#   poll costs a process start and controller CPU, which a CPU-bound drain
+#   on 2 cores feels; measured at 2000-task arrays, 0.1 s was not
+#   faster than 0.02 s within the noise of a shared machine)
 # Holds /tmp/drover-e2e.lock (daemons on a shared machine); bounded; stops
 # its cluster on exit. Writes bench/out/e2e.json.
 set -euo pipefail
@@ -77,7 +81,7 @@ wait_empty() { # wait_empty NAME: until no job of that name is queued or running
   local dl=$(( $(date +%s) + LIMIT ))
   while [ -n "$(squeue -h -n "$1" -o %i 2>/dev/null | head -1)" ]; do
     [ "$(date +%s)" -lt $dl ] || { echo "e2e.sh: $1 not drained after $LIMIT s" >&2; return 1; }
-    sleep 0.02
+    sleep "${POLL:-0.02}"
   done
 }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN{printf "%.1f", n/(b-a)}'; }
