@@ -412,7 +412,9 @@ func (g *v1Group) Delete() error {
 	// Kill would have found nobody: this saves its walk (a directory
 	// read and a cgroup.procs read per group), the usual end of a job
 	// whose processes have all exited.
-	if td := g.trackDir(); td == "" || !rmdirGone(td) {
+	td := g.trackDir()
+	gone := td != "" && rmdirGone(td)
+	if !gone {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		if err := g.Kill(ctx); err != nil {
@@ -421,7 +423,9 @@ func (g *v1Group) Delete() error {
 	}
 	var errs []error
 	for _, d := range g.dirsAll() {
-		errs = append(errs, removeTree(d))
+		if !gone || d != td {
+			errs = append(errs, removeTree(d))
+		}
 	}
 	return errors.Join(errs...)
 }
