@@ -12,9 +12,14 @@
 #
 #   BIN=/tmp/before/bin bash bench/e2e.sh    # another build (before/after)
 #   PROFILE=/tmp/prof bash bench/e2e.sh      # CPU profiles: /tmp/prof.ctld,
-#                                            # /tmp/prof.agent.PID
+#                                            # /tmp/prof.agent.PID, /tmp/prof.sup.PID
 #   N=2000 N_STEPS=200 PHASES="seq array step" LIMIT=300 (seconds a phase may take)
 #   E2E_LOCK_HELD=1: the caller holds /tmp/drover-e2e.lock (before/after runs in a row)
+#   XCONF="K=V K2=V2": extra slurm.conf lines (experiments)
+#   POLL=0.02: seconds between the squeue polls that wait for a drain (each
+#   poll costs a process start and controller CPU, which a CPU-bound drain
+#   on 2 cores feels; measured at 2000-task arrays, 0.1 s was not
+#   faster than 0.02 s within the noise of a shared machine)
 # Holds /tmp/drover-e2e.lock (daemons on a shared machine); bounded; stops
 # its cluster on exit. Writes bench/out/e2e.json.
 set -euo pipefail
@@ -35,11 +40,12 @@ fi
 
 dir=$(mktemp -d /tmp/drover-bench-e2e.XXXXXX); chmod 755 "$dir"
 if [ -n "${PROFILE:-}" ]; then
-  export DROVER_CTLD_CPUPROFILE=$PROFILE.ctld DROVER_AGENT_CPUPROFILE=$PROFILE.agent
+  export DROVER_CTLD_CPUPROFILE=$PROFILE.ctld DROVER_AGENT_CPUPROFILE=$PROFILE.agent DROVER_SUPERVISOR_CPUPROFILE=$PROFILE.sup
 fi
-"$BIN/drover" up --dir "$dir" --nodes 1 --cpus 64 --memory 16000 --conf MinJobAge=30 > "$dir/up.out" 2>&1 &
+xconf=(); for c in ${XCONF:-}; do xconf+=(--conf "$c"); done
+"$BIN/drover" up --dir "$dir" --nodes 1 --cpus 64 --memory 16000 --conf MinJobAge=30 "${xconf[@]}" > "$dir/up.out" 2>&1 &
 up=$!
-unset DROVER_CTLD_CPUPROFILE DROVER_AGENT_CPUPROFILE
+unset DROVER_CTLD_CPUPROFILE DROVER_AGENT_CPUPROFILE DROVER_SUPERVISOR_CPUPROFILE
 cleanup() {
   kill -TERM $up 2>/dev/null || true
   # drover up stops its daemons; wait for it (bounded), then for the
@@ -75,7 +81,7 @@ wait_empty() { # wait_empty NAME: until no job of that name is queued or running
   local dl=$(( $(date +%s) + LIMIT ))
   while [ -n "$(squeue -h -n "$1" -o %i 2>/dev/null | head -1)" ]; do
     [ "$(date +%s)" -lt $dl ] || { echo "e2e.sh: $1 not drained after $LIMIT s" >&2; return 1; }
-    sleep 0.02
+    sleep "${POLL:-0.02}"
   done
 }
 rate() { awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN{printf "%.1f", n/(b-a)}'; }

@@ -488,3 +488,30 @@ func BenchmarkStats(b *testing.B) {
 }
 
 func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }
+
+// TestV1DeleteKillsLiveGroup: Delete tries rmdir before listing processes;
+// a group whose step still runs a process must still be killed and
+// removed (the kernel refuses the first rmdir).
+func TestV1DeleteKillsLiveGroup(t *testing.T) {
+	m := testV1(t)
+	if _, err := m.Create("job_5", Limits{PidsMax: 64}); err != nil {
+		t.Fatal(err)
+	}
+	step, err := m.Create("job_5/step_0", Limits{MemoryBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("/bin/sleep", "300")
+	startIn(t, step, cmd)
+	g, err := m.Open("job_5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err == nil {
+		t.Error("sleep exited cleanly: Delete did not kill it")
+	}
+	assertGone(t, m, "job_5")
+}

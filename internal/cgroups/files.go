@@ -141,6 +141,12 @@ func procsUnder(dir string) ([]int, error) {
 // goes with one rmdir; only a busy one is listed (its children removed
 // first). A group still holding an exiting process is busy for a moment:
 // retried.
+// rmdirGone removes the empty group dir and says whether it is gone.
+func rmdirGone(dir string) bool {
+	err := syscall.Rmdir(dir)
+	return err == nil || errors.Is(err, syscall.ENOENT)
+}
+
 func removeTree(dir string) error {
 	err := syscall.Rmdir(dir)
 	if err == nil || errors.Is(err, syscall.ENOENT) {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,6 +139,11 @@ func connectSupervisor(sock string, fresh bool) (*Supervisor, error) {
 	return s, nil
 }
 
+// supervisorProfileEnv names a file prefix for a CPU profile of the
+// supervisor (PATH.PID, written when it exits), as DROVER_AGENT_CPUPROFILE
+// does for the agent; the agent passes it on (performance work only).
+const supervisorProfileEnv = "DROVER_SUPERVISOR_CPUPROFILE"
+
 func startSupervisor(sock string) error {
 	sealFDs() // Files below are all it may get (see sealFDs)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
@@ -145,8 +151,12 @@ func startSupervisor(sock string) error {
 		return err
 	}
 	defer null.Close()
+	env := []string{} // the environment must not steer its Go runtime
+	if v := os.Getenv(supervisorProfileEnv); v != "" {
+		env = append(env, supervisorProfileEnv+"="+v)
+	}
 	p, err := os.StartProcess(SelfPath, []string{SelfPath, SuperviseArg, sock}, &os.ProcAttr{
-		Env:   []string{}, // the environment must not steer its Go runtime
+		Env:   env,
 		Files: []*os.File{null, null, null},
 		// A session of its own: nothing aimed at the agent (its process
 		// group, its terminal) reaches the supervisor.
@@ -454,6 +464,13 @@ func SuperviseMain(args []string) int {
 		return 2
 	}
 	sock := args[0]
+	if path := os.Getenv(supervisorProfileEnv); path != "" {
+		if f, err := os.Create(path + "." + strconv.Itoa(os.Getpid())); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	// Jobs submitted with another umask than the supervisor's start on
 	// the direct path too (see SwapUmask).
 	SwapUmask = true
