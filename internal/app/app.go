@@ -45,7 +45,7 @@ func Main(argv []string) int {
 	}
 	switch name {
 	case "up", "controller", "agent", "dbd":
-		noInheritedFDs()
+		executor.SealInheritedFDs()
 	}
 	switch name {
 	case executor.StepExecArg:

@@ -19,6 +19,12 @@ import (
 // from a child that was meant to get it.
 var sealInheritedFDs = sync.OnceFunc(sealFDs)
 
+// SealInheritedFDs is sealInheritedFDs for the daemons' start (drover up,
+// controller, agent, dbd): what whoever started them left open (a lock
+// held by `flock LOCK drover up`, a script's socket) passes to none of the
+// processes they start.
+func SealInheritedFDs() { sealInheritedFDs() }
+
 // sealFDs marks every descriptor from 3 up close-on-exec now. The agent
 // calls it before it starts a supervisor too, which is before its first
 // launch: a supervisor outlives its agent, and each descriptor it inherited
