@@ -54,6 +54,7 @@ type cluster struct {
 	abuf    []avail                // scratch for earliestBound
 	hbuf    []avail
 	wbuf    []pick // scratch for viewWindow placements (newPicks)
+	lbuf    []pick // scratch for the other views' placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
 	// use, -1 none (resvplan.go).
@@ -291,15 +292,20 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 
 // newPicks is an empty placement of capacity n. The reservation search
 // tries many starts per job and keeps only the placement it books, which
-// reserve copies, so viewWindow placements share one scratch array.
+// reserve copies, so viewWindow placements share one scratch array. The
+// other views' placements are read before the next placement is asked
+// for (start copies what it keeps into the plan's allocation), so they
+// share a second one: a fresh array per placed job was a quarter of the
+// bytes the main pass allocated.
 func (c *cluster) newPicks(v view, n int) []pick {
-	if v != viewWindow {
-		return make([]pick, 0, n)
+	buf := &c.lbuf
+	if v == viewWindow {
+		buf = &c.wbuf
 	}
-	if cap(c.wbuf) < n {
-		c.wbuf = make([]pick, 0, n)
+	if cap(*buf) < n {
+		*buf = make([]pick, 0, n)
 	}
-	return c.wbuf[:0]
+	return (*buf)[:0]
 }
 
 // place runs first-fit for r over ps under view v. req are node indices the
