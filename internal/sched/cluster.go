@@ -298,14 +298,28 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 // share a second one: a fresh array per placed job was a quarter of the
 // bytes the main pass allocated.
 func (c *cluster) newPicks(v view, n int) []pick {
-	buf := &c.lbuf
-	if v == viewWindow {
-		buf = &c.wbuf
-	}
+	buf := c.picksBuf(v)
 	if cap(*buf) < n {
 		*buf = make([]pick, 0, n)
 	}
 	return (*buf)[:0]
+}
+
+func (c *cluster) picksBuf(v view) *[]pick {
+	if v == viewWindow {
+		return &c.wbuf
+	}
+	return &c.lbuf
+}
+
+// growPicks doubles a full placement's array and keeps the larger one as
+// the view's scratch: a packed job on partly used nodes outgrows its
+// hint, and growing past it was a fresh array per tried placement.
+func (c *cluster) growPicks(v view, p []pick) []pick {
+	g := make([]pick, len(p), 2*len(p)+1)
+	copy(g, p)
+	*c.picksBuf(v) = g[:0]
+	return g
 }
 
 // place runs first-fit for r over ps under view v. req are node indices the
@@ -337,6 +351,9 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 		}
 		cpus := r.cpusOn(t, n.CPUs)
 		g := r.gpusOn(t)
+		if len(picks) == cap(picks) {
+			picks = c.growPicks(v, picks)
+		}
 		picks = append(picks, pick{node: i, cpus: cpus, mem: r.memOnG(cpus, g, n.Memory), gpus: g})
 		remaining -= t
 		return true
