@@ -106,6 +106,11 @@ type stepEntry struct {
 }
 
 func (st *nodeSteps) build(rel []release, res []reserve) {
+	// At most one entry per release and two per reservation: sized once,
+	// where growing by inserts reallocated the array at every doubling.
+	if n := len(rel) + 2*len(res); cap(st.e) < n {
+		st.e = make([]stepEntry, 0, n)
+	}
 	st.e = st.e[:0]
 	for _, r := range rel {
 		st.addRelease(r)

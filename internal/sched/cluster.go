@@ -54,6 +54,7 @@ type cluster struct {
 	abuf    []avail                // scratch for earliestBound
 	hbuf    []avail
 	wbuf    []pick // scratch for viewWindow placements (newPicks)
+	lbuf    []pick // scratch for the other views' placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
 	// use, -1 none (resvplan.go).
@@ -291,15 +292,34 @@ func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int,
 
 // newPicks is an empty placement of capacity n. The reservation search
 // tries many starts per job and keeps only the placement it books, which
-// reserve copies, so viewWindow placements share one scratch array.
+// reserve copies, so viewWindow placements share one scratch array. The
+// other views' placements are read before the next placement is asked
+// for (start copies what it keeps into the plan's allocation), so they
+// share a second one: a fresh array per placed job was a quarter of the
+// bytes the main pass allocated.
 func (c *cluster) newPicks(v view, n int) []pick {
-	if v != viewWindow {
-		return make([]pick, 0, n)
+	buf := c.picksBuf(v)
+	if cap(*buf) < n {
+		*buf = make([]pick, 0, n)
 	}
-	if cap(c.wbuf) < n {
-		c.wbuf = make([]pick, 0, n)
+	return (*buf)[:0]
+}
+
+func (c *cluster) picksBuf(v view) *[]pick {
+	if v == viewWindow {
+		return &c.wbuf
 	}
-	return c.wbuf[:0]
+	return &c.lbuf
+}
+
+// growPicks doubles a full placement's array and keeps the larger one as
+// the view's scratch: a packed job on partly used nodes outgrows its
+// hint, and growing past it was a fresh array per tried placement.
+func (c *cluster) growPicks(v view, p []pick) []pick {
+	g := make([]pick, len(p), 2*len(p)+1)
+	copy(g, p)
+	*c.picksBuf(v) = g[:0]
+	return g
 }
 
 // place runs first-fit for r over ps under view v. req are node indices the
@@ -331,6 +351,9 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 		}
 		cpus := r.cpusOn(t, n.CPUs)
 		g := r.gpusOn(t)
+		if len(picks) == cap(picks) {
+			picks = c.growPicks(v, picks)
+		}
 		picks = append(picks, pick{node: i, cpus: cpus, mem: r.memOnG(cpus, g, n.Memory), gpus: g})
 		remaining -= t
 		return true

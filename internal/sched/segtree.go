@@ -14,14 +14,15 @@ package sched
 // can still hold no match; find then backtracks. Candidates it returns are
 // only likely fits — callers make the exact check.
 type segTree struct {
-	size int     // leaves, a power of two
-	cpu  []int32 // max free CPUs; -1 for padding and unusable nodes
-	idle []int32 // max CPUs of a node nobody uses; 0 when none is idle
-	gpu  []int32 // max free GPUs of any type
-	mem  []int64 // max free memory, MiB
+	size int       // leaves, a power of two
+	v    []leafVal // slot 1 is the root; leaves from size on
 }
 
-// leafVal is one node's entry; also the thresholds of a query.
+// leafVal is one node's entry (an inner slot: the maxima of its subtree);
+// also the thresholds of a query. One slot is one struct, so a step of a
+// search reads one cache line, not one per field. cpu is -1 for padding
+// and unusable nodes; idle is the CPUs of a node nobody uses (0 when
+// someone does); gpu counts free GPUs of any type; mem is MiB.
 type leafVal struct {
 	cpu, idle, gpu int32
 	mem            int64
@@ -32,18 +33,16 @@ func newSegTree(n int) *segTree {
 	for size < n {
 		size <<= 1
 	}
-	t := &segTree{size: size, cpu: make([]int32, 2*size), idle: make([]int32, 2*size),
-		gpu: make([]int32, 2*size), mem: make([]int64, 2*size)}
-	for i := range t.cpu {
-		t.cpu[i] = -1
+	t := &segTree{size: size, v: make([]leafVal, 2*size)}
+	for i := range t.v {
+		t.v[i].cpu = -1
 	}
 	return t
 }
 
 // setLeaf stores a leaf without fixing its ancestors; call build after.
 func (t *segTree) setLeaf(pos int, v leafVal) {
-	i := t.size + pos
-	t.cpu[i], t.idle[i], t.gpu[i], t.mem[i] = v.cpu, v.idle, v.gpu, v.mem
+	t.v[t.size+pos] = v
 }
 
 // build recomputes every inner slot from the leaves, in O(n).
@@ -67,35 +66,63 @@ func (t *segTree) update(pos int, v leafVal) {
 
 // pull recomputes slot i from its children and reports whether it changed.
 func (t *segTree) pull(i int) bool {
-	l, r := 2*i, 2*i+1
-	cpu, idle := max(t.cpu[l], t.cpu[r]), max(t.idle[l], t.idle[r])
-	gpu, mem := max(t.gpu[l], t.gpu[r]), max(t.mem[l], t.mem[r])
-	if cpu == t.cpu[i] && idle == t.idle[i] && gpu == t.gpu[i] && mem == t.mem[i] {
+	l, r := &t.v[2*i], &t.v[2*i+1]
+	m := leafVal{cpu: max(l.cpu, r.cpu), idle: max(l.idle, r.idle), gpu: max(l.gpu, r.gpu), mem: max(l.mem, r.mem)}
+	if m == t.v[i] {
 		return false
 	}
-	t.cpu[i], t.idle[i], t.gpu[i], t.mem[i] = cpu, idle, gpu, mem
+	t.v[i] = m
 	return true
+}
+
+// meets reports whether slot k's maxima reach every threshold of m.
+func (t *segTree) meets(k int, m *leafVal) bool {
+	v := &t.v[k]
+	return v.cpu >= m.cpu && v.idle >= m.idle && v.gpu >= m.gpu && v.mem >= m.mem
 }
 
 // first returns the lowest position >= from whose leaf meets all the
 // thresholds, or -1.
-func (t *segTree) first(from int, min leafVal) int {
+//
+// It walks in order from the leaf at from: up while the slot is a right
+// child, then to the right neighbour; into a neighbour whose maxima meet
+// the thresholds, down its leftmost child that meets them. A slot whose
+// maxima meet them while none of its children does (maxima of different
+// fields from different nodes) is left like one that does not. Placement
+// asks again from the next position after each refused candidate, so a
+// search from the root, which walks down to from first, cost twice the
+// steps; backfill's window views refuse many live candidates.
+func (t *segTree) first(from int, m leafVal) int {
 	if from >= t.size {
 		return -1
 	}
-	return t.find(1, 0, t.size, from, &min)
-}
-
-func (t *segTree) find(i, lo, hi, from int, m *leafVal) int {
-	if hi <= from || t.cpu[i] < m.cpu || t.idle[i] < m.idle || t.gpu[i] < m.gpu || t.mem[i] < m.mem {
-		return -1
+	k := t.size + from
+	if t.meets(k, &m) {
+		return from
 	}
-	if hi-lo == 1 {
-		return lo
+	for {
+		// To the next slot to the right at this height or above.
+		for k&1 == 1 {
+			if k == 1 {
+				return -1
+			}
+			k >>= 1
+		}
+		k++
+		if !t.meets(k, &m) {
+			continue
+		}
+		for k < t.size {
+			if t.meets(2*k, &m) {
+				k = 2 * k
+			} else if t.meets(2*k+1, &m) {
+				k = 2*k + 1
+			} else {
+				break // no child meets them: leave this slot
+			}
+		}
+		if k >= t.size {
+			return k - t.size
+		}
 	}
-	mid := (lo + hi) >> 1
-	if p := t.find(2*i, lo, mid, from, m); p >= 0 {
-		return p
-	}
-	return t.find(2*i+1, mid, hi, from, m)
 }
