@@ -19,7 +19,7 @@ CLI ?= drover-cli
 CLI_CGO ?= 0
 export CGO_ENABLED ?= $(shell command -v gcc >/dev/null 2>&1 && echo 1 || echo 0)
 
-.PHONY: help build demo test test-unit test-e2e race conformance check proto fuzz bench bench-scale gpucheck soak clean
+.PHONY: help build demo test test-unit test-e2e race conformance check proto fuzz bench bench-scale sidebyside gpucheck soak clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-10s %s\n", $$1, $$2}'
@@ -70,6 +70,9 @@ fuzz: ## run each fuzz target for 20 s
 # Not in `make bench`: filling 100,000 jobs twice takes ~10 minutes here.
 bench-scale: build ## 100,000 pending jobs: squeue, controller memory, restart, submission rate (bench/scale100k.sh)
 	bash bench/scale100k.sh
+
+sidebyside: build ## Slurm 22.05 (../shared/peer) and this build in one sitting: bench.sh on both, per-command timings (bench/sidebyside.sh)
+	bash bench/sidebyside.sh
 
 gpucheck: build ## on a machine with NVIDIA GPUs: drover up finds them, jobs get theirs and no other (test/gpu/check.sh)
 	bash test/gpu/check.sh
