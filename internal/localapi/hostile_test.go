@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,21 +27,7 @@ import (
 // serveServer is serve with the server itself at hand.
 func serveServer(t *testing.T, svc Backend, lim Limits) (string, *Server) {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "localapi")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	sock := filepath.Join(dir, "s")
-	l, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	srv := New(ctx, svc, lim, rpcstats.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
-	others := Split(l, srv.Timeout(), srv.ServeConn)
-	t.Cleanup(func() { others.Close() })
+	sock, srv, _ := start(t, svc, lim)
 	return sock, srv
 }
 

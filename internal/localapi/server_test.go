@@ -6,7 +6,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/drover-hpc/drover/internal/localwire"
 	"io"
 	"log/slog"
 	"math"
@@ -18,6 +17,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/drover-hpc/drover/internal/localwire"
 
 	"github.com/drover-hpc/drover/client/local"
 	"github.com/drover-hpc/drover/internal/acct"
@@ -103,6 +104,13 @@ func (f *fake) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID,
 // (which only echoes its first bytes) and returns the socket's path.
 func serve(t *testing.T, f *fake, lim Limits) (string, net.Listener) {
 	t.Helper()
+	sock, _, others := start(t, f, lim)
+	return sock, others
+}
+
+// start serves svc on a new socket until the test ends.
+func start(t *testing.T, svc Backend, lim Limits) (string, *Server, net.Listener) {
+	t.Helper()
 	dir, err := os.MkdirTemp("", "localapi")
 	if err != nil {
 		t.Fatal(err)
@@ -115,10 +123,10 @@ func serve(t *testing.T, f *fake, lim Limits) (string, net.Listener) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	srv := New(ctx, f, lim, rpcstats.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv := New(ctx, svc, lim, rpcstats.New(), slog.New(slog.NewTextHandler(io.Discard, nil)))
 	others := Split(l, srv.Timeout(), srv.ServeConn)
 	t.Cleanup(func() { others.Close() })
-	return sock, others
+	return sock, srv, others
 }
 
 func newFake() *fake { return &fake{caller: make(chan *api.Identity, 1)} }
