@@ -41,28 +41,12 @@ func pendingQueue(n int) []*model.Job {
 // BenchmarkSqueue10k is the whole command (filter, collapse, sort, render)
 // over 10,000 jobs in the default format.
 func BenchmarkSqueue10k(b *testing.B) {
-	client := &fakeClient{jobs: pendingQueue(10000), now: refNow.Unix()}
-	env := discardEnv(client)
-	b.ReportAllocs()
-	t0 := cpuTime()
-	for b.Loop() {
-		if code := Run(context.Background(), env, nil); code != 0 {
-			b.Fatalf("exit %d", code)
-		}
-	}
-	b.ReportMetric(float64(cpuTime()-t0)/1e6/float64(b.N), "cpu-ms/op")
+	benchRun(b, pendingQueue(10000), nil)
 }
 
 // BenchmarkSqueue10kPerTask renders every array task on its own row (-r).
 func BenchmarkSqueue10kPerTask(b *testing.B) {
-	client := &fakeClient{jobs: pendingQueue(10000), now: refNow.Unix()}
-	env := discardEnv(client)
-	b.ReportAllocs()
-	for b.Loop() {
-		if code := Run(context.Background(), env, []string{"-r"}); code != 0 {
-			b.Fatalf("exit %d", code)
-		}
-	}
+	benchRun(b, pendingQueue(10000), []string{"-r"})
 }
 
 func TestBenchQueueRenders(t *testing.T) {
@@ -108,12 +92,17 @@ func heldQueue(n int) []*model.Job {
 // BenchmarkSqueue100kHeld: the command's work after the listing arrived,
 // over 100,000 held jobs in the default format.
 func BenchmarkSqueue100kHeld(b *testing.B) {
-	client := &fakeClient{jobs: heldQueue(100000), now: refNow.Unix()}
+	benchRun(b, heldQueue(100000), nil)
+}
+
+// benchRun times the whole command with args over jobs, in CPU per run.
+func benchRun(b *testing.B, jobs []*model.Job, args []string) {
+	client := &fakeClient{jobs: jobs, now: refNow.Unix()}
 	env := discardEnv(client)
 	b.ReportAllocs()
 	t0 := cpuTime()
 	for b.Loop() {
-		if code := Run(context.Background(), env, nil); code != 0 {
+		if code := Run(context.Background(), env, args); code != 0 {
 			b.Fatalf("exit %d", code)
 		}
 	}
