@@ -17,6 +17,32 @@ import (
 // master side the agent copies to and from srun.
 type ptyTask struct {
 	master *os.File
+	// wmu keeps srun's input in order: what came before the terminal
+	// existed is written first, by a goroutine (startPty).
+	wmu sync.Mutex
+}
+
+// write gives the terminal what srun's user typed.
+func (t *ptyTask) write(p []byte) {
+	t.wmu.Lock()
+	defer t.wmu.Unlock()
+	_, _ = t.master.Write(p)
+}
+
+// ptyEarly keeps what srun sent for a --pty task before its terminal
+// existed: srun sends the window size and forwards typing as soon as the
+// node dials in, which can be before the task starts.
+type ptyEarly struct {
+	input []byte
+	size  string
+}
+
+// keep holds early input up to the limit a task's stdin queue has; more
+// is dropped, as typing into a terminal nobody reads is.
+func (e *ptyEarly) keep(p []byte) {
+	if room := stdinLimit - len(e.input); room > 0 {
+		e.input = append(e.input, p[:min(len(p), room)]...)
+	}
 }
 
 func (t *ptyTask) resize(v string) {
@@ -52,6 +78,21 @@ func (s *stepRun) startPty(es *executor.Spec) (executor.Process, error) {
 	}
 	t := &ptyTask{master: master}
 	s.tty = t
+	if e := s.ttyEarly; e != nil {
+		s.ttyEarly = nil
+		if e.size != "" {
+			t.resize(e.size)
+		}
+		if len(e.input) > 0 {
+			// Written beside: the task may not read yet, and the caller
+			// holds s.mu. Later input waits on wmu, so order holds.
+			t.wmu.Lock()
+			go func() {
+				defer t.wmu.Unlock()
+				_, _ = master.Write(e.input)
+			}()
+		}
+	}
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)

@@ -41,6 +41,7 @@ type stepRun struct {
 	sendDeadline time.Time
 	endAs        model.JobState // CANCELLED, TIMEOUT when ended on request
 	tty          *ptyTask
+	ttyEarly     *ptyEarly      // srun's input and size before tty exists
 	launch       *pb.LaunchStep // kept with supervised tasks for a later agent
 	usage        *sampler       // the step's cgroup, followed while it runs
 }

@@ -109,19 +109,7 @@ func (s *stepRun) readClient(c *stepio.Conn) {
 		}
 		switch t {
 		case stepio.Stdin:
-			s.mu.Lock()
-			qs := make([]*stdinQueue, 0, len(s.inputs))
-			for _, q := range s.inputs {
-				qs = append(qs, q)
-			}
-			tty := s.tty
-			s.mu.Unlock()
-			if tty != nil {
-				_, _ = tty.master.Write(p)
-			}
-			for _, q := range qs {
-				q.push(p)
-			}
+			s.input(p)
 		case stepio.StdinEOF:
 			s.mu.Lock()
 			if s.srun != c {
@@ -139,14 +127,51 @@ func (s *stepRun) readClient(c *stepio.Conn) {
 				s.signal(syscall.Signal(n))
 			}
 		case stepio.Winch:
-			s.mu.Lock()
-			tty := s.tty
-			s.mu.Unlock()
-			if tty != nil {
-				tty.resize(string(p))
-			}
+			s.winch(string(p))
 		}
 	}
+}
+
+// input gives srun's stdin to the tasks that read it.
+func (s *stepRun) input(p []byte) {
+	s.mu.Lock()
+	qs := make([]*stdinQueue, 0, len(s.inputs))
+	for _, q := range s.inputs {
+		qs = append(qs, q)
+	}
+	tty := s.tty
+	if tty == nil && s.st.Spec.Pty && !s.closed {
+		s.early().keep(p)
+	}
+	s.mu.Unlock()
+	if tty != nil {
+		tty.write(p)
+	}
+	for _, q := range qs {
+		q.push(p)
+	}
+}
+
+// winch sizes a --pty task's terminal ("ROWS COLS").
+func (s *stepRun) winch(v string) {
+	s.mu.Lock()
+	tty := s.tty
+	if tty == nil && s.st.Spec.Pty && !s.closed {
+		s.early().size = v
+	}
+	s.mu.Unlock()
+	if tty != nil {
+		tty.resize(v)
+	}
+}
+
+// early is where input for a --pty task waits for its terminal; the
+// caller holds s.mu.
+func (s *stepRun) early() *ptyEarly {
+	if s.ttyEarly == nil {
+		s.ttyEarly = &ptyEarly{}
+	}
+	return s.ttyEarly
 }
 
 // closeInput ends a task's stdin (the task ended): what is queued for it

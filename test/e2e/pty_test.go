@@ -47,6 +47,13 @@ func TestSrunPty(t *testing.T) {
 		return strings.Contains(out.String(), s)
 	}
 	send := func(s string) { _, _ = io.WriteString(term, s) }
+	defer func() {
+		if t.Failed() {
+			mu.Lock()
+			t.Logf("the terminal showed: %q", out.String())
+			mu.Unlock()
+		}
+	}()
 	send("echo tty=$(tty) size=$(stty size) answer=$((6*7))\n")
 	c.waitFor("the remote shell to answer", 30*time.Second, func() bool { return seen("answer=42") })
 	if !seen("tty=/dev/pts/") || !seen("size=30 100") {
