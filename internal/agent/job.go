@@ -488,7 +488,6 @@ func (j *job) terminate(killWait time.Duration, msg string, stepsAs model.JobSta
 	for _, st := range j.steps {
 		steps = append(steps, st)
 	}
-	close(j.released)
 	j.mu.Unlock()
 	if msg != "" && errPath != "" {
 		appendFile(j, errPath, msg)
@@ -499,6 +498,9 @@ func (j *job) terminate(killWait time.Duration, msg string, stepsAs model.JobSta
 	for _, st := range steps {
 		st.terminate(killWait, stepsAs)
 	}
+	// Released last: an allocation's holder then ends the steps quietly
+	// (finish), and must not get there before they were told why.
+	close(j.released)
 	return true
 }
 
