@@ -422,10 +422,16 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 			delete(a.ends, x.EndAck.JobId)
 		}
 		_, again := a.jobs[x.EndAck.JobId] // a newer run of a requeued job
+		sup := a.sup
 		a.mu.Unlock()
 		if !again {
-			// The end is committed: the supervisor's record has served.
-			a.discard(a.superDir(x.EndAck.JobId), removeSuperDir)
+			// The end is committed: the supervisor's record and the
+			// result it holds have served.
+			dir := a.superDir(x.EndAck.JobId)
+			if sup != nil {
+				sup.Forget(dir)
+			}
+			a.discard(dir, removeSuperDir)
 		}
 	}
 }

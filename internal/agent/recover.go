@@ -133,7 +133,9 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 	if err := os.WriteFile(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
 		return nil, err
 	}
-	proc, err := sup.Start(dir, es)
+	// Held: the result comes back in the supervisor's message instead of
+	// a file (settled with Forget once the controller confirms the end).
+	proc, err := sup.StartHeld(dir, es)
 	if err != nil {
 		// Refused or unreachable: run it directly (it ends with the agent).
 		a.log.Warn("no job supervisor: this job will not outlive the agent", "job", j.id, "err", err)
