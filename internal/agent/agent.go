@@ -87,11 +87,13 @@ type Agent struct {
 	outbox   chan *pb.AgentMessage
 	// trash and trashSeq: finished jobs' directories, renamed, waiting
 	// for removal (discard.go); nil: removed in place.
-	trash    chan discarded
-	trashSeq atomic.Uint64
-	killAll  bool // KillJobsOnExit
-	sup      *executor.Supervisor
-	iso      *isolation
+	trash chan discarded
+	// superPool: emptied supervisor directories kept for reuse (discard.go).
+	superPool chan string
+	trashSeq  atomic.Uint64
+	killAll   bool // KillJobsOnExit
+	sup       *executor.Supervisor
+	iso       *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
 	unhealthy   string
@@ -431,7 +433,7 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 			if sup != nil {
 				sup.Forget(dir)
 			}
-			a.discard(dir, removeSuperDir)
+			a.discard(dir, a.recycleSuperDir)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -53,4 +55,76 @@ func TestDiscard(t *testing.T) {
 	if _, err := os.Lstat(jobDirPath(spool, 7)); err != nil {
 		t.Errorf("the sweep took a job's directory: %v", err)
 	}
+}
+
+// TestSuperDirReuse: a discarded supervisor directory is emptied and
+// becomes the next record's directory; one holding anything unknown is
+// removed instead, and a reused directory never brings old files along.
+func TestSuperDirReuse(t *testing.T) {
+	spool := t.TempDir()
+	a := &Agent{spool: spool}
+	a.startTrash()
+	super := filepath.Join(spool, "super")
+	old, odd := a.superDir(1), a.superDir(2)
+	for _, d := range []string{old, odd} {
+		if err := a.newSuperDir(d); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"job.pb", "pgid", "result.json"} {
+			if err := os.WriteFile(filepath.Join(d, f), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(odd, "unknown"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var oldIno uint64
+	if fi, err := os.Stat(old); err == nil {
+		oldIno = fi.Sys().(*syscall.Stat_t).Ino
+	}
+	a.discard(old, a.recycleSuperDir)
+	a.discard(odd, a.recycleSuperDir)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(a.superPool) != 1 || countGone(t, super) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %d kept, %d discarded directories left (want 1 and 1)", len(a.superPool), countGone(t, super))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	next := a.superDir(3)
+	if err := a.newSuperDir(next); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ino := fi.Sys().(*syscall.Stat_t).Ino; ino != oldIno {
+		t.Errorf("job 3's directory is inode %d, not the kept one (%d)", ino, oldIno)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("reused directory mode %v", fi.Mode())
+	}
+	if ents, _ := os.ReadDir(next); len(ents) != 0 {
+		t.Errorf("reused directory not empty: %v", ents)
+	}
+	if countGone(t, super) != 0 {
+		t.Errorf("discarded directories left after the reuse")
+	}
+}
+
+func countGone(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), gonePrefix) {
+			n++
+		}
+	}
+	return n
 }

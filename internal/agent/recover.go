@@ -72,11 +72,15 @@ func newSuperDir(dir string) error {
 	return err
 }
 
+// superFiles are the files the agent and the supervisor write in a
+// supervisor directory.
+var superFiles = []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json"}
+
 // removeSuperDir removes a job's (or a step task's) supervisor directory:
 // the files the agent and the supervisor write there one by one, then the directory (a
 // listing only when something else is left).
 func removeSuperDir(dir string) {
-	for _, f := range []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json"} {
+	for _, f := range superFiles {
 		_ = syscall.Unlink(filepath.Join(dir, f))
 	}
 	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
@@ -120,7 +124,7 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 		return a.executor().Start(es)
 	}
 	dir := a.superDir(j.id)
-	if err := newSuperDir(dir); err != nil {
+	if err := a.newSuperDir(dir); err != nil {
 		return nil, err
 	}
 	b, err := proto.Marshal(wire.JobToPB(j.model, wire.Full))
