@@ -98,11 +98,11 @@ func (j *job) detachable() bool {
 
 // connectSupervisor reaches the node's job supervisor (starting it when
 // none runs). Without one, batch scripts start directly and end with the
-// agent.
+// agent until keepSupervisor reaches one.
 func (a *Agent) connectSupervisor() {
 	sup, err := executor.ConnectSupervisor(supervisorSocket(a.spool))
 	if err != nil {
-		a.log.Warn("no job supervisor: batch jobs will not outlive this agent", "err", err)
+		a.log.Warn("no job supervisor: batch jobs will not outlive this agent until one answers", "err", err)
 		return
 	}
 	a.mu.Lock()
