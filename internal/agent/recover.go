@@ -76,7 +76,7 @@ func newSuperDir(dir string) error {
 // the files the agent and the supervisor write there one by one, then the directory (a
 // listing only when something else is left).
 func removeSuperDir(dir string) {
-	for _, f := range []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json"} {
+	for _, f := range []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json", suspendFile} {
 		_ = syscall.Unlink(filepath.Join(dir, f))
 	}
 	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
@@ -202,6 +202,8 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	if meta.Alloc {
 		j := newJob(id, wire.JobFromPB(&pj), true)
 		j.alloc, j.prologDone = true, true
+		a.reopenJobGroup(j)
+		loadSuspension(j, dir)
 		return j, nil
 	}
 	var proc executor.Process
@@ -221,7 +223,21 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	j.proc, j.supervised, j.errPath, j.dir = proc, true, meta.ErrPath, meta.Dir
 	j.prologDone = true
 	j.batch = a.reopenSampler(jobGroupName(id) + "/step_batch")
+	a.reopenJobGroup(j)
+	loadSuspension(j, dir)
 	return j, nil
+}
+
+// reopenJobGroup takes back the cgroup an earlier agent made for j: a
+// suspension (the freezer) then thaws and freezes the whole job, steps
+// included, as it did before the restart.
+func (a *Agent) reopenJobGroup(j *job) {
+	if a.iso == nil {
+		return
+	}
+	if g, err := a.iso.cg.Open(jobGroupName(j.id)); err == nil {
+		j.cg = g
+	}
 }
 
 // resume follows a job taken back until it ends.
