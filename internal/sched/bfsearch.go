@@ -61,7 +61,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		if pos := c.posIn(i, ps); pos >= 0 {
 			c.touch(i, pos)
 			c.earliest[i], c.exact[i] = never, c.curEpoch
-			level.set(bs.size, pos, never)
+			level.set(pos, never)
 		}
 	}
 	found := c.abuf[:0]
@@ -77,11 +77,11 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	// take the job).
 	visited := len(c.touched)
 	limitT := horizon
-	for level.t[1] <= limitT && level.t[1] < never {
-		pos := level.least(bs.size)
+	for level.root() <= limitT && level.root() < never {
+		pos := level.least()
 		i := ps.order[pos]
 		t := c.visit(i, pos, limitT)
-		level.set(bs.size, pos, never)
+		level.set(pos, never)
 		if t > limitT {
 			continue
 		}
@@ -98,7 +98,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 	}
 	for _, pos := range c.touched[visited:] {
-		level.set(bs.size, int(pos), c.earliest[ps.order[pos]])
+		level.set(int(pos), c.earliest[ps.order[pos]])
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
 	tasks, nodes := 0, 0
@@ -127,7 +127,7 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	j := &c.job
 	bs := j.bs
 	level := bs.levels[j.lv]
-	lb, from := level.at(bs.size, pos), int64(0)
+	lb, from := level.at(pos), int64(0)
 	if c.epoch[i] == c.curEpoch {
 		lb, from = c.lbl[i], c.earliest[i]
 	} else {
@@ -162,7 +162,7 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 // bound moves to lbl, where unmask finds it.
 func (c *cluster) touch(i int32, pos int) {
 	j := &c.job
-	c.lbl[i] = j.bs.levels[j.lv].at(j.bs.size, pos)
+	c.lbl[i] = j.bs.levels[j.lv].at(pos)
 	c.earliest[i] = c.lbl[i]
 	c.epoch[i], c.exact[i] = c.curEpoch, 0
 	c.touched = append(c.touched, int32(pos))
@@ -177,7 +177,7 @@ func (c *cluster) unmask() {
 	j := &c.job
 	level := j.bs.levels[j.lv]
 	for _, pos := range c.touched {
-		level.set(j.bs.size, int(pos), c.lbl[j.ps.order[pos]])
+		level.set(int(pos), c.lbl[j.ps.order[pos]])
 	}
 	c.touched = c.touched[:0]
 }
@@ -343,7 +343,7 @@ func (c *cluster) skipped(i int32) bool {
 	j := &c.job
 	if c.epoch[i] != c.curEpoch {
 		pos := c.posIn(i, j.ps)
-		if pos < 0 || j.bs.levels[j.lv].at(j.bs.size, pos) > c.winA {
+		if pos < 0 || j.bs.levels[j.lv].at(pos) > c.winA {
 			return true
 		}
 		c.refine(i, pos)
@@ -359,7 +359,7 @@ func (c *cluster) skipped(i int32) bool {
 func (c *cluster) refine(i int32, pos int) {
 	j := &c.job
 	c.visit(i, pos, j.horizon)
-	j.bs.levels[j.lv].set(j.bs.size, pos, c.earliest[i])
+	j.bs.levels[j.lv].set(pos, c.earliest[i])
 }
 
 // nextMasked is next for viewWindow while a job's mask is set: the first
@@ -369,7 +369,7 @@ func (c *cluster) nextMasked(ps *partState, from, minCPU, minIdle int, minMem in
 	j := &c.job
 	level := j.bs.levels[j.lv]
 	for {
-		pos := level.firstAtMost(j.bs.size, from, c.winA)
+		pos := level.firstAtMost(from, c.winA)
 		if pos < 0 || pos >= len(ps.order) {
 			return -1
 		}
