@@ -72,10 +72,10 @@ func (c *cluster) packEnough(t, end int64) bool {
 		pos := level.least()
 		i := j.ps.order[pos]
 		// skipped's test: a bound admitting t is made exact first.
-		if c.epoch[i] != c.curEpoch || c.exact[i] != c.curEpoch {
+		if c.mask[i].epoch != c.curEpoch || c.mask[i].exact != c.curEpoch {
 			c.refine(i, pos)
 		}
-		if c.earliest[i] > t {
+		if c.mask[i].earliest > t {
 			continue // refine left the leaf at its exact start
 		}
 		level.set(pos, never)
@@ -141,7 +141,7 @@ func (c *cluster) packRestore() {
 	j := &c.job
 	level := j.bs.levels[j.lv]
 	for _, pos := range pk.pos {
-		level.set(int(pos), c.earliest[j.ps.order[pos]])
+		level.set(int(pos), c.mask[j.ps.order[pos]].earliest)
 	}
 	pk.on, pk.pos, pk.heap = false, pk.pos[:0], pk.heap[:0]
 }
