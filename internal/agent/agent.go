@@ -161,6 +161,7 @@ func Run(ctx context.Context, o Options) error {
 		return err
 	}
 	a.recover()
+	go a.keepSupervisor(ctx)
 	a.removeStrayGroups()
 	addr := o.Controller
 	if addr == "" {

@@ -47,6 +47,10 @@ type job struct {
 	deadline  time.Time
 	suspended bool
 	frozenAt  time.Time
+	// pausedFor is the time suspended here since the job's record was
+	// written (model.SuspendedSecs holds what came before): the deadline
+	// moves by it. Kept on disk with suspended and frozenAt (suspend.go).
+	pausedFor time.Duration
 	// limitSecs is the time limit scontrol update set while the job ran
 	// (limitSet: there was one; the model's is the limit at launch).
 	limitSecs int64
@@ -237,7 +241,7 @@ func (a *Agent) timeLimit(j *job) {
 		return
 	}
 	// Time spent suspended before this agent took the job is not run time.
-	deadline := time.Unix(mj.StartTime+limit+mj.SuspendedSecs, 0)
+	deadline := time.Unix(mj.StartTime+limit+mj.SuspendedSecs, 0).Add(j.pausedFor)
 	j.deadline = deadline
 	if !j.suspended {
 		j.limit = time.AfterFunc(time.Until(deadline), func() { a.timedOut(j) })

@@ -74,7 +74,7 @@ func newSuperDir(dir string) error {
 
 // superFiles are the files the agent and the supervisor write in a
 // supervisor directory.
-var superFiles = []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json"}
+var superFiles = []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json", suspendFile}
 
 // removeSuperDir removes a job's (or a step task's) supervisor directory:
 // the files the agent and the supervisor write there one by one, then the directory (a
@@ -102,11 +102,11 @@ func (j *job) detachable() bool {
 
 // connectSupervisor reaches the node's job supervisor (starting it when
 // none runs). Without one, batch scripts start directly and end with the
-// agent.
+// agent until keepSupervisor reaches one.
 func (a *Agent) connectSupervisor() {
 	sup, err := executor.ConnectSupervisor(supervisorSocket(a.spool))
 	if err != nil {
-		a.log.Warn("no job supervisor: batch jobs will not outlive this agent", "err", err)
+		a.log.Warn("no job supervisor: batch jobs will not outlive this agent until one answers", "err", err)
 		return
 	}
 	a.mu.Lock()
@@ -208,6 +208,8 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	if meta.Alloc {
 		j := newJob(id, wire.JobFromPB(&pj), true)
 		j.alloc, j.prologDone = true, true
+		a.reopenJobGroup(j)
+		loadSuspension(j, dir)
 		return j, nil
 	}
 	var proc executor.Process
@@ -227,7 +229,21 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	j.proc, j.supervised, j.errPath, j.dir = proc, true, meta.ErrPath, meta.Dir
 	j.prologDone = true
 	j.batch = a.reopenSampler(jobGroupName(id) + "/step_batch")
+	a.reopenJobGroup(j)
+	loadSuspension(j, dir)
 	return j, nil
+}
+
+// reopenJobGroup takes back the cgroup an earlier agent made for j: a
+// suspension (the freezer) then thaws and freezes the whole job, steps
+// included, as it did before the restart.
+func (a *Agent) reopenJobGroup(j *job) {
+	if a.iso == nil {
+		return
+	}
+	if g, err := a.iso.cg.Open(jobGroupName(j.id)); err == nil {
+		j.cg = g
+	}
 }
 
 // resume follows a job taken back until it ends.

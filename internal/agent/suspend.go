@@ -1,6 +1,10 @@
 package agent
 
 import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -24,9 +28,15 @@ func (a *Agent) suspend(j *job, freeze bool) {
 			j.limit.Stop()
 			j.limit = nil
 		}
-	} else if !j.deadline.IsZero() {
-		j.deadline = j.deadline.Add(now.Sub(j.frozenAt))
-		j.limit = time.AfterFunc(time.Until(j.deadline), func() { a.timedOut(j) })
+	} else {
+		j.pausedFor += now.Sub(j.frozenAt)
+		if !j.deadline.IsZero() {
+			j.deadline = j.deadline.Add(now.Sub(j.frozenAt))
+			j.limit = time.AfterFunc(time.Until(j.deadline), func() { a.timedOut(j) })
+		}
+	}
+	if j.supervised || j.alloc {
+		a.saveSuspension(j)
 	}
 	cg, proc := j.cg, j.proc
 	var steps []*stepRun
@@ -80,7 +90,7 @@ func (a *Agent) newTimeLimit(j *job, limit int64) {
 	}
 	if j.deadline.IsZero() {
 		// It had no limit: count from its start, less time suspended.
-		j.deadline = time.Unix(j.model.StartTime+limit+j.model.SuspendedSecs, 0)
+		j.deadline = time.Unix(j.model.StartTime+limit+j.model.SuspendedSecs, 0).Add(j.pausedFor)
 		if j.suspended {
 			j.deadline = j.deadline.Add(time.Since(j.frozenAt))
 		}
@@ -91,4 +101,59 @@ func (a *Agent) newTimeLimit(j *job, limit int64) {
 		j.limit = time.AfterFunc(time.Until(j.deadline), func() { a.timedOut(j) })
 	}
 	a.log.Info("time limit changed", "job", j.id, "limit", limit)
+}
+
+// A job that outlives the agent (supervised, or an allocation) may be
+// suspended when it stops. Its processes stay frozen, and the next agent
+// must know: its time limit must not count on, and a resume must thaw it
+// (before, the new agent took it for running, counted its limit and
+// ignored the resume). So the suspension goes with the job's record.
+
+// suspendFile is where a job's suspension is kept, in its supervisor
+// directory.
+const suspendFile = "suspend.json"
+
+type suspension struct {
+	// FrozenAt is when the current suspension began (Unix ns); 0: the
+	// job runs.
+	FrozenAt int64 `json:"frozen_at,omitempty"`
+	// PausedNs is the time suspended since the job's record was written,
+	// not counting the current suspension.
+	PausedNs int64 `json:"paused_ns,omitempty"`
+}
+
+// saveSuspension writes j's suspension for a later agent (j.mu held).
+func (a *Agent) saveSuspension(j *job) {
+	s := suspension{PausedNs: int64(j.pausedFor)}
+	if j.suspended {
+		s.FrozenAt = j.frozenAt.UnixNano()
+	}
+	b, _ := json.Marshal(&s)
+	path := filepath.Join(a.superDir(j.id), suspendFile)
+	// Whole or not at all: a torn file would lose the suspension.
+	err := os.WriteFile(path+".tmp", b, 0o600)
+	if err == nil {
+		err = os.Rename(path+".tmp", path)
+	}
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		a.log.Warn("the job's suspension is not recorded: a restarted agent would not know it", "job", j.id, "err", err)
+	}
+}
+
+// loadSuspension restores the suspension an earlier agent recorded in dir.
+func loadSuspension(j *job, dir string) {
+	b, err := os.ReadFile(filepath.Join(dir, suspendFile))
+	if err != nil {
+		return
+	}
+	var s suspension
+	if json.Unmarshal(b, &s) != nil {
+		return
+	}
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.pausedFor = time.Duration(s.PausedNs)
+	if s.FrozenAt != 0 {
+		j.suspended, j.frozenAt = true, time.Unix(0, s.FrozenAt)
+	}
 }

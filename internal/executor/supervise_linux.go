@@ -109,10 +109,16 @@ type Supervisor struct {
 	replies chan superMsg
 	waiters map[string]*supervised
 	running map[string]bool // from the last list
+	lost    chan struct{}   // closed when the connection is gone
 	// ended holds the results of held programs whose "ended" found no
 	// waiter (between the list and a Reattach).
 	ended map[string]*superResult
 }
+
+// SupervisorAnswerTimeout bounds how long ConnectSupervisor waits for a
+// supervisor to come up and answer (one started now, or one that accepts
+// the connection but is busy or stuck).
+var SupervisorAnswerTimeout = 10 * time.Second
 
 // ConnectSupervisor connects to the supervisor listening on sock, starting
 // one when none runs.
@@ -130,46 +136,65 @@ func ConnectSupervisor(sock string) (*Supervisor, error) {
 }
 
 func connectSupervisor(sock string, fresh bool) (*Supervisor, error) {
-	s := &Supervisor{sock: sock, waiters: map[string]*supervised{}, ended: map[string]*superResult{}}
+	s := &Supervisor{sock: sock, waiters: map[string]*supervised{}, lost: make(chan struct{}),
+		ended: map[string]*superResult{}}
 	var conn *net.UnixConn
 	err := errors.New("executor: start a new supervisor")
 	if !fresh {
 		conn, err = dialSuper(sock)
 	}
 	if err != nil {
-		if err := startSupervisor(sock); err != nil {
+		exited, err := startSupervisor(sock)
+		if err != nil {
 			return nil, err
 		}
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(SupervisorAnswerTimeout)
 		for {
 			if conn, err = dialSuper(sock); err == nil || time.Now().After(deadline) {
 				break
 			}
-			time.Sleep(10 * time.Millisecond)
+			select {
+			case st := <-exited:
+				// It will never listen (it could not bind its socket, say):
+				// no use waiting out the deadline.
+				return nil, fmt.Errorf("executor: supervisor exited before it listened (%v): %w", st, err)
+			case <-time.After(10 * time.Millisecond):
+			}
 		}
 		if err != nil {
 			return nil, fmt.Errorf("executor: supervisor did not come up: %w", err)
 		}
 	}
 	s.conn, s.replies = conn, make(chan superMsg, 16)
+	// The first answer is bounded: a supervisor that accepted but does
+	// not answer (serving another agent, stuck) would hang this agent.
+	_ = conn.SetReadDeadline(time.Now().Add(SupervisorAnswerTimeout))
 	go s.read()
 	if err := s.list(); err != nil {
 		conn.Close()
-		return nil, err
+		return nil, fmt.Errorf("executor: the supervisor did not answer: %w", err)
 	}
+	_ = conn.SetReadDeadline(time.Time{})
 	return s, nil
 }
+
+// Lost is closed once the connection to the supervisor is gone (it
+// exited or was killed, or Close was called).
+func (s *Supervisor) Lost() <-chan struct{} { return s.lost }
 
 // supervisorProfileEnv names a file prefix for a CPU profile of the
 // supervisor (PATH.PID, written when it exits), as DROVER_AGENT_CPUPROFILE
 // does for the agent; the agent passes it on (performance work only).
 const supervisorProfileEnv = "DROVER_SUPERVISOR_CPUPROFILE"
 
-func startSupervisor(sock string) error {
+// startSupervisor starts a supervisor for sock; the channel gets its exit
+// status if it exits while this process runs (it is reaped, not left a
+// zombie).
+func startSupervisor(sock string) (<-chan *os.ProcessState, error) {
 	sealFDs() // Files below are all it may get (see sealFDs)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	defer null.Close()
 	env := []string{} // the environment must not steer its Go runtime
@@ -184,9 +209,14 @@ func startSupervisor(sock string) error {
 		Sys: &syscall.SysProcAttr{Setsid: true},
 	})
 	if err != nil {
-		return fmt.Errorf("executor: start supervisor: %w", err)
+		return nil, fmt.Errorf("executor: start supervisor: %w", err)
 	}
-	return p.Release()
+	exited := make(chan *os.ProcessState, 1)
+	go func() {
+		st, _ := p.Wait()
+		exited <- st
+	}()
+	return exited, nil
 }
 
 // The protocol runs over a SOCK_SEQPACKET socket: one message per packet,
@@ -261,6 +291,7 @@ func (s *Supervisor) read() {
 	// The supervisor went away: its programs died with it (or it was
 	// killed); whoever waits learns it from the missing result.
 	close(s.replies)
+	close(s.lost)
 	s.mu.Lock()
 	ws := s.waiters
 	s.waiters = map[string]*supervised{}

@@ -5,6 +5,7 @@ package executor
 import (
 	"errors"
 	"os"
+	"time"
 )
 
 // SuperviseArg is argv[1] of the supervisor; see SuperviseMain.
@@ -26,6 +27,12 @@ func (*Supervisor) Reattach(dir string) (Process, error) {
 	return nil, errors.New("executor: no supervisor on this system")
 }
 func (*Supervisor) Close() error { return nil }
+
+// Lost never closes: there is no connection to lose.
+func (*Supervisor) Lost() <-chan struct{} { return nil }
+
+// SupervisorAnswerTimeout: see the Linux version.
+var SupervisorAnswerTimeout = 10 * time.Second
 
 // Pipes are a supervised program's streams (see the Linux version).
 type Pipes struct {

@@ -163,3 +163,63 @@ func TestConnectPastALeavingSupervisor(t *testing.T) {
 		t.Errorf("result under the new supervisor: %+v", res)
 	}
 }
+
+// TestConnectSupervisorBounded: a supervisor that accepts the connection
+// but never answers (stuck, or serving another agent) makes
+// ConnectSupervisor fail after SupervisorAnswerTimeout instead of hanging
+// the agent; a supervisor that cannot bind its socket fails it at once.
+// Lost is closed when a connected supervisor goes away.
+func TestConnectSupervisorBounded(t *testing.T) {
+	old := SupervisorAnswerTimeout
+	SupervisorAnswerTimeout = 300 * time.Millisecond
+	defer func() { SupervisorAnswerTimeout = old }()
+	dir := testDir(t, false)
+
+	mute := filepath.Join(dir, "mute.sock")
+	ln, err := net.ListenUnix("unixpacket", &net.UnixAddr{Name: mute, Net: "unixpacket"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	done := make(chan error, 1)
+	go func() { _, err := ConnectSupervisor(mute); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("connected to a supervisor that never answered")
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ConnectSupervisor still waits for a mute supervisor after 30 s")
+	}
+
+	blocked := filepath.Join(dir, "blocked.sock")
+	if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	SupervisorAnswerTimeout = time.Minute // must not be waited out
+	go func() { _, err := ConnectSupervisor(blocked); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "exited before it listened") {
+			t.Fatalf("blocked socket path: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("ConnectSupervisor waits for a supervisor that exited")
+	}
+
+	sup, err := ConnectSupervisor(filepath.Join(dir, "super.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sup.Lost():
+		t.Fatal("Lost closed on a live connection")
+	default:
+	}
+	sup.Close()
+	select {
+	case <-sup.Lost():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Lost not closed 30 s after the connection ended")
+	}
+}

@@ -75,3 +75,69 @@ func ancestorNamed(pid int, word string) int {
 	}
 	return 0
 }
+
+// TestAgentReachesSupervisorLater: an agent that cannot reach its node's
+// job supervisor at start (here its socket path is blocked) keeps trying;
+// once one answers, the jobs started from then on run under it and
+// outlive an agent restart. Before, the agent tried once and ran every
+// later job unsupervised, to die with the agent.
+func TestAgentReachesSupervisorLater(t *testing.T) {
+	t.Parallel()
+	c, daemon := manualCluster(t, "suplate", "SlurmdTimeout=30\n")
+	dir := c.dir
+	// A directory that is not empty cannot be removed to bind the socket.
+	block := filepath.Join(dir, "spool", "suplate1", "super.sock")
+	if err := os.MkdirAll(filepath.Join(block, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	agent := daemon("agent", "--name", "suplate1")
+	agentLog := filepath.Join(dir, "agent-2.log")
+	c.waitFor("node up", 60*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "idle"
+	})
+	scriptPid := func(file string) int {
+		var pid int
+		c.waitFor("the script to write "+filepath.Base(file), 30*time.Second, func() bool {
+			pid, _ = strconv.Atoi(strings.TrimSpace(readFileOr(file)))
+			return pid > 0
+		})
+		return pid
+	}
+	early := filepath.Join(dir, "early.pid")
+	a := c.sbatch("-o", "/dev/null", "--wrap", "echo $$ > "+early+".tmp; mv "+early+".tmp "+early+"; exec sleep 300")
+	pidA := scriptPid(early)
+	t.Cleanup(func() { killJobProcess(pidA, a, "suplate1", false) })
+	if ancestorNamed(pidA, "__supervise") != 0 {
+		t.Fatal("a job ran under a supervisor while its socket path was blocked: this test checks nothing then")
+	}
+	c.must("scancel", a)
+	c.waitState(a, "CANCELLED", 30*time.Second)
+
+	if err := os.RemoveAll(block); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the agent to reach a supervisor (its log)", 120*time.Second, func() bool {
+		return strings.Contains(readFileOr(agentLog), "job supervisor reached")
+	})
+	late, gate, out := filepath.Join(dir, "late.pid"), filepath.Join(dir, "go"), filepath.Join(dir, "late.out")
+	b := c.sbatch("-o", out, "--wrap", "echo $$ > "+late+".tmp; mv "+late+".tmp "+late+
+		"; while [ ! -e "+gate+" ]; do sleep 0.1; done; echo finished")
+	pidB := scriptPid(late)
+	t.Cleanup(func() { killJobProcess(pidB, b, "suplate1", false) })
+	if ancestorNamed(pidB, "__supervise") == 0 {
+		t.Fatal("a job started after the agent reached a supervisor runs without one")
+	}
+	_ = agent.Process.Signal(syscall.SIGTERM)
+	_ = agent.Wait()
+	daemon("agent", "--name", "suplate1")
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.waitState(b, "COMPLETED", 60*time.Second)
+	if got := readFileOr(out); got != "finished\n" {
+		t.Errorf("output of the job across the agent restart: %q", got)
+	}
+}

@@ -106,3 +106,66 @@ func TestStoppedClusterEndsSuspendedJob(t *testing.T) {
 	c.stop()
 	c.waitFor("the suspended job's script to end with its cluster", 30*time.Second, func() bool { return !ours() })
 }
+
+// TestAgentRestartKeepsSuspension: an agent restarted while a job is
+// suspended takes the job back suspended: its time limit does not run out
+// while it stays suspended past it, and scontrol resume thaws it. Before,
+// the new agent took the job for running: it counted the limit, and it
+// ignored the resume (the job was not suspended as far as it knew), so
+// the job stayed frozen.
+func TestAgentRestartKeepsSuspension(t *testing.T) {
+	t.Parallel()
+	c, daemon := manualCluster(t, "susprst", "SlurmdTimeout=30\n")
+	dir := c.dir
+	daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	agent := daemon("agent", "--name", "susprst1")
+	c.waitFor("node up", 60*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "idle"
+	})
+	const limit = 15 * time.Second
+	pidFile, gate, out := filepath.Join(dir, "pid"), filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	submitted := time.Now()
+	id := c.sbatch("-t", "0:15", "-o", out, "--wrap", "echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+
+		"; while [ ! -e "+gate+" ]; do sleep 0.1; done; echo done")
+	var pid int
+	c.waitFor("the script to write its pid", 30*time.Second, func() bool {
+		pid, _ = strconv.Atoi(strings.TrimSpace(readFileOr(pidFile)))
+		return pid > 0
+	})
+	freezer := "/sys/fs/cgroup/freezer/drover/susprst1/job_" + id
+	if _, err := os.Stat(freezer); err != nil {
+		t.Skipf("no cgroup v1 freezer for the job (%v)", err)
+	}
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("THAWED"), 0o644)
+		killJobProcess(pid, id, "susprst1", false)
+	})
+	c.must("scontrol", "suspend", id)
+	c.waitFor("the job's cgroup to be frozen", 30*time.Second, func() bool {
+		return strings.TrimSpace(readFileOr(filepath.Join(freezer, "freezer.state"))) == "FROZEN"
+	})
+	_ = agent.Process.Signal(syscall.SIGKILL)
+	_ = agent.Wait()
+	daemon("agent", "--name", "susprst1")
+	c.waitFor("the restarted agent to register", 60*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "mix" || strings.TrimSpace(o) == "alloc"
+	})
+	// Suspended past its time limit: it must not time out.
+	c.waitFor("the job's time limit to pass while it is suspended", 2*limit, func() bool {
+		if st := c.jobField(id, "JobState"); st != "SUSPENDED" {
+			t.Fatalf("job %s is %s while suspended across an agent restart", id, st)
+		}
+		return time.Since(submitted) > limit+3*time.Second
+	})
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.must("scontrol", "resume", id)
+	c.waitState(id, "COMPLETED", 30*time.Second)
+	if got := readFileOr(out); got != "done\n" {
+		t.Errorf("output %q", got)
+	}
+}
