@@ -57,9 +57,10 @@ func TestDiscard(t *testing.T) {
 	}
 }
 
-// TestSuperDirReuse: a discarded supervisor directory is emptied and
-// becomes the next record's directory; one holding anything unknown is
-// removed instead, and a reused directory never brings old files along.
+// TestSuperDirReuse: a discarded supervisor directory is emptied (its
+// record and pgid truncated, the rest removed) and becomes the next
+// record's directory; one holding anything unknown is removed instead,
+// and a reused directory never brings old contents along.
 func TestSuperDirReuse(t *testing.T) {
 	spool := t.TempDir()
 	a := &Agent{spool: spool}
@@ -79,9 +80,12 @@ func TestSuperDirReuse(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(odd, "unknown"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var oldIno uint64
+	var oldIno, recordIno uint64
 	if fi, err := os.Stat(old); err == nil {
 		oldIno = fi.Sys().(*syscall.Stat_t).Ino
+	}
+	if fi, err := os.Stat(filepath.Join(old, "job.pb")); err == nil {
+		recordIno = fi.Sys().(*syscall.Stat_t).Ino
 	}
 	a.discard(old, a.recycleSuperDir)
 	a.discard(odd, a.recycleSuperDir)
@@ -106,8 +110,16 @@ func TestSuperDirReuse(t *testing.T) {
 	if fi.Mode().Perm() != 0o700 {
 		t.Errorf("reused directory mode %v", fi.Mode())
 	}
-	if ents, _ := os.ReadDir(next); len(ents) != 0 {
-		t.Errorf("reused directory not empty: %v", ents)
+	// Only the files every record rewrites stay, emptied, on their inodes.
+	ents, _ := os.ReadDir(next)
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !keptSuperFiles[e.Name()] || fi.Size() != 0 {
+			t.Errorf("reused directory holds %s (%v, %v)", e.Name(), fi, err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(next, "job.pb")); err != nil || fi.Sys().(*syscall.Stat_t).Ino != recordIno {
+		t.Errorf("job.pb not kept on its inode: %v", err)
 	}
 	if countGone(t, super) != 0 {
 		t.Errorf("discarded directories left after the reuse")
@@ -127,4 +139,26 @@ func countGone(t *testing.T, dir string) int {
 		}
 	}
 	return n
+}
+
+// TestReusedDirWithoutRecord: an agent that stopped between taking a kept
+// directory and writing the new record leaves an empty job.pb, which the
+// next agent takes for no job (not for an empty one).
+func TestReusedDirWithoutRecord(t *testing.T) {
+	a := &Agent{spool: t.TempDir()}
+	dir := a.superDir(5)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for f := range keptSuperFiles {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j, err := a.reattach(5, dir); err == nil {
+		t.Fatalf("took back job %d from an empty record", j.id)
+	}
+	if orphanOf(dir) != nil {
+		t.Error("an empty pgid file named a process group")
+	}
 }

@@ -192,6 +192,11 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(b) == 0 {
+		// A reused directory (discard.go) whose new record was never
+		// written: no job was started from it.
+		return nil, errors.New("no job record")
+	}
 	var pj pb.Job
 	if err := proto.Unmarshal(b, &pj); err != nil {
 		return nil, err
