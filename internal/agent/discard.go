@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // A finished job's directories (its spool directory, its supervisor
@@ -134,23 +136,40 @@ func (a *Agent) recycleSuperDir(dir string) {
 	}
 }
 
-// onlyKeptFiles reports whether dir holds nothing but keptSuperFiles.
+// onlyKeptFiles reports whether dir holds nothing but keptSuperFiles
+// (read with getdents into a buffer on the stack: os.File's listing
+// allocated more than the rest of the recycling).
 func onlyKeptFiles(dir string) bool {
-	f, err := os.Open(dir)
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return false
-	}
-	for _, n := range names {
-		if !keptSuperFiles[n] {
+	defer unix.Close(fd)
+	var buf [1024]byte
+	var names [8]string
+	for {
+		n, err := unix.Getdents(fd, buf[:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
 			return false
 		}
+		if n == 0 {
+			return true
+		}
+		for b := buf[:n]; len(b) > 0; {
+			var got []string
+			var used int
+			used, _, got = unix.ParseDirent(b, -1, names[:0])
+			for _, name := range got {
+				if !keptSuperFiles[name] {
+					return false
+				}
+			}
+			b = b[used:]
+		}
 	}
-	return true
 }
 
 // sweepTrash removes what an earlier agent discarded but did not remove.
