@@ -38,11 +38,10 @@ type profile struct {
 	perUser map[uint32]int
 	count   int
 	// steps caches each node's instants and reserved-use step function
-	// (bfsteps.go). stale[i]: not built yet; once built, addRelease and
+	// (bfsteps.go), built when first read; once built, addRelease and
 	// reserve keep it current, so code that appends to rel[i] or res[i]
-	// any other way must set stale[i] again.
+	// any other way must clear steps[i].built.
 	steps []nodeSteps
-	stale []bool
 	// newTimes and newDeltas gather additions until the search reads
 	// times and deltas (settle): a pass starts thousands of jobs between
 	// two reservations.
@@ -89,12 +88,8 @@ type reserve struct {
 }
 
 func newProfile(n int) *profile {
-	stale := make([]bool, n)
-	for i := range stale {
-		stale[i] = true
-	}
 	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{},
-		steps: make([]nodeSteps, n), stale: stale}
+		steps: make([]nodeSteps, n)}
 }
 
 func (p *profile) addTime(t int64) {
@@ -129,7 +124,7 @@ func (p *profile) addRelease(i int32, r release) {
 	// Kept sorted by time so window stops at the first later one.
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
-	if !p.stale[i] {
+	if p.steps[i].built {
 		p.steps[i].addRelease(r)
 	}
 	p.addTime(r.t)
@@ -273,7 +268,7 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			})
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
-		if !c.bf.stale[p.node] {
+		if c.bf.steps[p.node].built {
 			c.bf.steps[p.node].addReserve(rv)
 		}
 		cpus += int64(p.cpus)
