@@ -426,14 +426,22 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			s.c.unmask()
 			s.c.reserve(picks, r.gpuType, t, tEnd)
 			bf.count++
-			bf.perUser[j.UserID]++
+			if s.cfg.BfMaxJobUser > 0 {
+				bf.perUser[j.UserID]++
+			}
+			// Sized for every job that may get a reservation: a deep
+			// queue grew them one doubling (and rehash) at a time.
+			hint := len(s.in.Pending)
+			if s.cfg.BfMaxJobTest > 0 {
+				hint = min(hint, s.cfg.BfMaxJobTest)
+			}
 			if s.plan.StartTimes == nil {
-				s.plan.StartTimes = map[model.JobID]int64{}
+				s.plan.StartTimes = make(map[model.JobID]int64, hint)
 			}
 			s.plan.StartTimes[j.ID] = t
 			if t > s.now {
 				if s.plan.PlannedNodes == nil {
-					s.plan.PlannedNodes = map[string]bool{}
+					s.plan.PlannedNodes = make(map[string]bool, min(hint, len(s.c.nodes)))
 				}
 				for _, p := range picks {
 					s.plan.PlannedNodes[s.c.nodes[p.node].Name] = true
