@@ -37,6 +37,7 @@ type profile struct {
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
+	planned []bool // per node: in Plan.PlannedNodes
 	// steps caches each node's instants and reserved-use step function
 	// (bfsteps.go), built when first read; once built, addRelease and
 	// reserve keep it current, so code that appends to rel[i] or res[i]
@@ -89,7 +90,7 @@ type reserve struct {
 
 func newProfile(n int) *profile {
 	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{},
-		steps: make([]nodeSteps, n)}
+		steps: make([]nodeSteps, n), planned: make([]bool, n)}
 }
 
 func (p *profile) addTime(t int64) {
@@ -444,7 +445,12 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 					s.plan.PlannedNodes = make(map[string]bool, min(hint, len(s.c.nodes)))
 				}
 				for _, p := range picks {
-					s.plan.PlannedNodes[s.c.nodes[p.node].Name] = true
+					// Once per node: a node holds many reservations, and
+					// each insert hashed its name.
+					if !bf.planned[p.node] {
+						bf.planned[p.node] = true
+						s.plan.PlannedNodes[s.c.nodes[p.node].Name] = true
+					}
 				}
 			}
 			return
