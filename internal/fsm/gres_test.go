@@ -27,12 +27,23 @@ func TestRegisterGPUs(t *testing.T) {
 	if !n.Drain || !strings.HasPrefix(n.Reason, ReasonGresLow) || len(n.GPUs) != 2 || n.GPUs[0].File != "" {
 		t.Fatalf("after a short report: drain=%v reason=%q gpus=%+v", n.Drain, n.Reason, n.GPUs)
 	}
+	// INVAL, as in Slurm: a resume does not make it usable (its second
+	// GPU does not exist), and a start there is refused.
+	h.apply(TypeUpdateNodes, &UpdateNodes{Nodes: []string{"n1"}, State: "RESUME", Now: 100})
+	if n := h.snap().Node("n1"); !n.InvalidReg || !n.Drain || n.Usable() {
+		t.Fatalf("resumed while short of GPUs: invalid=%v drain=%v usable=%v", n.InvalidReg, n.Drain, n.Usable())
+	}
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 100})
+	res := h.apply(TypeSchedule, &Schedule{Now: 100, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1, GPUs: model.BitmapOf(1)}}}}}).(ScheduleResult)
+	if len(res.Started) != 0 {
+		t.Fatal("a job was given a GPU the node does not have")
+	}
 	// All devices: taken, with the configured type; the drain is lifted.
 	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 101, HasGPUs: true,
 		GPUs: []model.GPU{{Index: 7, File: "/dev/nvidia0", Major: 195, Minor: 0}, {File: "/dev/nvidia1", Major: 195, Minor: 1}, {File: "/dev/nvidia2"}}})
 	n = h.snap().Node("n1")
-	if n.Drain || len(n.GPUs) != 2 || n.GPUs[1].File != "/dev/nvidia1" || n.GPUs[1].Index != 1 || n.GPUs[0].Type != "a100" {
-		t.Fatalf("after a full report: drain=%v gpus=%+v", n.Drain, n.GPUs)
+	if n.Drain || n.InvalidReg || len(n.GPUs) != 2 || n.GPUs[1].File != "/dev/nvidia1" || n.GPUs[1].Index != 1 || n.GPUs[0].Type != "a100" {
+		t.Fatalf("after a full report: drain=%v invalid=%v gpus=%+v", n.Drain, n.InvalidReg, n.GPUs)
 	}
 	// A heartbeat's re-registration reports no GPUs and changes none.
 	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 102})

@@ -2377,7 +2377,9 @@ type Node struct {
 	AllocGpus  []uint64               `protobuf:"varint,25,rep,packed,name=alloc_gpus,json=allocGpus,proto3" json:"alloc_gpus,omitempty"`
 	AllocCores []uint64               `protobuf:"varint,26,rep,packed,name=alloc_cores,json=allocCores,proto3" json:"alloc_cores,omitempty"`
 	// The leader's last pass holds the node for a waiting job (PLANNED).
-	Planned       bool `protobuf:"varint,27,opt,name=planned,proto3" json:"planned,omitempty"`
+	Planned bool `protobuf:"varint,27,opt,name=planned,proto3" json:"planned,omitempty"`
+	// Registered with fewer GPUs than configured (INVAL).
+	InvalidReg    bool `protobuf:"varint,28,opt,name=invalid_reg,json=invalidReg,proto3" json:"invalid_reg,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2597,6 +2599,13 @@ func (x *Node) GetAllocCores() []uint64 {
 func (x *Node) GetPlanned() bool {
 	if x != nil {
 		return x.Planned
+	}
+	return false
+}
+
+func (x *Node) GetInvalidReg() bool {
+	if x != nil {
+		return x.InvalidReg
 	}
 	return false
 }
@@ -9144,7 +9153,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tend_state\x18\r \x01(\rR\bendState\x12\x1d\n" +
 	"\n" +
 	"time_limit\x18\x0e \x01(\x03R\ttimeLimit\x12&\n" +
-	"\x05usage\x18\x0f \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xd5\x05\n" +
+	"\x05usage\x18\x0f \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xf6\x05\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -9180,7 +9189,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"alloc_gpus\x18\x19 \x03(\x04R\tallocGpus\x12\x1f\n" +
 	"\valloc_cores\x18\x1a \x03(\x04R\n" +
 	"allocCores\x12\x18\n" +
-	"\aplanned\x18\x1b \x01(\bR\aplanned\"\xf2\x04\n" +
+	"\aplanned\x18\x1b \x01(\bR\aplanned\x12\x1f\n" +
+	"\vinvalid_reg\x18\x1c \x01(\bR\n" +
+	"invalidReg\"\xf2\x04\n" +
 	"\tPartition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05nodes\x18\x02 \x03(\tR\x05nodes\x12\x1d\n" +
