@@ -41,9 +41,12 @@ type Controller struct {
 	// inherited are the jobs (and their runs) already running when this
 	// controller began leading: acked knows nothing of their launches.
 	inherited map[model.JobID]uint32
-	stats     statCalls // sstat requests awaiting the nodes
-	acct      *acctLoop
-	sstats    schedStats
+	// unregistered are the nodes whose agents have not registered with
+	// this controller since it began leading (unregistered.go).
+	unregistered map[string]bool
+	stats        statCalls // sstat requests awaiting the nodes
+	acct         *acctLoop
+	sstats       schedStats
 	// lastMoved is when planned start times that moved were last
 	// republished (bf_interval paces them); only the schedule loop uses it.
 	lastMoved time.Time
@@ -104,7 +107,7 @@ func (c *Controller) scheduleLoop(ctx context.Context) {
 // plan; the FSM re-verifies every start against the state at apply time.
 func (c *Controller) cycle() {
 	snap := c.store.Snapshot()
-	in := &sched.Input{Nodes: snap.Nodes(), Partitions: map[string]*model.Partition{}, Jobs: snap,
+	in := &sched.Input{Nodes: c.schedNodes(snap), Partitions: map[string]*model.Partition{}, Jobs: snap,
 		Reservations: snap.Reservations()}
 	for _, p := range snap.Partitions() {
 		in.Partitions[p.Name] = p
