@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -285,6 +286,17 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, scope service.SignalSco
 		for _, n := range nodes {
 			c.send(n, &nodemsg.SignalJob{Job: id, Signal: sig, BatchOnly: batchOnly, StepsOnly: stepsOnly, Run: j.Run()})
 		}
+	}
+}
+
+// Reconfigure tells every connected agent that scontrol reconfigure ran:
+// each reads gres.conf again and registers what it finds, as slurmd does.
+func (c *Controller) Reconfigure() {
+	c.mu.Lock()
+	conns := slices.Collect(maps.Values(c.agents))
+	c.mu.Unlock()
+	for _, a := range conns {
+		a.send(&nodemsg.Reconfigure{})
 	}
 }
 

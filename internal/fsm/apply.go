@@ -686,6 +686,11 @@ func applySetConfig(txn *state.Txn, c *SetConfig) {
 			n.AllocCores, n.AllocGPUs = old.AllocCores, old.AllocGPUs
 			if old.RegTime > 0 && old.Gres == n.Gres && len(old.GPUs) == len(n.GPUs) {
 				n.GPUs = old.GPUs // the devices the agent reported
+			} else if old.RegTime > 0 && len(n.GPUs) > 0 {
+				// New placeholders, no devices behind them yet: no job
+				// gets them until the agent registers its GPUs again
+				// (it is told to read gres.conf again).
+				n.InvalidReg = true
 			}
 			if n.DetectCPUs && old.RegTime > 0 {
 				n.CPUs, n.Sockets, n.Cores, n.Threads = old.CPUs, old.Sockets, old.Cores, old.Threads

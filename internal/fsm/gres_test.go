@@ -50,6 +50,23 @@ func TestRegisterGPUs(t *testing.T) {
 	if n := h.snap().Node("n1"); len(n.GPUs) != 2 || n.GPUs[0].File != "/dev/nvidia0" {
 		t.Fatalf("heartbeat changed GPUs: %+v", n.GPUs)
 	}
+	// slurm.conf names another GPU count (scontrol reconfigure): the
+	// new placeholders have no devices behind them, so the node takes
+	// no work until its agent registers its GPUs again.
+	more := []model.GPU{{Index: 0, Major: -1, Minor: -1}, {Index: 1, Major: -1, Minor: -1}, {Index: 2, Major: -1, Minor: -1}}
+	h.apply(TypeSetConfig, &SetConfig{
+		Nodes:      []*model.Node{{Name: "n1", CPUs: 4, Memory: 4000, Gres: "gpu:3", GPUs: more}},
+		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1"}, Default: true, MaxTime: model.Unlimited}},
+	})
+	if n := h.snap().Node("n1"); !n.InvalidReg || n.Usable() {
+		t.Fatalf("after a reconfigure to 3 GPUs: invalid=%v usable=%v", n.InvalidReg, n.Usable())
+	}
+	three := []model.GPU{{File: "/dev/nvidia0"}, {File: "/dev/nvidia1"}, {File: "/dev/nvidia2"}}
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 103, HasGPUs: true, GPUs: three})
+	n = h.snap().Node("n1")
+	if n.InvalidReg || !n.Usable() || len(n.GPUs) != 3 {
+		t.Fatalf("after registering 3 GPUs: invalid=%v usable=%v gpus=%d", n.InvalidReg, n.Usable(), len(n.GPUs))
+	}
 	// An admin's drain is not lifted by a report.
 	h.apply(TypeUpdateNodes, &UpdateNodes{Nodes: []string{"n1"}, State: "DRAIN", Reason: "maintenance", Now: 103})
 	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 104, HasGPUs: true, GPUs: n.GPUs})

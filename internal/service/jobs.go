@@ -516,6 +516,7 @@ func (s *Service) Reconfigure(ctx context.Context) error {
 	if err := s.InstallConfig(st); err != nil {
 		return err
 	}
+	s.notify.Reconfigure()
 	s.notify.Kick()
 	return nil
 }

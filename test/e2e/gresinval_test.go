@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,4 +60,49 @@ func TestGresLowNodeGivesNoPhantomGPU(t *testing.T) {
 	_ = agent.Wait()
 	daemon("agent", "--name", "phant1")
 	c.waitState(id, "COMPLETED", 60*time.Second)
+}
+
+// TestReconfigureRereadsGresConf: an administrator adds a GPU to a node
+// (slurm.conf Gres=gpu:2, gres.conf a second File=) and runs scontrol
+// reconfigure: the node's agent reads gres.conf again and registers both
+// devices, without a restart, and a job gets them. Before, the agent kept
+// the GPUs it found at its start until restarted.
+func TestReconfigureRereadsGresConf(t *testing.T) {
+	t.Parallel()
+	c, daemon := manualCluster(t, "regres", "")
+	dir := c.dir
+	fakeGPUs(t, dir, 2)
+	conf := readFile(t, c.conf)
+	gresConf := filepath.Join(dir, "gres.conf")
+	write := func(path, text string) {
+		t.Helper()
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withGres := func(n int) string {
+		return strings.Replace(conf, "NodeName=regres1 CPUs=2 RealMemory=1000", "GresTypes=gpu\nNodeName=regres1 CPUs=2 RealMemory=1000 Gres=gpu:"+strconv.Itoa(n), 1)
+	}
+	write(c.conf, withGres(1))
+	write(gresConf, "NodeName=regres1 Name=gpu File="+dir+"/dev/nvidia0\n")
+	daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	daemon("agent", "--name", "regres1")
+	c.waitFor("node up", 60*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "idle"
+	})
+
+	write(c.conf, withGres(2))
+	write(gresConf, "NodeName=regres1 Name=gpu File="+dir+"/dev/nvidia[0-1]\n")
+	c.must("scontrol", "reconfigure")
+	out := filepath.Join(dir, "out")
+	id := c.sbatch("--gres=gpu:2", "-o", out, "--wrap", "echo $CUDA_VISIBLE_DEVICES")
+	c.waitState(id, "COMPLETED", 60*time.Second)
+	if got := strings.TrimSpace(readFileOr(out)); got != "0,1" {
+		t.Errorf("CUDA_VISIBLE_DEVICES of a job given both GPUs: %q", got)
+	}
+	if st := strings.TrimSpace(c.must("sinfo", "-h", "-o", "%t")); st != "idle" {
+		t.Errorf("node after reconfigure: %q, want idle", st)
+	}
 }
