@@ -258,17 +258,7 @@ type agentStream interface {
 // than msgTimeout ends the session, so a stuck controller or network
 // cannot hold the agent's reports forever).
 func (a *Agent) serve(ctx context.Context, cancel context.CancelFunc, stream agentStream) error {
-	cpus, sockets, cores, threads := detectCPUs()
-	host, _ := os.Hostname()
-	var gpus []*pb.GPU
-	if a.iso != nil {
-		gpus = wire.GPUsToPB(a.iso.gpus)
-	}
-	if err := a.sendWithin(stream, cancel, &pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: &pb.Register{
-		Node: a.node, Cpus: int32(cpus), Sockets: int32(sockets), Cores: int32(cores), Threads: int32(threads),
-		Memory: detectMemMiB(), Hostname: host, Version: version.Version, BootTime: a.boot, Running: a.runningIDs(),
-		Ended: a.endedIDs(), RunningSteps: a.runningSteps(), Gpus: gpus, Runs: a.runs(),
-	}}}); err != nil {
+	if err := a.sendWithin(stream, cancel, &pb.AgentMessage{Msg: &pb.AgentMessage_Register{Register: a.registration()}}); err != nil {
 		return err
 	}
 	// Registration commits through the controller's log: more time than
@@ -345,6 +335,17 @@ func (a *Agent) serve(ctx context.Context, cancel context.CancelFunc, stream age
 	return err
 }
 
+// registration is what the node registers: its resources, GPUs, jobs.
+func (a *Agent) registration() *pb.Register {
+	cpus, sockets, cores, threads := detectCPUs()
+	host, _ := os.Hostname()
+	return &pb.Register{
+		Node: a.node, Cpus: int32(cpus), Sockets: int32(sockets), Cores: int32(cores), Threads: int32(threads),
+		Memory: detectMemMiB(), Hostname: host, Version: version.Version, BootTime: a.boot, Running: a.runningIDs(),
+		Ended: a.endedIDs(), RunningSteps: a.runningSteps(), Gpus: wire.GPUsToPB(a.iso.GPUs()), Runs: a.runs(),
+	}
+}
+
 // sendWithin sends m, cancelling the stream if the send takes longer than
 // msgTimeout (a controller that stopped reading fills the flow-control
 // window and Send would block forever).
@@ -419,6 +420,8 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 		go a.stat(x.Stat)
 	case *pb.ControllerMessage_ReportAck:
 		a.acked(x.ReportAck)
+	case *pb.ControllerMessage_Reconfigure:
+		go a.reconfigure()
 	case *pb.ControllerMessage_EndAck:
 		a.mu.Lock()
 		if e := a.ends[x.EndAck.JobId]; e != nil && (x.EndAck.Run == 0 || x.EndAck.Run == e.Run) {

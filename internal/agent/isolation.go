@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -21,9 +22,11 @@ import (
 // cgroup.conf settings, the node's GPUs and the real CPUs behind the
 // node's CPU ids.
 type isolation struct {
-	cg     cgroups.Manager
-	conf   *slurmconf.CgroupConf
-	gpus   []model.GPU
+	cg   cgroups.Manager
+	conf *slurmconf.CgroupConf
+	// gpus are the node's GPUs; scontrol reconfigure replaces them
+	// (reconfigure.go) while launches read them.
+	gpus   atomic.Pointer[[]model.GPU]
 	real   []int // the CPUs this agent may use, ascending
 	memMiB int64 // the node's memory as configured or found
 	every  time.Duration
@@ -94,11 +97,25 @@ func (a *Agent) setupIsolation(confPath string) error {
 	if mem <= 0 {
 		mem = detectMemMiB()
 	}
-	a.iso = &isolation{cg: m, conf: cc, gpus: gpus, real: realCPUs(), memMiB: mem, every: acctFrequency(a.cfg)}
+	a.iso = &isolation{cg: m, conf: cc, real: realCPUs(), memMiB: mem, every: acctFrequency(a.cfg)}
+	a.iso.setGPUs(gpus)
 	a.log.Info("isolation", "cgroups", layout.String(), "gpus", len(gpus),
 		"cores", cc.ConstrainCores, "ram", cc.ConstrainRAMSpace, "devices", cc.ConstrainDevices)
 	return nil
 }
+
+// GPUs are the node's GPUs (nil when iso is).
+func (iso *isolation) GPUs() []model.GPU {
+	if iso == nil {
+		return nil
+	}
+	if p := iso.gpus.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+func (iso *isolation) setGPUs(g []model.GPU) { iso.gpus.Store(&g) }
 
 // acctFrequency is how often running steps' memory is sampled (AveRSS):
 // JobAcctGatherFrequency's task= value, or a bare number; 30 s as in
@@ -171,7 +188,7 @@ func (a *Agent) jobLimits(mj *model.Job) cgroups.Limits {
 		l.MemoryBytes, l.MemSwapBytes = iso.conf.MemLimit(mem, iso.memMiB)
 	}
 	if iso.conf.ConstrainDevices {
-		l.DenyDevices = denyDevices(gres.DenyList(iso.gpus, al.GPUs))
+		l.DenyDevices = denyDevices(gres.DenyList(iso.GPUs(), al.GPUs))
 	}
 	return l
 }
@@ -219,7 +236,7 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 		jobGPUs := nodeAlloc(j.model, a.node).GPUs
 		j.mu.Unlock()
 		var deny []model.GPU
-		for _, g := range a.iso.gpus {
+		for _, g := range a.iso.GPUs() {
 			if jobGPUs.Has(g.Index) && !gpus.Has(g.Index) {
 				deny = append(deny, g)
 			}
@@ -273,8 +290,8 @@ func (a *Agent) isolationEnv(mj *model.Job, cpus, gpus model.Bitmap, step bool) 
 		env = append(env, "SLURM_CPU_BIND=quiet,mask_cpu:"+mask, "SLURM_CPU_BIND_LIST="+mask,
 			"SLURM_CPU_BIND_TYPE=mask_cpu:", "SLURM_CPU_BIND_VERBOSE=quiet")
 	}
-	if len(iso.gpus) > 0 && (al.GPUs.Count() > 0 || (mj.Spec != nil && mj.Spec.GPUs.Any())) {
-		env = append(env, gres.Env(iso.gpus, gpus, step, iso.conf.ConstrainDevices)...)
+	if len(iso.GPUs()) > 0 && (al.GPUs.Count() > 0 || (mj.Spec != nil && mj.Spec.GPUs.Any())) {
+		env = append(env, gres.Env(iso.GPUs(), gpus, step, iso.conf.ConstrainDevices)...)
 	}
 	return env
 }

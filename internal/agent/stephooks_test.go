@@ -227,7 +227,7 @@ func TestTaskCommandHook(t *testing.T) {
 
 func TestTaskEnvAndGPUHooks(t *testing.T) {
 	a, _ := testAgent(t)
-	a.iso.gpus = []model.GPU{{Index: 0, Major: -1}, {Index: 1, Major: -1}, {Index: 2, Major: -1}, {Index: 3, Major: -1}}
+	a.iso.setGPUs([]model.GPU{{Index: 0, Major: -1}, {Index: 1, Major: -1}, {Index: 2, Major: -1}, {Index: 3, Major: -1}})
 	s := testStep(a, &model.StepSpec{Argv: []string{"x"}, GPUs: &model.GPUReq{PerTask: 2}}, 4, 5)
 	s.local.GPUs = model.BitmapOf(0, 1, 2, 3)
 	sc := prepare(t, s, taskEnvHook{}, taskGPUHook{})

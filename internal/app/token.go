@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +18,15 @@ import (
 const tokenUsage = `usage: drover token create --nodes NAMES|ALL [--uses N] [--ttl 24h]
        drover token list
        drover token delete ID`
+
+// isLoopback reports whether host names this machine only.
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
 
 // tokenCmd is `drover token create|list|delete`: join tokens (admins).
 func tokenCmd(args []string) int {
@@ -56,8 +66,15 @@ func tokenCmd(args []string) int {
 			return 1
 		}
 		fmt.Println(tok)
-		fmt.Fprintf(os.Stderr, "for nodes %s, expires %s; on each new machine:\n  drover agent --join %s --controller HOST:PORT [--name NODE]\n",
-			*nodes, time.Unix(exp, 0).Format(time.RFC3339), tok)
+		addr := commands.ControllerAddr()
+		if addr == "" {
+			addr = "HOST:PORT"
+		}
+		fmt.Fprintf(os.Stderr, "for nodes %s, expires %s; on each new machine:\n  drover agent --join %s --controller %s [--name NODE]\n",
+			*nodes, time.Unix(exp, 0).Format(time.RFC3339), tok, addr)
+		if host, _, err := net.SplitHostPort(addr); err == nil && isLoopback(host) {
+			fmt.Fprintf(os.Stderr, "  (%s is slurm.conf's SlurmctldHost address, reachable from this machine only: other machines need one of its network addresses)\n", host)
+		}
 	case "list":
 		toks, err := tc.ListJoinTokens(ctx)
 		if err != nil {

@@ -218,8 +218,31 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 			c.stats.deliver(ownStats(reg.Node, m))
 		case *nodemsg.NodeHealth:
 			c.health(reg.Node, m)
+		case *nodemsg.Register:
+			c.reregister(reg.Node, m)
 		}
 	}
+}
+
+// reregister takes what a connected agent found again after scontrol
+// reconfigure (its GPUs from a gres.conf read again): the node's resources
+// only, since the stream never broke its jobs need no reconciling. The
+// name is the stream's, whatever the message says.
+func (c *Controller) reregister(node string, m *nodemsg.Register) {
+	n := c.store.Snapshot().Node(node)
+	if n == nil {
+		return
+	}
+	if _, err := c.raft.Apply(fsm.TypeNodeRegister, &fsm.NodeRegister{
+		Node: node, CPUs: m.CPUs, Sockets: m.Sockets, Cores: m.Cores, Threads: m.Threads, Memory: m.Memory,
+		Hostname: m.Hostname, Version: m.Version, BootTime: m.BootTime, Now: c.clock.Now().Unix(),
+		GPUs: m.GPUs, HasGPUs: true,
+	}); err != nil {
+		c.log.Error("commit node registration", "node", node, "err", err)
+		return
+	}
+	c.log.Info("node registered again after reconfigure", "node", node, "gpus", len(m.GPUs))
+	c.Kick()
 }
 
 // heartbeat revives a node marked not responding while its stream lived

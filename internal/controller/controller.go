@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -41,9 +42,12 @@ type Controller struct {
 	// inherited are the jobs (and their runs) already running when this
 	// controller began leading: acked knows nothing of their launches.
 	inherited map[model.JobID]uint32
-	stats     statCalls // sstat requests awaiting the nodes
-	acct      *acctLoop
-	sstats    schedStats
+	// unregistered are the nodes whose agents have not registered with
+	// this controller since it began leading (unregistered.go).
+	unregistered map[string]bool
+	stats        statCalls // sstat requests awaiting the nodes
+	acct         *acctLoop
+	sstats       schedStats
 	// lastMoved is when planned start times that moved were last
 	// republished (bf_interval paces them); only the schedule loop uses it.
 	lastMoved time.Time
@@ -104,7 +108,7 @@ func (c *Controller) scheduleLoop(ctx context.Context) {
 // plan; the FSM re-verifies every start against the state at apply time.
 func (c *Controller) cycle() {
 	snap := c.store.Snapshot()
-	in := &sched.Input{Nodes: snap.Nodes(), Partitions: map[string]*model.Partition{}, Jobs: snap,
+	in := &sched.Input{Nodes: c.schedNodes(snap), Partitions: map[string]*model.Partition{}, Jobs: snap,
 		Reservations: snap.Reservations()}
 	for _, p := range snap.Partitions() {
 		in.Partitions[p.Name] = p
@@ -282,6 +286,17 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, scope service.SignalSco
 		for _, n := range nodes {
 			c.send(n, &nodemsg.SignalJob{Job: id, Signal: sig, BatchOnly: batchOnly, StepsOnly: stepsOnly, Run: j.Run()})
 		}
+	}
+}
+
+// Reconfigure tells every connected agent that scontrol reconfigure ran:
+// each reads gres.conf again and registers what it finds, as slurmd does.
+func (c *Controller) Reconfigure() {
+	c.mu.Lock()
+	conns := slices.Collect(maps.Values(c.agents))
+	c.mu.Unlock()
+	for _, a := range conns {
+		a.send(&nodemsg.Reconfigure{})
 	}
 }
 

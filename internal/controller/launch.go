@@ -82,5 +82,6 @@ func (c *Controller) installAgent(conn *agentConn, running []string) {
 	}
 	c.agents[conn.node] = conn
 	c.lastSeen[conn.node] = c.clock.Now()
+	delete(c.unregistered, conn.node)
 	c.mu.Unlock()
 }

@@ -115,9 +115,11 @@ func (c *Controller) startTerm(parent context.Context) *term {
 		}
 		return true
 	})
+	c.unregistered = map[string]bool{}
 	for _, n := range snap.Nodes() {
 		// Give every agent a full timeout to (re)connect to a new leader.
 		c.lastSeen[n.Name] = now
+		c.unregistered[n.Name] = true
 	}
 	c.mu.Unlock()
 	loops := c.leaderLoops()

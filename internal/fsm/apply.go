@@ -646,6 +646,9 @@ func applyUpdateNodes(txn *state.Txn, c *UpdateNodes) any {
 			n.Drain, n.Reason, n.ReasonUID, n.ReasonTime = true, c.Reason, c.UID, c.Now
 			n.HealthDrain = c.Health
 		case "RESUME", "UNDRAIN", "IDLE":
+			if n.InvalidReg {
+				continue // Slurm's rule: only a valid registration clears it
+			}
 			n.Drain, n.HealthDrain = false, false
 			if n.State == model.NodeDown {
 				n.State = model.NodeUnknown
@@ -676,12 +679,18 @@ func applySetConfig(txn *state.Txn, c *SetConfig) {
 			// Runtime state survives a reconfigure.
 			n.State, n.Drain, n.Responding = old.State, old.Drain || cfg.Drain, old.Responding
 			n.HealthDrain = old.HealthDrain && !cfg.Drain
+			n.InvalidReg = old.InvalidReg // until the node registers again
 			n.Reason, n.ReasonUID, n.ReasonTime = old.Reason, old.ReasonUID, old.ReasonTime
 			n.BootTime, n.LastSeen, n.RegTime, n.Hostname, n.Version = old.BootTime, old.LastSeen, old.RegTime, old.Hostname, old.Version
 			n.AllocCPUs, n.AllocMem = old.AllocCPUs, old.AllocMem
 			n.AllocCores, n.AllocGPUs = old.AllocCores, old.AllocGPUs
 			if old.RegTime > 0 && old.Gres == n.Gres && len(old.GPUs) == len(n.GPUs) {
 				n.GPUs = old.GPUs // the devices the agent reported
+			} else if old.RegTime > 0 && len(n.GPUs) > 0 {
+				// New placeholders, no devices behind them yet: no job
+				// gets them until the agent registers its GPUs again
+				// (it is told to read gres.conf again).
+				n.InvalidReg = true
 			}
 			if n.DetectCPUs && old.RegTime > 0 {
 				n.CPUs, n.Sockets, n.Cores, n.Threads = old.CPUs, old.Sockets, old.Cores, old.Threads

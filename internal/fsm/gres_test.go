@@ -27,17 +27,45 @@ func TestRegisterGPUs(t *testing.T) {
 	if !n.Drain || !strings.HasPrefix(n.Reason, ReasonGresLow) || len(n.GPUs) != 2 || n.GPUs[0].File != "" {
 		t.Fatalf("after a short report: drain=%v reason=%q gpus=%+v", n.Drain, n.Reason, n.GPUs)
 	}
+	// INVAL, as in Slurm: a resume does not make it usable (its second
+	// GPU does not exist), and a start there is refused.
+	h.apply(TypeUpdateNodes, &UpdateNodes{Nodes: []string{"n1"}, State: "RESUME", Now: 100})
+	if n := h.snap().Node("n1"); !n.InvalidReg || !n.Drain || n.Usable() {
+		t.Fatalf("resumed while short of GPUs: invalid=%v drain=%v usable=%v", n.InvalidReg, n.Drain, n.Usable())
+	}
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 100})
+	res := h.apply(TypeSchedule, &Schedule{Now: 100, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1, GPUs: model.BitmapOf(1)}}}}}).(ScheduleResult)
+	if len(res.Started) != 0 {
+		t.Fatal("a job was given a GPU the node does not have")
+	}
 	// All devices: taken, with the configured type; the drain is lifted.
 	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 101, HasGPUs: true,
 		GPUs: []model.GPU{{Index: 7, File: "/dev/nvidia0", Major: 195, Minor: 0}, {File: "/dev/nvidia1", Major: 195, Minor: 1}, {File: "/dev/nvidia2"}}})
 	n = h.snap().Node("n1")
-	if n.Drain || len(n.GPUs) != 2 || n.GPUs[1].File != "/dev/nvidia1" || n.GPUs[1].Index != 1 || n.GPUs[0].Type != "a100" {
-		t.Fatalf("after a full report: drain=%v gpus=%+v", n.Drain, n.GPUs)
+	if n.Drain || n.InvalidReg || len(n.GPUs) != 2 || n.GPUs[1].File != "/dev/nvidia1" || n.GPUs[1].Index != 1 || n.GPUs[0].Type != "a100" {
+		t.Fatalf("after a full report: drain=%v invalid=%v gpus=%+v", n.Drain, n.InvalidReg, n.GPUs)
 	}
 	// A heartbeat's re-registration reports no GPUs and changes none.
 	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 102})
 	if n := h.snap().Node("n1"); len(n.GPUs) != 2 || n.GPUs[0].File != "/dev/nvidia0" {
 		t.Fatalf("heartbeat changed GPUs: %+v", n.GPUs)
+	}
+	// slurm.conf names another GPU count (scontrol reconfigure): the
+	// new placeholders have no devices behind them, so the node takes
+	// no work until its agent registers its GPUs again.
+	more := []model.GPU{{Index: 0, Major: -1, Minor: -1}, {Index: 1, Major: -1, Minor: -1}, {Index: 2, Major: -1, Minor: -1}}
+	h.apply(TypeSetConfig, &SetConfig{
+		Nodes:      []*model.Node{{Name: "n1", CPUs: 4, Memory: 4000, Gres: "gpu:3", GPUs: more}},
+		Partitions: []*model.Partition{{Name: "p", Nodes: []string{"n1"}, Default: true, MaxTime: model.Unlimited}},
+	})
+	if n := h.snap().Node("n1"); !n.InvalidReg || n.Usable() {
+		t.Fatalf("after a reconfigure to 3 GPUs: invalid=%v usable=%v", n.InvalidReg, n.Usable())
+	}
+	three := []model.GPU{{File: "/dev/nvidia0"}, {File: "/dev/nvidia1"}, {File: "/dev/nvidia2"}}
+	h.apply(TypeNodeRegister, &NodeRegister{Node: "n1", CPUs: 4, Memory: 4000, Now: 103, HasGPUs: true, GPUs: three})
+	n = h.snap().Node("n1")
+	if n.InvalidReg || !n.Usable() || len(n.GPUs) != 3 {
+		t.Fatalf("after registering 3 GPUs: invalid=%v usable=%v gpus=%d", n.InvalidReg, n.Usable(), len(n.GPUs))
 	}
 	// An admin's drain is not lifted by a report.
 	h.apply(TypeUpdateNodes, &UpdateNodes{Nodes: []string{"n1"}, State: "DRAIN", Reason: "maintenance", Now: 103})

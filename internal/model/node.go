@@ -33,15 +33,20 @@ type Node struct {
 	Drain bool      `json:"drain,omitempty"`
 	// HealthDrain: the drain is the node's health check's, which lifts it
 	// when the check passes again; an administrator's drain never is.
-	HealthDrain bool   `json:"health_drain,omitempty"`
-	Responding  bool   `json:"responding"`
-	Reason      string `json:"reason,omitempty"`
-	ReasonUID   uint32 `json:"reason_uid,omitempty"`
-	ReasonTime  int64  `json:"reason_time,omitempty"`
-	BootTime    int64  `json:"boot_time,omitempty"`
-	LastSeen    int64  `json:"last_seen,omitempty"` // as committed; liveness lives in the leader
-	Version     string `json:"version,omitempty"`
-	RegTime     int64  `json:"reg_time,omitempty"`
+	HealthDrain bool `json:"health_drain,omitempty"`
+	// InvalidReg: the node's agent registered fewer GPUs than slurm.conf
+	// declares (Slurm's INVALID_REG, shown INVAL). No work goes to the
+	// node, whatever its drain says, until a registration has them all:
+	// its GPU list holds devices it does not have.
+	InvalidReg bool   `json:"invalid_reg,omitempty"`
+	Responding bool   `json:"responding"`
+	Reason     string `json:"reason,omitempty"`
+	ReasonUID  uint32 `json:"reason_uid,omitempty"`
+	ReasonTime int64  `json:"reason_time,omitempty"`
+	BootTime   int64  `json:"boot_time,omitempty"`
+	LastSeen   int64  `json:"last_seen,omitempty"` // as committed; liveness lives in the leader
+	Version    string `json:"version,omitempty"`
+	RegTime    int64  `json:"reg_time,omitempty"`
 
 	AllocCPUs int   `json:"alloc_cpus"`
 	AllocMem  int64 `json:"alloc_mem"`
@@ -65,7 +70,7 @@ type Node struct {
 }
 
 // Usable reports whether new work may be placed on the node.
-func (n *Node) Usable() bool { return n.State == NodeUp && !n.Drain && n.Responding }
+func (n *Node) Usable() bool { return n.State == NodeUp && !n.Drain && !n.InvalidReg && n.Responding }
 
 // FreeCPUs and FreeMem are what the node has left.
 func (n *Node) FreeCPUs() int  { return n.CPUs - n.AllocCPUs }
@@ -97,6 +102,8 @@ func (n *Node) DisplayState() (long, short string) {
 	switch {
 	case n.State == NodeFuture:
 		long, short = "FUTURE", "futr"
+	case n.InvalidReg:
+		long, short = "INVAL", "inval"
 	case n.State == NodeDown:
 		long, short = "DOWN", "down"
 	case n.Drain && busy:

@@ -212,6 +212,13 @@ type StatRequest struct {
 	HasStep   bool
 }
 
+// Reconfigure tells the node that scontrol reconfigure ran: its agent
+// reads gres.conf again and sends a Register with what it finds on the
+// same stream (no reconciliation of its jobs: the stream never broke).
+type Reconfigure struct{}
+
+func (*Reconfigure) toNode() {}
+
 func (*Registered) toNode()  {}
 func (*Launch) toNode()      {}
 func (*SignalJob) toNode()   {}

@@ -171,6 +171,8 @@ func Encode(m nodemsg.ToNode) *pb.ControllerMessage {
 		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Stat{Stat: &pb.StatRequest{
 			RequestId: m.RequestID, JobId: uint32(m.Job), StepId: int32(m.Step), HasStep: m.HasStep,
 		}}}
+	case *nodemsg.Reconfigure:
+		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Reconfigure{Reconfigure: &pb.Reconfigure{}}}
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func TestEncodeEveryControllerMessage(t *testing.T) {
 		&nodemsg.LaunchStep{Job: j, Step: &model.Step{ID: 1}}, &nodemsg.SignalStep{Job: 7, Step: 1},
 		&nodemsg.AttachIO{Job: 7, Step: 1, Addr: "a"}, &nodemsg.FetchFile{Job: j, Dest: "/d"},
 		&nodemsg.StatRequest{RequestID: 3, Job: 7}, &nodemsg.ReportAck{Job: 7, Step: 1, Run: 2},
-		&nodemsg.TimeLimit{Job: 7, Run: 2, Limit: 60},
+		&nodemsg.TimeLimit{Job: 7, Run: 2, Limit: 60}, &nodemsg.Reconfigure{},
 	}
 	seen := map[reflect.Type]bool{}
 	for _, m := range msgs {

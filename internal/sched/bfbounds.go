@@ -129,6 +129,7 @@ func (c *cluster) boundsFor(k boundKey, limit int64) (*boundSet, int) {
 	} else {
 		t = c.baseBounds(&k, bs.off)
 	}
+	c.seedBounds(&k, lv, t, bs.off) // bfseed.go
 	bs.levels = slices.Insert(bs.levels, pos, &boundLevel{limit: lv, t: t, off: bs.off})
 	return bs, pos
 }
@@ -161,6 +162,12 @@ func (c *cluster) baseBounds(k *boundKey, off []int) []int64 {
 			t[pos] = never
 		}
 	}
+	buildAbove(t, off)
+	return t
+}
+
+// buildAbove fills every depth of a level's tree above its leaves.
+func buildAbove(t []int64, off []int) {
 	for d := 1; d < len(off); d++ {
 		end := len(t)
 		if d+1 < len(off) {
@@ -173,7 +180,6 @@ func (c *cluster) baseBounds(k *boundKey, off []int) []int64 {
 			}
 		}
 	}
-	return t
 }
 
 // minGroup is the least of a group's 8 bounds.

@@ -131,3 +131,42 @@ func TestBoundTree(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeNeed checks which shapes seed a new level's bounds (bfseed.go):
+// a shape needing no more CPUs, memory or GPUs (of a type it accepts) of
+// a node than another; never a whole-node or exclusive one.
+func TestNodeNeed(t *testing.T) {
+	need := func(r request, unit int) (nodeNeed, bool) {
+		k := boundKey{r: r, unit: unit}
+		return k.need()
+	}
+	one, _ := need(request{pack: true, tasks: 64, cpt: 1}, 1)
+	sixteen, _ := need(request{nodes: 4, big: 16, nBig: 4, tasks: 64, cpt: 1}, 16)
+	perCPU, _ := need(request{pack: true, tasks: 4, cpt: 2, mem: memPerCPU, memVal: 1000}, 1)
+	gpu1, _ := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 8, gpuNode: 1}, 1)
+	gpu4, _ := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 8, gpuNode: 4}, 1)
+	a100, _ := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 8, gpuNode: 4, gpuType: "a100"}, 1)
+	if one.cpus != 1 || sixteen.cpus != 16 || perCPU.cpus != 2 || perCPU.mem != 2000 || gpu4.gpus != 4 || gpu4.cpus != 8 {
+		t.Fatalf("needs: %+v %+v %+v %+v", one, sixteen, perCPU, gpu4)
+	}
+	for _, tc := range []struct {
+		name string
+		n, m nodeNeed
+		want bool
+	}{
+		{"1 CPU within 16", one, sixteen, true}, {"16 within 1", sixteen, one, false},
+		{"memory within none", perCPU, sixteen, false}, {"1 GPU within 4", gpu1, gpu4, true},
+		{"4 GPUs within 1", gpu4, gpu1, false}, {"any type within a100", gpu4, a100, true},
+		{"a100 within any type", a100, gpu4, false}, {"GPUs within none", gpu1, sixteen, false},
+	} {
+		if got := tc.n.within(tc.m); got != tc.want {
+			t.Errorf("%s: within = %v", tc.name, got)
+		}
+	}
+	if _, ok := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 1, exclusive: true}, 1); ok {
+		t.Error("an exclusive shape's need depends on the node")
+	}
+	if _, ok := need(request{pack: true, tasks: 1, cpt: 1, mem: memWholeNode}, 1); ok {
+		t.Error("a whole-node shape's need depends on the node")
+	}
+}

@@ -37,8 +37,9 @@ type packSearch struct {
 }
 
 // plainSearch turns off the reservation search's shortcuts that must not
-// change a plan (the running sum here), so tests can compare plans made
-// with and without them.
+// change a plan (the running sum here, new levels' bounds from other
+// shapes in bfseed.go), so tests can compare plans made with and without
+// them.
 var plainSearch bool
 
 // packable reports whether the reservation search for r may use the

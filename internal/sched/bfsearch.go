@@ -239,16 +239,17 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	if c.cpu[i] < 0 {
 		return never, never, false
 	}
-	n := c.nodes[i]
-	e := c.stepsOf(i).e
+	st := c.stepsOf(i)
+	e := st.e
 	cpu0, mem0 := int(c.cpu[i]), c.mem[i]
-	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
+	needCPU := r.cpusOn(unit, st.cpus) // unit is 1 for a packed job
 	// GPUs in use now (as a word: nodes of at most 64 GPUs), and those of
 	// the job's type; releases and reservations apply theirs from the
 	// node's steps.
-	gpuWord := r.hasGPU() && len(n.GPUs) <= 64
+	gpuWord := false
 	var gpu0, typeMask uint64
-	if gpuWord {
+	if n := c.nodes[i]; r.hasGPU() && len(n.GPUs) <= 64 {
+		gpuWord = true
 		gpu0 = word0(n.AllocGPUs) | word0(c.gpus[i])
 		if r.gpuType == "" {
 			typeMask = 1<<uint(len(n.GPUs)) - 1 // 64 GPUs: every bit
@@ -273,13 +274,13 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	// of entries in a deep queue, and a bound is usually far into them).
 	x := -1 // the entry of the candidate being tried; -1: now+1
 	if from > now+1 {
-		x = c.bf.steps[i].find(from - 1)
+		x = st.find(from - 1)
 		x++
 	}
 	for ; x < len(e); x++ {
 		t, k := now+1, x // k: the last entry at or before t
 		if x < 0 {
-			k = c.bf.steps[i].find(t)
+			k = st.find(t)
 		} else {
 			if !e[x].cand || e[x].t <= now+1 {
 				continue
@@ -329,21 +330,8 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 		if blocked {
 			continue
 		}
-		fits := func(end int64) bool {
-			cpu, mem := baseCPU-int(peakCPU), max(0, baseMem-peakMem)
-			gpu := 0
-			if gpuWord {
-				gpu = bits.OnesCount64(typeMask &^ usedGPU)
-			} else if r.hasGPU() && cpu > 0 {
-				gpu = c.windowGPUFreeEach(i, t, end, r.gpuType)
-			}
-			if r.pack {
-				return r.capTasks(1, cpu, mem, gpu, n) > 0
-			}
-			_, _, ok := r.fits(unit, cpu, mem, gpu, n)
-			return ok
-		}
-		if !fits(end) {
+		cpu, mem := baseCPU-int(peakCPU), max(0, baseMem-peakMem)
+		if !c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU)) {
 			continue
 		}
 		if also <= limit {
@@ -361,9 +349,27 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 			peakCPU, peakMem = max(peakCPU, e[j].resCPU), max(peakMem, e[j].resMem)
 			usedGPU |= e[j].resGPU
 		}
-		return t, t, fits(end)
+		cpu, mem = baseCPU-int(peakCPU), max(0, baseMem-peakMem)
+		return t, t, c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU))
 	}
 	return never, never, false
+}
+
+// holds reports whether node i, offering cpu CPUs and mem MiB over
+// [t, end), holds unit tasks of r (a packed job: one); with gpuWord,
+// gpu is its free GPUs of the job's type, else they are counted here.
+func (c *cluster) holds(i int32, st *nodeSteps, r *request, unit int, t, end int64, cpu int, mem int64, gpuWord bool, gpu int) bool {
+	if !gpuWord {
+		gpu = 0
+		if r.hasGPU() && cpu > 0 {
+			gpu = c.windowGPUFreeEach(i, t, end, r.gpuType)
+		}
+	}
+	if r.pack {
+		return r.capTasksOn(1, cpu, mem, gpu, st.cpus, st.mem) > 0
+	}
+	_, _, ok := r.fitsOn(unit, cpu, mem, gpu, st.cpus, st.mem)
+	return ok
 }
 
 // A node whose own earliest instant (earliestBound) is after the

@@ -90,6 +90,12 @@ type nodeSteps struct {
 	// instants per cache line instead of one entry (56 bytes) per probe,
 	// each a cache miss; it was a tenth of the unbounded 10k x 50k pass.
 	ts []int64
+	// The node's size, beside the arrays: the earliest-start search
+	// reads it for every node it visits, and the node's own struct is
+	// two more cache misses away.
+	cpus  int
+	mem   int64
+	built bool
 }
 
 // stepEntry is the node at instant t: rel* what releases at or before t
@@ -190,9 +196,11 @@ func (st *nodeSteps) addReserve(rv reserve) {
 func (c *cluster) stepsOf(i int32) *nodeSteps {
 	p := c.bf
 	st := &p.steps[i]
-	if p.stale[i] {
+	if !st.built {
 		st.build(p.rel[i], p.res[i])
-		p.stale[i] = false
+		st.built = true
+		n := c.nodes[i]
+		st.cpus, st.mem = n.CPUs, n.Memory
 	}
 	return st
 }

@@ -471,12 +471,19 @@ func (s *Service) UpdateNodes(ctx context.Context, names []string, fields map[st
 			return invalid("Update of this parameter is not supported: " + k)
 		}
 	}
+	refused := false
 	switch cmd.State {
 	case "DRAIN", "DOWN":
 		if cmd.Reason == "" {
 			return invalid("You must specify a reason when DOWNING or DRAINING a node. Request denied")
 		}
 	case "RESUME", "UNDRAIN", "IDLE":
+		// A node that registered fewer GPUs than configured (INVAL)
+		// stays as it is until it registers them all, as in Slurm; the
+		// other nodes named are updated (the log leaves INVAL ones).
+		for _, n := range nodes {
+			refused = refused || snap.Node(n).InvalidReg
+		}
 	default:
 		return invalid("Invalid node state specified")
 	}
@@ -484,6 +491,9 @@ func (s *Service) UpdateNodes(ctx context.Context, names []string, fields map[st
 		return errCommit(err)
 	}
 	s.notify.Kick()
+	if refused {
+		return invalid("Invalid node state specified")
+	}
 	return nil
 }
 
@@ -506,6 +516,7 @@ func (s *Service) Reconfigure(ctx context.Context) error {
 	if err := s.InstallConfig(st); err != nil {
 		return err
 	}
+	s.notify.Reconfigure()
 	s.notify.Kick()
 	return nil
 }

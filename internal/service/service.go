@@ -43,6 +43,9 @@ type Notifier interface {
 	StepStats(ctx context.Context, j *model.Job, step model.StepID, hasStep bool) ([]api.StepStat, []string, error)
 	// Fetch makes the job's nodes fetch a file (sbcast) and waits for them.
 	Fetch(ctx context.Context, j *model.Job, req api.BroadcastRequest) ([]string, error)
+	// Reconfigure tells every connected node that the configuration was
+	// read again (their agents read gres.conf again).
+	Reconfigure()
 }
 
 // Service implements every controller call.

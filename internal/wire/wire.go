@@ -253,7 +253,7 @@ func NodeToPB(n *model.Node) *pb.Node {
 		BootTime: n.BootTime, LastSeen: n.LastSeen, Version: n.Version, RegTime: n.RegTime,
 		AllocCpus: int32(n.AllocCPUs), AllocMem: n.AllocMem,
 		Gpus: GPUsToPB(n.GPUs), AllocGpus: bitmapToPB(n.AllocGPUs), AllocCores: bitmapToPB(n.AllocCores),
-		Planned: n.Planned,
+		Planned: n.Planned, InvalidReg: n.InvalidReg,
 	}
 }
 
@@ -267,7 +267,7 @@ func NodeFromPB(n *pb.Node) *model.Node {
 		BootTime: n.BootTime, LastSeen: n.LastSeen, Version: n.Version, RegTime: n.RegTime,
 		AllocCPUs: int(n.AllocCpus), AllocMem: n.AllocMem,
 		GPUs: GPUsFromPB(n.Gpus), AllocGPUs: bitmapFromPB(n.AllocGpus), AllocCores: bitmapFromPB(n.AllocCores),
-		Planned: n.Planned,
+		Planned: n.Planned, InvalidReg: n.InvalidReg,
 	}
 }
 

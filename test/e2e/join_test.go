@@ -150,7 +150,13 @@ func TestJoinTokenBoundNodeCertConfined(t *testing.T) {
 	if l := b.must("drover", "token", "list"); !regexp.MustCompile(`(?m)^` + id + `\s+n2\s+1/1\s+\S+\s+n2$`).MatchString(l) {
 		t.Errorf("token list:\n%s", l)
 	}
-	spare := strings.TrimSpace(b.must("drover", "token", "create", "--nodes", "n3"))
+	spareOut, spareErr, code := b.run("drover", "token", "create", "--nodes", "n3")
+	spare := strings.TrimSpace(spareOut)
+	// The join line to copy names the controller's address from
+	// slurm.conf (it printed a HOST:PORT placeholder).
+	if code != 0 || !strings.Contains(spareErr, "--join "+spare+" --controller "+ctl+" ") {
+		t.Errorf("token create: exit %d, stderr %q: want the join line with --controller %s", code, spareErr, ctl)
+	}
 	b.must("drover", "token", "delete", strings.SplitN(spare, ".", 2)[0])
 	token = spare
 	revoked, log := join("n3", filepath.Join(b.dir, "agent-n3-revoked"))

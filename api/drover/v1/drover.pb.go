@@ -2377,7 +2377,9 @@ type Node struct {
 	AllocGpus  []uint64               `protobuf:"varint,25,rep,packed,name=alloc_gpus,json=allocGpus,proto3" json:"alloc_gpus,omitempty"`
 	AllocCores []uint64               `protobuf:"varint,26,rep,packed,name=alloc_cores,json=allocCores,proto3" json:"alloc_cores,omitempty"`
 	// The leader's last pass holds the node for a waiting job (PLANNED).
-	Planned       bool `protobuf:"varint,27,opt,name=planned,proto3" json:"planned,omitempty"`
+	Planned bool `protobuf:"varint,27,opt,name=planned,proto3" json:"planned,omitempty"`
+	// Registered with fewer GPUs than configured (INVAL).
+	InvalidReg    bool `protobuf:"varint,28,opt,name=invalid_reg,json=invalidReg,proto3" json:"invalid_reg,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2597,6 +2599,13 @@ func (x *Node) GetAllocCores() []uint64 {
 func (x *Node) GetPlanned() bool {
 	if x != nil {
 		return x.Planned
+	}
+	return false
+}
+
+func (x *Node) GetInvalidReg() bool {
+	if x != nil {
+		return x.InvalidReg
 	}
 	return false
 }
@@ -5709,6 +5718,7 @@ type ControllerMessage struct {
 	//	*ControllerMessage_Fetch
 	//	*ControllerMessage_Stat
 	//	*ControllerMessage_ReportAck
+	//	*ControllerMessage_Reconfigure
 	Msg           isControllerMessage_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -5841,6 +5851,15 @@ func (x *ControllerMessage) GetReportAck() *ReportAck {
 	return nil
 }
 
+func (x *ControllerMessage) GetReconfigure() *Reconfigure {
+	if x != nil {
+		if x, ok := x.Msg.(*ControllerMessage_Reconfigure); ok {
+			return x.Reconfigure
+		}
+	}
+	return nil
+}
+
 type isControllerMessage_Msg interface {
 	isControllerMessage_Msg()
 }
@@ -5885,6 +5904,10 @@ type ControllerMessage_ReportAck struct {
 	ReportAck *ReportAck `protobuf:"bytes,10,opt,name=report_ack,json=reportAck,proto3,oneof"`
 }
 
+type ControllerMessage_Reconfigure struct {
+	Reconfigure *Reconfigure `protobuf:"bytes,11,opt,name=reconfigure,proto3,oneof"`
+}
+
 func (*ControllerMessage_Launch) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Signal) isControllerMessage_Msg() {}
@@ -5905,6 +5928,46 @@ func (*ControllerMessage_Stat) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_ReportAck) isControllerMessage_Msg() {}
 
+func (*ControllerMessage_Reconfigure) isControllerMessage_Msg() {}
+
+// Reconfigure (scontrol reconfigure): the agent reads gres.conf again and
+// registers the GPUs it finds on the same stream.
+type Reconfigure struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Reconfigure) Reset() {
+	*x = Reconfigure{}
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Reconfigure) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Reconfigure) ProtoMessage() {}
+
+func (x *Reconfigure) ProtoReflect() protoreflect.Message {
+	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Reconfigure.ProtoReflect.Descriptor instead.
+func (*Reconfigure) Descriptor() ([]byte, []int) {
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
+}
+
 // LaunchStep runs a step's local tasks; job lets a node that never ran
 // the batch script learn the job.
 type LaunchStep struct {
@@ -5919,7 +5982,7 @@ type LaunchStep struct {
 
 func (x *LaunchStep) Reset() {
 	*x = LaunchStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5931,7 +5994,7 @@ func (x *LaunchStep) String() string {
 func (*LaunchStep) ProtoMessage() {}
 
 func (x *LaunchStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[72]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5944,7 +6007,7 @@ func (x *LaunchStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LaunchStep.ProtoReflect.Descriptor instead.
 func (*LaunchStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
 }
 
 func (x *LaunchStep) GetJob() *Job {
@@ -5988,7 +6051,7 @@ type SignalStep struct {
 
 func (x *SignalStep) Reset() {
 	*x = SignalStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6000,7 +6063,7 @@ func (x *SignalStep) String() string {
 func (*SignalStep) ProtoMessage() {}
 
 func (x *SignalStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[73]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6013,7 +6076,7 @@ func (x *SignalStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalStep.ProtoReflect.Descriptor instead.
 func (*SignalStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{73}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
 }
 
 func (x *SignalStep) GetJobId() uint32 {
@@ -6056,7 +6119,7 @@ type AttachIO struct {
 
 func (x *AttachIO) Reset() {
 	*x = AttachIO{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6068,7 +6131,7 @@ func (x *AttachIO) String() string {
 func (*AttachIO) ProtoMessage() {}
 
 func (x *AttachIO) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[74]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6081,7 +6144,7 @@ func (x *AttachIO) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AttachIO.ProtoReflect.Descriptor instead.
 func (*AttachIO) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{74}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
 }
 
 func (x *AttachIO) GetJobId() uint32 {
@@ -6129,7 +6192,7 @@ type FetchFile struct {
 
 func (x *FetchFile) Reset() {
 	*x = FetchFile{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6141,7 +6204,7 @@ func (x *FetchFile) String() string {
 func (*FetchFile) ProtoMessage() {}
 
 func (x *FetchFile) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[75]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6154,7 +6217,7 @@ func (x *FetchFile) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FetchFile.ProtoReflect.Descriptor instead.
 func (*FetchFile) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{75}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
 }
 
 func (x *FetchFile) GetJobId() uint32 {
@@ -6227,7 +6290,7 @@ type ReportAck struct {
 
 func (x *ReportAck) Reset() {
 	*x = ReportAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6239,7 +6302,7 @@ func (x *ReportAck) String() string {
 func (*ReportAck) ProtoMessage() {}
 
 func (x *ReportAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[76]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6252,7 +6315,7 @@ func (x *ReportAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReportAck.ProtoReflect.Descriptor instead.
 func (*ReportAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{76}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
 }
 
 func (x *ReportAck) GetJobId() uint32 {
@@ -6294,7 +6357,7 @@ type EndAck struct {
 
 func (x *EndAck) Reset() {
 	*x = EndAck{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6306,7 +6369,7 @@ func (x *EndAck) String() string {
 func (*EndAck) ProtoMessage() {}
 
 func (x *EndAck) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[77]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6319,7 +6382,7 @@ func (x *EndAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use EndAck.ProtoReflect.Descriptor instead.
 func (*EndAck) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{77}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
 }
 
 func (x *EndAck) GetJobId() uint32 {
@@ -6355,7 +6418,7 @@ type Registered struct {
 
 func (x *Registered) Reset() {
 	*x = Registered{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6367,7 +6430,7 @@ func (x *Registered) String() string {
 func (*Registered) ProtoMessage() {}
 
 func (x *Registered) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[78]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6380,7 +6443,7 @@ func (x *Registered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Registered.ProtoReflect.Descriptor instead.
 func (*Registered) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{78}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
 }
 
 func (x *Registered) GetCluster() string {
@@ -6429,7 +6492,7 @@ type Launch struct {
 
 func (x *Launch) Reset() {
 	*x = Launch{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6441,7 +6504,7 @@ func (x *Launch) String() string {
 func (*Launch) ProtoMessage() {}
 
 func (x *Launch) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[79]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6454,7 +6517,7 @@ func (x *Launch) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Launch.ProtoReflect.Descriptor instead.
 func (*Launch) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{79}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
 }
 
 func (x *Launch) GetJob() *Job {
@@ -6501,7 +6564,7 @@ type SignalJob struct {
 
 func (x *SignalJob) Reset() {
 	*x = SignalJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6513,7 +6576,7 @@ func (x *SignalJob) String() string {
 func (*SignalJob) ProtoMessage() {}
 
 func (x *SignalJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[80]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6526,7 +6589,7 @@ func (x *SignalJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SignalJob.ProtoReflect.Descriptor instead.
 func (*SignalJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{80}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
 }
 
 func (x *SignalJob) GetJobId() uint32 {
@@ -6603,7 +6666,7 @@ type AcctJobSel struct {
 
 func (x *AcctJobSel) Reset() {
 	*x = AcctJobSel{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6615,7 +6678,7 @@ func (x *AcctJobSel) String() string {
 func (*AcctJobSel) ProtoMessage() {}
 
 func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[81]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6628,7 +6691,7 @@ func (x *AcctJobSel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobSel.ProtoReflect.Descriptor instead.
 func (*AcctJobSel) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{81}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
 }
 
 func (x *AcctJobSel) GetJobId() uint32 {
@@ -6665,7 +6728,7 @@ type AcctJobsRequest struct {
 
 func (x *AcctJobsRequest) Reset() {
 	*x = AcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6677,7 +6740,7 @@ func (x *AcctJobsRequest) String() string {
 func (*AcctJobsRequest) ProtoMessage() {}
 
 func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[82]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6690,7 +6753,7 @@ func (x *AcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*AcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{82}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
 }
 
 func (x *AcctJobsRequest) GetClusters() []string {
@@ -6805,7 +6868,7 @@ type AcctStep struct {
 
 func (x *AcctStep) Reset() {
 	*x = AcctStep{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -6817,7 +6880,7 @@ func (x *AcctStep) String() string {
 func (*AcctStep) ProtoMessage() {}
 
 func (x *AcctStep) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[83]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -6830,7 +6893,7 @@ func (x *AcctStep) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctStep.ProtoReflect.Descriptor instead.
 func (*AcctStep) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{83}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
 }
 
 func (x *AcctStep) GetStepId() int32 {
@@ -7026,7 +7089,7 @@ type AcctJob struct {
 
 func (x *AcctJob) Reset() {
 	*x = AcctJob{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7038,7 +7101,7 @@ func (x *AcctJob) String() string {
 func (*AcctJob) ProtoMessage() {}
 
 func (x *AcctJob) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[84]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7051,7 +7114,7 @@ func (x *AcctJob) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJob.ProtoReflect.Descriptor instead.
 func (*AcctJob) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{84}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
 }
 
 func (x *AcctJob) GetCluster() string {
@@ -7387,7 +7450,7 @@ type AcctRun struct {
 
 func (x *AcctRun) Reset() {
 	*x = AcctRun{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7399,7 +7462,7 @@ func (x *AcctRun) String() string {
 func (*AcctRun) ProtoMessage() {}
 
 func (x *AcctRun) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[85]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7412,7 +7475,7 @@ func (x *AcctRun) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctRun.ProtoReflect.Descriptor instead.
 func (*AcctRun) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{85}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
 }
 
 func (x *AcctRun) GetSubmit() int64 {
@@ -7487,7 +7550,7 @@ type AcctJobsResponse struct {
 
 func (x *AcctJobsResponse) Reset() {
 	*x = AcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7499,7 +7562,7 @@ func (x *AcctJobsResponse) String() string {
 func (*AcctJobsResponse) ProtoMessage() {}
 
 func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[86]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7512,7 +7575,7 @@ func (x *AcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*AcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{86}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
 }
 
 func (x *AcctJobsResponse) GetJobs() []*AcctJob {
@@ -7533,7 +7596,7 @@ type GetAcctDBRequest struct {
 
 func (x *GetAcctDBRequest) Reset() {
 	*x = GetAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7545,7 +7608,7 @@ func (x *GetAcctDBRequest) String() string {
 func (*GetAcctDBRequest) ProtoMessage() {}
 
 func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[87]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7558,7 +7621,7 @@ func (x *GetAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*GetAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{87}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
 }
 
 type GetAcctDBResponse struct {
@@ -7570,7 +7633,7 @@ type GetAcctDBResponse struct {
 
 func (x *GetAcctDBResponse) Reset() {
 	*x = GetAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7582,7 +7645,7 @@ func (x *GetAcctDBResponse) String() string {
 func (*GetAcctDBResponse) ProtoMessage() {}
 
 func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[88]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7595,7 +7658,7 @@ func (x *GetAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*GetAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{88}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
 }
 
 func (x *GetAcctDBResponse) GetDbJson() []byte {
@@ -7615,7 +7678,7 @@ type ModifyAcctDBRequest struct {
 
 func (x *ModifyAcctDBRequest) Reset() {
 	*x = ModifyAcctDBRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7627,7 +7690,7 @@ func (x *ModifyAcctDBRequest) String() string {
 func (*ModifyAcctDBRequest) ProtoMessage() {}
 
 func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[89]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7640,7 +7703,7 @@ func (x *ModifyAcctDBRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBRequest.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{89}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
 }
 
 func (x *ModifyAcctDBRequest) GetRequestJson() []byte {
@@ -7669,7 +7732,7 @@ type ModifyAcctDBResponse struct {
 
 func (x *ModifyAcctDBResponse) Reset() {
 	*x = ModifyAcctDBResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7681,7 +7744,7 @@ func (x *ModifyAcctDBResponse) String() string {
 func (*ModifyAcctDBResponse) ProtoMessage() {}
 
 func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[90]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7694,7 +7757,7 @@ func (x *ModifyAcctDBResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ModifyAcctDBResponse.ProtoReflect.Descriptor instead.
 func (*ModifyAcctDBResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{90}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
 }
 
 func (x *ModifyAcctDBResponse) GetText() string {
@@ -7720,7 +7783,7 @@ type PutAcctJobsRequest struct {
 
 func (x *PutAcctJobsRequest) Reset() {
 	*x = PutAcctJobsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7732,7 +7795,7 @@ func (x *PutAcctJobsRequest) String() string {
 func (*PutAcctJobsRequest) ProtoMessage() {}
 
 func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[91]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7745,7 +7808,7 @@ func (x *PutAcctJobsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsRequest.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{91}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
 }
 
 func (x *PutAcctJobsRequest) GetJobs() []*AcctJob {
@@ -7763,7 +7826,7 @@ type PutAcctJobsResponse struct {
 
 func (x *PutAcctJobsResponse) Reset() {
 	*x = PutAcctJobsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7775,7 +7838,7 @@ func (x *PutAcctJobsResponse) String() string {
 func (*PutAcctJobsResponse) ProtoMessage() {}
 
 func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[92]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7788,7 +7851,7 @@ func (x *PutAcctJobsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PutAcctJobsResponse.ProtoReflect.Descriptor instead.
 func (*PutAcctJobsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{92}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
 }
 
 type AcctPingRequest struct {
@@ -7799,7 +7862,7 @@ type AcctPingRequest struct {
 
 func (x *AcctPingRequest) Reset() {
 	*x = AcctPingRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7811,7 +7874,7 @@ func (x *AcctPingRequest) String() string {
 func (*AcctPingRequest) ProtoMessage() {}
 
 func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[93]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7824,7 +7887,7 @@ func (x *AcctPingRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingRequest.ProtoReflect.Descriptor instead.
 func (*AcctPingRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{93}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
 }
 
 type AcctPingResponse struct {
@@ -7836,7 +7899,7 @@ type AcctPingResponse struct {
 
 func (x *AcctPingResponse) Reset() {
 	*x = AcctPingResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7848,7 +7911,7 @@ func (x *AcctPingResponse) String() string {
 func (*AcctPingResponse) ProtoMessage() {}
 
 func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[94]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7861,7 +7924,7 @@ func (x *AcctPingResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AcctPingResponse.ProtoReflect.Descriptor instead.
 func (*AcctPingResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{94}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{95}
 }
 
 func (x *AcctPingResponse) GetVersion() string {
@@ -7880,7 +7943,7 @@ type DiagRequest struct {
 
 func (x *DiagRequest) Reset() {
 	*x = DiagRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7892,7 +7955,7 @@ func (x *DiagRequest) String() string {
 func (*DiagRequest) ProtoMessage() {}
 
 func (x *DiagRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[95]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7905,7 +7968,7 @@ func (x *DiagRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagRequest.ProtoReflect.Descriptor instead.
 func (*DiagRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{95}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{96}
 }
 
 func (x *DiagRequest) GetResetStats() bool {
@@ -7927,7 +7990,7 @@ type RPCStat struct {
 
 func (x *RPCStat) Reset() {
 	*x = RPCStat{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -7939,7 +8002,7 @@ func (x *RPCStat) String() string {
 func (*RPCStat) ProtoMessage() {}
 
 func (x *RPCStat) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[96]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -7952,7 +8015,7 @@ func (x *RPCStat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RPCStat.ProtoReflect.Descriptor instead.
 func (*RPCStat) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{96}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{97}
 }
 
 func (x *RPCStat) GetName() string {
@@ -8013,7 +8076,7 @@ type DiagResponse struct {
 
 func (x *DiagResponse) Reset() {
 	*x = DiagResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8025,7 +8088,7 @@ func (x *DiagResponse) String() string {
 func (*DiagResponse) ProtoMessage() {}
 
 func (x *DiagResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[97]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8038,7 +8101,7 @@ func (x *DiagResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use DiagResponse.ProtoReflect.Descriptor instead.
 func (*DiagResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{97}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{98}
 }
 
 func (x *DiagResponse) GetNow() int64 {
@@ -8203,7 +8266,7 @@ type PrioritiesRequest struct {
 
 func (x *PrioritiesRequest) Reset() {
 	*x = PrioritiesRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8215,7 +8278,7 @@ func (x *PrioritiesRequest) String() string {
 func (*PrioritiesRequest) ProtoMessage() {}
 
 func (x *PrioritiesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[98]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8228,7 +8291,7 @@ func (x *PrioritiesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrioritiesRequest.ProtoReflect.Descriptor instead.
 func (*PrioritiesRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{98}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{99}
 }
 
 type PriorityWeights struct {
@@ -8245,7 +8308,7 @@ type PriorityWeights struct {
 
 func (x *PriorityWeights) Reset() {
 	*x = PriorityWeights{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8257,7 +8320,7 @@ func (x *PriorityWeights) String() string {
 func (*PriorityWeights) ProtoMessage() {}
 
 func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[99]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8270,7 +8333,7 @@ func (x *PriorityWeights) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PriorityWeights.ProtoReflect.Descriptor instead.
 func (*PriorityWeights) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{99}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{100}
 }
 
 func (x *PriorityWeights) GetAge() uint32 {
@@ -8327,7 +8390,7 @@ type TRESFactor struct {
 
 func (x *TRESFactor) Reset() {
 	*x = TRESFactor{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8339,7 +8402,7 @@ func (x *TRESFactor) String() string {
 func (*TRESFactor) ProtoMessage() {}
 
 func (x *TRESFactor) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[100]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8352,7 +8415,7 @@ func (x *TRESFactor) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use TRESFactor.ProtoReflect.Descriptor instead.
 func (*TRESFactor) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{100}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{101}
 }
 
 func (x *TRESFactor) GetName() string {
@@ -8398,7 +8461,7 @@ type JobPriority struct {
 
 func (x *JobPriority) Reset() {
 	*x = JobPriority{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8410,7 +8473,7 @@ func (x *JobPriority) String() string {
 func (*JobPriority) ProtoMessage() {}
 
 func (x *JobPriority) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[101]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8423,7 +8486,7 @@ func (x *JobPriority) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use JobPriority.ProtoReflect.Descriptor instead.
 func (*JobPriority) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{101}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{102}
 }
 
 func (x *JobPriority) GetJobId() uint32 {
@@ -8536,7 +8599,7 @@ type ShareRow struct {
 
 func (x *ShareRow) Reset() {
 	*x = ShareRow{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8548,7 +8611,7 @@ func (x *ShareRow) String() string {
 func (*ShareRow) ProtoMessage() {}
 
 func (x *ShareRow) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[102]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8561,7 +8624,7 @@ func (x *ShareRow) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ShareRow.ProtoReflect.Descriptor instead.
 func (*ShareRow) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{102}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{103}
 }
 
 func (x *ShareRow) GetAccount() string {
@@ -8647,7 +8710,7 @@ type PrioritiesResponse struct {
 
 func (x *PrioritiesResponse) Reset() {
 	*x = PrioritiesResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[104]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8659,7 +8722,7 @@ func (x *PrioritiesResponse) String() string {
 func (*PrioritiesResponse) ProtoMessage() {}
 
 func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[103]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[104]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8672,7 +8735,7 @@ func (x *PrioritiesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PrioritiesResponse.ProtoReflect.Descriptor instead.
 func (*PrioritiesResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{103}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{104}
 }
 
 func (x *PrioritiesResponse) GetMultifactor() bool {
@@ -8719,7 +8782,7 @@ type ReservationCommandRequest struct {
 
 func (x *ReservationCommandRequest) Reset() {
 	*x = ReservationCommandRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[104]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[105]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8731,7 +8794,7 @@ func (x *ReservationCommandRequest) String() string {
 func (*ReservationCommandRequest) ProtoMessage() {}
 
 func (x *ReservationCommandRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[104]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[105]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8744,7 +8807,7 @@ func (x *ReservationCommandRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationCommandRequest.ProtoReflect.Descriptor instead.
 func (*ReservationCommandRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{104}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{105}
 }
 
 func (x *ReservationCommandRequest) GetRequestJson() []byte {
@@ -8764,7 +8827,7 @@ type ReservationCommandResponse struct {
 
 func (x *ReservationCommandResponse) Reset() {
 	*x = ReservationCommandResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[105]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[106]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8776,7 +8839,7 @@ func (x *ReservationCommandResponse) String() string {
 func (*ReservationCommandResponse) ProtoMessage() {}
 
 func (x *ReservationCommandResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[105]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[106]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8789,7 +8852,7 @@ func (x *ReservationCommandResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReservationCommandResponse.ProtoReflect.Descriptor instead.
 func (*ReservationCommandResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{105}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{106}
 }
 
 func (x *ReservationCommandResponse) GetName() string {
@@ -8807,7 +8870,7 @@ type ListReservationsRequest struct {
 
 func (x *ListReservationsRequest) Reset() {
 	*x = ListReservationsRequest{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[106]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[107]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8819,7 +8882,7 @@ func (x *ListReservationsRequest) String() string {
 func (*ListReservationsRequest) ProtoMessage() {}
 
 func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[106]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[107]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8832,7 +8895,7 @@ func (x *ListReservationsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReservationsRequest.ProtoReflect.Descriptor instead.
 func (*ListReservationsRequest) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{106}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{107}
 }
 
 // reservations_json is a JSON list of model.Reservation; now the
@@ -8847,7 +8910,7 @@ type ListReservationsResponse struct {
 
 func (x *ListReservationsResponse) Reset() {
 	*x = ListReservationsResponse{}
-	mi := &file_api_drover_v1_drover_proto_msgTypes[107]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[108]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -8859,7 +8922,7 @@ func (x *ListReservationsResponse) String() string {
 func (*ListReservationsResponse) ProtoMessage() {}
 
 func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_api_drover_v1_drover_proto_msgTypes[107]
+	mi := &file_api_drover_v1_drover_proto_msgTypes[108]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -8872,7 +8935,7 @@ func (x *ListReservationsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListReservationsResponse.ProtoReflect.Descriptor instead.
 func (*ListReservationsResponse) Descriptor() ([]byte, []int) {
-	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{107}
+	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{108}
 }
 
 func (x *ListReservationsResponse) GetReservationsJson() []byte {
@@ -9144,7 +9207,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tend_state\x18\r \x01(\rR\bendState\x12\x1d\n" +
 	"\n" +
 	"time_limit\x18\x0e \x01(\x03R\ttimeLimit\x12&\n" +
-	"\x05usage\x18\x0f \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xd5\x05\n" +
+	"\x05usage\x18\x0f \x01(\v2\x10.drover.v1.UsageR\x05usage\"\xf6\x05\n" +
 	"\x04Node\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04addr\x18\x02 \x01(\tR\x04addr\x12\x1a\n" +
@@ -9180,7 +9243,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"alloc_gpus\x18\x19 \x03(\x04R\tallocGpus\x12\x1f\n" +
 	"\valloc_cores\x18\x1a \x03(\x04R\n" +
 	"allocCores\x12\x18\n" +
-	"\aplanned\x18\x1b \x01(\bR\aplanned\"\xf2\x04\n" +
+	"\aplanned\x18\x1b \x01(\bR\aplanned\x12\x1f\n" +
+	"\vinvalid_reg\x18\x1c \x01(\bR\n" +
+	"invalidReg\"\xf2\x04\n" +
 	"\tPartition\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
 	"\x05nodes\x18\x02 \x03(\tR\x05nodes\x12\x1d\n" +
@@ -9409,7 +9474,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x05usage\x18\b \x01(\v2\x10.drover.v1.UsageR\x05usage\x12\x18\n" +
 	"\arequeue\x18\t \x01(\bR\arequeue\x12\x10\n" +
 	"\x03run\x18\n" +
-	" \x01(\rR\x03run\"\x94\x04\n" +
+	" \x01(\rR\x03run\"\xd0\x04\n" +
 	"\x11ControllerMessage\x12+\n" +
 	"\x06launch\x18\x01 \x01(\v2\x11.drover.v1.LaunchH\x00R\x06launch\x12.\n" +
 	"\x06signal\x18\x02 \x01(\v2\x14.drover.v1.SignalJobH\x00R\x06signal\x127\n" +
@@ -9426,8 +9491,10 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04stat\x18\t \x01(\v2\x16.drover.v1.StatRequestH\x00R\x04stat\x125\n" +
 	"\n" +
 	"report_ack\x18\n" +
-	" \x01(\v2\x14.drover.v1.ReportAckH\x00R\treportAckB\x05\n" +
-	"\x03msg\"\x8a\x01\n" +
+	" \x01(\v2\x14.drover.v1.ReportAckH\x00R\treportAck\x12:\n" +
+	"\vreconfigure\x18\v \x01(\v2\x16.drover.v1.ReconfigureH\x00R\vreconfigureB\x05\n" +
+	"\x03msg\"\r\n" +
+	"\vReconfigure\"\x8a\x01\n" +
 	"\n" +
 	"LaunchStep\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12#\n" +
@@ -9762,7 +9829,7 @@ func file_api_drover_v1_drover_proto_rawDescGZIP() []byte {
 	return file_api_drover_v1_drover_proto_rawDescData
 }
 
-var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 110)
+var file_api_drover_v1_drover_proto_msgTypes = make([]protoimpl.MessageInfo, 111)
 var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JoinRequest)(nil),                // 0: drover.v1.JoinRequest
 	(*JoinResponse)(nil),               // 1: drover.v1.JoinResponse
@@ -9836,44 +9903,45 @@ var file_api_drover_v1_drover_proto_goTypes = []any{
 	(*JobStarted)(nil),                 // 69: drover.v1.JobStarted
 	(*JobEnded)(nil),                   // 70: drover.v1.JobEnded
 	(*ControllerMessage)(nil),          // 71: drover.v1.ControllerMessage
-	(*LaunchStep)(nil),                 // 72: drover.v1.LaunchStep
-	(*SignalStep)(nil),                 // 73: drover.v1.SignalStep
-	(*AttachIO)(nil),                   // 74: drover.v1.AttachIO
-	(*FetchFile)(nil),                  // 75: drover.v1.FetchFile
-	(*ReportAck)(nil),                  // 76: drover.v1.ReportAck
-	(*EndAck)(nil),                     // 77: drover.v1.EndAck
-	(*Registered)(nil),                 // 78: drover.v1.Registered
-	(*Launch)(nil),                     // 79: drover.v1.Launch
-	(*SignalJob)(nil),                  // 80: drover.v1.SignalJob
-	(*AcctJobSel)(nil),                 // 81: drover.v1.AcctJobSel
-	(*AcctJobsRequest)(nil),            // 82: drover.v1.AcctJobsRequest
-	(*AcctStep)(nil),                   // 83: drover.v1.AcctStep
-	(*AcctJob)(nil),                    // 84: drover.v1.AcctJob
-	(*AcctRun)(nil),                    // 85: drover.v1.AcctRun
-	(*AcctJobsResponse)(nil),           // 86: drover.v1.AcctJobsResponse
-	(*GetAcctDBRequest)(nil),           // 87: drover.v1.GetAcctDBRequest
-	(*GetAcctDBResponse)(nil),          // 88: drover.v1.GetAcctDBResponse
-	(*ModifyAcctDBRequest)(nil),        // 89: drover.v1.ModifyAcctDBRequest
-	(*ModifyAcctDBResponse)(nil),       // 90: drover.v1.ModifyAcctDBResponse
-	(*PutAcctJobsRequest)(nil),         // 91: drover.v1.PutAcctJobsRequest
-	(*PutAcctJobsResponse)(nil),        // 92: drover.v1.PutAcctJobsResponse
-	(*AcctPingRequest)(nil),            // 93: drover.v1.AcctPingRequest
-	(*AcctPingResponse)(nil),           // 94: drover.v1.AcctPingResponse
-	(*DiagRequest)(nil),                // 95: drover.v1.DiagRequest
-	(*RPCStat)(nil),                    // 96: drover.v1.RPCStat
-	(*DiagResponse)(nil),               // 97: drover.v1.DiagResponse
-	(*PrioritiesRequest)(nil),          // 98: drover.v1.PrioritiesRequest
-	(*PriorityWeights)(nil),            // 99: drover.v1.PriorityWeights
-	(*TRESFactor)(nil),                 // 100: drover.v1.TRESFactor
-	(*JobPriority)(nil),                // 101: drover.v1.JobPriority
-	(*ShareRow)(nil),                   // 102: drover.v1.ShareRow
-	(*PrioritiesResponse)(nil),         // 103: drover.v1.PrioritiesResponse
-	(*ReservationCommandRequest)(nil),  // 104: drover.v1.ReservationCommandRequest
-	(*ReservationCommandResponse)(nil), // 105: drover.v1.ReservationCommandResponse
-	(*ListReservationsRequest)(nil),    // 106: drover.v1.ListReservationsRequest
-	(*ListReservationsResponse)(nil),   // 107: drover.v1.ListReservationsResponse
-	nil,                                // 108: drover.v1.UpdateJobRequest.FieldsEntry
-	nil,                                // 109: drover.v1.UpdateNodesRequest.FieldsEntry
+	(*Reconfigure)(nil),                // 72: drover.v1.Reconfigure
+	(*LaunchStep)(nil),                 // 73: drover.v1.LaunchStep
+	(*SignalStep)(nil),                 // 74: drover.v1.SignalStep
+	(*AttachIO)(nil),                   // 75: drover.v1.AttachIO
+	(*FetchFile)(nil),                  // 76: drover.v1.FetchFile
+	(*ReportAck)(nil),                  // 77: drover.v1.ReportAck
+	(*EndAck)(nil),                     // 78: drover.v1.EndAck
+	(*Registered)(nil),                 // 79: drover.v1.Registered
+	(*Launch)(nil),                     // 80: drover.v1.Launch
+	(*SignalJob)(nil),                  // 81: drover.v1.SignalJob
+	(*AcctJobSel)(nil),                 // 82: drover.v1.AcctJobSel
+	(*AcctJobsRequest)(nil),            // 83: drover.v1.AcctJobsRequest
+	(*AcctStep)(nil),                   // 84: drover.v1.AcctStep
+	(*AcctJob)(nil),                    // 85: drover.v1.AcctJob
+	(*AcctRun)(nil),                    // 86: drover.v1.AcctRun
+	(*AcctJobsResponse)(nil),           // 87: drover.v1.AcctJobsResponse
+	(*GetAcctDBRequest)(nil),           // 88: drover.v1.GetAcctDBRequest
+	(*GetAcctDBResponse)(nil),          // 89: drover.v1.GetAcctDBResponse
+	(*ModifyAcctDBRequest)(nil),        // 90: drover.v1.ModifyAcctDBRequest
+	(*ModifyAcctDBResponse)(nil),       // 91: drover.v1.ModifyAcctDBResponse
+	(*PutAcctJobsRequest)(nil),         // 92: drover.v1.PutAcctJobsRequest
+	(*PutAcctJobsResponse)(nil),        // 93: drover.v1.PutAcctJobsResponse
+	(*AcctPingRequest)(nil),            // 94: drover.v1.AcctPingRequest
+	(*AcctPingResponse)(nil),           // 95: drover.v1.AcctPingResponse
+	(*DiagRequest)(nil),                // 96: drover.v1.DiagRequest
+	(*RPCStat)(nil),                    // 97: drover.v1.RPCStat
+	(*DiagResponse)(nil),               // 98: drover.v1.DiagResponse
+	(*PrioritiesRequest)(nil),          // 99: drover.v1.PrioritiesRequest
+	(*PriorityWeights)(nil),            // 100: drover.v1.PriorityWeights
+	(*TRESFactor)(nil),                 // 101: drover.v1.TRESFactor
+	(*JobPriority)(nil),                // 102: drover.v1.JobPriority
+	(*ShareRow)(nil),                   // 103: drover.v1.ShareRow
+	(*PrioritiesResponse)(nil),         // 104: drover.v1.PrioritiesResponse
+	(*ReservationCommandRequest)(nil),  // 105: drover.v1.ReservationCommandRequest
+	(*ReservationCommandResponse)(nil), // 106: drover.v1.ReservationCommandResponse
+	(*ListReservationsRequest)(nil),    // 107: drover.v1.ListReservationsRequest
+	(*ListReservationsResponse)(nil),   // 108: drover.v1.ListReservationsResponse
+	nil,                                // 109: drover.v1.UpdateJobRequest.FieldsEntry
+	nil,                                // 110: drover.v1.UpdateNodesRequest.FieldsEntry
 }
 var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	4,   // 0: drover.v1.ListJoinTokensResponse.tokens:type_name -> drover.v1.JoinTokenInfo
@@ -9900,9 +9968,9 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	34,  // 21: drover.v1.SignalJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 22: drover.v1.ControlJobsRequest.selection:type_name -> drover.v1.JobSelection
 	34,  // 23: drover.v1.UpdateJobRequest.selection:type_name -> drover.v1.JobSelection
-	108, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
+	109, // 24: drover.v1.UpdateJobRequest.fields:type_name -> drover.v1.UpdateJobRequest.FieldsEntry
 	38,  // 25: drover.v1.JobResultsResponse.results:type_name -> drover.v1.JobResult
-	109, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
+	110, // 26: drover.v1.UpdateNodesRequest.fields:type_name -> drover.v1.UpdateNodesRequest.FieldsEntry
 	43,  // 27: drover.v1.PingResponse.controllers:type_name -> drover.v1.ControllerStatus
 	45,  // 28: drover.v1.GetConfigResponse.items:type_name -> drover.v1.KV
 	18,  // 29: drover.v1.CreateStepRequest.spec:type_name -> drover.v1.StepSpec
@@ -9924,101 +9992,102 @@ var file_api_drover_v1_drover_proto_depIdxs = []int32{
 	67,  // 45: drover.v1.Register.runs:type_name -> drover.v1.JobRun
 	67,  // 46: drover.v1.Heartbeat.runs:type_name -> drover.v1.JobRun
 	15,  // 47: drover.v1.JobEnded.usage:type_name -> drover.v1.Usage
-	79,  // 48: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
-	80,  // 49: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
-	78,  // 50: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
-	77,  // 51: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
-	72,  // 52: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
-	73,  // 53: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
-	74,  // 54: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
-	75,  // 55: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
+	80,  // 48: drover.v1.ControllerMessage.launch:type_name -> drover.v1.Launch
+	81,  // 49: drover.v1.ControllerMessage.signal:type_name -> drover.v1.SignalJob
+	79,  // 50: drover.v1.ControllerMessage.registered:type_name -> drover.v1.Registered
+	78,  // 51: drover.v1.ControllerMessage.end_ack:type_name -> drover.v1.EndAck
+	73,  // 52: drover.v1.ControllerMessage.launch_step:type_name -> drover.v1.LaunchStep
+	74,  // 53: drover.v1.ControllerMessage.signal_step:type_name -> drover.v1.SignalStep
+	75,  // 54: drover.v1.ControllerMessage.attach:type_name -> drover.v1.AttachIO
+	76,  // 55: drover.v1.ControllerMessage.fetch:type_name -> drover.v1.FetchFile
 	64,  // 56: drover.v1.ControllerMessage.stat:type_name -> drover.v1.StatRequest
-	76,  // 57: drover.v1.ControllerMessage.report_ack:type_name -> drover.v1.ReportAck
-	17,  // 58: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
-	21,  // 59: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
-	17,  // 60: drover.v1.FetchFile.job:type_name -> drover.v1.Job
-	67,  // 61: drover.v1.Registered.expected_runs:type_name -> drover.v1.JobRun
-	17,  // 62: drover.v1.Launch.job:type_name -> drover.v1.Job
-	81,  // 63: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
-	83,  // 64: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
-	85,  // 65: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
-	84,  // 66: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
-	84,  // 67: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
-	96,  // 68: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
-	96,  // 69: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
-	100, // 70: drover.v1.JobPriority.tres:type_name -> drover.v1.TRESFactor
-	99,  // 71: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
-	101, // 72: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
-	102, // 73: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
-	24,  // 74: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
-	26,  // 75: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
-	28,  // 76: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
-	29,  // 77: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
-	31,  // 78: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
-	35,  // 79: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
-	36,  // 80: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
-	37,  // 81: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
-	40,  // 82: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
-	42,  // 83: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
-	46,  // 84: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
-	48,  // 85: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
-	50,  // 86: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
-	52,  // 87: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
-	54,  // 88: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
-	56,  // 89: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
-	2,   // 90: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
-	5,   // 91: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
-	7,   // 92: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
-	62,  // 93: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
-	82,  // 94: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
-	87,  // 95: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
-	89,  // 96: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
-	95,  // 97: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
-	98,  // 98: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
-	104, // 99: drover.v1.Drover.ReservationCommand:input_type -> drover.v1.ReservationCommandRequest
-	106, // 100: drover.v1.Drover.ListReservations:input_type -> drover.v1.ListReservationsRequest
-	91,  // 101: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
-	82,  // 102: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
-	93,  // 103: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
-	58,  // 104: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
-	0,   // 105: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
-	25,  // 106: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
-	27,  // 107: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
-	27,  // 108: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
-	30,  // 109: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
-	32,  // 110: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
-	39,  // 111: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 112: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
-	39,  // 113: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
-	41,  // 114: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
-	44,  // 115: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
-	47,  // 116: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
-	49,  // 117: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
-	51,  // 118: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
-	53,  // 119: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
-	55,  // 120: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
-	57,  // 121: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
-	3,   // 122: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
-	6,   // 123: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
-	8,   // 124: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
-	63,  // 125: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
-	86,  // 126: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
-	88,  // 127: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
-	90,  // 128: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
-	97,  // 129: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
-	103, // 130: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
-	105, // 131: drover.v1.Drover.ReservationCommand:output_type -> drover.v1.ReservationCommandResponse
-	107, // 132: drover.v1.Drover.ListReservations:output_type -> drover.v1.ListReservationsResponse
-	92,  // 133: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
-	86,  // 134: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
-	94,  // 135: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
-	71,  // 136: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
-	1,   // 137: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
-	106, // [106:138] is the sub-list for method output_type
-	74,  // [74:106] is the sub-list for method input_type
-	74,  // [74:74] is the sub-list for extension type_name
-	74,  // [74:74] is the sub-list for extension extendee
-	0,   // [0:74] is the sub-list for field type_name
+	77,  // 57: drover.v1.ControllerMessage.report_ack:type_name -> drover.v1.ReportAck
+	72,  // 58: drover.v1.ControllerMessage.reconfigure:type_name -> drover.v1.Reconfigure
+	17,  // 59: drover.v1.LaunchStep.job:type_name -> drover.v1.Job
+	21,  // 60: drover.v1.LaunchStep.step:type_name -> drover.v1.Step
+	17,  // 61: drover.v1.FetchFile.job:type_name -> drover.v1.Job
+	67,  // 62: drover.v1.Registered.expected_runs:type_name -> drover.v1.JobRun
+	17,  // 63: drover.v1.Launch.job:type_name -> drover.v1.Job
+	82,  // 64: drover.v1.AcctJobsRequest.jobs:type_name -> drover.v1.AcctJobSel
+	84,  // 65: drover.v1.AcctJob.steps:type_name -> drover.v1.AcctStep
+	86,  // 66: drover.v1.AcctJob.runs:type_name -> drover.v1.AcctRun
+	85,  // 67: drover.v1.AcctJobsResponse.jobs:type_name -> drover.v1.AcctJob
+	85,  // 68: drover.v1.PutAcctJobsRequest.jobs:type_name -> drover.v1.AcctJob
+	97,  // 69: drover.v1.DiagResponse.rpc_by_type:type_name -> drover.v1.RPCStat
+	97,  // 70: drover.v1.DiagResponse.rpc_by_user:type_name -> drover.v1.RPCStat
+	101, // 71: drover.v1.JobPriority.tres:type_name -> drover.v1.TRESFactor
+	100, // 72: drover.v1.PrioritiesResponse.weights:type_name -> drover.v1.PriorityWeights
+	102, // 73: drover.v1.PrioritiesResponse.jobs:type_name -> drover.v1.JobPriority
+	103, // 74: drover.v1.PrioritiesResponse.shares:type_name -> drover.v1.ShareRow
+	24,  // 75: drover.v1.Drover.SubmitJob:input_type -> drover.v1.SubmitJobRequest
+	26,  // 76: drover.v1.Drover.ListJobs:input_type -> drover.v1.ListJobsRequest
+	28,  // 77: drover.v1.Drover.WatchJobs:input_type -> drover.v1.WatchJobsRequest
+	29,  // 78: drover.v1.Drover.ListNodes:input_type -> drover.v1.ListNodesRequest
+	31,  // 79: drover.v1.Drover.ListPartitions:input_type -> drover.v1.ListPartitionsRequest
+	35,  // 80: drover.v1.Drover.SignalJobs:input_type -> drover.v1.SignalJobsRequest
+	36,  // 81: drover.v1.Drover.ControlJobs:input_type -> drover.v1.ControlJobsRequest
+	37,  // 82: drover.v1.Drover.UpdateJob:input_type -> drover.v1.UpdateJobRequest
+	40,  // 83: drover.v1.Drover.UpdateNodes:input_type -> drover.v1.UpdateNodesRequest
+	42,  // 84: drover.v1.Drover.Ping:input_type -> drover.v1.PingRequest
+	46,  // 85: drover.v1.Drover.GetConfig:input_type -> drover.v1.GetConfigRequest
+	48,  // 86: drover.v1.Drover.Reconfigure:input_type -> drover.v1.ReconfigureRequest
+	50,  // 87: drover.v1.Drover.CreateStep:input_type -> drover.v1.CreateStepRequest
+	52,  // 88: drover.v1.Drover.CompleteJob:input_type -> drover.v1.CompleteJobRequest
+	54,  // 89: drover.v1.Drover.AttachStep:input_type -> drover.v1.AttachStepRequest
+	56,  // 90: drover.v1.Drover.Broadcast:input_type -> drover.v1.BroadcastRequest
+	2,   // 91: drover.v1.Drover.CreateJoinToken:input_type -> drover.v1.CreateJoinTokenRequest
+	5,   // 92: drover.v1.Drover.ListJoinTokens:input_type -> drover.v1.ListJoinTokensRequest
+	7,   // 93: drover.v1.Drover.DeleteJoinToken:input_type -> drover.v1.DeleteJoinTokenRequest
+	62,  // 94: drover.v1.Drover.StepStats:input_type -> drover.v1.StepStatsRequest
+	83,  // 95: drover.v1.Drover.AcctJobs:input_type -> drover.v1.AcctJobsRequest
+	88,  // 96: drover.v1.Drover.GetAcctDB:input_type -> drover.v1.GetAcctDBRequest
+	90,  // 97: drover.v1.Drover.ModifyAcctDB:input_type -> drover.v1.ModifyAcctDBRequest
+	96,  // 98: drover.v1.Drover.Diag:input_type -> drover.v1.DiagRequest
+	99,  // 99: drover.v1.Drover.Priorities:input_type -> drover.v1.PrioritiesRequest
+	105, // 100: drover.v1.Drover.ReservationCommand:input_type -> drover.v1.ReservationCommandRequest
+	107, // 101: drover.v1.Drover.ListReservations:input_type -> drover.v1.ListReservationsRequest
+	92,  // 102: drover.v1.AcctStore.PutJobs:input_type -> drover.v1.PutAcctJobsRequest
+	83,  // 103: drover.v1.AcctStore.Jobs:input_type -> drover.v1.AcctJobsRequest
+	94,  // 104: drover.v1.AcctStore.Ping:input_type -> drover.v1.AcctPingRequest
+	58,  // 105: drover.v1.AgentService.Connect:input_type -> drover.v1.AgentMessage
+	0,   // 106: drover.v1.AgentService.Join:input_type -> drover.v1.JoinRequest
+	25,  // 107: drover.v1.Drover.SubmitJob:output_type -> drover.v1.SubmitJobResponse
+	27,  // 108: drover.v1.Drover.ListJobs:output_type -> drover.v1.ListJobsResponse
+	27,  // 109: drover.v1.Drover.WatchJobs:output_type -> drover.v1.ListJobsResponse
+	30,  // 110: drover.v1.Drover.ListNodes:output_type -> drover.v1.ListNodesResponse
+	32,  // 111: drover.v1.Drover.ListPartitions:output_type -> drover.v1.ListPartitionsResponse
+	39,  // 112: drover.v1.Drover.SignalJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 113: drover.v1.Drover.ControlJobs:output_type -> drover.v1.JobResultsResponse
+	39,  // 114: drover.v1.Drover.UpdateJob:output_type -> drover.v1.JobResultsResponse
+	41,  // 115: drover.v1.Drover.UpdateNodes:output_type -> drover.v1.UpdateNodesResponse
+	44,  // 116: drover.v1.Drover.Ping:output_type -> drover.v1.PingResponse
+	47,  // 117: drover.v1.Drover.GetConfig:output_type -> drover.v1.GetConfigResponse
+	49,  // 118: drover.v1.Drover.Reconfigure:output_type -> drover.v1.ReconfigureResponse
+	51,  // 119: drover.v1.Drover.CreateStep:output_type -> drover.v1.CreateStepResponse
+	53,  // 120: drover.v1.Drover.CompleteJob:output_type -> drover.v1.CompleteJobResponse
+	55,  // 121: drover.v1.Drover.AttachStep:output_type -> drover.v1.AttachStepResponse
+	57,  // 122: drover.v1.Drover.Broadcast:output_type -> drover.v1.BroadcastResponse
+	3,   // 123: drover.v1.Drover.CreateJoinToken:output_type -> drover.v1.CreateJoinTokenResponse
+	6,   // 124: drover.v1.Drover.ListJoinTokens:output_type -> drover.v1.ListJoinTokensResponse
+	8,   // 125: drover.v1.Drover.DeleteJoinToken:output_type -> drover.v1.DeleteJoinTokenResponse
+	63,  // 126: drover.v1.Drover.StepStats:output_type -> drover.v1.StepStatsResponse
+	87,  // 127: drover.v1.Drover.AcctJobs:output_type -> drover.v1.AcctJobsResponse
+	89,  // 128: drover.v1.Drover.GetAcctDB:output_type -> drover.v1.GetAcctDBResponse
+	91,  // 129: drover.v1.Drover.ModifyAcctDB:output_type -> drover.v1.ModifyAcctDBResponse
+	98,  // 130: drover.v1.Drover.Diag:output_type -> drover.v1.DiagResponse
+	104, // 131: drover.v1.Drover.Priorities:output_type -> drover.v1.PrioritiesResponse
+	106, // 132: drover.v1.Drover.ReservationCommand:output_type -> drover.v1.ReservationCommandResponse
+	108, // 133: drover.v1.Drover.ListReservations:output_type -> drover.v1.ListReservationsResponse
+	93,  // 134: drover.v1.AcctStore.PutJobs:output_type -> drover.v1.PutAcctJobsResponse
+	87,  // 135: drover.v1.AcctStore.Jobs:output_type -> drover.v1.AcctJobsResponse
+	95,  // 136: drover.v1.AcctStore.Ping:output_type -> drover.v1.AcctPingResponse
+	71,  // 137: drover.v1.AgentService.Connect:output_type -> drover.v1.ControllerMessage
+	1,   // 138: drover.v1.AgentService.Join:output_type -> drover.v1.JoinResponse
+	107, // [107:139] is the sub-list for method output_type
+	75,  // [75:107] is the sub-list for method input_type
+	75,  // [75:75] is the sub-list for extension type_name
+	75,  // [75:75] is the sub-list for extension extendee
+	0,   // [0:75] is the sub-list for field type_name
 }
 
 func init() { file_api_drover_v1_drover_proto_init() }
@@ -10047,6 +10116,7 @@ func file_api_drover_v1_drover_proto_init() {
 		(*ControllerMessage_Fetch)(nil),
 		(*ControllerMessage_Stat)(nil),
 		(*ControllerMessage_ReportAck)(nil),
+		(*ControllerMessage_Reconfigure)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -10054,7 +10124,7 @@ func file_api_drover_v1_drover_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_api_drover_v1_drover_proto_rawDesc), len(file_api_drover_v1_drover_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   110,
+			NumMessages:   111,
 			NumExtensions: 0,
 			NumServices:   3,
 		},

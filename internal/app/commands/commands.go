@@ -182,6 +182,16 @@ func target() (Target, error) {
 	return t, nil
 }
 
+// ControllerAddr is the TCP address of the first SlurmctldHost, as
+// slurm.conf gives it ("" without one): what other machines dial.
+func ControllerAddr() string {
+	t, err := target()
+	if err != nil {
+		return ""
+	}
+	return t.Addr
+}
+
 // transport is DROVER_TRANSPORT: "local" (the socket's local protocol
 // only), "grpc" (gRPC only, the socket or TCP), or "" — the local
 // protocol when the controller's socket is on this machine, else gRPC.
