@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestSupervisorHeldResult: a held program's result reaches its agent in
@@ -104,5 +106,53 @@ func TestSupervisorHeldResult(t *testing.T) {
 	}
 	if res := p5.Wait(); res.ExitCode != 7 {
 		t.Errorf("result of a held program that ended with no agent: %+v", res)
+	}
+}
+
+// TestHeldResultOutlivesItsSupervisor: a held result the agent received
+// but had not settled is written to its directory by the agent's side
+// when the supervisor is killed, for a later agent to find.
+func TestHeldResultOutlivesItsSupervisor(t *testing.T) {
+	dir := testDir(t, false)
+	sup, err := ConnectSupervisor(filepath.Join(dir, "super.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sup.Close()
+	job := filepath.Join(dir, "job1")
+	if err := os.Mkdir(job, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p, err := sup.StartHeld(job, &Spec{Path: "/bin/sh", Args: []string{"-c", "exit 9"}, Env: []string{"PATH=/usr/bin:/bin"},
+		Dir: dir, Stdout: os.DevNull, Stderr: os.DevNull, Umask: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res := p.Wait(); res.ExitCode != 9 {
+		t.Fatalf("held result: %+v", res)
+	}
+	raw, err := sup.conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cred *unix.Ucred
+	_ = raw.Control(func(fd uintptr) { cred, err = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Kill(int(cred.Pid), unix.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-sup.Lost():
+	case <-time.After(10 * time.Second):
+		t.Fatal("connection not lost 10 s after the supervisor was killed")
+	}
+	b, err := os.ReadFile(filepath.Join(job, "result.json"))
+	if err != nil {
+		t.Fatalf("no result.json after the supervisor holding it died: %v", err)
+	}
+	if string(b) != `{"exit_code":9,"signal":0}` {
+		t.Errorf("result.json = %s", b)
 	}
 }

@@ -46,8 +46,10 @@ import (
 // until the agent says "forget" (it reported the end and the controller
 // confirmed it). An agent that disconnects before has every result it did
 // not forget written to result.json, before another agent is served, and
-// a program that ends while no agent listens writes it as before: an
-// agent's crash or restart finds every result it had not settled. That
+// a program that ends while no agent listens writes it as before; the
+// agent's side writes the results it holds unsettled if the supervisor is
+// lost (killed): an agent's crash or restart, or the supervisor's loss,
+// leaves every unsettled result on disk. That
 // spares the common path a file creation, a rename and an unlink per job
 // (each up to a few hundred microseconds of CPU on a journalled disk).
 // A supervisor that predates "hold" ignores it and writes result.json,
@@ -113,6 +115,11 @@ type Supervisor struct {
 	// ended holds the results of held programs whose "ended" found no
 	// waiter (between the list and a Reattach).
 	ended map[string]*superResult
+	// unsettled: every held result received and not yet forgotten. If
+	// the connection is lost (the supervisor killed), they are written to
+	// their directories here: the supervisor's memory is gone, and a
+	// later agent must still find them.
+	unsettled map[string]*superResult
 }
 
 // SupervisorAnswerTimeout bounds how long ConnectSupervisor waits for a
@@ -137,7 +144,7 @@ func ConnectSupervisor(sock string) (*Supervisor, error) {
 
 func connectSupervisor(sock string, fresh bool) (*Supervisor, error) {
 	s := &Supervisor{sock: sock, waiters: map[string]*supervised{}, lost: make(chan struct{}),
-		ended: map[string]*superResult{}}
+		ended: map[string]*superResult{}, unsettled: map[string]*superResult{}}
 	var conn *net.UnixConn
 	err := errors.New("executor: start a new supervisor")
 	if !fresh {
@@ -276,8 +283,11 @@ func (s *Supervisor) read() {
 			s.mu.Lock()
 			w := s.waiters[m.Dir]
 			delete(s.waiters, m.Dir)
-			if w == nil && m.Result != nil {
-				s.ended[m.Dir] = m.Result
+			if m.Result != nil {
+				s.unsettled[m.Dir] = m.Result
+				if w == nil {
+					s.ended[m.Dir] = m.Result
+				}
 			}
 			s.mu.Unlock()
 			if w != nil {
@@ -290,6 +300,15 @@ func (s *Supervisor) read() {
 	}
 	// The supervisor went away: its programs died with it (or it was
 	// killed); whoever waits learns it from the missing result.
+	s.mu.Lock()
+	unsettled := s.unsettled
+	s.unsettled = map[string]*superResult{}
+	s.mu.Unlock()
+	for dir, r := range unsettled { // on disk before anyone hears of the loss
+		// Its own temporary name: a supervisor that is only
+		// disconnected writes the same result at the same time.
+		writeResultAs(dir, r, "result.json.agent.tmp")
+	}
 	close(s.replies)
 	close(s.lost)
 	s.mu.Lock()
@@ -363,6 +382,7 @@ func (s *Supervisor) Forget(dir string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	delete(s.ended, dir)
+	delete(s.unsettled, dir)
 	_ = writeMsg(s.conn, &superMsg{Op: "forget", Dir: dir})
 }
 
@@ -713,9 +733,11 @@ func (sv *supervisor) serve(conn *net.UnixConn) {
 
 // writeResult puts a program's result in its directory, whole or not at
 // all.
-func writeResult(dir string, r *superResult) {
+func writeResult(dir string, r *superResult) { writeResultAs(dir, r, "result.json.tmp") }
+
+func writeResultAs(dir string, r *superResult, tmpName string) {
 	b, _ := json.Marshal(r)
-	tmp := filepath.Join(dir, "result.json.tmp")
+	tmp := filepath.Join(dir, tmpName)
 	if os.WriteFile(tmp, b, 0o644) == nil {
 		_ = os.Rename(tmp, filepath.Join(dir, "result.json"))
 	}
