@@ -436,6 +436,14 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 				s.plan.StartTimes = map[model.JobID]int64{}
 			}
 			s.plan.StartTimes[j.ID] = t
+			if s.plan.StartNodes == nil {
+				s.plan.StartNodes = map[model.JobID][]string{}
+			}
+			names := make([]string, len(picks))
+			for i, p := range picks {
+				names[i] = s.c.nodes[p.node].Name
+			}
+			s.plan.StartNodes[j.ID] = names
 			if t > s.now {
 				if s.plan.PlannedNodes == nil {
 					s.plan.PlannedNodes = map[string]bool{}

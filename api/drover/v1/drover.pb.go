@@ -1505,8 +1505,10 @@ type Job struct {
 	SuspendTime    int64 `protobuf:"varint,51,opt,name=suspend_time,json=suspendTime,proto3" json:"suspend_time,omitempty"`
 	SuspendedSecs  int64 `protobuf:"varint,52,opt,name=suspended_secs,json=suspendedSecs,proto3" json:"suspended_secs,omitempty"`
 	SecsPreSuspend int64 `protobuf:"varint,53,opt,name=secs_pre_suspend,json=secsPreSuspend,proto3" json:"secs_pre_suspend,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// sched_nodes: a pending job's planned nodes (squeue --start).
+	SchedNodes    string `protobuf:"bytes,54,opt,name=sched_nodes,json=schedNodes,proto3" json:"sched_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1810,6 +1812,13 @@ func (x *Job) GetSecsPreSuspend() int64 {
 		return x.SecsPreSuspend
 	}
 	return 0
+}
+
+func (x *Job) GetSchedNodes() string {
+	if x != nil {
+		return x.SchedNodes
+	}
+	return ""
 }
 
 type StepSpec struct {
@@ -9095,7 +9104,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x10\n" +
 	"\x03mem\x18\x03 \x01(\x03R\x03mem\x12\x17\n" +
 	"\acpu_ids\x18\x04 \x03(\x04R\x06cpuIds\x12\x12\n" +
-	"\x04gpus\x18\x05 \x03(\x04R\x04gpus\"\x95\t\n" +
+	"\x04gpus\x18\x05 \x03(\x04R\x04gpus\"\xb6\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12 \n" +
 	"\farray_job_id\x18\x02 \x01(\rR\n" +
@@ -9146,7 +9155,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tsuspended\x182 \x01(\bR\tsuspended\x12!\n" +
 	"\fsuspend_time\x183 \x01(\x03R\vsuspendTime\x12%\n" +
 	"\x0esuspended_secs\x184 \x01(\x03R\rsuspendedSecs\x12(\n" +
-	"\x10secs_pre_suspend\x185 \x01(\x03R\x0esecsPreSuspend\"\x92\x06\n" +
+	"\x10secs_pre_suspend\x185 \x01(\x03R\x0esecsPreSuspend\x12\x1f\n" +
+	"\vsched_nodes\x186 \x01(\tR\n" +
+	"schedNodes\"\x92\x06\n" +
 	"\bStepSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\tR\x04argv\x122\n" +
