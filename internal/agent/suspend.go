@@ -157,3 +157,22 @@ func loadSuspension(j *job, dir string) {
 		j.suspended, j.frozenAt = true, time.Unix(0, s.FrozenAt)
 	}
 }
+
+// matchSuspension freezes the expected jobs the controller holds
+// suspended and thaws the others, at registration: a suspend or resume
+// sent while this agent was away (or restarting) reached nobody.
+// suspend does nothing to a job already as asked.
+func (a *Agent) matchSuspension(expected, suspended []uint32) {
+	frozen := map[uint32]bool{}
+	for _, id := range suspended {
+		frozen[id] = true
+	}
+	for _, id := range expected {
+		a.mu.Lock()
+		j := a.jobs[id]
+		a.mu.Unlock()
+		if j != nil {
+			a.suspend(j, frozen[id])
+		}
+	}
+}

@@ -116,6 +116,10 @@ type Registered struct {
 	// AcksReports: this controller confirms JobStarted and StepEnded
 	// (ReportAck), so the agent resends them until it does.
 	AcksReports bool
+	// Suspended are the Expected jobs held suspended; the node freezes
+	// them and thaws the others (a suspend or resume sent while it was
+	// away reached nobody).
+	Suspended []model.JobID
 }
 
 // JobRun is one run of a job.

@@ -6420,7 +6420,14 @@ type Registered struct {
 	// acks_reports: this controller confirms StepEnded and JobStarted with
 	// ReportAck, so the agent keeps them until confirmed (an older one does
 	// not: the agent then sends them once more on registration and forgets).
-	AcksReports   bool `protobuf:"varint,5,opt,name=acks_reports,json=acksReports,proto3" json:"acks_reports,omitempty"`
+	AcksReports bool `protobuf:"varint,5,opt,name=acks_reports,json=acksReports,proto3" json:"acks_reports,omitempty"`
+	// suspended: the expected jobs the controller holds suspended (scontrol
+	// suspend, gang slices), the others in expected running; the node
+	// freezes or thaws them to match (a suspend or resume sent while it was
+	// away reached nobody). Only when has_suspended (an older controller
+	// says nothing of it).
+	Suspended     []uint32 `protobuf:"varint,6,rep,packed,name=suspended,proto3" json:"suspended,omitempty"`
+	HasSuspended  bool     `protobuf:"varint,7,opt,name=has_suspended,json=hasSuspended,proto3" json:"has_suspended,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6486,6 +6493,20 @@ func (x *Registered) GetExpectedRuns() []*JobRun {
 func (x *Registered) GetAcksReports() bool {
 	if x != nil {
 		return x.AcksReports
+	}
+	return false
+}
+
+func (x *Registered) GetSuspended() []uint32 {
+	if x != nil {
+		return x.Suspended
+	}
+	return nil
+}
+
+func (x *Registered) GetHasSuspended() bool {
+	if x != nil {
+		return x.HasSuspended
 	}
 	return false
 }
@@ -9539,14 +9560,16 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\astarted\x18\x04 \x01(\bR\astarted\"1\n" +
 	"\x06EndAck\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
-	"\x03run\x18\x02 \x01(\rR\x03run\"\xba\x01\n" +
+	"\x03run\x18\x02 \x01(\rR\x03run\"\xfd\x01\n" +
 	"\n" +
 	"Registered\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
 	"\bexpected\x18\x02 \x03(\rR\bexpected\x12\x1b\n" +
 	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\x126\n" +
 	"\rexpected_runs\x18\x04 \x03(\v2\x11.drover.v1.JobRunR\fexpectedRuns\x12!\n" +
-	"\facks_reports\x18\x05 \x01(\bR\vacksReports\"a\n" +
+	"\facks_reports\x18\x05 \x01(\bR\vacksReports\x12\x1c\n" +
+	"\tsuspended\x18\x06 \x03(\rR\tsuspended\x12#\n" +
+	"\rhas_suspended\x18\a \x01(\bR\fhasSuspended\"a\n" +
 	"\x06Launch\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12\x1b\n" +
