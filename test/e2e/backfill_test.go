@@ -61,6 +61,9 @@ func TestBackfillGPUs(t *testing.T) {
 	if lines[big] != wantBig+" bf1 Resources" {
 		t.Errorf("squeue --start for the 4-GPU job: %q, want %q (all: %q)", lines[big], wantBig+" bf1 Resources", out)
 	}
+	if got := c.jobField(big, "SchedNodeList"); got != "bf1" {
+		t.Errorf("scontrol show job SchedNodeList=%q for the 4-GPU job, want bf1", got)
+	}
 	if _, ok := lines[short]; ok {
 		t.Errorf("squeue --start lists running job %s: %q", short, out)
 	}
