@@ -280,6 +280,9 @@ func (a *Agent) serve(ctx context.Context, cancel context.CancelFunc, stream age
 	if reg.HasSuspended {
 		a.matchSuspension(reg.Expected, reg.Suspended)
 	}
+	if reg.HasLimits {
+		a.matchTimeLimits(reg.ExpectedRuns)
+	}
 	a.log.Info("registered with controller", "node", a.node)
 	a.resendHealth()
 

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
 )
 
 // suspend freezes (scontrol suspend) or thaws (resume) every process of
@@ -173,6 +175,30 @@ func (a *Agent) matchSuspension(expected, suspended []uint32) {
 		a.mu.Unlock()
 		if j != nil {
 			a.suspend(j, frozen[id])
+		}
+	}
+}
+
+// matchTimeLimits takes, at registration, the time limits the controller
+// holds for the node's jobs: a scontrol update TimeLimit= sent while this
+// agent was away reached nobody, and a restarted agent knows only the
+// limit its job record had at launch.
+func (a *Agent) matchTimeLimits(runs []*pb.JobRun) {
+	for _, r := range runs {
+		a.mu.Lock()
+		j := a.jobs[r.JobId]
+		a.mu.Unlock()
+		if j == nil {
+			continue
+		}
+		j.mu.Lock()
+		have := j.model.TimeLimit
+		if j.limitSet {
+			have = j.limitSecs
+		}
+		j.mu.Unlock()
+		if have != r.TimeLimit {
+			a.newTimeLimit(j, r.TimeLimit)
 		}
 	}
 }

@@ -131,7 +131,7 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 			c.log.Warn("node holds a stale run; it ends it", "node", reg.Node, "job", id, "run", run, "current", j.Run())
 			continue
 		}
-		expected = append(expected, nodemsg.JobRun{Job: id, Run: j.Run()})
+		expected = append(expected, nodemsg.JobRun{Job: id, Run: j.Run(), Limit: j.TimeLimit})
 		if j.Suspended || j.SchedSuspended {
 			suspended = append(suspended, id)
 		}

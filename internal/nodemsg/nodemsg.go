@@ -122,10 +122,12 @@ type Registered struct {
 	Suspended []model.JobID
 }
 
-// JobRun is one run of a job.
+// JobRun is one run of a job; in Registered, with its time limit now
+// (an update sent while the node was away reached nobody).
 type JobRun struct {
-	Job model.JobID
-	Run uint32
+	Job   model.JobID
+	Run   uint32
+	Limit int64
 }
 
 // Launch starts a job's batch script (or allocation) on its batch host;
