@@ -87,11 +87,13 @@ type Agent struct {
 	outbox   chan *pb.AgentMessage
 	// trash and trashSeq: finished jobs' directories, renamed, waiting
 	// for removal (discard.go); nil: removed in place.
-	trash    chan discarded
-	trashSeq atomic.Uint64
-	killAll  bool // KillJobsOnExit
-	sup      *executor.Supervisor
-	iso      *isolation
+	trash chan discarded
+	// superPool: emptied supervisor directories kept for reuse (discard.go).
+	superPool chan string
+	trashSeq  atomic.Uint64
+	killAll   bool // KillJobsOnExit
+	sup       *executor.Supervisor
+	iso       *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
 	unhealthy   string
@@ -432,10 +434,16 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 			delete(a.ends, x.EndAck.JobId)
 		}
 		_, again := a.jobs[x.EndAck.JobId] // a newer run of a requeued job
+		sup := a.sup
 		a.mu.Unlock()
 		if !again {
-			// The end is committed: the supervisor's record has served.
-			a.discard(a.superDir(x.EndAck.JobId), removeSuperDir)
+			// The end is committed: the supervisor's record and the
+			// result it holds have served.
+			dir := a.superDir(x.EndAck.JobId)
+			if sup != nil {
+				sup.Forget(dir)
+			}
+			a.discard(dir, a.recycleSuperDir)
 		}
 	}
 }

@@ -3,6 +3,8 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -52,5 +54,111 @@ func TestDiscard(t *testing.T) {
 	}
 	if _, err := os.Lstat(jobDirPath(spool, 7)); err != nil {
 		t.Errorf("the sweep took a job's directory: %v", err)
+	}
+}
+
+// TestSuperDirReuse: a discarded supervisor directory is emptied (its
+// record and pgid truncated, the rest removed) and becomes the next
+// record's directory; one holding anything unknown is removed instead,
+// and a reused directory never brings old contents along.
+func TestSuperDirReuse(t *testing.T) {
+	spool := t.TempDir()
+	a := &Agent{spool: spool}
+	a.startTrash()
+	super := filepath.Join(spool, "super")
+	old, odd := a.superDir(1), a.superDir(2)
+	for _, d := range []string{old, odd} {
+		if err := a.newSuperDir(d); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"job.pb", "pgid", "result.json"} {
+			if err := os.WriteFile(filepath.Join(d, f), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := os.WriteFile(filepath.Join(odd, "unknown"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var oldIno, recordIno uint64
+	if fi, err := os.Stat(old); err == nil {
+		oldIno = fi.Sys().(*syscall.Stat_t).Ino
+	}
+	if fi, err := os.Stat(filepath.Join(old, "job.pb")); err == nil {
+		recordIno = fi.Sys().(*syscall.Stat_t).Ino
+	}
+	a.discard(old, a.recycleSuperDir)
+	a.discard(odd, a.recycleSuperDir)
+	deadline := time.Now().Add(10 * time.Second)
+	for len(a.superPool) != 1 || countGone(t, super) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after 10 s: %d kept, %d discarded directories left (want 1 and 1)", len(a.superPool), countGone(t, super))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	next := a.superDir(3)
+	if err := a.newSuperDir(next); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(next)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ino := fi.Sys().(*syscall.Stat_t).Ino; ino != oldIno {
+		t.Errorf("job 3's directory is inode %d, not the kept one (%d)", ino, oldIno)
+	}
+	if fi.Mode().Perm() != 0o700 {
+		t.Errorf("reused directory mode %v", fi.Mode())
+	}
+	// Only the files every record rewrites stay, emptied, on their inodes.
+	ents, _ := os.ReadDir(next)
+	for _, e := range ents {
+		fi, err := e.Info()
+		if err != nil || !keptSuperFiles[e.Name()] || fi.Size() != 0 {
+			t.Errorf("reused directory holds %s (%v, %v)", e.Name(), fi, err)
+		}
+	}
+	if fi, err := os.Stat(filepath.Join(next, "job.pb")); err != nil || fi.Sys().(*syscall.Stat_t).Ino != recordIno {
+		t.Errorf("job.pb not kept on its inode: %v", err)
+	}
+	if countGone(t, super) != 0 {
+		t.Errorf("discarded directories left after the reuse")
+	}
+}
+
+func countGone(t *testing.T, dir string) int {
+	t.Helper()
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), gonePrefix) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestReusedDirWithoutRecord: an agent that stopped between taking a kept
+// directory and writing the new record leaves an empty job.pb, which the
+// next agent takes for no job (not for an empty one).
+func TestReusedDirWithoutRecord(t *testing.T) {
+	a := &Agent{spool: t.TempDir()}
+	dir := a.superDir(5)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for f := range keptSuperFiles {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if j, err := a.reattach(5, dir); err == nil {
+		t.Fatalf("took back job %d from an empty record", j.id)
+	}
+	if orphanOf(dir) != nil {
+		t.Error("an empty pgid file named a process group")
 	}
 }

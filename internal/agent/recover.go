@@ -72,11 +72,15 @@ func newSuperDir(dir string) error {
 	return err
 }
 
+// superFiles are the files the agent and the supervisor write in a
+// supervisor directory.
+var superFiles = []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json", suspendFile}
+
 // removeSuperDir removes a job's (or a step task's) supervisor directory:
 // the files the agent and the supervisor write there one by one, then the directory (a
 // listing only when something else is left).
 func removeSuperDir(dir string) {
-	for _, f := range []string{"job.pb", "meta.json", "step.pb", "task.json", "pgid", "result.json", suspendFile} {
+	for _, f := range superFiles {
 		_ = syscall.Unlink(filepath.Join(dir, f))
 	}
 	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
@@ -120,7 +124,7 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 		return a.executor().Start(es)
 	}
 	dir := a.superDir(j.id)
-	if err := newSuperDir(dir); err != nil {
+	if err := a.newSuperDir(dir); err != nil {
 		return nil, err
 	}
 	b, err := proto.Marshal(wire.JobToPB(j.model, wire.Full))
@@ -133,7 +137,9 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 	if err := os.WriteFile(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
 		return nil, err
 	}
-	proc, err := sup.Start(dir, es)
+	// Held: the result comes back in the supervisor's message instead of
+	// a file (settled with Forget once the controller confirms the end).
+	proc, err := sup.StartHeld(dir, es)
 	if err != nil {
 		// Refused or unreachable: run it directly (it ends with the agent).
 		a.log.Warn("no job supervisor: this job will not outlive the agent", "job", j.id, "err", err)
@@ -185,6 +191,11 @@ func (a *Agent) reattach(id uint32, dir string) (*job, error) {
 	b, err := os.ReadFile(filepath.Join(dir, "job.pb"))
 	if err != nil {
 		return nil, err
+	}
+	if len(b) == 0 {
+		// A reused directory (discard.go) whose new record was never
+		// written: no job was started from it.
+		return nil, errors.New("no job record")
 	}
 	var pj pb.Job
 	if err := proto.Unmarshal(b, &pj); err != nil {

@@ -130,7 +130,7 @@ func (s *stepRun) done(code, sig int32, state model.JobState) {
 	s.j.mu.Unlock()
 	s.a.reportStep(s, code, sig, state)
 	for _, rank := range s.local.Tasks {
-		s.a.discard(s.a.taskDir(s.j.id, s.st.ID, rank), removeSuperDir)
+		s.a.discard(s.a.taskDir(s.j.id, s.st.ID, rank), s.a.recycleSuperDir)
 	}
 	s.j.stepWG.Done()
 }

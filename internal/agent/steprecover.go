@@ -48,7 +48,7 @@ func (a *Agent) supervisor() *executor.Supervisor {
 // pipes to the step's streams.
 func (s *stepRun) startSupervised(sup *executor.Supervisor, es *executor.Spec, rank int) (executor.Process, error) {
 	dir := s.a.taskDir(s.j.id, s.st.ID, rank)
-	if err := newSuperDir(dir); err != nil {
+	if err := s.a.newSuperDir(dir); err != nil {
 		return nil, err
 	}
 	b, err := proto.Marshal(s.launch)

@@ -52,7 +52,7 @@ func EnterThread(dirs []string) (restore func() error, err error) {
 	return func() error {
 		var errs []error
 		for _, d := range back {
-			errs = append(errs, writeFile(d, "tasks", tid))
+			errs = append(errs, writeHome(d, tid))
 		}
 		err := errors.Join(errs...)
 		if err != nil {
@@ -60,6 +60,10 @@ func EnterThread(dirs []string) (restore func() error, err error) {
 			// service manager): read them afresh next time.
 			homeMu.Lock()
 			clear(homeCache)
+			for _, fd := range homeTasks {
+				unix.Close(fd)
+			}
+			clear(homeTasks)
 			homeMu.Unlock()
 		}
 		return err
@@ -69,7 +73,38 @@ func EnterThread(dirs []string) (restore func() error, err error) {
 var (
 	homeMu    sync.Mutex
 	homeCache = map[string]string{} // v1 group dir → this process's group in that hierarchy
+	// homeTasks: the tasks files of those groups, open for writing: every
+	// launch writes a thread id back into each (a node supervisor: six per
+	// batch job), and kernfs takes each write on its own whatever the file
+	// offset, so they need not be opened and closed each time.
+	homeTasks = map[string]int{}
 )
+
+// writeHome moves thread tid back into the home group dir. The lock is
+// held through the write: a failed restore elsewhere closes the cached
+// descriptors, whose numbers must not be written to once reused.
+func writeHome(dir, tid string) error {
+	homeMu.Lock()
+	defer homeMu.Unlock()
+	fd, ok := homeTasks[dir]
+	if !ok {
+		var err error
+		if fd, err = openRetry(filepath.Join(dir, "tasks"), unix.O_WRONLY|unix.O_CLOEXEC); err != nil {
+			return &os.PathError{Op: "open", Path: filepath.Join(dir, "tasks"), Err: err}
+		}
+		homeTasks[dir] = fd
+	}
+	for {
+		_, err := unix.Write(fd, []byte(tid))
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return &os.PathError{Op: "write " + strconv.Quote(tid), Path: filepath.Join(dir, "tasks"), Err: err}
+		}
+		return nil
+	}
+}
 
 // homeDirs is, for each of dirs, the group of the same hierarchy this
 // process's threads live in: where a thread goes back after a fork. It

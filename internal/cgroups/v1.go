@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -374,6 +375,13 @@ func oomKillsV1(dir string) uint64 {
 	var n int64
 	if oc, err := readKeyed(dir, "memory.oom_control"); err == nil {
 		n = max(0, oc["oom_kill"])
+	}
+	// A directory's link count is 2 plus its sub-directories (kernfs keeps
+	// it): a leaf (a batch step's group, every time a job ends) is not
+	// listed.
+	var st syscall.Stat_t
+	if syscall.Stat(dir, &st) == nil && st.Nlink == 2 {
+		return uint64(n)
 	}
 	ents, _ := os.ReadDir(dir)
 	var sub uint64

@@ -20,7 +20,9 @@ func ConnectSupervisor(sock string) (*Supervisor, error) {
 	return nil, errors.New("executor: no supervisor on this system")
 }
 
-func (*Supervisor) Start(dir string, spec *Spec) (Process, error) { return Start(spec) }
+func (*Supervisor) Start(dir string, spec *Spec) (Process, error)     { return Start(spec) }
+func (*Supervisor) StartHeld(dir string, spec *Spec) (Process, error) { return Start(spec) }
+func (*Supervisor) Forget(dir string)                                 {}
 func (*Supervisor) Reattach(dir string) (Process, error) {
 	return nil, errors.New("executor: no supervisor on this system")
 }

@@ -37,12 +37,12 @@ type profile struct {
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
 	count   int
+	planned []bool // per node: in Plan.PlannedNodes
 	// steps caches each node's instants and reserved-use step function
-	// (bfsteps.go). stale[i]: not built yet; once built, addRelease and
+	// (bfsteps.go), built when first read; once built, addRelease and
 	// reserve keep it current, so code that appends to rel[i] or res[i]
-	// any other way must set stale[i] again.
+	// any other way must clear steps[i].built.
 	steps []nodeSteps
-	stale []bool
 	// newTimes and newDeltas gather additions until the search reads
 	// times and deltas (settle): a pass starts thousands of jobs between
 	// two reservations.
@@ -89,12 +89,8 @@ type reserve struct {
 }
 
 func newProfile(n int) *profile {
-	stale := make([]bool, n)
-	for i := range stale {
-		stale[i] = true
-	}
 	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{},
-		steps: make([]nodeSteps, n), stale: stale}
+		steps: make([]nodeSteps, n), planned: make([]bool, n)}
 }
 
 func (p *profile) addTime(t int64) {
@@ -129,7 +125,7 @@ func (p *profile) addRelease(i int32, r release) {
 	// Kept sorted by time so window stops at the first later one.
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
-	if !p.stale[i] {
+	if p.steps[i].built {
 		p.steps[i].addRelease(r)
 	}
 	p.addTime(r.t)
@@ -273,7 +269,7 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			})
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
-		if !c.bf.stale[p.node] {
+		if c.bf.steps[p.node].built {
 			c.bf.steps[p.node].addReserve(rv)
 		}
 		cpus += int64(p.cpus)
@@ -431,13 +427,21 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			s.c.unmask()
 			s.c.reserve(picks, r.gpuType, t, tEnd)
 			bf.count++
-			bf.perUser[j.UserID]++
+			if s.cfg.BfMaxJobUser > 0 {
+				bf.perUser[j.UserID]++
+			}
+			// Sized for every job that may get a reservation: a deep
+			// queue grew them one doubling (and rehash) at a time.
+			hint := len(s.in.Pending)
+			if s.cfg.BfMaxJobTest > 0 {
+				hint = min(hint, s.cfg.BfMaxJobTest)
+			}
 			if s.plan.StartTimes == nil {
-				s.plan.StartTimes = map[model.JobID]int64{}
+				s.plan.StartTimes = make(map[model.JobID]int64, hint)
 			}
 			s.plan.StartTimes[j.ID] = t
 			if s.plan.StartNodes == nil {
-				s.plan.StartNodes = map[model.JobID][]string{}
+				s.plan.StartNodes = make(map[model.JobID][]string, hint)
 			}
 			names := make([]string, len(picks))
 			for i, p := range picks {
@@ -446,10 +450,15 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			s.plan.StartNodes[j.ID] = names
 			if t > s.now {
 				if s.plan.PlannedNodes == nil {
-					s.plan.PlannedNodes = map[string]bool{}
+					s.plan.PlannedNodes = make(map[string]bool, min(hint, len(s.c.nodes)))
 				}
 				for _, p := range picks {
-					s.plan.PlannedNodes[s.c.nodes[p.node].Name] = true
+					// Once per node: a node holds many reservations, and
+					// each insert hashed its name.
+					if !bf.planned[p.node] {
+						bf.planned[p.node] = true
+						s.plan.PlannedNodes[s.c.nodes[p.node].Name] = true
+					}
 				}
 			}
 			return

@@ -1,6 +1,8 @@
 package sched
 
 import (
+	"math/rand"
+	"slices"
 	"testing"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -34,10 +36,10 @@ func TestBoundLevels(t *testing.T) {
 	level := func(limit int64) (*boundSet, int, func(pos int) int64) {
 		bs, lv := c.boundsFor(k, limit)
 		l := bs.levels[lv]
-		return bs, lv, func(pos int) int64 { return l.at(bs.size, pos) }
+		return bs, lv, func(pos int) int64 { return l.at(pos) }
 	}
 	bs, short, s := level(600)
-	bs.levels[short].raise(bs.size, 1, 5000)
+	bs.levels[short].raise(1, 5000)
 	if s(1) != 5000 {
 		t.Fatalf("raise: got %d", s(1))
 	}
@@ -56,8 +58,8 @@ func TestBoundLevels(t *testing.T) {
 	}
 	// The tree's queries: least bound, first position at most x.
 	sl := bs.levels[short]
-	sl.set(bs.size, 0, 7000)
-	if p := sl.least(bs.size); p != 2 {
+	sl.set(0, 7000)
+	if p := sl.least(); p != 2 {
 		t.Fatalf("least = %d, want 2 (bounds %d %d %d)", p, s(0), s(1), s(2))
 	}
 	for _, tc := range []struct {
@@ -65,7 +67,7 @@ func TestBoundLevels(t *testing.T) {
 		x    int64
 		want int
 	}{{0, 0, 2}, {0, 6000, 1}, {0, 7000, 0}, {1, 4999, 2}, {2, 0, 2}, {3, never - 1, -1}, {0, -1, -1}} {
-		if got := sl.firstAtMost(bs.size, tc.from, tc.x); got != tc.want {
+		if got := sl.firstAtMost(tc.from, tc.x); got != tc.want {
 			t.Fatalf("firstAtMost(%d, %d) = %d, want %d", tc.from, tc.x, got, tc.want)
 		}
 	}
@@ -73,5 +75,98 @@ func TestBoundLevels(t *testing.T) {
 	r3 := request{tasks: 32, nodes: 2, big: 16, nBig: 2, cpt: 1}
 	if newBoundKey(&r2, 16, ps) != newBoundKey(&r3, 16, ps) {
 		t.Fatal("jobs that differ only in their totals must share bounds")
+	}
+}
+
+// TestBoundTree compares a level's tree with a linear scan over random
+// bounds and updates, for sizes from one node (the leaf is the root) to
+// four depths.
+func TestBoundTree(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := range 300 {
+		n := 1 + rng.Intn(70)
+		if round%10 == 0 {
+			n = 1 + rng.Intn(700)
+		}
+		off, size := boundLayout(n)
+		l := &boundLevel{t: make([]int64, size), off: off}
+		for k := range l.t {
+			l.t[k] = never // padding, as baseBounds leaves it
+		}
+		vals := make([]int64, n)
+		for pos := range vals {
+			vals[pos] = int64(rng.Intn(50))
+			if rng.Intn(5) == 0 {
+				vals[pos] = never
+			}
+			l.set(pos, vals[pos])
+		}
+		for q := range 200 {
+			if q%2 == 0 {
+				pos := rng.Intn(n)
+				vals[pos] = int64(rng.Intn(50))
+				if rng.Intn(5) == 0 {
+					vals[pos] = never
+				}
+				l.set(pos, vals[pos])
+			}
+			least := slices.Min(vals)
+			if l.root() != least {
+				t.Fatalf("n=%d: root %d, want %d", n, l.root(), least)
+			}
+			if p := l.least(); vals[p] != least || slices.Index(vals, least) != p {
+				t.Fatalf("n=%d: least() = %d (bound %d), want the leftmost %d", n, p, vals[p], least)
+			}
+			from, x := rng.Intn(n+2), int64(rng.Intn(55))
+			want := -1
+			for pos := from; pos < n; pos++ {
+				if vals[pos] <= x {
+					want = pos
+					break
+				}
+			}
+			if got := l.firstAtMost(from, x); got != want {
+				t.Fatalf("n=%d: firstAtMost(%d, %d) = %d, want %d", n, from, x, got, want)
+			}
+		}
+	}
+}
+
+// TestNodeNeed checks which shapes seed a new level's bounds (bfseed.go):
+// a shape needing no more CPUs, memory or GPUs (of a type it accepts) of
+// a node than another; never a whole-node or exclusive one.
+func TestNodeNeed(t *testing.T) {
+	need := func(r request, unit int) (nodeNeed, bool) {
+		k := boundKey{r: r, unit: unit}
+		return k.need()
+	}
+	one, _ := need(request{pack: true, tasks: 64, cpt: 1}, 1)
+	sixteen, _ := need(request{nodes: 4, big: 16, nBig: 4, tasks: 64, cpt: 1}, 16)
+	perCPU, _ := need(request{pack: true, tasks: 4, cpt: 2, mem: memPerCPU, memVal: 1000}, 1)
+	gpu1, _ := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 8, gpuNode: 1}, 1)
+	gpu4, _ := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 8, gpuNode: 4}, 1)
+	a100, _ := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 8, gpuNode: 4, gpuType: "a100"}, 1)
+	if one.cpus != 1 || sixteen.cpus != 16 || perCPU.cpus != 2 || perCPU.mem != 2000 || gpu4.gpus != 4 || gpu4.cpus != 8 {
+		t.Fatalf("needs: %+v %+v %+v %+v", one, sixteen, perCPU, gpu4)
+	}
+	for _, tc := range []struct {
+		name string
+		n, m nodeNeed
+		want bool
+	}{
+		{"1 CPU within 16", one, sixteen, true}, {"16 within 1", sixteen, one, false},
+		{"memory within none", perCPU, sixteen, false}, {"1 GPU within 4", gpu1, gpu4, true},
+		{"4 GPUs within 1", gpu4, gpu1, false}, {"any type within a100", gpu4, a100, true},
+		{"a100 within any type", a100, gpu4, false}, {"GPUs within none", gpu1, sixteen, false},
+	} {
+		if got := tc.n.within(tc.m); got != tc.want {
+			t.Errorf("%s: within = %v", tc.name, got)
+		}
+	}
+	if _, ok := need(request{nodes: 1, big: 1, nBig: 1, tasks: 1, cpt: 1, exclusive: true}, 1); ok {
+		t.Error("an exclusive shape's need depends on the node")
+	}
+	if _, ok := need(request{pack: true, tasks: 1, cpt: 1, mem: memWholeNode}, 1); ok {
+		t.Error("a whole-node shape's need depends on the node")
 	}
 }

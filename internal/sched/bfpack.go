@@ -37,8 +37,9 @@ type packSearch struct {
 }
 
 // plainSearch turns off the reservation search's shortcuts that must not
-// change a plan (the running sum here), so tests can compare plans made
-// with and without them.
+// change a plan (the running sum here, new levels' bounds from other
+// shapes in bfseed.go), so tests can compare plans made with and without
+// them.
 var plainSearch bool
 
 // packable reports whether the reservation search for r may use the
@@ -68,17 +69,17 @@ func (c *cluster) packEnough(t, end int64) bool {
 		c.packAdd(e.node, t, end)
 	}
 	level := j.bs.levels[j.lv]
-	for level.t[1] <= t {
-		pos := level.least(j.bs.size)
+	for level.root() <= t {
+		pos := level.least()
 		i := j.ps.order[pos]
 		// skipped's test: a bound admitting t is made exact first.
-		if c.epoch[i] != c.curEpoch || c.exact[i] != c.curEpoch {
+		if c.mask[i].epoch != c.curEpoch || c.mask[i].exact != c.curEpoch {
 			c.refine(i, pos)
 		}
-		if c.earliest[i] > t {
+		if c.mask[i].earliest > t {
 			continue // refine left the leaf at its exact start
 		}
-		level.set(j.bs.size, pos, never)
+		level.set(pos, never)
 		pk.pos = append(pk.pos, int32(pos))
 		c.packAdd(i, t, end)
 	}
@@ -141,7 +142,7 @@ func (c *cluster) packRestore() {
 	j := &c.job
 	level := j.bs.levels[j.lv]
 	for _, pos := range pk.pos {
-		level.set(j.bs.size, int(pos), c.earliest[j.ps.order[pos]])
+		level.set(int(pos), c.mask[j.ps.order[pos]].earliest)
 	}
 	pk.on, pk.pos, pk.heap = false, pk.pos[:0], pk.heap[:0]
 }

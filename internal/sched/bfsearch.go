@@ -12,6 +12,16 @@ import (
 // time-ordered reservation search in considerBackfill skip the nodes that
 // cannot hold the job's smallest share at a tried start (skipped).
 
+// maskEntry is what the search knows of a node for the job being reserved:
+// earliest, the first possible start of the node (see skipped), lbl its
+// bound at the level the job reads (bfbounds.go); they are for the job
+// when epoch is curEpoch, and earliest is exact (not a bound) when exact
+// is. One entry, not an array per field: a visit read four cache lines.
+type maskEntry struct {
+	earliest, lbl int64
+	epoch, exact  uint32
+}
+
 // avail is one node's earliest instant and the tasks it could take.
 type avail struct {
 	t     int64
@@ -45,11 +55,8 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 		unit = max(1, unit)
 	}
-	if c.earliest == nil {
-		c.earliest = make([]int64, len(c.nodes))
-		c.lbl = make([]int64, len(c.nodes))
-		c.epoch = make([]uint32, len(c.nodes))
-		c.exact = make([]uint32, len(c.nodes))
+	if c.mask == nil {
+		c.mask = make([]maskEntry, len(c.nodes))
 	}
 	c.curEpoch++
 	bs, lv := c.boundsFor(newBoundKey(r, unit, ps), limit)
@@ -60,8 +67,8 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	for _, i := range exc {
 		if pos := c.posIn(i, ps); pos >= 0 {
 			c.touch(i, pos)
-			c.earliest[i], c.exact[i] = never, c.curEpoch
-			level.set(bs.size, pos, never)
+			c.mask[i].earliest, c.mask[i].exact = never, c.curEpoch
+			level.set(pos, never)
 		}
 	}
 	found := c.abuf[:0]
@@ -77,11 +84,11 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	// take the job).
 	visited := len(c.touched)
 	limitT := horizon
-	for level.t[1] <= limitT && level.t[1] < never {
-		pos := level.least(bs.size)
+	for level.root() <= limitT && level.root() < never {
+		pos := level.least()
 		i := ps.order[pos]
 		t := c.visit(i, pos, limitT)
-		level.set(bs.size, pos, never)
+		level.set(pos, never)
 		if t > limitT {
 			continue
 		}
@@ -98,7 +105,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		}
 	}
 	for _, pos := range c.touched[visited:] {
-		level.set(bs.size, int(pos), c.earliest[ps.order[pos]])
+		level.set(int(pos), c.mask[ps.order[pos]].earliest)
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
 	tasks, nodes := 0, 0
@@ -127,9 +134,9 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	j := &c.job
 	bs := j.bs
 	level := bs.levels[j.lv]
-	lb, from := level.at(bs.size, pos), int64(0)
-	if c.epoch[i] == c.curEpoch {
-		lb, from = c.lbl[i], c.earliest[i]
+	lb, from := level.at(pos), int64(0)
+	if c.mask[i].epoch == c.curEpoch {
+		lb, from = c.mask[i].lbl, c.mask[i].earliest
 	} else {
 		c.touch(i, pos)
 	}
@@ -138,23 +145,33 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	if same {
 		limit, lb = j.limit, max(lb, from)
 	}
-	lt, ln := c.nodeEarliest(i, &j.r, j.unit, limit, j.now, j.horizon, lb)
-	c.lbl[i] = max(lb, min(lt, ln))
+	also := int64(0)
+	if !same {
+		also = j.limit
+	}
+	lt, ln, fitsAlso := c.nodeEarliestAlso(i, &j.r, j.unit, limit, also, j.now, j.horizon, lb)
+	c.mask[i].lbl = max(lb, min(lt, ln))
 	t, next, exact := lt, ln, true
 	if !same {
 		// The job's own limit, from the level's start: up to the cap
-		// only, since levels above keep only a bound of it anyway.
+		// only, since levels above keep only a bound of it anyway. Most
+		// nodes fit it at the level's start, which the search above
+		// checked on the entries it had read (a second search per visit
+		// was a quarter of the searches of a pass).
 		exact = lt >= never
 		if lt <= limitT {
-			t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(lt, from))
+			if !fitsAlso || from > lt {
+				t, next = c.nodeEarliest(i, &j.r, j.unit, j.limit, j.now, limitT, max(lt, from))
+			}
 			exact = t < never || limitT >= j.horizon
 		}
 	}
-	c.earliest[i], c.exact[i] = max(from, min(t, next)), 0
+	m := &c.mask[i]
+	m.earliest, m.exact = max(from, min(t, next)), 0
 	if exact {
-		c.exact[i] = c.curEpoch
+		m.exact = c.curEpoch
 	}
-	bs.raiseAbove(j.lv, pos, c.earliest[i])
+	bs.raiseAbove(j.lv, pos, m.earliest)
 	return t
 }
 
@@ -162,9 +179,8 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 // bound moves to lbl, where unmask finds it.
 func (c *cluster) touch(i int32, pos int) {
 	j := &c.job
-	c.lbl[i] = j.bs.levels[j.lv].at(j.bs.size, pos)
-	c.earliest[i] = c.lbl[i]
-	c.epoch[i], c.exact[i] = c.curEpoch, 0
+	lb := j.bs.levels[j.lv].at(pos)
+	c.mask[i] = maskEntry{earliest: lb, lbl: lb, epoch: c.curEpoch}
 	c.touched = append(c.touched, int32(pos))
 }
 
@@ -177,7 +193,7 @@ func (c *cluster) unmask() {
 	j := &c.job
 	level := j.bs.levels[j.lv]
 	for _, pos := range c.touched {
-		level.set(j.bs.size, int(pos), c.lbl[j.ps.order[pos]])
+		level.set(int(pos), c.mask[j.ps.order[pos]].lbl)
 	}
 	c.touched = c.touched[:0]
 }
@@ -213,23 +229,35 @@ func (c *cluster) posIn(i int32, ps *partState) int {
 // later than the last one's, and every node refused up to it was searched
 // again.
 func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizon, from int64) (int64, int64) {
+	t, next, _ := c.nodeEarliestAlso(i, r, unit, limit, 0, now, horizon, from)
+	return t, next
+}
+
+// nodeEarliestAlso is nodeEarliest that also reports, when also > limit,
+// whether the start found holds unit tasks for also (a longer limit) too.
+func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, now, horizon, from int64) (int64, int64, bool) {
 	if c.cpu[i] < 0 {
-		return never, never
+		return never, never, false
 	}
-	n := c.nodes[i]
-	e := c.stepsOf(i).e
+	st := c.stepsOf(i)
+	e := st.e
 	cpu0, mem0 := int(c.cpu[i]), c.mem[i]
-	needCPU := r.cpusOn(unit, n.CPUs) // unit is 1 for a packed job
+	needCPU := r.cpusOn(unit, st.cpus) // unit is 1 for a packed job
 	// GPUs in use now (as a word: nodes of at most 64 GPUs), and those of
 	// the job's type; releases and reservations apply theirs from the
 	// node's steps.
-	gpuWord := r.hasGPU() && len(n.GPUs) <= 64
+	gpuWord := false
 	var gpu0, typeMask uint64
-	if gpuWord {
+	if n := c.nodes[i]; r.hasGPU() && len(n.GPUs) <= 64 {
+		gpuWord = true
 		gpu0 = word0(n.AllocGPUs) | word0(c.gpus[i])
-		for k, g := range n.GPUs {
-			if r.gpuType == "" || g.Type == r.gpuType {
-				typeMask |= 1 << uint(k)
+		if r.gpuType == "" {
+			typeMask = 1<<uint(len(n.GPUs)) - 1 // 64 GPUs: every bit
+		} else {
+			for k, g := range n.GPUs {
+				if g.Type == r.gpuType {
+					typeMask |= 1 << uint(k)
+				}
 			}
 		}
 	}
@@ -246,13 +274,13 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 	// of entries in a deep queue, and a bound is usually far into them).
 	x := -1 // the entry of the candidate being tried; -1: now+1
 	if from > now+1 {
-		x = c.bf.steps[i].find(from - 1)
+		x = st.find(from - 1)
 		x++
 	}
 	for ; x < len(e); x++ {
 		t, k := now+1, x // k: the last entry at or before t
 		if x < 0 {
-			k = c.bf.steps[i].find(t)
+			k = st.find(t)
 		} else {
 			if !e[x].cand || e[x].t <= now+1 {
 				continue
@@ -263,7 +291,7 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 			break
 		}
 		if t > horizon {
-			return never, t
+			return never, t, false
 		}
 		baseCPU, baseMem, usedGPU := cpu0, mem0, gpu0
 		if k >= 0 {
@@ -287,7 +315,8 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 		var peakCPU int32
 		var peakMem int64
 		blocked := false
-		for j := max(k, 0); j < len(e) && e[j].t < end; j++ {
+		j := max(k, 0)
+		for ; j < len(e) && e[j].t < end; j++ {
 			if e[j].resCPU > allow {
 				blockUntil, blockBase, blocked = never, baseCPU, true
 				if j+1 < len(e) {
@@ -302,21 +331,45 @@ func (c *cluster) nodeEarliest(i int32, r *request, unit int, limit, now, horizo
 			continue
 		}
 		cpu, mem := baseCPU-int(peakCPU), max(0, baseMem-peakMem)
-		gpu := 0
-		if gpuWord {
-			gpu = bits.OnesCount64(typeMask &^ usedGPU)
-		} else if r.hasGPU() && cpu > 0 {
+		if !c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU)) {
+			continue
+		}
+		if also <= limit {
+			return t, t, false
+		}
+		// The longer window: the same scan, on to its end.
+		end = endOf(t, also)
+		if c.resvBlk != nil && c.resvBlocked(i, t, end) {
+			return t, t, false
+		}
+		for ; j < len(e) && e[j].t < end; j++ {
+			if e[j].resCPU > allow {
+				return t, t, false
+			}
+			peakCPU, peakMem = max(peakCPU, e[j].resCPU), max(peakMem, e[j].resMem)
+			usedGPU |= e[j].resGPU
+		}
+		cpu, mem = baseCPU-int(peakCPU), max(0, baseMem-peakMem)
+		return t, t, c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU))
+	}
+	return never, never, false
+}
+
+// holds reports whether node i, offering cpu CPUs and mem MiB over
+// [t, end), holds unit tasks of r (a packed job: one); with gpuWord,
+// gpu is its free GPUs of the job's type, else they are counted here.
+func (c *cluster) holds(i int32, st *nodeSteps, r *request, unit int, t, end int64, cpu int, mem int64, gpuWord bool, gpu int) bool {
+	if !gpuWord {
+		gpu = 0
+		if r.hasGPU() && cpu > 0 {
 			gpu = c.windowGPUFreeEach(i, t, end, r.gpuType)
 		}
-		if r.pack {
-			if r.capTasks(1, cpu, mem, gpu, n) > 0 {
-				return t, t
-			}
-		} else if _, _, ok := r.fits(unit, cpu, mem, gpu, n); ok {
-			return t, t
-		}
 	}
-	return never, never
+	if r.pack {
+		return r.capTasksOn(1, cpu, mem, gpu, st.cpus, st.mem) > 0
+	}
+	_, _, ok := r.fitsOn(unit, cpu, mem, gpu, st.cpus, st.mem)
+	return ok
 }
 
 // A node whose own earliest instant (earliestBound) is after the
@@ -341,16 +394,16 @@ func (c *cluster) skipped(i int32) bool {
 		return false
 	}
 	j := &c.job
-	if c.epoch[i] != c.curEpoch {
+	if c.mask[i].epoch != c.curEpoch {
 		pos := c.posIn(i, j.ps)
-		if pos < 0 || j.bs.levels[j.lv].at(j.bs.size, pos) > c.winA {
+		if pos < 0 || j.bs.levels[j.lv].at(pos) > c.winA {
 			return true
 		}
 		c.refine(i, pos)
-	} else if c.earliest[i] <= c.winA && c.exact[i] != c.curEpoch {
+	} else if c.mask[i].earliest <= c.winA && c.mask[i].exact != c.curEpoch {
 		c.refine(i, c.posIn(i, j.ps))
 	}
-	return c.earliest[i] > c.winA
+	return c.mask[i].earliest > c.winA
 }
 
 // refine replaces node i's mask entry, a lower bound, with its earliest
@@ -359,7 +412,7 @@ func (c *cluster) skipped(i int32) bool {
 func (c *cluster) refine(i int32, pos int) {
 	j := &c.job
 	c.visit(i, pos, j.horizon)
-	j.bs.levels[j.lv].set(j.bs.size, pos, c.earliest[i])
+	j.bs.levels[j.lv].set(pos, c.mask[i].earliest)
 }
 
 // nextMasked is next for viewWindow while a job's mask is set: the first
@@ -369,7 +422,7 @@ func (c *cluster) nextMasked(ps *partState, from, minCPU, minIdle int, minMem in
 	j := &c.job
 	level := j.bs.levels[j.lv]
 	for {
-		pos := level.firstAtMost(j.bs.size, from, c.winA)
+		pos := level.firstAtMost(from, c.winA)
 		if pos < 0 || pos >= len(ps.order) {
 			return -1
 		}

@@ -34,21 +34,16 @@ type cluster struct {
 	winNode int32
 	winCPU  int
 	winMem  int64
-	// earliest, while masked, is the first possible start of each node
-	// the search looked at for the job being reserved (see skipped); lbl
-	// keeps the node's bound at the level the job reads (bfbounds.go),
-	// touched the positions of those nodes.
-	earliest []int64
-	lbl      []int64
+	// mask, while masked, is each node's entry in the job's mask
+	// (bfsearch.go); touched the positions of the nodes it holds.
+	mask     []maskEntry
 	touched  []int32
-	epoch    []uint32 // earliest[i] is for the current job when epoch[i] == curEpoch
 	curEpoch uint32
 	masked   bool
 	// featExc memoises, per --constraint expression, the sorted indices of
 	// nodes that lack the features (nil entry: the expression is invalid).
 	featExc map[string][]int32
 	bounds  map[boundKey]*boundSet // bfbounds.go
-	exact   []uint32               // earliest[i] is exact (not a bound) when exact[i] == curEpoch
 	job     bfJob                  // the job earliestBound masked for
 	tbuf    []int64                // scratch for nodeEarliest
 	abuf    []avail                // scratch for earliestBound

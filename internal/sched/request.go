@@ -167,17 +167,22 @@ func (r *request) minNodes(reqNodes int) int {
 // memory and GPUs (freeCPU < 0 marks a node that cannot be used at all),
 // and what they take there.
 func (r *request) fits(t, freeCPU int, freeMem int64, freeGPU int, n *model.Node) (cpus int, mem int64, ok bool) {
+	return r.fitsOn(t, freeCPU, freeMem, freeGPU, n.CPUs, n.Memory)
+}
+
+// fitsOn is fits on a node of nodeCPUs CPUs and nodeMem MiB.
+func (r *request) fitsOn(t, freeCPU int, freeMem int64, freeGPU, nodeCPUs int, nodeMem int64) (cpus int, mem int64, ok bool) {
 	if freeCPU < 0 || t < 1 || r.gpusOn(t) > freeGPU {
 		return 0, 0, false
 	}
-	if r.exclusive && freeCPU < n.CPUs {
+	if r.exclusive && freeCPU < nodeCPUs {
 		return 0, 0, false // someone else is on it
 	}
-	cpus = r.cpusOn(t, n.CPUs)
+	cpus = r.cpusOn(t, nodeCPUs)
 	if cpus < t*r.cpt || freeCPU < cpus {
 		return 0, 0, false
 	}
-	mem = r.memOnG(cpus, r.gpusOn(t), n.Memory)
+	mem = r.memOnG(cpus, r.gpusOn(t), nodeMem)
 	if freeMem < mem {
 		return 0, 0, false
 	}
@@ -186,21 +191,26 @@ func (r *request) fits(t, freeCPU int, freeMem int64, freeGPU int, n *model.Node
 
 // capTasks is how many of the remaining tasks (pack layout) a node takes.
 func (r *request) capTasks(remaining, freeCPU int, freeMem int64, freeGPU int, n *model.Node) int {
+	return r.capTasksOn(remaining, freeCPU, freeMem, freeGPU, n.CPUs, n.Memory)
+}
+
+// capTasksOn is capTasks on a node of nodeCPUs CPUs and nodeMem MiB.
+func (r *request) capTasksOn(remaining, freeCPU int, freeMem int64, freeGPU, nodeCPUs int, nodeMem int64) int {
 	if freeCPU < 0 || (r.gpuNode > 0 && freeGPU < r.gpuNode) {
 		return 0
 	}
 	avail := freeCPU
 	if r.exclusive {
-		if freeCPU < n.CPUs {
+		if freeCPU < nodeCPUs {
 			return 0
 		}
-		avail = n.CPUs
+		avail = nodeCPUs
 	}
 	t := min(remaining, avail/r.cpt)
 	if r.gpuTask > 0 {
 		t = min(t, freeGPU/r.gpuTask)
 	}
-	for t > 0 && !r.exclusive && r.cpusOn(t, n.CPUs) > avail { // --cpus-per-gpu, --mincpus
+	for t > 0 && !r.exclusive && r.cpusOn(t, nodeCPUs) > avail { // --cpus-per-gpu, --mincpus
 		t--
 	}
 	if t < 1 {
@@ -208,19 +218,19 @@ func (r *request) capTasks(remaining, freeCPU int, freeMem int64, freeGPU int, n
 	}
 	switch r.mem {
 	case memPerGPU:
-		for t > 0 && r.memOnG(0, r.gpusOn(t), n.Memory) > freeMem {
+		for t > 0 && r.memOnG(0, r.gpusOn(t), nodeMem) > freeMem {
 			t--
 		}
 	case memPerCPU:
 		if r.exclusive { // the job holds every CPU, so it pays for every CPU
-			if freeMem < min(r.memVal*int64(n.CPUs), n.Memory) {
+			if freeMem < min(r.memVal*int64(nodeCPUs), nodeMem) {
 				return 0
 			}
 		} else if per := r.memVal * int64(r.cpt); per > 0 {
 			t = min(t, int(min(freeMem/per, int64(t))))
 		}
 	case memFixed, memWholeNode:
-		if freeMem < r.memOn(0, n.Memory) {
+		if freeMem < r.memOn(0, nodeMem) {
 			return 0
 		}
 	}

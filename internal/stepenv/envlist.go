@@ -59,26 +59,41 @@ func (e *env) list() []string {
 // Override returns env with each NAME=value of kvs set, replacing earlier
 // values of the same name in place; names stay unique. For what the agent
 // adds on top of BatchEnv (SLURM_CONF, GPU variables).
-func Override(env []string, kvs ...string) []string {
-	e := newEnv(env)
-	for _, kv := range kvs {
-		if name, val, ok := strings.Cut(kv, "="); ok && name != "" {
-			e.set(name, val)
-		}
-	}
-	return e.list()
-}
+func Override(env []string, kvs ...string) []string { return merge(env, kvs, true) }
 
 // Default returns env with each NAME=value of kvs added only where env has
 // no such name: HOME and SHELL from the node's passwd entry, for instance.
-func Default(env []string, kvs ...string) []string {
-	e := newEnv(env)
-	for _, kv := range kvs {
-		if name, val, ok := strings.Cut(kv, "="); ok && name != "" {
-			e.setDefault(name, val)
+func Default(env []string, kvs ...string) []string { return merge(env, kvs, false) }
+
+// merge is env with its names made unique (a name keeps its first place
+// and its last value), then kvs set (replace) or added where missing. The
+// entries are env's own strings: one index, no map of values and no string
+// built per variable (every launch runs it two or three times over the
+// user's whole environment).
+func merge(env, kvs []string, replace bool) []string {
+	out := make([]string, 0, len(env)+len(kvs))
+	at := make(map[string]int, len(env)+len(kvs))
+	put := func(kv string, replace bool) {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			return
 		}
+		if i, ok := at[name]; ok {
+			if replace {
+				out[i] = kv
+			}
+			return
+		}
+		at[name] = len(out)
+		out = append(out, kv)
 	}
-	return e.list()
+	for _, kv := range env {
+		put(kv, true)
+	}
+	for _, kv := range kvs {
+		put(kv, replace)
+	}
+	return out
 }
 
 // Lookup returns the value of name in env (the last one, if repeated).
