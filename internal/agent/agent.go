@@ -279,6 +279,12 @@ func (a *Agent) serve(ctx context.Context, cancel context.CancelFunc, stream age
 	a.setCluster(reg.Cluster)
 	a.acksReports.Store(reg.AcksReports)
 	a.killUnexpected(reg.Expected, reg.ExpectedRuns)
+	if reg.HasSuspended {
+		a.matchSuspension(reg.Expected, reg.Suspended)
+	}
+	if reg.HasLimits {
+		a.matchTimeLimits(reg.ExpectedRuns)
+	}
 	a.log.Info("registered with controller", "node", a.node)
 	a.resendHealth()
 

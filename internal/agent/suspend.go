@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	pb "github.com/drover-hpc/drover/api/drover/v1"
 )
 
 // suspend freezes (scontrol suspend) or thaws (resume) every process of
@@ -155,5 +157,48 @@ func loadSuspension(j *job, dir string) {
 	j.pausedFor = time.Duration(s.PausedNs)
 	if s.FrozenAt != 0 {
 		j.suspended, j.frozenAt = true, time.Unix(0, s.FrozenAt)
+	}
+}
+
+// matchSuspension freezes the expected jobs the controller holds
+// suspended and thaws the others, at registration: a suspend or resume
+// sent while this agent was away (or restarting) reached nobody.
+// suspend does nothing to a job already as asked.
+func (a *Agent) matchSuspension(expected, suspended []uint32) {
+	frozen := map[uint32]bool{}
+	for _, id := range suspended {
+		frozen[id] = true
+	}
+	for _, id := range expected {
+		a.mu.Lock()
+		j := a.jobs[id]
+		a.mu.Unlock()
+		if j != nil {
+			a.suspend(j, frozen[id])
+		}
+	}
+}
+
+// matchTimeLimits takes, at registration, the time limits the controller
+// holds for the node's jobs: a scontrol update TimeLimit= sent while this
+// agent was away reached nobody, and a restarted agent knows only the
+// limit its job record had at launch.
+func (a *Agent) matchTimeLimits(runs []*pb.JobRun) {
+	for _, r := range runs {
+		a.mu.Lock()
+		j := a.jobs[r.JobId]
+		a.mu.Unlock()
+		if j == nil {
+			continue
+		}
+		j.mu.Lock()
+		have := j.model.TimeLimit
+		if j.limitSet {
+			have = j.limitSecs
+		}
+		j.mu.Unlock()
+		if have != r.TimeLimit {
+			a.newTimeLimit(j, r.TimeLimit)
+		}
 	}
 }

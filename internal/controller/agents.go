@@ -117,6 +117,10 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 	// The node keeps only the runs assigned to it: a run of a job that was
 	// requeued meanwhile (and may run elsewhere now) is stale.
 	var expected []nodemsg.JobRun
+	var suspended []model.JobID
+	// Taken after installAgent: a suspend or resume committed later goes
+	// out on the new stream after Registered, so the node ends as the
+	// controller says either way.
 	after := c.store.Snapshot()
 	for id, run := range runs {
 		j := after.Job(id)
@@ -127,9 +131,13 @@ func (c *Controller) ServeAgent(stream nodemsg.Stream, peerAddr, certNode string
 			c.log.Warn("node holds a stale run; it ends it", "node", reg.Node, "job", id, "run", run, "current", j.Run())
 			continue
 		}
-		expected = append(expected, nodemsg.JobRun{Job: id, Run: j.Run()})
+		expected = append(expected, nodemsg.JobRun{Job: id, Run: j.Run(), Limit: j.TimeLimit})
+		if j.Suspended || j.SchedSuspended {
+			suspended = append(suspended, id)
+		}
 	}
-	if err := stream.Send(&nodemsg.Registered{Cluster: st.ClusterName, KillWait: st.KillWait, Expected: expected, AcksReports: true}); err != nil {
+	if err := stream.Send(&nodemsg.Registered{Cluster: st.ClusterName, KillWait: st.KillWait, Expected: expected,
+		AcksReports: true, Suspended: suspended}); err != nil {
 		return err
 	}
 	c.log.Info("node registered", "node", reg.Node, "cpus", reg.CPUs, "mem", reg.Memory, "running", len(running))

@@ -178,7 +178,7 @@ func (c *Controller) cycle() {
 			cmd.Reasons[id] = reason
 		}
 	}
-	cmd.Planned = c.plannedChanges(snap, plan, now)
+	cmd.Planned, cmd.PlannedNodes = c.plannedChanges(snap, plan, now)
 	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 &&
 		len(cmd.Preempt) == 0 && len(cmd.Planned) == 0 {
 		return

@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/state"
@@ -11,10 +12,13 @@ import (
 // it after the pass that found it; a planned start that merely moved at
 // most every bf_interval, so a large queue does not rewrite thousands of
 // job records every cycle.
-func (c *Controller) plannedChanges(snap *state.Snapshot, plan *sched.Plan, now int64) map[model.JobID]int64 {
+// The planned nodes go with the start (a start whose nodes changed
+// counts as moved).
+func (c *Controller) plannedChanges(snap *state.Snapshot, plan *sched.Plan, now int64) (map[model.JobID]int64, map[model.JobID]string) {
 	interval := c.svc.Settings().Scheduler.BfInterval
 	moveOK := interval <= 0 || c.clock.Now().Sub(c.lastMoved) >= interval
 	var out map[model.JobID]int64
+	var nodes map[model.JobID]string
 	moved := false
 	for id := range plan.Reasons {
 		j := snap.Job(id)
@@ -22,17 +26,27 @@ func (c *Controller) plannedChanges(snap *state.Snapshot, plan *sched.Plan, now 
 			continue
 		}
 		want, have := plan.StartTimes[id], j.PlannedStart
-		if want == have || (have != 0 && want != 0 && have > now && !moveOK) {
+		wantNodes := ""
+		if want != 0 {
+			wantNodes = hostlist.Compress(plan.StartNodes[id])
+		}
+		if (want == have && wantNodes == j.SchedNodes) || (have != 0 && want != 0 && have > now && !moveOK) {
 			continue
 		}
 		if out == nil {
 			out = map[model.JobID]int64{}
 		}
 		out[id] = want
+		if wantNodes != "" {
+			if nodes == nil {
+				nodes = map[model.JobID]string{}
+			}
+			nodes[id] = wantNodes
+		}
 		moved = moved || (have != 0 && want != 0)
 	}
 	if moved {
 		c.lastMoved = c.clock.Now()
 	}
-	return out
+	return out, nodes
 }

@@ -185,7 +185,7 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 		}
 		j = j.Clone()
 		j.State, j.StartTime, j.Alloc, j.Reason = model.JobRunning, c.Now, st.Alloc, model.ReasonNone
-		j.PlannedStart = 0
+		j.PlannedStart, j.SchedNodes = 0, ""
 		if j.EligibleTime == 0 {
 			j.EligibleTime = c.Now
 		}
@@ -200,9 +200,13 @@ func applySchedule(txn *state.Txn, c *Schedule) any {
 		}
 	}
 	for id, t := range c.Planned {
-		if j := snap.Job(id); j != nil && j.State == model.JobPending && j.PlannedStart != t {
+		nodes := c.PlannedNodes[id]
+		if t == 0 {
+			nodes = ""
+		}
+		if j := snap.Job(id); j != nil && j.State == model.JobPending && (j.PlannedStart != t || j.SchedNodes != nodes) {
 			j = j.Clone()
-			j.PlannedStart = t
+			j.PlannedStart, j.SchedNodes = t, nodes
 			txn.PutJob(j)
 		}
 	}

@@ -77,6 +77,8 @@ type Schedule struct {
 	Now     int64          `json:"now"`
 	// Planned sets pending jobs' planned start times (0 clears one).
 	Planned map[model.JobID]int64 `json:"planned,omitempty"`
+	// PlannedNodes are the nodes of those planned starts (a hostlist).
+	PlannedNodes map[model.JobID]string `json:"planned_nodes,omitempty"`
 }
 
 // PreemptEntry is one victim: REQUEUE puts it back in the queue when it

@@ -174,6 +174,9 @@ type Job struct {
 	// scheduler expects to start it (0: unknown); clients see it as the
 	// pending job's StartTime, as in Slurm.
 	PlannedStart int64 `json:"planned_start,omitempty"`
+	// SchedNodes are, with PlannedStart, the nodes that start is planned
+	// on (a hostlist; squeue --start SCHEDNODES, Slurm's sched_nodes).
+	SchedNodes string `json:"sched_nodes,omitempty"`
 
 	Alloc       []NodeAlloc `json:"alloc,omitempty"`
 	ExitCode    int32       `json:"exit_code"`              // exit status (0-255)

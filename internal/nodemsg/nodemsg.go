@@ -116,12 +116,18 @@ type Registered struct {
 	// AcksReports: this controller confirms JobStarted and StepEnded
 	// (ReportAck), so the agent resends them until it does.
 	AcksReports bool
+	// Suspended are the Expected jobs held suspended; the node freezes
+	// them and thaws the others (a suspend or resume sent while it was
+	// away reached nobody).
+	Suspended []model.JobID
 }
 
-// JobRun is one run of a job.
+// JobRun is one run of a job; in Registered, with its time limit now
+// (an update sent while the node was away reached nobody).
 type JobRun struct {
-	Job model.JobID
-	Run uint32
+	Job   model.JobID
+	Run   uint32
+	Limit int64
 }
 
 // Launch starts a job's batch script (or allocation) on its batch host;

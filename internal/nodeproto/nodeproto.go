@@ -120,10 +120,13 @@ func Decode(m *pb.AgentMessage) nodemsg.FromNode {
 func Encode(m nodemsg.ToNode) *pb.ControllerMessage {
 	switch m := m.(type) {
 	case *nodemsg.Registered:
-		r := &pb.Registered{Cluster: m.Cluster, KillWait: m.KillWait, AcksReports: m.AcksReports}
+		r := &pb.Registered{Cluster: m.Cluster, KillWait: m.KillWait, AcksReports: m.AcksReports, HasSuspended: true, HasLimits: true}
+		for _, id := range m.Suspended {
+			r.Suspended = append(r.Suspended, uint32(id))
+		}
 		for _, e := range m.Expected {
 			r.Expected = append(r.Expected, uint32(e.Job))
-			r.ExpectedRuns = append(r.ExpectedRuns, &pb.JobRun{JobId: uint32(e.Job), Run: e.Run})
+			r.ExpectedRuns = append(r.ExpectedRuns, &pb.JobRun{JobId: uint32(e.Job), Run: e.Run, TimeLimit: e.Limit})
 		}
 		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Registered{Registered: r}}
 	case *nodemsg.Launch:

@@ -440,6 +440,14 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 				s.plan.StartTimes = make(map[model.JobID]int64, hint)
 			}
 			s.plan.StartTimes[j.ID] = t
+			if s.plan.StartNodes == nil {
+				s.plan.StartNodes = make(map[model.JobID][]string, hint)
+			}
+			names := make([]string, len(picks))
+			for i, p := range picks {
+				names[i] = s.c.nodes[p.node].Name
+			}
+			s.plan.StartNodes[j.ID] = names
 			if t > s.now {
 				if s.plan.PlannedNodes == nil {
 					s.plan.PlannedNodes = make(map[string]bool, min(hint, len(s.c.nodes)))

@@ -94,6 +94,9 @@ type Plan struct {
 	// StartTimes holds, under backfill, the planned start of each waiting
 	// job that got a reservation (squeue --start, scontrol StartTime=).
 	StartTimes map[model.JobID]int64
+	// StartNodes are the nodes each of those reservations holds
+	// (squeue --start SCHEDNODES), in placement order.
+	StartNodes map[model.JobID][]string
 	// PlannedNodes are the nodes those reservations hold for a later
 	// start (sinfo's PLANNED state, "mix-").
 	PlannedNodes map[string]bool

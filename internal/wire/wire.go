@@ -109,6 +109,7 @@ func JobToPB(j *model.Job, d Detail) *pb.Job {
 		StartTime: startTime(j), EndTime: j.EndTime, ExitCode: j.ExitCode, Signal: j.Signal,
 		CancelledBy: j.CancelledBy, SpecId: uint32(j.SpecID), NextStep: int32(j.NextStep),
 		Suspended: j.Suspended, SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, SecsPreSuspend: j.SecsPreSuspend,
+		SchedNodes: j.SchedNodes,
 	}
 	if j.Suspended && j.State == model.JobRunning && !j.Completing && d != Full {
 		// Users see SUSPENDED; nodes (Full) keep the controller's view.
@@ -234,6 +235,7 @@ func jobFromPB(j *pb.Job, spec *model.JobSpec) *model.Job {
 		ExitCode: j.ExitCode, Signal: j.Signal, CancelledBy: j.CancelledBy, SpecID: model.JobID(j.SpecId),
 		Spec: spec, NextStep: model.StepID(j.NextStep), Steps: stepsFromPB(j.Steps),
 		Suspended: j.Suspended, SuspendTime: j.SuspendTime, SuspendedSecs: j.SuspendedSecs, SecsPreSuspend: j.SecsPreSuspend,
+		SchedNodes: j.SchedNodes,
 	}
 	for _, a := range j.Alloc {
 		out.Alloc = append(out.Alloc, model.NodeAlloc{Node: a.Node, CPUs: int(a.Cpus), Mem: a.Mem,

@@ -51,14 +51,18 @@ func TestBackfillGPUs(t *testing.T) {
 	c.waitFor("the long job's planned start", 20*time.Second, func() bool {
 		return c.jobField(long, "StartTime") == hs.Add(15*time.Minute).Format("2006-01-02T15:04:05")
 	})
-	out := c.must("squeue", "--start", "-h", "-o", "%i %S %r")
+	// SCHEDNODES (%Y) names the node the start is planned on.
+	out := c.must("squeue", "--start", "-h", "-o", "%i %S %Y %r")
 	lines := map[string]string{}
 	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
 		id, rest, _ := strings.Cut(l, " ")
 		lines[id] = rest
 	}
-	if lines[big] != wantBig+" Resources" {
-		t.Errorf("squeue --start for the 4-GPU job: %q, want %q (all: %q)", lines[big], wantBig+" Resources", out)
+	if lines[big] != wantBig+" bf1 Resources" {
+		t.Errorf("squeue --start for the 4-GPU job: %q, want %q (all: %q)", lines[big], wantBig+" bf1 Resources", out)
+	}
+	if got := c.jobField(big, "SchedNodeList"); got != "bf1" {
+		t.Errorf("scontrol show job SchedNodeList=%q for the 4-GPU job, want bf1", got)
 	}
 	if _, ok := lines[short]; ok {
 		t.Errorf("squeue --start lists running job %s: %q", short, out)

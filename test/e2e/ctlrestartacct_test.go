@@ -35,9 +35,11 @@ func TestControllerRestartNoRequeuedRow(t *testing.T) {
 	daemon("agent", "--name", "ctlrst1")
 	agent2 := daemon("agent", "--name", "ctlrst2")
 	c.waitFor("both nodes idle", 60*time.Second, func() bool { return nodeState("ctlrst1") == "idle" && nodeState("ctlrst2") == "idle" })
-	gate := filepath.Join(dir, "go")
-	across := c.sbatch("-w", "ctlrst1", "-o", os.DevNull, "--wrap", "while [ ! -e "+gate+" ]; do sleep 0.1; done")
-	c.waitState(across, "RUNNING", 30*time.Second)
+	gate, started := filepath.Join(dir, "go"), filepath.Join(dir, "started")
+	across := c.sbatch("-w", "ctlrst1", "-o", os.DevNull, "--wrap", "touch "+started+"; while [ ! -e "+gate+" ]; do sleep 0.1; done")
+	// Running on its node, not only scheduled: a launch the stopped
+	// controller never sent would rightly be requeued.
+	c.waitFor("the job's script to start", 30*time.Second, func() bool { _, err := os.Stat(started); return err == nil })
 
 	// Node 2's agent stops, then the controller restarts: its saved state
 	// still has node 2 up and responding.

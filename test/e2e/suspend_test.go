@@ -169,3 +169,55 @@ func TestAgentRestartKeepsSuspension(t *testing.T) {
 		t.Errorf("output %q", got)
 	}
 }
+
+// TestSuspendResumeWhileAgentAway: scontrol suspend and resume reach a
+// node whose agent was stopped when they ran: the restarted agent freezes
+// the job, then (after another restart) thaws it, as the controller holds
+// it. Before, the message reached nobody and the node ran a job the
+// controller showed SUSPENDED (or kept frozen one it showed RUNNING).
+func TestSuspendResumeWhileAgentAway(t *testing.T) {
+	t.Parallel()
+	c, daemon := manualCluster(t, "susaway", "SlurmdTimeout=60\n")
+	dir := c.dir
+	daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	agent := daemon("agent", "--name", "susaway1")
+	c.waitFor("node up", 60*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "idle"
+	})
+	pidFile, gate, out := filepath.Join(dir, "pid"), filepath.Join(dir, "go"), filepath.Join(dir, "out")
+	id := c.sbatch("-o", out, "--wrap", "echo $$ > "+pidFile+".tmp; mv "+pidFile+".tmp "+pidFile+
+		"; while [ ! -e "+gate+" ]; do sleep 0.1; done; echo done")
+	var pid int
+	c.waitFor("the script to write its pid", 30*time.Second, func() bool {
+		pid, _ = strconv.Atoi(strings.TrimSpace(readFileOr(pidFile)))
+		return pid > 0
+	})
+	freezer := "/sys/fs/cgroup/freezer/drover/susaway1/job_" + id
+	if _, err := os.Stat(freezer); err != nil {
+		t.Skipf("no cgroup v1 freezer for the job (%v)", err)
+	}
+	t.Cleanup(func() {
+		_ = os.WriteFile(filepath.Join(freezer, "freezer.state"), []byte("THAWED"), 0o644)
+		killJobProcess(pid, id, "susaway1", false)
+	})
+	state := func() string { return strings.TrimSpace(readFileOr(filepath.Join(freezer, "freezer.state"))) }
+	restartAgentAfter := func(cmd ...string) {
+		_ = agent.Process.Signal(syscall.SIGTERM)
+		_ = agent.Wait()
+		c.must("scontrol", cmd...)
+		agent = daemon("agent", "--name", "susaway1")
+	}
+	restartAgentAfter("suspend", id)
+	c.waitFor("the job frozen by the restarted agent", 30*time.Second, func() bool { return state() == "FROZEN" })
+	restartAgentAfter("resume", id)
+	c.waitFor("the job thawed by the restarted agent", 30*time.Second, func() bool { return state() == "THAWED" })
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.waitState(id, "COMPLETED", 30*time.Second)
+	if got := readFileOr(out); got != "done\n" {
+		t.Errorf("output %q", got)
+	}
+}

@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -43,5 +45,34 @@ func TestAllocationTimeLimit(t *testing.T) {
 			out, _, _ := c.run("sacct", "-X", "-n", "-P", "-o", "State,ExitCode", "-j", id)
 			return out == "TIMEOUT|0:0\n"
 		})
+	}
+}
+
+// TestTimeLimitUpdateWhileAgentAway: a time limit lowered while the
+// job's node had no agent reaches the restarted agent, which ends the job
+// TIMEOUT. Before, the update reached nobody and the new agent enforced
+// the limit the job was launched with.
+func TestTimeLimitUpdateWhileAgentAway(t *testing.T) {
+	t.Parallel()
+	c, daemon := manualCluster(t, "tlaway", "SlurmdTimeout=60\n")
+	daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	agent := daemon("agent", "--name", "tlaway1")
+	c.waitFor("node up", 60*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "idle"
+	})
+	started := filepath.Join(c.dir, "started")
+	id := c.sbatch("-t", "10:00", "-o", os.DevNull, "--wrap", "touch "+started+"; exec sleep 300")
+	// Running on the node, not only scheduled: a launch the stopped agent
+	// never got would be run again, with the new limit, by the next one.
+	c.waitFor("the job's script to start", 30*time.Second, func() bool { _, err := os.Stat(started); return err == nil })
+	_ = agent.Process.Signal(syscall.SIGTERM)
+	_ = agent.Wait()
+	c.must("scontrol", "update", "JobId="+id, "TimeLimit=0:03")
+	daemon("agent", "--name", "tlaway1")
+	c.waitState(id, "TIMEOUT", 60*time.Second)
+	if r := c.jobField(id, "Restarts"); r != "0" {
+		t.Errorf("Restarts=%s: the job ran again instead of being taken back", r)
 	}
 }

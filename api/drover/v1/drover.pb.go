@@ -1505,8 +1505,10 @@ type Job struct {
 	SuspendTime    int64 `protobuf:"varint,51,opt,name=suspend_time,json=suspendTime,proto3" json:"suspend_time,omitempty"`
 	SuspendedSecs  int64 `protobuf:"varint,52,opt,name=suspended_secs,json=suspendedSecs,proto3" json:"suspended_secs,omitempty"`
 	SecsPreSuspend int64 `protobuf:"varint,53,opt,name=secs_pre_suspend,json=secsPreSuspend,proto3" json:"secs_pre_suspend,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// sched_nodes: a pending job's planned nodes (squeue --start).
+	SchedNodes    string `protobuf:"bytes,54,opt,name=sched_nodes,json=schedNodes,proto3" json:"sched_nodes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Job) Reset() {
@@ -1810,6 +1812,13 @@ func (x *Job) GetSecsPreSuspend() int64 {
 		return x.SecsPreSuspend
 	}
 	return 0
+}
+
+func (x *Job) GetSchedNodes() string {
+	if x != nil {
+		return x.SchedNodes
+	}
+	return ""
 }
 
 type StepSpec struct {
@@ -5417,9 +5426,12 @@ func (x *Register) GetRuns() []*JobRun {
 // (0: unknown, from an older peer). A requeued job starts a new run; an
 // agent acts only on the run the controller assigned to it.
 type JobRun struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	JobId         uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
-	Run           uint32                 `protobuf:"varint,2,opt,name=run,proto3" json:"run,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	JobId uint32                 `protobuf:"varint,1,opt,name=job_id,json=jobId,proto3" json:"job_id,omitempty"`
+	Run   uint32                 `protobuf:"varint,2,opt,name=run,proto3" json:"run,omitempty"`
+	// time_limit: the job's time limit now, in Registered when
+	// has_limits (an update sent while the node was away reached nobody).
+	TimeLimit     int64 `protobuf:"varint,3,opt,name=time_limit,json=timeLimit,proto3" json:"time_limit,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5464,6 +5476,13 @@ func (x *JobRun) GetJobId() uint32 {
 func (x *JobRun) GetRun() uint32 {
 	if x != nil {
 		return x.Run
+	}
+	return 0
+}
+
+func (x *JobRun) GetTimeLimit() int64 {
+	if x != nil {
+		return x.TimeLimit
 	}
 	return 0
 }
@@ -6411,7 +6430,16 @@ type Registered struct {
 	// acks_reports: this controller confirms StepEnded and JobStarted with
 	// ReportAck, so the agent keeps them until confirmed (an older one does
 	// not: the agent then sends them once more on registration and forgets).
-	AcksReports   bool `protobuf:"varint,5,opt,name=acks_reports,json=acksReports,proto3" json:"acks_reports,omitempty"`
+	AcksReports bool `protobuf:"varint,5,opt,name=acks_reports,json=acksReports,proto3" json:"acks_reports,omitempty"`
+	// suspended: the expected jobs the controller holds suspended (scontrol
+	// suspend, gang slices), the others in expected running; the node
+	// freezes or thaws them to match (a suspend or resume sent while it was
+	// away reached nobody). Only when has_suspended (an older controller
+	// says nothing of it).
+	Suspended    []uint32 `protobuf:"varint,6,rep,packed,name=suspended,proto3" json:"suspended,omitempty"`
+	HasSuspended bool     `protobuf:"varint,7,opt,name=has_suspended,json=hasSuspended,proto3" json:"has_suspended,omitempty"`
+	// has_limits: expected_runs carry the jobs' time limits.
+	HasLimits     bool `protobuf:"varint,8,opt,name=has_limits,json=hasLimits,proto3" json:"has_limits,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -6477,6 +6505,27 @@ func (x *Registered) GetExpectedRuns() []*JobRun {
 func (x *Registered) GetAcksReports() bool {
 	if x != nil {
 		return x.AcksReports
+	}
+	return false
+}
+
+func (x *Registered) GetSuspended() []uint32 {
+	if x != nil {
+		return x.Suspended
+	}
+	return nil
+}
+
+func (x *Registered) GetHasSuspended() bool {
+	if x != nil {
+		return x.HasSuspended
+	}
+	return false
+}
+
+func (x *Registered) GetHasLimits() bool {
+	if x != nil {
+		return x.HasLimits
 	}
 	return false
 }
@@ -9095,7 +9144,7 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x04cpus\x18\x02 \x01(\x05R\x04cpus\x12\x10\n" +
 	"\x03mem\x18\x03 \x01(\x03R\x03mem\x12\x17\n" +
 	"\acpu_ids\x18\x04 \x03(\x04R\x06cpuIds\x12\x12\n" +
-	"\x04gpus\x18\x05 \x03(\x04R\x04gpus\"\x95\t\n" +
+	"\x04gpus\x18\x05 \x03(\x04R\x04gpus\"\xb6\t\n" +
 	"\x03Job\x12\x0e\n" +
 	"\x02id\x18\x01 \x01(\rR\x02id\x12 \n" +
 	"\farray_job_id\x18\x02 \x01(\rR\n" +
@@ -9146,7 +9195,9 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\tsuspended\x182 \x01(\bR\tsuspended\x12!\n" +
 	"\fsuspend_time\x183 \x01(\x03R\vsuspendTime\x12%\n" +
 	"\x0esuspended_secs\x184 \x01(\x03R\rsuspendedSecs\x12(\n" +
-	"\x10secs_pre_suspend\x185 \x01(\x03R\x0esecsPreSuspend\"\x92\x06\n" +
+	"\x10secs_pre_suspend\x185 \x01(\x03R\x0esecsPreSuspend\x12\x1f\n" +
+	"\vsched_nodes\x186 \x01(\tR\n" +
+	"schedNodes\"\x92\x06\n" +
 	"\bStepSpec\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x12\n" +
 	"\x04argv\x18\x02 \x03(\tR\x04argv\x122\n" +
@@ -9450,10 +9501,12 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\x05ended\x18\v \x03(\rR\x05ended\x12#\n" +
 	"\rrunning_steps\x18\f \x03(\tR\frunningSteps\x12\"\n" +
 	"\x04gpus\x18\r \x03(\v2\x0e.drover.v1.GPUR\x04gpus\x12%\n" +
-	"\x04runs\x18\x0e \x03(\v2\x11.drover.v1.JobRunR\x04runs\"1\n" +
+	"\x04runs\x18\x0e \x03(\v2\x11.drover.v1.JobRunR\x04runs\"P\n" +
 	"\x06JobRun\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
-	"\x03run\x18\x02 \x01(\rR\x03run\"L\n" +
+	"\x03run\x18\x02 \x01(\rR\x03run\x12\x1d\n" +
+	"\n" +
+	"time_limit\x18\x03 \x01(\x03R\ttimeLimit\"L\n" +
 	"\tHeartbeat\x12\x18\n" +
 	"\arunning\x18\x01 \x03(\rR\arunning\x12%\n" +
 	"\x04runs\x18\x02 \x03(\v2\x11.drover.v1.JobRunR\x04runs\"G\n" +
@@ -9528,14 +9581,18 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"\astarted\x18\x04 \x01(\bR\astarted\"1\n" +
 	"\x06EndAck\x12\x15\n" +
 	"\x06job_id\x18\x01 \x01(\rR\x05jobId\x12\x10\n" +
-	"\x03run\x18\x02 \x01(\rR\x03run\"\xba\x01\n" +
+	"\x03run\x18\x02 \x01(\rR\x03run\"\x9c\x02\n" +
 	"\n" +
 	"Registered\x12\x18\n" +
 	"\acluster\x18\x01 \x01(\tR\acluster\x12\x1a\n" +
 	"\bexpected\x18\x02 \x03(\rR\bexpected\x12\x1b\n" +
 	"\tkill_wait\x18\x03 \x01(\x03R\bkillWait\x126\n" +
 	"\rexpected_runs\x18\x04 \x03(\v2\x11.drover.v1.JobRunR\fexpectedRuns\x12!\n" +
-	"\facks_reports\x18\x05 \x01(\bR\vacksReports\"a\n" +
+	"\facks_reports\x18\x05 \x01(\bR\vacksReports\x12\x1c\n" +
+	"\tsuspended\x18\x06 \x03(\rR\tsuspended\x12#\n" +
+	"\rhas_suspended\x18\a \x01(\bR\fhasSuspended\x12\x1d\n" +
+	"\n" +
+	"has_limits\x18\b \x01(\bR\thasLimits\"a\n" +
 	"\x06Launch\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12\x18\n" +
 	"\acluster\x18\x02 \x01(\tR\acluster\x12\x1b\n" +

@@ -159,7 +159,11 @@ func (r *runner) jobRecord(j *model.Job, now int64) string {
 		orNull(firstNonEmpty(j.Partition, spec.Partition)), orNull(spec.SubmitHost), le)
 	fmt.Fprintf(&b, "ReqNodeList=%s ExcNodeList=%s%s",
 		orNull(hostlist.Compress(spec.ReqNodes)), orNull(hostlist.Compress(spec.ExcNodes)), le)
-	fmt.Fprintf(&b, "NodeList=%s%s", hostlist.Compress(j.NodeNames()), le)
+	fmt.Fprintf(&b, "NodeList=%s", hostlist.Compress(j.NodeNames()))
+	if j.SchedNodes != "" {
+		fmt.Fprintf(&b, " SchedNodeList=%s", j.SchedNodes) // backfill's planned nodes
+	}
+	b.WriteString(le)
 	if h := j.BatchHost(); h != "" {
 		fmt.Fprintf(&b, "BatchHost=%s%s", h, le)
 	}

@@ -350,7 +350,12 @@ func jobFields(c *renderCtx) []format.Field[*jobRow] {
 		}),
 		fld('X', "CoreSpec", "CORE_SPEC", fixed("N/A")),
 		fld('y', "Nice", "NICE", num(func(r *jobRow) int { return r.job.Nice })),
-		nodesField('Y', "SchedNodes", "SCHEDNODES", fixed("(null)")),
+		nodesField('Y', "SchedNodes", "SCHEDNODES", func(d []byte, r *jobRow) []byte {
+			if r.job.SchedNodes == "" {
+				return append(d, "(null)"...)
+			}
+			return append(d, r.job.SchedNodes...)
+		}),
 		fld('z', "SCT", "S:C:T", fixed("*:*:*")),
 		fld('Z', "WorkDir", "WORK_DIR", spec(func(s *model.JobSpec) string { return s.WorkDir })),
 
