@@ -18,7 +18,10 @@
 # limits; a miss prints what failed and the script exits non-zero. Holds
 # /tmp/drover-e2e.lock while daemons run and stops every process it
 # started. PHASES="separate array" picks the fills; CTLD_PROFILE=FILE
-# writes the (first) controller's CPU profile.
+# writes the (first) controller's CPU profile; CTLD_PERF=DIR records the
+# controller with perf during the first and the last sequential block
+# (DIR/first.data, DIR/last.data: what grows with the queue; needs an
+# unstripped drover in BIN, and perf adds a few % to the CPU figures).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-$PWD/bin}     # the build to measure (a "before" build elsewhere)
@@ -96,15 +99,21 @@ settle() {
 # count_jobs: every job record squeue lists (array tasks one per line).
 count_jobs() { timeout 60 squeue -h -r -o %i 2>/dev/null | wc -l; }
 
-# seq_held COUNT: sequential `sbatch -H` commands; prints the rate and the
+# seq_held COUNT NAME: sequential `sbatch -H` commands; prints the rate and the
 # controller's CPU per submission meanwhile (steadier on a shared machine).
 seq_held() {
-  local b0 f=0 c0 c1
+  local b0 f=0 c0 c1 perf=""
+  if [ -n "${CTLD_PERF:-}" ]; then
+    mkdir -p "$CTLD_PERF"
+    perf record -q -F 499 -g -p "$ctl" -o "$CTLD_PERF/$2.data" > /dev/null 2>&1 &
+    perf=$!
+  fi
   b0=$(now); c0=$(ctl_cpu "$ctl")
   for _ in $(seq "$1"); do
     timeout 30 sbatch -H -J scale -o /dev/null --wrap=true > /dev/null 2>>"$dir/sbatch.err" || f=$((f+1))
   done
   c1=$(ctl_cpu "$ctl")
+  if [ -n "$perf" ]; then kill -INT "$perf"; timeout 60 tail --pid="$perf" -f /dev/null || true; fi
   [ "$f" -eq 0 ] || fail "$f of $1 sequential sbatch -H failed: $(head -1 "$dir/sbatch.err")"
   awk -v a="$b0" -v b="$(now)" -v n="$1" -v c="$(awk -v x="$c0" -v y="$c1" 'BEGIN{print y-x}')" \
     'BEGIN{printf "%.1f /s, controller CPU %.0f µs each", n/(b-a), 1e6*c/n}'
@@ -159,14 +168,14 @@ for phase in $PHASES; do
   case $phase in
   separate)
     c0=$(ctl_cpu "$ctl")
-    r0=$(seq_held "$SEQ")
+    r0=$(seq_held "$SEQ" first)
     echo "separate: sequential sbatch -H, first $SEQ (0 queued): $r0"
     timeout $((LIMIT + 60)) "$fill" -n $((N - 2 * SEQ)) -p "$P" -block 2000 -limit "${LIMIT}s" \
       -- -H -J scale -o /dev/null --wrap=true || fail "parallel fill (see above)"
     # The fill leaves work behind (its accounting writes, a snapshot):
     # the first block started on a quiet controller, so does this one.
     echo "separate: after the fill, $(settle)"
-    r1=$(seq_held "$SEQ")
+    r1=$(seq_held "$SEQ" last)
     c1=$(ctl_cpu "$ctl")
     echo "separate: sequential sbatch -H, last $SEQ ($((N - SEQ)) queued): $r1" \
       "(rate $(awk -v a="${r0%% *}" -v b="${r1%% *}" 'BEGIN{printf "%+.1f%%", 100*(b-a)/a}'))"

@@ -157,7 +157,7 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 func Run(ctx context.Context, o Options) error {
 	log := o.Log
 	// The controller holds every job in memory: a heap that grows half as
-	// far past its live size, above a floor (gc.go).
+	// far past its live size, and at least 128 MiB past it (gc.go).
 	tuneGC(os.Getenv)
 	if path := os.Getenv("DROVER_CTLD_CPUPROFILE"); path != "" {
 		// For performance work: a CPU profile of the whole run, written

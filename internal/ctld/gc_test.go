@@ -11,11 +11,11 @@ func TestGCGoal(t *testing.T) {
 		live uint64
 		want int64
 	}{
-		{0, heapFloor},
-		{30 << 20, heapFloor},          // 10,000 jobs: the floor
-		{200 << 20, 300 << 20},         // 100,000 jobs: 1.5× live, as GOGC=50
-		{heapFloor * 2 / 3, heapFloor}, // where the two meet
-		{heapFloor, heapFloor * 3 / 2}, // past it
+		{0, heapHeadroom},
+		{30 << 20, 158 << 20},                // 10,000 jobs: live + the headroom
+		{100 << 20, 228 << 20},               // 100,000 jobs: the same
+		{2 * heapHeadroom, 3 * heapHeadroom}, // where the two meet
+		{400 << 20, 600 << 20},               // past it: 1.5× live, as GOGC=50
 	} {
 		if got := gcGoal(c.live); got != c.want {
 			t.Errorf("gcGoal(%d MiB) = %d MiB, want %d MiB", c.live>>20, got>>20, c.want>>20)
@@ -24,8 +24,7 @@ func TestGCGoal(t *testing.T) {
 }
 
 // TestTuneGCFollowsTheLiveHeap: with the tuner installed, a collection
-// sets the limit from the live heap; a live heap above the floor raises
-// it to 1.5× live.
+// sets the limit from the live heap: live plus the headroom.
 func TestTuneGCFollowsTheLiveHeap(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(-1))
@@ -50,8 +49,8 @@ func TestTuneGCFollowsTheLiveHeap(t *testing.T) {
 	}
 	limit := debug.SetMemoryLimit(-1)
 	debug.SetMemoryLimit(limit)
-	if limit < 290<<20 || limit > 330<<20 {
-		t.Errorf("limit %d MiB with 200 MiB live, want about 300", limit>>20)
+	if limit < 310<<20 || limit > 350<<20 {
+		t.Errorf("limit %d MiB with 200 MiB live, want about 328", limit>>20)
 	}
 	runtime.KeepAlive(keep)
 	if !skipped(func(string) string { return "100" }) {
