@@ -228,18 +228,31 @@ func (l *boundLevel) at(pos int) int64 { return l.dec(l.t[pos]) }
 func (l *boundLevel) root() int64 { return l.dec(l.t[len(l.t)-1]) }
 
 // set stores a leaf and fixes its ancestors, stopping at the first one
-// whose least bound does not change.
+// whose least bound does not change. A slot's group is read again only
+// when the slot held its parent's least bound and rose: a value that
+// falls sets the parent's least bound without a look, and one that was
+// not the least changes nothing above it.
 func (l *boundLevel) set(pos int, v int64) {
-	l.t[pos] = l.enc(v)
+	old, nv := l.t[pos], l.enc(v)
+	l.t[pos] = nv
 	for d := 1; d < len(l.off); d++ {
 		pos /= boundFan
-		g := l.off[d-1] + pos*boundFan
-		m := minGroup(l.t[g : g+boundFan])
 		k := l.off[d] + pos
-		if l.t[k] == m {
+		pv := l.t[k]
+		switch {
+		case nv < pv:
+			l.t[k] = nv
+		case nv == pv || old > pv:
 			return
+		default: // the least rose
+			g := l.off[d-1] + pos*boundFan
+			m := minGroup(l.t[g : g+boundFan])
+			if m == pv {
+				return
+			}
+			l.t[k], nv = m, m
 		}
-		l.t[k] = m
+		old = pv
 	}
 }
 
