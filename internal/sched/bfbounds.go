@@ -1,6 +1,9 @@
 package sched
 
-import "slices"
+import (
+	"math"
+	"slices"
+)
 
 // Lower bounds on each node's earliest start, kept across the jobs of one
 // backfill pass (used by earliestBound, bfsearch.go).
@@ -45,27 +48,54 @@ func newBoundKey(r *request, unit int, ps *partState) boundKey {
 	return k
 }
 
-// boundLevel is one limit level's bounds, as a tree of fan-out 8 over
+// boundLevel is one limit level's bounds, as a tree of fan-out 16 over
 // the partition's placement order: t[pos] is the bound of node
 // ps.order[pos] (no start before it), and each depth above holds the
-// least bound of each group of 8 slots below it, up to the root, alone at
-// the top. Padding slots are never. A group of 8 bounds is one cache
-// line: a query or an update reads one line per depth, 5 for 10,000
-// nodes, where a binary tree read 14, most of them cache misses (the
-// levels of a pass are several MB): least and set were a sixth of the
-// unbounded 10k x 50k pass.
+// least bound of each group of 16 slots below it, up to the root, alone
+// at the top. Padding slots are never. A group is one cache line: a
+// query or an update reads one line per depth, 4 for 10,000 nodes, where
+// a binary tree read 14, most of them cache misses (the levels of a pass
+// are MBs): least and set were a sixth of the unbounded 10k x 50k pass.
+//
+// Bounds are kept as seconds from the pass's now in an int32 (boundVal),
+// half the bytes of an instant: a level of 10,000 nodes is 42 KB, and a
+// pass's 35 levels stay in the core's L2 cache beside the node profiles.
 type boundLevel struct {
 	limit int64 // valid for jobs whose limit is at least this
-	t     []int64
+	t     []boundVal
 	off   []int // off[d]: where depth d starts in t (0: the leaves); the last holds the root
+	now   int64 // what t counts from
 }
 
-// boundFan is the tree's fan-out: 8 int64 fill a cache line.
-const boundFan = 8
+// boundVal is a bound as stored: seconds from now, boundNever for never.
+// Instants too far from now to fit are stored nearer now, which keeps
+// them lower bounds: before now (no start is earlier than now+1 anyway)
+// or a bound further ahead than 68 years.
+type boundVal = int32
+
+const boundNever = boundVal(math.MaxInt32)
+
+func (l *boundLevel) enc(v int64) boundVal {
+	if v >= never {
+		return boundNever
+	}
+	return boundVal(min(max(v-l.now, math.MinInt32), math.MaxInt32-1))
+}
+
+func (l *boundLevel) dec(b boundVal) int64 {
+	if b == boundNever {
+		return never
+	}
+	return l.now + int64(b)
+}
+
+// boundFan is the tree's fan-out: 16 boundVal fill a cache line.
+const boundFan = 16
 
 // boundSet is one shape's levels, by limit ascending.
 type boundSet struct {
 	off    []int // the levels' layout (boundLevel.off)
+	now    int64
 	levels []*boundLevel
 }
 
@@ -100,13 +130,13 @@ func boundLadder(limit int64) int64 {
 // boundsFor returns the bounds of job shape k and the index of the level
 // a job with time limit limit reads, creating the level from the level
 // below (a valid bound for it) when it is new.
-func (c *cluster) boundsFor(k boundKey, limit int64) (*boundSet, int) {
+func (c *cluster) boundsFor(k boundKey, limit, now int64) (*boundSet, int) {
 	if c.bounds == nil {
 		c.bounds = map[boundKey]*boundSet{}
 	}
 	bs := c.bounds[k]
 	if bs == nil {
-		bs = &boundSet{}
+		bs = &boundSet{now: now}
 		bs.off, _ = boundLayout(len(k.ps.order))
 		c.bounds[k] = bs
 	}
@@ -123,23 +153,24 @@ func (c *cluster) boundsFor(k boundKey, limit int64) (*boundSet, int) {
 	if found {
 		return bs, pos
 	}
-	var t []int64
+	var t []boundVal
 	if pos > 0 {
 		t = slices.Clone(bs.levels[pos-1].t)
 	} else {
-		t = c.baseBounds(&k, bs.off)
+		t = c.baseBounds(&k, bs.off, bs.now)
 	}
 	c.seedBounds(&k, lv, t, bs.off) // bfseed.go
-	bs.levels = slices.Insert(bs.levels, pos, &boundLevel{limit: lv, t: t, off: bs.off})
+	bs.levels = slices.Insert(bs.levels, pos, &boundLevel{limit: lv, t: t, off: bs.off, now: bs.now})
 	return bs, pos
 }
 
 // baseBounds is a shape's first level: never on nodes that can never take
 // it in this pass (taking no new work, or too few GPUs of the type), 0
 // elsewhere.
-func (c *cluster) baseBounds(k *boundKey, off []int) []int64 {
+func (c *cluster) baseBounds(k *boundKey, off []int, now int64) []boundVal {
 	_, size := boundLayout(len(k.ps.order))
-	t := make([]int64, size)
+	t := make([]boundVal, size)
+	zero := (&boundLevel{now: now}).enc(0)
 	need := 0
 	if k.r.hasGPU() {
 		u := k.unit
@@ -153,13 +184,14 @@ func (c *cluster) baseBounds(k *boundKey, off []int) []int64 {
 		leaves = off[1]
 	}
 	for pos := range leaves {
+		t[pos] = zero
 		if pos >= len(k.ps.order) {
-			t[pos] = never
+			t[pos] = boundNever
 			continue
 		}
 		i := k.ps.order[pos]
 		if c.cpu[i] < 0 || (need > 0 && c.countFree(i, nil, k.r.gpuType) < need) {
-			t[pos] = never
+			t[pos] = boundNever
 		}
 	}
 	buildAbove(t, off)
@@ -167,14 +199,14 @@ func (c *cluster) baseBounds(k *boundKey, off []int) []int64 {
 }
 
 // buildAbove fills every depth of a level's tree above its leaves.
-func buildAbove(t []int64, off []int) {
+func buildAbove(t []boundVal, off []int) {
 	for d := 1; d < len(off); d++ {
 		end := len(t)
 		if d+1 < len(off) {
 			end = off[d+1]
 		}
 		for s := off[d]; s < end; s++ {
-			t[s] = never
+			t[s] = boundNever
 			if g := off[d-1] + (s-off[d])*boundFan; g < off[d] {
 				t[s] = minGroup(t[g : g+boundFan])
 			}
@@ -182,36 +214,51 @@ func buildAbove(t []int64, off []int) {
 	}
 }
 
-// minGroup is the least of a group's 8 bounds.
-func minGroup(g []int64) int64 {
+// minGroup is the least of a group's 16 bounds.
+func minGroup(g []boundVal) boundVal {
 	g = g[:boundFan]
-	return min(min(min(g[0], g[1]), min(g[2], g[3])), min(min(g[4], g[5]), min(g[6], g[7])))
+	a := min(min(min(g[0], g[1]), min(g[2], g[3])), min(min(g[4], g[5]), min(g[6], g[7])))
+	b := min(min(min(g[8], g[9]), min(g[10], g[11])), min(min(g[12], g[13]), min(g[14], g[15])))
+	return min(a, b)
 }
 
-func (l *boundLevel) at(pos int) int64 { return l.t[pos] }
+func (l *boundLevel) at(pos int) int64 { return l.dec(l.t[pos]) }
 
 // root is the least bound of the level.
-func (l *boundLevel) root() int64 { return l.t[len(l.t)-1] }
+func (l *boundLevel) root() int64 { return l.dec(l.t[len(l.t)-1]) }
 
 // set stores a leaf and fixes its ancestors, stopping at the first one
-// whose least bound does not change.
+// whose least bound does not change. A slot's group is read again only
+// when the slot held its parent's least bound and rose: a value that
+// falls sets the parent's least bound without a look, and one that was
+// not the least changes nothing above it.
 func (l *boundLevel) set(pos int, v int64) {
-	l.t[pos] = v
+	old, nv := l.t[pos], l.enc(v)
+	l.t[pos] = nv
 	for d := 1; d < len(l.off); d++ {
 		pos /= boundFan
-		g := l.off[d-1] + pos*boundFan
-		m := minGroup(l.t[g : g+boundFan])
 		k := l.off[d] + pos
-		if l.t[k] == m {
+		pv := l.t[k]
+		switch {
+		case nv < pv:
+			l.t[k] = nv
+		case nv == pv || old > pv:
 			return
+		default: // the least rose
+			g := l.off[d-1] + pos*boundFan
+			m := minGroup(l.t[g : g+boundFan])
+			if m == pv {
+				return
+			}
+			l.t[k], nv = m, m
 		}
-		l.t[k] = m
+		old = pv
 	}
 }
 
 // raise lifts a leaf to v; it never lowers one.
 func (l *boundLevel) raise(pos int, v int64) {
-	if l.t[pos] < v {
+	if l.at(pos) < v {
 		l.set(pos, v)
 	}
 }
@@ -233,11 +280,13 @@ func (l *boundLevel) least() int {
 }
 
 // firstAtMost is the first position at or after from whose bound is at
-// most x, or -1.
-func (l *boundLevel) firstAtMost(from int, x int64) int {
+// most x, or -1. (An x too far ahead to store admits every bound stored
+// as far: a looser test, which the callers' exact checks follow.)
+func (l *boundLevel) firstAtMost(from int, at int64) int {
 	if from >= l.end(0) {
 		return -1
 	}
+	x := l.enc(at)
 	// Up: the rest of from's group, then the groups to its right one
 	// depth higher, until a slot holds a bound at most x.
 	k, d := from, 0

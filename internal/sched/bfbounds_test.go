@@ -34,7 +34,7 @@ func TestBoundLevels(t *testing.T) {
 	r := request{tasks: 1, cpt: 1}
 	k := newBoundKey(&r, 1, ps)
 	level := func(limit int64) (*boundSet, int, func(pos int) int64) {
-		bs, lv := c.boundsFor(k, limit)
+		bs, lv := c.boundsFor(k, limit, 0)
 		l := bs.levels[lv]
 		return bs, lv, func(pos int) int64 { return l.at(pos) }
 	}
@@ -80,18 +80,30 @@ func TestBoundLevels(t *testing.T) {
 
 // TestBoundTree compares a level's tree with a linear scan over random
 // bounds and updates, for sizes from one node (the leaf is the root) to
-// four depths.
+// five depths; and the stored form of a bound.
 func TestBoundTree(t *testing.T) {
+	l0 := &boundLevel{now: 1_800_000_000}
+	for _, v := range []int64{0, 1, l0.now - 5, l0.now, l0.now + 1, l0.now + 86400, l0.now + 1<<40, never - 1, never} {
+		got := l0.dec(l0.enc(v))
+		switch {
+		case v >= never && got != never:
+			t.Fatalf("never stored as %d", got)
+		case v < never && (got > v || got >= never):
+			t.Fatalf("%d stored as %d: no longer a lower bound", v, got)
+		case v > l0.now && v < l0.now+1<<30 && got != v:
+			t.Fatalf("%d stored as %d", v, got)
+		}
+	}
 	rng := rand.New(rand.NewSource(1))
 	for round := range 300 {
 		n := 1 + rng.Intn(70)
 		if round%10 == 0 {
-			n = 1 + rng.Intn(700)
+			n = 1 + rng.Intn(5000)
 		}
 		off, size := boundLayout(n)
-		l := &boundLevel{t: make([]int64, size), off: off}
+		l := &boundLevel{t: make([]boundVal, size), off: off}
 		for k := range l.t {
-			l.t[k] = never // padding, as baseBounds leaves it
+			l.t[k] = boundNever // padding, as baseBounds leaves it
 		}
 		vals := make([]int64, n)
 		for pos := range vals {

@@ -59,7 +59,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		c.mask = make([]maskEntry, len(c.nodes))
 	}
 	c.curEpoch++
-	bs, lv := c.boundsFor(newBoundKey(r, unit, ps), limit)
+	bs, lv := c.boundsFor(newBoundKey(r, unit, ps), limit, now)
 	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, ps: ps, bs: bs, lv: lv}
 	level := bs.levels[lv]
 	// Excluded nodes are masked for this job only: their bounds hold for

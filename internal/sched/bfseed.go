@@ -60,7 +60,7 @@ func (n nodeNeed) within(m nodeNeed) bool {
 // to the bounds of every less demanding shape of the same partition (and
 // reservation) at its highest level at or below lv, and rebuilds the
 // tree above them.
-func (c *cluster) seedBounds(k *boundKey, lv int64, t []int64, off []int) {
+func (c *cluster) seedBounds(k *boundKey, lv int64, t []boundVal, off []int) {
 	m, ok := k.need()
 	if !ok || plainSearch {
 		return
