@@ -136,6 +136,8 @@ type Workload struct {
 	everyPass bool
 	// planSkips is how many passes the gate's plan rule skipped (tests).
 	planSkips int
+	// shadowSkips: likewise for the shadow rule (shadow.go).
+	shadowSkips int
 }
 
 // Simulate replays w: every instant at which a job arrives or ends,
@@ -234,7 +236,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 		in.Pending, in.Running = pending, running
 		if g != nil && !w.everyPass {
-			in.Pending = g.cut(pending, free)
+			in.Pending = g.cut(pending, free, running, now)
 		}
 		plan := sched.Schedule(in, now, cfg)
 		res.Passes++
@@ -297,7 +299,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 	}
 	if g != nil {
-		w.planSkips = g.planSkips
+		w.planSkips, w.shadowSkips = g.planSkips, g.shadowSkips
 	}
 	if len(jobs) > 0 {
 		res.AvgBoundedSlowdown = bsldSum / float64(len(jobs))
