@@ -28,6 +28,9 @@ type gate struct {
 	// strict: sched/builtin with the trace model's equal fixed
 	// priorities, so the queue in ID order is the scheduling order.
 	strict bool
+	// moving: backfill with priorities that move (set at each instant):
+	// only the shadow rule applies, with the head found by priority.
+	moving bool
 	// window and res are bf_window and bf_resolution (seconds; window 0:
 	// no horizon), which the plan's horizon check reads.
 	window, res int64
@@ -47,7 +50,7 @@ func newGate(need []int, procs int, cfg sched.Config, fixedPrio bool) *gate {
 		return nil
 	}
 	return &gate{need: need, count: make([]int, procs+1), fixedPrio: fixedPrio,
-		strict: !cfg.Backfill && fixedPrio, window: cfg.BfWindow, res: max(1, cfg.BfResolution)}
+		strict: !cfg.Backfill && fixedPrio, moving: cfg.Backfill && !fixedPrio, window: cfg.BfWindow, res: max(1, cfg.BfResolution)}
 }
 
 func (g *gate) add(j *model.Job)    { g.count[g.need[j.ID-1]]++ }

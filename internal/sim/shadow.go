@@ -10,7 +10,7 @@ import (
 // shadowed reports whether the pass at now starts nothing because of the
 // reservation the head of the queue gets (the gate's fourth rule, for
 // backfill with equal fixed priorities, whatever ended since the last
-// pass). It needs no earlier pass, so it decides the instants right after
+// pass; shadowedMoving is the same under moving priorities). It needs no earlier pass, so it decides the instants right after
 // a job ended early, where the plan rule cannot.
 //
 // pending[0] (h) is the first job the pass considers; when it needs more
@@ -49,9 +49,65 @@ func (g *gate) shadowCut(pending []*model.Job, free int, running []*model.Job, n
 	if last <= 0 {
 		return last + 1 // none fits, or only the head: it starts
 	}
-	needH := g.need[pending[0].ID-1]
-	if needH <= free {
+	thi, held, ok := g.shadow(pending[0], free, running, now)
+	if !ok {
 		return last + 1
+	}
+	for ; last > 0; last-- {
+		if !g.shaded(pending[last], free, thi, held, now) {
+			return last + 1
+		}
+	}
+	return 0
+}
+
+// shadowedMoving is shadowed under moving priorities (set at now): the
+// head is the job the pass considers first (highest priority, then
+// lowest ID), and the argument needs no other order.
+func (g *gate) shadowedMoving(pending []*model.Job, free int, running []*model.Job, now int64) bool {
+	if len(pending) == 0 {
+		return false
+	}
+	h := pending[0]
+	for _, j := range pending[1:] {
+		if j.Priority > h.Priority || (j.Priority == h.Priority && j.ID < h.ID) {
+			h = j
+		}
+	}
+	thi, held, ok := g.shadow(h, free, running, now)
+	if !ok {
+		return false
+	}
+	for _, j := range pending {
+		if j != h && !g.shaded(j, free, thi, held, now) {
+			return false
+		}
+	}
+	g.shadowSkips++
+	return true
+}
+
+// shaded reports whether j cannot start now beside the head's
+// reservation (from at most thi, holding at least held free nodes).
+func (g *gate) shaded(j *model.Job, free int, thi int64, held int, now int64) bool {
+	n := g.need[j.ID-1]
+	if n > free {
+		return true
+	}
+	if j.TimeLimit > 0 && now+j.TimeLimit <= thi {
+		return false // may end before h's reservation starts
+	}
+	return n > free-held // else it may fit beside it
+}
+
+// shadow returns, for head h the pass considers first, the instant thi
+// by which its reservation starts and how many free nodes it holds at
+// least (see shadowed); ok is false when h may start or get no
+// reservation, or holds no free node.
+func (g *gate) shadow(h *model.Job, free int, running []*model.Job, now int64) (thi int64, held int, ok bool) {
+	needH := g.need[h.ID-1]
+	if needH <= free {
+		return 0, 0, false
 	}
 	g.rel = g.rel[:0]
 	for _, j := range running {
@@ -66,31 +122,18 @@ func (g *gate) shadowCut(pending []*model.Job, free int, running []*model.Job, n
 		cnt += g.rel[k].cpus
 	}
 	if cnt < needH {
-		return last + 1
+		return 0, 0, false
 	}
-	thi := g.rel[k-1].t
+	thi = g.rel[k-1].t
 	if rem := thi % g.res; rem != 0 {
 		thi += g.res - rem
 	}
 	if g.window > 0 && thi > now+g.window {
-		return last + 1 // h may get no reservation
+		return 0, 0, false // h may get no reservation
 	}
 	for ; k < len(g.rel) && g.rel[k].t <= thi; k++ {
 		cnt += g.rel[k].cpus
 	}
-	held := needH - (cnt - free)
-	if held <= 0 {
-		return last + 1
-	}
-	for ; last > 0; last-- {
-		j := pending[last]
-		n := g.need[j.ID-1]
-		if n > free {
-			continue
-		}
-		if (j.TimeLimit > 0 && now+j.TimeLimit <= thi) || n <= free-held {
-			return last + 1 // may end before h's reservation starts, or fit beside it
-		}
-	}
-	return 0
+	held = needH - (cnt - free)
+	return thi, held, held > 0
 }

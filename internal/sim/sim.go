@@ -223,13 +223,21 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		// and planned starts are not measured), and likewise when the
 		// gate proves no job can start.
 		skip := free == 0 || (g != nil && g.skip(pending, ended, free, running, now))
+		prioSet := false
+		if !skip && g != nil && g.moving && w.Priority != nil && len(pending) > 0 {
+			for _, j := range pending {
+				j.Priority = w.Priority(j, now)
+			}
+			prioSet = true
+			skip = g.shadowedMoving(pending, free, running, now)
+		}
 		if len(pending) == 0 || (skip && !w.everyPass) {
 			if next >= len(jobs) && ends.Len() == 0 && len(pending) > 0 {
 				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d)", len(pending), pending[0].ID)
 			}
 			continue
 		}
-		if w.Priority != nil {
+		if w.Priority != nil && !prioSet {
 			for _, j := range pending {
 				j.Priority = w.Priority(j, now)
 			}
