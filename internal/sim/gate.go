@@ -28,6 +28,9 @@ type gate struct {
 	// strict: sched/builtin with the trace model's equal fixed
 	// priorities, so the queue in ID order is the scheduling order.
 	strict bool
+	// moving: backfill with priorities that move (set at each instant):
+	// only the shadow rule applies, with the head found by priority.
+	moving bool
 	// window and res are bf_window and bf_resolution (seconds; window 0:
 	// no horizon), which the plan's horizon check reads.
 	window, res int64
@@ -36,7 +39,10 @@ type gate struct {
 	plan planned
 	// planSkips counts the passes the plan rule skipped (tests).
 	planSkips int
-	buf       []*model.Job // cut's result under moving priorities
+	// shadowSkips counts the passes the shadow rule skipped (tests).
+	shadowSkips int
+	buf         []*model.Job // cut's result under moving priorities
+	rel         []step       // shadowed's running jobs' releases
 }
 
 func newGate(need []int, procs int, cfg sched.Config, fixedPrio bool) *gate {
@@ -44,7 +50,7 @@ func newGate(need []int, procs int, cfg sched.Config, fixedPrio bool) *gate {
 		return nil
 	}
 	return &gate{need: need, count: make([]int, procs+1), fixedPrio: fixedPrio,
-		strict: !cfg.Backfill && fixedPrio, window: cfg.BfWindow, res: max(1, cfg.BfResolution)}
+		strict: !cfg.Backfill && fixedPrio, moving: cfg.Backfill && !fixedPrio, window: cfg.BfWindow, res: max(1, cfg.BfResolution)}
 }
 
 func (g *gate) add(j *model.Job)    { g.count[g.need[j.ID-1]]++ }
@@ -55,11 +61,14 @@ func (g *gate) remove(j *model.Job) { g.count[g.need[j.ID-1]]-- }
 // priorities are fixed and equal), ended whether a job ended at now, free
 // the free CPUs.
 //
-// Three rules, each exact in the trace model:
+// Four rules, each exact in the trace model:
 //   - no pending job needs at most free CPUs: nothing can be placed;
 //   - sched/builtin, equal fixed priorities: the head of the queue does
 //     not fit, and it blocks the partition for every job behind it
 //     (see take);
+//   - backfill, equal fixed priorities: the head of the queue does not
+//     fit, and its reservation keeps every job that fits off the free
+//     CPUs (shadowed);
 //   - nothing ended since the last pass run, priorities are fixed and no
 //     running job is past its time limit: the jobs that pass left
 //     waiting get the same reservations now, and none can start; only
@@ -74,9 +83,17 @@ func (g *gate) skip(pending []*model.Job, ended bool, free int, running []*model
 	if g.strict && g.take(pending, free) == 0 {
 		return true
 	}
-	if ended || !g.fixedPrio {
+	if !g.fixedPrio {
 		return false
 	}
+	if !ended && g.planSkip(pending, free, running, now) {
+		return true
+	}
+	return !g.strict && g.shadowed(pending, free, running, now)
+}
+
+// planSkip is skip's plan rule: nothing ended since the last pass run.
+func (g *gate) planSkip(pending []*model.Job, free int, running []*model.Job, now int64) bool {
 	for _, j := range running {
 		if j.StartTime+j.TimeLimit <= now {
 			return false
@@ -165,19 +182,16 @@ func (g *gate) take(pending []*model.Job, free int) int {
 // ordered after it. So the jobs after the last that fits change no start
 // of the pass. Backfill passes over deep queues mostly reserve: the
 // reservations the tail of the queue would make are never looked at.
+// With fixed priorities the head's reservation proves more of the tail
+// idle (shadowCut).
 // With moving priorities the result is in a buffer reused by the next
 // call.
-func (g *gate) cut(pending []*model.Job, free int) []*model.Job {
+func (g *gate) cut(pending []*model.Job, free int, running []*model.Job, now int64) []*model.Job {
 	if g.strict {
 		return pending[:g.take(pending, free)]
 	}
 	if g.fixedPrio { // ID order is the scheduler's
-		for k := len(pending) - 1; k >= 0; k-- {
-			if g.need[pending[k].ID-1] <= free {
-				return pending[:k+1]
-			}
-		}
-		return pending[:0]
+		return pending[:g.shadowCut(pending, free, running, now)]
 	}
 	// The scheduler's order in one partition: priority down, then ID.
 	var last *model.Job

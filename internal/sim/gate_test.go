@@ -14,6 +14,7 @@ func TestGateExact(t *testing.T) {
 	if dir == "" {
 		dir = "/work/shared/traces"
 	}
+	shadowSkips := 0
 	for _, tc := range []struct {
 		trace       string
 		first, jobs int
@@ -68,7 +69,12 @@ func TestGateExact(t *testing.T) {
 			if o.Sched.Backfill && p.priority == "basic" && gated.planSkips == 0 {
 				t.Errorf("%s %s+%s: the plan rule skipped no pass", tc.trace, p.policy, p.priority)
 			}
-			t.Logf("%s %s+%s: %d of %d passes run (%d skipped by the plan rule)", tc.trace, p.policy, p.priority, rg.Passes, rf.Passes, gated.planSkips)
+			shadowSkips += gated.shadowSkips
+			t.Logf("%s %s+%s: %d of %d passes run (%d skipped by the plan rule, %d by the shadow rule)", tc.trace, p.policy, p.priority, rg.Passes, rf.Passes, gated.planSkips, gated.shadowSkips)
 		}
+	}
+	// The shadow rule (shadow.go) must be exercised.
+	if shadowSkips == 0 {
+		t.Error("the shadow rule skipped no pass")
 	}
 }

@@ -136,6 +136,8 @@ type Workload struct {
 	everyPass bool
 	// planSkips is how many passes the gate's plan rule skipped (tests).
 	planSkips int
+	// shadowSkips: likewise for the shadow rule (shadow.go).
+	shadowSkips int
 }
 
 // Simulate replays w: every instant at which a job arrives or ends,
@@ -221,20 +223,28 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		// and planned starts are not measured), and likewise when the
 		// gate proves no job can start.
 		skip := free == 0 || (g != nil && g.skip(pending, ended, free, running, now))
+		prioSet := false
+		if !skip && g != nil && g.moving && w.Priority != nil && len(pending) > 0 {
+			for _, j := range pending {
+				j.Priority = w.Priority(j, now)
+			}
+			prioSet = true
+			skip = g.shadowedMoving(pending, free, running, now)
+		}
 		if len(pending) == 0 || (skip && !w.everyPass) {
 			if next >= len(jobs) && ends.Len() == 0 && len(pending) > 0 {
 				return res, fmt.Errorf("sim: %d jobs can never start (first: job %d)", len(pending), pending[0].ID)
 			}
 			continue
 		}
-		if w.Priority != nil {
+		if w.Priority != nil && !prioSet {
 			for _, j := range pending {
 				j.Priority = w.Priority(j, now)
 			}
 		}
 		in.Pending, in.Running = pending, running
 		if g != nil && !w.everyPass {
-			in.Pending = g.cut(pending, free)
+			in.Pending = g.cut(pending, free, running, now)
 		}
 		plan := sched.Schedule(in, now, cfg)
 		res.Passes++
@@ -297,7 +307,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 	}
 	if g != nil {
-		w.planSkips = g.planSkips
+		w.planSkips, w.shadowSkips = g.planSkips, g.shadowSkips
 	}
 	if len(jobs) > 0 {
 		res.AvgBoundedSlowdown = bsldSum / float64(len(jobs))
