@@ -159,7 +159,14 @@ func (n *Node) open(resume bool) (*instance, error) {
 	rc.ElectionTimeout = 50 * time.Millisecond
 	rc.LeaderLeaseTimeout = 50 * time.Millisecond
 	rc.CommitTimeout = 5 * time.Millisecond
-	rc.BatchApplyCh = true
+	// No BatchApplyCh: its buffered queue hands Apply a future before
+	// Raft's loop took the entry, and a shutdown (Close, or the watcher
+	// reopening a failed log) drops what is still queued unanswered, so
+	// the caller waited forever. Unbuffered, an entry is either taken (and
+	// answered, committed or not) or refused at shutdown. Concurrent
+	// submissions still share a log write: the leader's group commit
+	// takes every sender waiting on the queue.
+	// (TestApplyAnsweredWhenLogCloses)
 	rc.MaxAppendEntries = 256
 	rc.NoSnapshotRestoreOnStart = resume
 

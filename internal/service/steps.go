@@ -14,6 +14,10 @@ import (
 // while its other steps hold the CPUs; srun retries when they change.
 var ErrStepBusy = api.ErrStepBusy
 
+// maxStepLayouts bounds how often CreateStep lays a step out again after
+// steps committed meanwhile took what it chose.
+const maxStepLayouts = 4
+
 // ownJob finds a job the caller may act on.
 func (s *Service) ownJob(id *api.Identity, jobID model.JobID) (*model.Job, error) {
 	j := s.store.Snapshot().Job(jobID)
@@ -87,18 +91,33 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 		n := snap.Node(node)
 		return n == nil || n.State == model.NodeDown || !n.Responding
 	}
-	layout, err := sched.PlaceStep(j, down, spec)
-	switch {
-	case errors.Is(err, sched.ErrStepBusy):
-		return nil, nil, ErrStepBusy
-	case err != nil:
-		return nil, nil, invalid(err.Error())
+	// The layout is chosen on a snapshot; a step committed meanwhile (two
+	// sruns at once) may hold its CPU ids, and the commit refuses it as
+	// busy. Laid out again on the newer state, it takes the ids left free:
+	// answering busy made srun wait for a step's end (or a second) and the
+	// two --exact steps ran one after the other on the same core.
+	var r fsm.CreateStepResult
+	for try := 0; ; try++ {
+		layout, err := sched.PlaceStep(j, down, spec)
+		switch {
+		case errors.Is(err, sched.ErrStepBusy):
+			return nil, nil, ErrStepBusy
+		case err != nil:
+			return nil, nil, invalid(err.Error())
+		}
+		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix()})
+		if err != nil {
+			return nil, nil, errCommit(err)
+		}
+		r = res.(fsm.CreateStepResult)
+		if !errors.Is(r.Err, fsm.ErrStepBusy) || try == maxStepLayouts-1 {
+			break
+		}
+		snap = s.store.Snapshot()
+		if j = snap.Job(jobID); j == nil || j.State != model.JobRunning || j.Completing {
+			return nil, nil, invalid("Job/step already completing or completed")
+		}
 	}
-	res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix()})
-	if err != nil {
-		return nil, nil, errCommit(err)
-	}
-	r := res.(fsm.CreateStepResult)
 	switch {
 	case errors.Is(r.Err, fsm.ErrStepBusy):
 		return nil, nil, ErrStepBusy

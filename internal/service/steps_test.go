@@ -277,3 +277,49 @@ func TestJoinTokenListDelete(t *testing.T) {
 		t.Errorf("after delete: %+v", list)
 	}
 }
+
+// interleaved commits another srun's step just before the first step
+// creation it sees: the two sruns laid out on the same snapshot.
+type interleaved struct {
+	*direct
+	other func()
+}
+
+func (c *interleaved) Apply(t fsm.Type, body any) (any, error) {
+	if t == fsm.TypeCreateStep && c.other != nil {
+		other := c.other
+		c.other = nil
+		other()
+	}
+	return c.direct.Apply(t, body)
+}
+
+// TestConcurrentExactStepsTakeFreeCPUs: two --exact steps of one CPU each
+// asked for at once in a two-CPU job both run, on different CPUs. The
+// second one's layout (chosen before the first committed) names the
+// first's CPU; it is laid out again instead of answered busy, which made
+// srun wait for the first step to end and reuse its core.
+func TestConcurrentExactStepsTakeFreeCPUs(t *testing.T) {
+	svc, d, _ := setup(t)
+	id := running(t, svc, d, 1000, model.NodeAlloc{Node: "n1", CPUs: 2, CPUIDs: model.BitmapOf(0, 1)})
+	exact := func() *model.StepSpec {
+		return stepSpec(func(s *model.StepSpec) { s.Exact, s.NTasks, s.CPUsPerTask = true, 1, 1 })
+	}
+	var first *model.Step
+	c := &interleaved{direct: d}
+	c.other = func() {
+		var err error
+		if _, first, err = svc.CreateStep(as(1000), id, exact()); err != nil {
+			t.Errorf("first step: %v", err)
+		}
+	}
+	svc.raft = c
+	_, second, err := svc.CreateStep(as(1000), id, exact())
+	if err != nil || first == nil {
+		t.Fatalf("second step while the first runs on the other CPU: %v", err)
+	}
+	a, b := first.Layout[0].CPUIDs, second.Layout[0].CPUIDs
+	if a.Count() != 1 || b.Count() != 1 || a.Intersects(b) {
+		t.Errorf("steps' CPUs %v and %v: want one each, different", a.IDs(), b.IDs())
+	}
+}

@@ -60,16 +60,21 @@ func TestPreemptSuspend(t *testing.T) {
 	out := filepath.Join(c.dir, "victim.ticks")
 	// 40 ticks: about 8 s of run time, under its 12 s limit only if the
 	// suspension (about 5 s) does not count.
-	v := c.sbatch("-p", "lo", "-c2", "--mem=10M", "-t", "0:12", "-o", os.DevNull, "--wrap", ticker(out, "v", 40))
+	pidFile := filepath.Join(c.dir, "victim.pid")
+	v := c.sbatch("-p", "lo", "-c2", "--mem=10M", "-t", "0:12", "-o", os.DevNull, "--wrap", "echo $$ > "+pidFile+"; "+ticker(out, "v", 40))
 	c.waitState(v, "RUNNING", 30*time.Second)
 	c.waitFor("the victim to tick", 10*time.Second, func() bool { b, _ := os.ReadFile(out); return len(b) > 0 })
+	pid := pidIn(t, pidFile)
 
 	p := c.sbatch("-p", "hi", "-c2", "--mem=10M", "-o", os.DevNull, "--wrap", "sleep 5")
 	c.waitState(p, "RUNNING", 30*time.Second)
 	if got := strings.TrimSpace(c.must("squeue", "-h", "-j", v, "-o", "%t")); got != "S" {
 		t.Fatalf("victim squeue %%t = %q while the preemptor runs, want S", got)
 	}
-	frozen, _ := os.ReadFile(out)
+	// The preemptor RUNNING is the controller's record; the node freezes
+	// the victim when the message arrives.
+	c.waitFor("the victim's cgroup to be frozen", 30*time.Second, func() bool { return frozen(pid) })
+	held, _ := os.ReadFile(out)
 	polls := 0
 	for {
 		now, _ := os.ReadFile(out)
@@ -77,8 +82,8 @@ func TestPreemptSuspend(t *testing.T) {
 			break
 		}
 		polls++
-		if len(now) != len(frozen) {
-			t.Fatalf("the victim kept running while suspended (%d -> %d bytes)", len(frozen), len(now))
+		if len(now) != len(held) {
+			t.Fatalf("the victim kept running while suspended (%d -> %d bytes)", len(held), len(now))
 		}
 		time.Sleep(200 * time.Millisecond) // sampling the frozen file while the preemptor runs
 	}

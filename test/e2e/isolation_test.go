@@ -191,8 +191,16 @@ sleep 60
 	// Steps with --exact are bound to cores of their own within the job's.
 	// The node is empty now, so the job gets CPU ids 0-1: the machine's
 	// two CPUs (ids beyond the machine's CPUs wrap around them).
+	// Each step waits (30 s at most) until the other one runs too: on a
+	// loaded machine the second srun may otherwise come after the first
+	// step ended, and rightly get its core.
+	both := filepath.Join(c.dir, "exact-steps")
+	if err := os.Mkdir(both, 0o755); err != nil {
+		t.Fatal(err)
+	}
 	out, errOut, code = c.run("salloc", "-c", "2", "sh", "-c",
-		"for i in 1 2; do srun --exact -n1 -c1 sh -c 'grep Cpus_allowed_list /proc/self/status; sleep 1' & done; wait")
+		"for i in 1 2; do srun --exact -n1 -c1 sh -c 'grep Cpus_allowed_list /proc/self/status; touch "+both+"/$$; "+
+			"n=0; while [ $(ls "+both+" | wc -l) -lt 2 ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n+1)); done' & done; wait")
 	cores := regexp.MustCompile(`Cpus_allowed_list:\s*(\S+)`).FindAllStringSubmatch(out, -1)
 	if code != 0 || len(cores) != 2 || cores[0][1] == cores[1][1] || strings.ContainsAny(cores[0][1]+cores[1][1], ",-") {
 		t.Errorf("two --exact steps: exit %d, %q\n%s", code, cores, errOut)

@@ -21,10 +21,12 @@ func TestSuspendResume(t *testing.T) {
 	// A job that ticks into a file; its time limit (8 s) is shorter than
 	// its run plus the suspension, so it finishes only if suspended time
 	// does not count.
+	pidFile := filepath.Join(c.dir, "pid")
 	id := c.sbatch("-t", "0:08", "-o", os.DevNull, "--wrap",
-		"for i in $(seq 1 12); do echo $i >> "+out+"; sleep 0.5; done; srun true; echo done >> "+out)
+		"echo $$ > "+pidFile+"; for i in $(seq 1 12); do echo $i >> "+out+"; sleep 0.5; done; srun true; echo done >> "+out)
 	c.waitState(id, "RUNNING", 30*time.Second)
 	c.waitFor("the job to tick", 10*time.Second, func() bool { b, _ := os.ReadFile(out); return len(b) > 0 })
+	pid := pidIn(t, pidFile)
 
 	if _, errOut, code := c.runAs(u, "", "scontrol", "suspend", id); code != 1 || !strings.Contains(errOut, "Access/permission denied for job "+id) {
 		t.Errorf("suspend as a user: %d %q", code, errOut)
@@ -36,8 +38,11 @@ func TestSuspendResume(t *testing.T) {
 	if got := strings.TrimSpace(c.must("squeue", "-h", "-j", id, "-o", "%t")); got != "S" {
 		t.Errorf("squeue %%t = %q, want S", got)
 	}
-	// Frozen: nothing more is written while suspended (the freezer
-	// stops the processes at once).
+	// Frozen: nothing more is written while suspended. scontrol returns
+	// once the controller recorded the suspension; the node freezes the
+	// job when its message arrives (as slurmd does), so the samples start
+	// once the freezer holds the job.
+	c.waitFor("the job's cgroup to be frozen", 30*time.Second, func() bool { return frozen(pid) })
 	b1, _ := os.ReadFile(out)
 	deadline := time.Now().Add(4 * time.Second)
 	for time.Now().Before(deadline) {
@@ -220,4 +225,39 @@ func TestSuspendResumeWhileAgentAway(t *testing.T) {
 	if got := readFileOr(out); got != "done\n" {
 		t.Errorf("output %q", got)
 	}
+}
+
+// pidIn reads the pid a job wrote into file.
+func pidIn(t *testing.T, file string) int {
+	t.Helper()
+	pid, err := strconv.Atoi(strings.TrimSpace(readFile(t, file)))
+	if err != nil {
+		t.Fatalf("pid file %s: %v", file, err)
+	}
+	return pid
+}
+
+// frozen reports whether the freezer holds pid's cgroup: FROZEN in its
+// cgroup v1 freezer hierarchy, or "frozen 1" in its cgroup v2 events.
+func frozen(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return false
+	}
+	v2 := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if f[1] == "freezer" {
+			st, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup/freezer", f[2], "freezer.state"))
+			return strings.TrimSpace(string(st)) == "FROZEN"
+		}
+		if f[0] == "0" && f[1] == "" {
+			v2 = f[2]
+		}
+	}
+	ev, _ := os.ReadFile(filepath.Join("/sys/fs/cgroup", v2, "cgroup.events"))
+	return v2 != "" && strings.Contains(string(ev), "frozen 1")
 }
