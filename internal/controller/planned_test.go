@@ -37,26 +37,36 @@ func TestPlannedChangesPacing(t *testing.T) {
 	}
 	plan := &sched.Plan{Reasons: map[model.JobID]string{1: "Resources", 2: "Priority"},
 		StartTimes: map[model.JobID]int64{1: 2000, 2: 3000}}
-	got := c.plannedChanges(st.Snapshot(), plan, 1000)
+	got := c.plannedChanges(queued(st.Snapshot()), plan, 1000)
 	if len(got) != 2 || got[1] != 2000 || got[2] != 3000 {
 		t.Fatalf("first plan: %v", got)
 	}
 	commit(got)
 	plan.StartTimes = map[model.JobID]int64{1: 2100} // 1 moved, 2 no longer planned
-	got = c.plannedChanges(st.Snapshot(), plan, 1000)
+	got = c.plannedChanges(queued(st.Snapshot()), plan, 1000)
 	if len(got) != 2 || got[1] != 2100 || got[2] != 0 {
 		t.Fatalf("moved + cleared: %v", got)
 	}
 	commit(got)
 	plan.StartTimes = map[model.JobID]int64{1: 2200, 2: 3100}
-	got = c.plannedChanges(st.Snapshot(), plan, 1000)
+	got = c.plannedChanges(queued(st.Snapshot()), plan, 1000)
 	if len(got) != 1 || got[2] != 3100 {
 		t.Fatalf("within bf_interval only the new plan goes out: %v", got)
 	}
 	commit(got)
 	clk.Advance(31 * time.Second)
-	got = c.plannedChanges(st.Snapshot(), plan, 1031)
+	got = c.plannedChanges(queued(st.Snapshot()), plan, 1031)
 	if len(got) != 1 || got[1] != 2200 {
 		t.Fatalf("after bf_interval the moved one goes out: %v", got)
 	}
+}
+
+// queued is what cycle hands the pass: the snapshot's queued jobs.
+func queued(snap *state.Snapshot) []*model.Job {
+	var out []*model.Job
+	snap.EachQueued(func(j *model.Job) bool {
+		out = append(out, j)
+		return true
+	})
+	return out
 }
