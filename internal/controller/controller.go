@@ -170,15 +170,22 @@ func (c *Controller) cycle() {
 		}
 		c.log.Info("preempting", "for", p.Job, "victims", len(p.Victims))
 	}
-	for id, reason := range plan.Reasons {
-		if j := snap.Job(id); j != nil && j.Reason != reason {
+	// The pass's own pending list, not a snapshot lookup per reason: the
+	// plan's reasons are keyed by jobs of in.Pending (the same records),
+	// and a drain of a large array runs this over every waiting task on
+	// every pass.
+	for _, j := range in.Pending {
+		if j == nil {
+			continue
+		}
+		if reason, ok := plan.Reasons[j.ID]; ok && j.Reason != reason {
 			if cmd.Reasons == nil {
 				cmd.Reasons = map[model.JobID]string{}
 			}
-			cmd.Reasons[id] = reason
+			cmd.Reasons[j.ID] = reason
 		}
 	}
-	cmd.Planned, cmd.PlannedNodes = c.plannedChanges(snap, plan, now)
+	cmd.Planned, cmd.PlannedNodes = c.plannedChanges(in.Pending, plan, now)
 	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 &&
 		len(cmd.Preempt) == 0 && len(cmd.Planned) == 0 {
 		return

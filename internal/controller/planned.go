@@ -4,7 +4,6 @@ import (
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
-	"github.com/drover-hpc/drover/internal/state"
 )
 
 // plannedChanges is what to commit of the plan's start times: a job
@@ -13,16 +12,20 @@ import (
 // most every bf_interval, so a large queue does not rewrite thousands of
 // job records every cycle.
 // The planned nodes go with the start (a start whose nodes changed
-// counts as moved).
-func (c *Controller) plannedChanges(snap *state.Snapshot, plan *sched.Plan, now int64) (map[model.JobID]int64, map[model.JobID]string) {
+// counts as moved). pending are the pass's input jobs (Plan.Reasons
+// covers only those).
+func (c *Controller) plannedChanges(pending []*model.Job, plan *sched.Plan, now int64) (map[model.JobID]int64, map[model.JobID]string) {
 	interval := c.svc.Settings().Scheduler.BfInterval
 	moveOK := interval <= 0 || c.clock.Now().Sub(c.lastMoved) >= interval
 	var out map[model.JobID]int64
 	var nodes map[model.JobID]string
 	moved := false
-	for id := range plan.Reasons {
-		j := snap.Job(id)
-		if j == nil || j.State != model.JobPending {
+	for _, j := range pending {
+		if j == nil {
+			continue
+		}
+		id := j.ID
+		if _, waits := plan.Reasons[id]; !waits || j.State != model.JobPending {
 			continue
 		}
 		want, have := plan.StartTimes[id], j.PlannedStart

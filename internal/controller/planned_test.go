@@ -38,7 +38,7 @@ func TestPlannedChangesPacing(t *testing.T) {
 	}
 	plan := &sched.Plan{Reasons: map[model.JobID]string{1: "Resources", 2: "Priority"},
 		StartTimes: map[model.JobID]int64{1: 2000, 2: 3000}, StartNodes: map[model.JobID][]string{1: {"n2", "n1"}, 2: {"n3"}}}
-	got, nodes := c.plannedChanges(st.Snapshot(), plan, 1000)
+	got, nodes := c.plannedChanges(queued(st.Snapshot()), plan, 1000)
 	if len(got) != 2 || got[1] != 2000 || got[2] != 3000 || nodes[1] != "n[1-2]" || nodes[2] != "n3" {
 		t.Fatalf("first plan: %v on %v", got, nodes)
 	}
@@ -47,7 +47,7 @@ func TestPlannedChangesPacing(t *testing.T) {
 		t.Fatalf("job 1 planned at %d on %q", j.PlannedStart, j.SchedNodes)
 	}
 	plan.StartTimes = map[model.JobID]int64{1: 2100} // 1 moved, 2 no longer planned
-	got, nodes = c.plannedChanges(st.Snapshot(), plan, 1000)
+	got, nodes = c.plannedChanges(queued(st.Snapshot()), plan, 1000)
 	if len(got) != 2 || got[1] != 2100 || got[2] != 0 {
 		t.Fatalf("moved + cleared: %v", got)
 	}
@@ -56,14 +56,24 @@ func TestPlannedChangesPacing(t *testing.T) {
 		t.Fatalf("job 2 no longer planned, still at %d on %q", j.PlannedStart, j.SchedNodes)
 	}
 	plan.StartTimes = map[model.JobID]int64{1: 2200, 2: 3100}
-	got, nodes = c.plannedChanges(st.Snapshot(), plan, 1000)
+	got, nodes = c.plannedChanges(queued(st.Snapshot()), plan, 1000)
 	if len(got) != 1 || got[2] != 3100 {
 		t.Fatalf("within bf_interval only the new plan goes out: %v", got)
 	}
 	commit(got)
 	clk.Advance(31 * time.Second)
-	got, nodes = c.plannedChanges(st.Snapshot(), plan, 1031)
+	got, nodes = c.plannedChanges(queued(st.Snapshot()), plan, 1031)
 	if len(got) != 1 || got[1] != 2200 {
 		t.Fatalf("after bf_interval the moved one goes out: %v", got)
 	}
+}
+
+// queued is what cycle hands the pass: the snapshot's queued jobs.
+func queued(snap *state.Snapshot) []*model.Job {
+	var out []*model.Job
+	snap.EachQueued(func(j *model.Job) bool {
+		out = append(out, j)
+		return true
+	})
+	return out
 }

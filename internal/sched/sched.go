@@ -141,19 +141,21 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 
 // scheduler is the state of one Schedule call; caches live only that long.
 type scheduler struct {
-	in      *Input
-	now     int64
-	cfg     Config
-	c       *cluster
-	plan    *Plan
-	shapes  map[shapeKey]string         // empty-cluster verdict per job shape
-	deps    map[model.DepTerm]depResult // per dependee condition
-	running map[model.JobID]int         // running tasks per array (throttle)
-	started map[nameUser]bool           // started this cycle (singleton)
-	lim     *limiter                    // nil: no accounting limits
-	victims map[model.JobID]bool        // chosen for preemption this cycle
-	resv    *resv.Set                   // reservations at now
-	resvIdx map[resvKey]*resvIdx        // verdicts as node indices (reservations.go)
+	in     *Input
+	now    int64
+	cfg    Config
+	c      *cluster
+	plan   *Plan
+	shapes map[shapeKey]string // empty-cluster verdict per job shape
+	// lastShape: shape's last verdict (feasible.go).
+	lastShape shapeMemo
+	deps      map[model.DepTerm]depResult // per dependee condition
+	running   map[model.JobID]int         // running tasks per array (throttle)
+	started   map[nameUser]bool           // started this cycle (singleton)
+	lim       *limiter                    // nil: no accounting limits
+	victims   map[model.JobID]bool        // chosen for preemption this cycle
+	resv      *resv.Set                   // reservations at now
+	resvIdx   map[resvKey]*resvIdx        // verdicts as node indices (reservations.go)
 	// resvParts: partitions narrowed to a reservation (reservations.go).
 	resvParts map[resvPartKey]*partState
 	// maint: the job being considered is kept off nodes by a MAINT
