@@ -368,7 +368,7 @@ func (c *cluster) holds(i int32, st *nodeSteps, r *request, unit int, t, end int
 	if r.pack {
 		return r.capTasksOn(1, cpu, mem, gpu, st.cpus, st.mem) > 0
 	}
-	_, _, ok := r.fitsOn(unit, cpu, mem, gpu, st.cpus, st.mem)
+	_, _, ok := r.fits(unit, cpu, mem, gpu, st.cpus, st.mem)
 	return ok
 }
 

@@ -387,14 +387,14 @@ func (c *cluster) placeFixed(v view, ps *partState, r *request, req, exc []int32
 		n := c.nodes[i]
 		gpu := c.gpuFree(v, i, r)
 		if nBig > 0 {
-			if cpus, m, ok := r.fits(r.big, cpu, mem, gpu, n); ok {
+			if cpus, m, ok := r.fits(r.big, cpu, mem, gpu, n.CPUs, n.Memory); ok {
 				nBig--
 				picks = append(picks, pick{node: i, cpus: cpus, mem: m, gpus: r.gpusOn(r.big)})
 				return true
 			}
 		}
 		if nSmall > 0 {
-			if cpus, m, ok := r.fits(r.big-1, cpu, mem, gpu, n); ok {
+			if cpus, m, ok := r.fits(r.big-1, cpu, mem, gpu, n.CPUs, n.Memory); ok {
 				nSmall--
 				picks = append(picks, pick{node: i, cpus: cpus, mem: m, gpus: r.gpusOn(r.big - 1)})
 				return true

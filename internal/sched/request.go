@@ -163,15 +163,10 @@ func (r *request) minNodes(reqNodes int) int {
 	return r.nodes
 }
 
-// fits reports whether t tasks fit on a node with the given free CPUs,
-// memory and GPUs (freeCPU < 0 marks a node that cannot be used at all),
-// and what they take there.
-func (r *request) fits(t, freeCPU int, freeMem int64, freeGPU int, n *model.Node) (cpus int, mem int64, ok bool) {
-	return r.fitsOn(t, freeCPU, freeMem, freeGPU, n.CPUs, n.Memory)
-}
-
-// fitsOn is fits on a node of nodeCPUs CPUs and nodeMem MiB.
-func (r *request) fitsOn(t, freeCPU int, freeMem int64, freeGPU, nodeCPUs int, nodeMem int64) (cpus int, mem int64, ok bool) {
+// fits reports whether t tasks fit on a node of nodeCPUs CPUs and
+// nodeMem MiB with the given free CPUs, memory and GPUs (freeCPU < 0
+// marks a node that cannot be used at all), and what they take there.
+func (r *request) fits(t, freeCPU int, freeMem int64, freeGPU, nodeCPUs int, nodeMem int64) (cpus int, mem int64, ok bool) {
 	if freeCPU < 0 || t < 1 || r.gpusOn(t) > freeGPU {
 		return 0, 0, false
 	}
