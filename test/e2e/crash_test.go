@@ -122,12 +122,17 @@ func TestJobEndsWhileControllerDown(t *testing.T) {
 	ctl := daemon("controller")
 	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
 	daemon("agent", "--name", "outage1")
-	runs := filepath.Join(dir, "runs")
-	id := c.sbatch("-o", "/dev/null", "--wrap", "echo ran >> "+runs+"; sleep 2")
+	runs, ending := filepath.Join(dir, "runs"), filepath.Join(dir, "ending")
+	id := c.sbatch("-o", "/dev/null", "--wrap", "echo ran >> "+runs+"; sleep 2; touch "+ending)
 	c.waitState(id, "RUNNING", 30*time.Second)
 	_ = ctl.Process.Signal(syscall.SIGKILL)
 	_ = ctl.Wait()
-	time.Sleep(3 * time.Second) // the job ends while no controller listens
+	// The job ends while no controller listens (a fixed 3 s let a loaded
+	// machine restart the controller before the script's 2 s were over).
+	c.waitFor("the job's script to end", 30*time.Second, func() bool {
+		_, err := os.Stat(ending)
+		return err == nil
+	})
 	daemon("controller")
 	c.waitState(id, "COMPLETED", 30*time.Second)
 	time.Sleep(500 * time.Millisecond) // a wrongful relaunch would show by now
