@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,18 +138,32 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 	if err := os.WriteFile(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
 		return nil, err
 	}
+	// Supervised from before the start: the script may run before the
+	// supervisor's answer reaches this agent, and an agent stopping in
+	// between must leave it to the supervisor (and the next agent), not
+	// count it as its own to kill; the controller would run it again.
+	j.mu.Lock()
+	j.supervised = true
+	j.mu.Unlock()
 	// Held: the result comes back in the supervisor's message instead of
 	// a file (settled with Forget once the controller confirms the end).
 	proc, err := sup.StartHeld(dir, es)
 	if err != nil {
+		j.mu.Lock()
+		j.supervised = false
+		j.mu.Unlock()
+		_ = os.RemoveAll(dir)
+		a.mu.Lock()
+		stopping := a.stopping
+		a.mu.Unlock()
+		if stopping {
+			// Started now it would outlive this agent unknown to the next.
+			return nil, fmt.Errorf("agent stopping: %w", err)
+		}
 		// Refused or unreachable: run it directly (it ends with the agent).
 		a.log.Warn("no job supervisor: this job will not outlive the agent", "job", j.id, "err", err)
-		_ = os.RemoveAll(dir)
 		return a.executor().Start(es)
 	}
-	j.mu.Lock()
-	j.supervised = true
-	j.mu.Unlock()
 	return proc, nil
 }
 
