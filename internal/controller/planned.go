@@ -29,11 +29,14 @@ func (c *Controller) plannedChanges(pending []*model.Job, plan *sched.Plan, now 
 			continue
 		}
 		want, have := plan.StartTimes[id], j.PlannedStart
+		if have != 0 && want != 0 && have > now && !moveOK {
+			continue // paced: no node list to build for it this pass
+		}
 		wantNodes := ""
 		if want != 0 {
 			wantNodes = hostlist.Compress(plan.StartNodes[id])
 		}
-		if (want == have && wantNodes == j.SchedNodes) || (have != 0 && want != 0 && have > now && !moveOK) {
+		if want == have && wantNodes == j.SchedNodes {
 			continue
 		}
 		if out == nil {
