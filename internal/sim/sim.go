@@ -164,7 +164,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 	}
 	var tl *tail // backfill passes end once the rest provably waits (tail.go)
 	if g != nil && cfg.Backfill {
-		tl = newTail(w.need)
+		tl = newTail(w.need, index)
 	}
 	var (
 		ends    endHeap
@@ -254,7 +254,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		}
 		var plan *sched.Plan
 		if tl != nil && !w.everyPass {
-			tl.begin(now, free, running)
+			tl.begin(now, w.Nodes)
 			plan = sched.ScheduleUntil(in, now, cfg, tl.stop)
 		} else {
 			plan = sched.Schedule(in, now, cfg)
@@ -272,7 +272,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 				return res, neverStarts(in, pending, now, cfg, reasons)
 			}
 			if g != nil {
-				g.ran(now, len(pending), false, running, plan.StartTimes, jobs)
+				g.ran(now, len(pending), running, plan, jobs, w.Nodes, index)
 			}
 			continue
 		}
@@ -315,7 +315,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		clear(pending[len(kept):])
 		pending = kept
 		if g != nil {
-			g.ran(now, len(pending), true, running, plan.StartTimes, jobs)
+			g.ran(now, len(pending), running, plan, jobs, w.Nodes, index)
 		}
 	}
 	if g != nil {

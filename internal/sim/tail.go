@@ -1,9 +1,6 @@
 package sim
 
 import (
-	"cmp"
-	"slices"
-
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/sched"
 )
@@ -15,18 +12,16 @@ import (
 // the queue's end; the jobs behind the proof change no start, only
 // reasons and planned starts, which the replay does not measure.
 //
-// The bound (the trace model: one-CPU nodes, one partition): a job k
-// starts now only on nodes free after the pass's starts so far (free)
-// that no reservation holds over [now, now+limit(k)). A reservation sits
-// on nodes free now or released by its start (a running job's limit end,
-// or the end of a job this pass started; one reservation per node at a
-// time), so at any t at least reserved(t) - released(t) of the free
-// nodes are held; the most of that over k's window, held(k), is out of
-// its reach, and k cannot start when need(k) > free - held(k). The
-// reservations and starts of the jobs between now and k only take more,
-// and each job's bound only grows as the pass goes on (more reserved,
-// fewer free), so once every job left is caught, none starts.
-// TestGateExact replays traces with every pass run in full.
+// The proof (the trace model: one-CPU nodes, one partition, nothing but
+// CPUs asked): a job k starts now only on nodes still free after the
+// pass's starts so far on which no reservation overlaps [now,
+// now+limit(k)), that is, whose earliest reservation starts at
+// now+limit(k) or later (Plan.StartNodes says where each one sits). When
+// fewer of those are left than k needs, k cannot start: the reservations
+// and starts of the jobs between now and k only take more, and each
+// job's count only falls as the pass goes on. Once every job left is
+// caught so, none starts. TestGateExact replays traces with every pass
+// run in full.
 //
 // A pass ended early leaves the plan rule (planned.go) the reservations
 // of the jobs it considered only. Those are a queue cut there would get,
@@ -35,15 +30,14 @@ import (
 // window that meets each of them); what they would reserve only holds
 // more.
 type tail struct {
-	need []int // CPUs job k+1 needs
-	now  int64
-	free int
-	// steps are the releases (-CPUs) and the reservations' starts (+)
-	// and ends (-), by time, releases first at one instant (a node freed
-	// at t can be reserved from t); sum and peak are their running sum
-	// and its running maximum (at least 0), valid for steps[:len(peak)].
-	steps     []step
-	sum, peak []int
+	need  []int          // CPUs job k+1 needs
+	index map[string]int // node name → index
+	now   int64
+	// first[p] is the earliest start of a reservation on node[p] (never:
+	// none), for the nodes still free; pos[i] is node i's p, or -1.
+	first []int64
+	node  []int
+	pos   []int
 	// caught: order[k:caught] cannot start (k the job to consider);
 	// starts: the plan's starts already counted.
 	caught, starts int
@@ -51,22 +45,22 @@ type tail struct {
 	stops int
 }
 
-func newTail(need []int) *tail { return &tail{need: need} }
-
-// begin readies t for a pass at now with free CPUs free and the running
-// jobs' releases.
-func (t *tail) begin(now int64, free int, running []*model.Job) {
-	t.now, t.free, t.caught, t.starts = now, free, 0, 0
-	t.steps, t.sum, t.peak = t.steps[:0], t.sum[:0], t.peak[:0]
-	for _, j := range running {
-		if j.TimeLimit > 0 { // else it releases nothing the pass sees
-			t.steps = append(t.steps, step{max(j.StartTime+j.TimeLimit, now+1), -t.need[j.ID-1]})
-		}
-	}
-	slices.SortFunc(t.steps, stepOrder)
+func newTail(need []int, index map[string]int) *tail {
+	return &tail{need: need, index: index, pos: make([]int, len(index))}
 }
 
-func stepOrder(a, b step) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.cpus, b.cpus)) }
+// begin readies t for a pass at now over nodes.
+func (t *tail) begin(now int64, nodes []*model.Node) {
+	t.now, t.caught, t.starts = now, 0, 0
+	t.first, t.node = t.first[:0], t.node[:0]
+	for i, n := range nodes {
+		t.pos[i] = -1
+		if n.Usable() && n.AllocCPUs == 0 {
+			t.pos[i] = len(t.node)
+			t.first, t.node = append(t.first, never), append(t.node, i)
+		}
+	}
+}
 
 // stop is the pass's sched.StopFunc.
 func (t *tail) stop(order []*model.Job, k int, p *sched.Plan) bool {
@@ -86,57 +80,45 @@ func (t *tail) stop(order []*model.Job, k int, p *sched.Plan) bool {
 
 // record takes in what the pass did with j: started it or reserved for it.
 func (t *tail) record(j *model.Job, p *sched.Plan) {
-	n := t.need[j.ID-1]
 	if len(p.Starts) > t.starts {
 		t.starts = len(p.Starts)
-		t.free -= n
-		if j.TimeLimit > 0 {
-			t.add(step{t.now + j.TimeLimit, -n})
+		for _, a := range p.Starts[t.starts-1].Alloc {
+			i := t.index[a.Node]
+			if q := t.pos[i]; q >= 0 {
+				last := len(t.node) - 1
+				t.first[q], t.node[q] = t.first[last], t.node[last]
+				t.pos[t.node[q]] = q
+				t.first, t.node, t.pos[i] = t.first[:last], t.node[:last], -1
+			}
 		}
 		return
 	}
 	if at, ok := p.StartTimes[j.ID]; ok {
-		t.add(step{at, n})
-		if j.TimeLimit > 0 {
-			t.add(step{at + j.TimeLimit, -n})
+		for _, name := range p.StartNodes[j.ID] {
+			if q := t.pos[t.index[name]]; q >= 0 {
+				t.first[q] = min(t.first[q], at)
+			}
 		}
 	}
 }
 
-func (t *tail) add(s step) {
-	i, _ := slices.BinarySearchFunc(t.steps, s, stepOrder)
-	t.steps = slices.Insert(t.steps, i, s)
-	if i < len(t.peak) {
-		t.sum, t.peak = t.sum[:i], t.peak[:i]
-	}
-}
-
-// blocked reports whether j cannot start beside the reservations so far.
+// blocked reports whether j cannot start beside the starts and
+// reservations so far.
 func (t *tail) blocked(j *model.Job) bool {
 	n := t.need[j.ID-1]
-	if n > t.free {
+	if n > len(t.node) {
 		return true
 	}
 	end := never
 	if j.TimeLimit > 0 {
 		end = t.now + j.TimeLimit
 	}
-	k, _ := slices.BinarySearchFunc(t.steps, end, func(s step, e int64) int { return cmp.Compare(s.t, e) })
-	return n > t.free-t.held(k)
-}
-
-// held is the running maximum of the steps' sum over steps[:k].
-func (t *tail) held(k int) int {
-	if k == 0 {
-		return 0
-	}
-	for i := len(t.peak); i < k; i++ {
-		d, m := 0, 0
-		if i > 0 {
-			d, m = t.sum[i-1], t.peak[i-1]
+	for _, f := range t.first {
+		if f >= end {
+			if n--; n == 0 {
+				return false
+			}
 		}
-		d += t.steps[i].cpus
-		t.sum, t.peak = append(t.sum, d), append(t.peak, max(m, d))
 	}
-	return t.peak[k-1]
+	return true
 }
