@@ -187,10 +187,8 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if overSize && enforce {
 		return 0, invalid("Node count specification invalid")
 	}
-	if a := spec.Array; a != nil {
-		if len(a.TaskIDs) == 0 || a.TaskIDs[len(a.TaskIDs)-1] >= st.MaxArraySize || a.TaskIDs[0] < 0 {
-			return 0, invalid("Invalid job array specification")
-		}
+	if a := spec.Array; a != nil && !validArray(a, st.MaxArraySize) {
+		return 0, invalid("Invalid job array specification")
 	}
 	if err := checkDependency(snap, spec.Dependency); err != nil {
 		return 0, err
@@ -357,6 +355,13 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 	if d == nil {
 		return nil
 	}
+	// The terms come parsed from the client; each needs at least two
+	// characters of the text (":1", ",1"), which is bounded. A hand-made
+	// spec with a short text and millions of terms cost the controller
+	// tens of bytes per term in memory, in the log and in every pass.
+	if len(d.Terms) > (len(d.Raw)+1)/2 {
+		return invalid("Job dependency problem")
+	}
 	for _, t := range d.Terms {
 		if t.Type == model.DepSingleton {
 			continue
@@ -376,6 +381,25 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 		}
 	}
 	return nil
+}
+
+// validArray checks the task ids a client parsed from --array: at least
+// one, strictly ascending (so unique, and no more than MaxArraySize of
+// them), within [0, MaxArraySize), with no negative throttle. sbatch sends
+// them so; a hand-made spec with one id repeated made thousands of tasks
+// of one name (123_1 many times) past MaxArraySize, and ids between the
+// first and the last were not checked at all.
+func validArray(a *model.ArraySpec, maxSize int) bool {
+	ids := a.TaskIDs
+	if len(ids) == 0 || ids[0] < 0 || ids[len(ids)-1] >= maxSize || a.Throttle < 0 {
+		return false
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // errCommit wraps a failed Raft apply for transports.

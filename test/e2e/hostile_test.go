@@ -32,13 +32,7 @@ func TestHostileLocalUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := cfg.SocketPath()
-	tool := filepath.Join(c.dir, "hostile")
-	build := exec.Command("go", "build", "-o", tool, "./test/e2e/testdata/hostile")
-	_, file, _, _ := runtime.Caller(0)
-	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the hostile client: %v\n%s", err, out)
-	}
+	tool := buildHostile(t, c)
 
 	running := c.runAsSbatch(t, victim, "-o", "/dev/null", "--wrap", "sleep 300")
 	pending := c.runAsSbatch(t, victim, "-o", "/dev/null", "--begin", "now+3600", "--export=ALL,SECRET=victim", "--wrap", "echo victim-secret")
@@ -128,4 +122,63 @@ func TestHostileLocalUser(t *testing.T) {
 		t.Errorf("the victim's scancel beside the stalled connections: exit %d %s %s", code, o, e)
 	}
 	_ = os.Remove(tool)
+}
+
+// buildHostile builds testdata/hostile into the cluster's directory.
+func buildHostile(t *testing.T, c *cluster) string {
+	t.Helper()
+	tool := filepath.Join(c.dir, "hostile")
+	build := exec.Command("go", "build", "-o", tool, "./test/e2e/testdata/hostile")
+	_, file, _, _ := runtime.Caller(0)
+	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the hostile client: %v\n%s", err, out)
+	}
+	return tool
+}
+
+// TestHostileSubmissionShapes: the controller checks what a client parsed
+// instead of trusting it. A local user writing SubmitJob frames by hand
+// sent array task ids sbatch never sends (one id 20,000 times: 20,000
+// tasks named JOB_1, past MaxArraySize; ids out of range between the first
+// and the last; a negative throttle) and a dependency of 10 characters
+// with 200,000 terms (tens of bytes each in the controller's memory, its
+// log and every pass: a few such submissions grew the controller by
+// hundreds of MiB); all were accepted. Each is refused now, and the same
+// user's ordinary arrays and dependencies still go in.
+func TestHostileSubmissionShapes(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1)
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "shapes")
+	if code != 0 {
+		t.Fatalf("hostile shapes: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile submissions as %s:\n%s", attacker.Username, out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 6 {
+		t.Fatalf("only %d attempts reported:\n%s", len(lines), out)
+	}
+	for _, line := range lines {
+		if !strings.Contains(line, "\trefused: ") {
+			t.Errorf("a submission sbatch never sends was accepted: %s", line)
+		}
+	}
+	if o := c.must("squeue", "-h", "-r", "-o", "%i %j"); strings.Contains(o, "hostile") {
+		t.Errorf("hand-made jobs are queued:\n%s", tail(o, 2000))
+	}
+	// What sbatch sends still goes in.
+	first := c.runAsSbatch(t, attacker, "-H", "-o", "/dev/null", "--array=1,3,5-7%2", "--wrap", "true")
+	second := c.runAsSbatch(t, attacker, "-H", "-o", "/dev/null", "--dependency=afterany:"+first+":"+first+",afterok:"+first, "--wrap", "true")
+	if n := len(strings.Fields(c.must("squeue", "-h", "-r", "-j", first, "-o", "%i"))); n != 5 {
+		t.Errorf("--array=1,3,5-7%%2 made %d tasks, want 5", n)
+	}
+	if d := c.jobField(second, "Dependency"); !strings.HasPrefix(d, "afterany:"+first) {
+		t.Errorf("the dependency reads %q", d)
+	}
 }

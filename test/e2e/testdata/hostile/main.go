@@ -4,6 +4,10 @@
 // a tab, and "refused: why" or "DONE: what came back".
 //
 //	hostile SOCKET frames RUNNING_JOB PENDING_JOB VICTIM_UID VICTIM_USER
+//	hostile SOCKET shapes  (submissions sbatch never sends: array task ids
+//	                        repeated, unordered or out of range, more
+//	                        dependency terms than their text names, a
+//	                        constraint past 1024 characters)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -33,6 +37,8 @@ func main() {
 	switch os.Args[2] {
 	case "frames":
 		frames(sock, os.Args[3:])
+	case "shapes":
+		shapes(sock)
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
@@ -164,6 +170,52 @@ func frames(sock string, args []string) {
 		}
 	} else {
 		fmt.Printf("read-script\trefused: %v\n", err)
+	}
+}
+
+// shapes submits, held, job specs whose parsed parts no Slurm command
+// would send: the controller must check what a client parsed, not trust it.
+func shapes(sock string) {
+	spec := func() *model.JobSpec {
+		return &model.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "hostile", Hold: true,
+			TimeLimit: model.Unset, TimeMin: model.Unset, MinNodes: model.Unset, MaxNodes: model.Unset,
+			NTasks: model.Unset, CPUsPerTask: model.Unset, TasksPerNode: model.Unset,
+			MemPerNode: model.Unset, MemPerCPU: model.Unset}
+	}
+	array := func(throttle int, ids ...int) *model.JobSpec {
+		s := spec()
+		s.Array = &model.ArraySpec{Raw: "0-2", TaskIDs: ids, Throttle: throttle}
+		return s
+	}
+	repeated := []int{0}
+	for range 20000 {
+		repeated = append(repeated, 1)
+	}
+	repeated = append(repeated, 2)
+	deps := spec()
+	deps.Dependency = &model.Dependency{Raw: "afterany:1"}
+	for range 200000 {
+		deps.Dependency.Terms = append(deps.Dependency.Terms, model.DepTerm{Type: model.DepAfterAny, Job: 1, Task: model.NoArrayTask})
+	}
+	features := spec()
+	features.Features = strings.Repeat("x&", 1000) + "x"
+	for _, c := range []struct {
+		name string
+		spec *model.JobSpec
+	}{
+		{"array-one-id-20000-times", array(0, repeated...)},
+		{"array-negative-id-inside", array(0, 0, -5, 2)},
+		{"array-huge-id-inside", array(0, 0, 50_000_000, 2)},
+		{"array-negative-throttle", array(-1, 0, 1, 2)},
+		{"dependency-200000-terms-of-10-characters", deps},
+		{"constraint-2001-characters", features},
+	} {
+		var id localwire.JobID
+		if err := call(sock, "SubmitJob", c.spec, &id); err != nil {
+			fmt.Printf("%s\trefused: %v\n", c.name, err)
+		} else {
+			fmt.Printf("%s\tDONE: job %d\n", c.name, id.ID)
+		}
 	}
 }
 
