@@ -452,7 +452,7 @@ func (a *Agent) terminateJob(j *job, msg string, stepsAs model.JobState) {
 		j.mu.Lock()
 		ran := j.prologDone && j.prologErr == nil
 		j.mu.Unlock()
-		if ran || a.cfg.Prolog == "" {
+		if ran || a.conf().Prolog == "" {
 			a.epilog(j)
 		}
 		a.mu.Lock()
