@@ -196,6 +196,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err := s.admitAccounting(snap, spec, id, part); err != nil {
 		return 0, err
 	}
+	defaultMemory(spec, st)
 	nodes := partitionNodes(snap, part)
 	if err := checkFeatures(spec.Features, nodes); err != nil {
 		return 0, err
@@ -381,6 +382,26 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 		}
 	}
 	return nil
+}
+
+// defaultMemory gives a job that asks for no memory (no --mem,
+// --mem-per-cpu or --mem-per-gpu) DefMemPerCPU, else DefMemPerNode, in its
+// spec, as slurmctld does at submission: the job shows it from then on
+// (scontrol show job MinMemoryCPU= and TRES mem=, squeue %m, sacct ReqMem)
+// and its tasks get SLURM_MEM_PER_CPU, and a later change of the default
+// leaves queued jobs as they were. The order is the scheduler's (package
+// sched, newRequest), which still applies the default to jobs queued
+// before it was recorded.
+func defaultMemory(spec *model.JobSpec, st *Settings) {
+	if spec.MemPerNode >= 0 || spec.MemPerCPU > 0 || (spec.GPUs.Any() && spec.GPUs.MemPerGPU > 0) {
+		return
+	}
+	switch {
+	case st.DefMemPerCPU > 0:
+		spec.MemPerCPU = st.DefMemPerCPU
+	case st.DefMemPerNode > 0:
+		spec.MemPerNode = st.DefMemPerNode
+	}
 }
 
 // validArray checks the task ids a client parsed from --array: at least
