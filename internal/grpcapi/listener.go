@@ -22,6 +22,9 @@ type Limits struct {
 	// PerUser caps the local-socket connections of one uid (root and the
 	// SlurmUser are exempt); 0 = no cap.
 	PerUser int
+	// Probation closes the TCP connections (those of its Listener) that
+	// prove no caller in time (probation.go); nil: none.
+	Probation *Probation
 }
 
 // ServerOptions are the gRPC options that enforce l.

@@ -182,3 +182,37 @@ func TestHostileSubmissionShapes(t *testing.T) {
 		t.Errorf("the dependency reads %q", d)
 	}
 }
+
+// TestUnprovenTCPConnectionsClosed: a TCP connection to the controller
+// that proves no caller (node certificate, cluster token, join) within
+// about twice MessageTimeout is closed. A local user could otherwise hold
+// connections past DroverMaxConnsPerUser (which counts the Unix socket)
+// for the whole idle timeout, 5 minutes, some 50 KiB of the controller
+// each: 3,000 took it from 36 to 182 MiB. The agents, whose connections
+// prove themselves at once, keep theirs.
+func TestUnprovenTCPConnectionsClosed(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=2")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	// 300: past the per-user cap of 256 the Unix socket has. Probation is
+	// 4 s here; 12 s later none may be left.
+	addr := "127.0.0.1:" + strconv.Itoa(cfg.SlurmctldPort)
+	out, errOut, code := c.runAs(attacker, "", tool, addr, "tcpidle", "300", "12")
+	if code != 0 || !strings.HasPrefix(out, "open ") {
+		t.Fatalf("hostile tcpidle: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n := atoi(strings.TrimSpace(strings.TrimPrefix(out, "open "))); n != 0 {
+		t.Errorf("%d of 300 connections that made no call are still open after 12 s (MessageTimeout=2)", n)
+	}
+	// The agent's own connection was not cut, and the cluster still works.
+	if b := readFile(t, filepath.Join(c.dir, "log", c.node(1)+".log")); strings.Contains(b, "controller connection lost") {
+		t.Errorf("the agent lost its connection:\n%s", tail(b, 2000))
+	}
+	id := c.sbatch("-o", "/dev/null", "--wrap", "true")
+	c.waitState(id, "COMPLETED", 60*time.Second)
+}

@@ -8,11 +8,15 @@
 //	                        repeated, unordered or out of range, more
 //	                        dependency terms than their text names, a
 //	                        constraint past 1024 characters)
+//	hostile ADDR tcpidle N SECONDS  (N TLS connections to the TCP port that
+//	                        send HTTP/2's preface and no call; prints
+//	                        "open K" for those still open SECONDS later)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
 
 import (
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -21,6 +25,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/api"
@@ -39,6 +44,10 @@ func main() {
 		frames(sock, os.Args[3:])
 	case "shapes":
 		shapes(sock)
+	case "tcpidle":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		tcpIdle(sock, n, time.Duration(secs)*time.Second)
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
@@ -217,6 +226,33 @@ func shapes(sock string) {
 			fmt.Printf("%s\tDONE: job %d\n", c.name, id.ID)
 		}
 	}
+}
+
+// tcpIdle opens n connections to the controller's TCP port that complete
+// TLS and HTTP/2's preface (the server's frames are read and dropped) but
+// make no call, and reports how many are still open after wait.
+func tcpIdle(addr string, n int, wait time.Duration) {
+	var open atomic.Int64
+	// HTTP/2's client preface and an empty SETTINGS frame.
+	hello := append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 4, 0, 0, 0, 0, 0)
+	for range n {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		if err != nil {
+			fmt.Println("dial:", err)
+			break
+		}
+		if _, err := c.Write(hello); err != nil {
+			c.Close()
+			continue
+		}
+		open.Add(1)
+		go func() {
+			defer open.Add(-1)
+			_, _ = io.Copy(io.Discard, c) // until the controller closes it
+		}()
+	}
+	time.Sleep(wait)
+	fmt.Printf("open %d\n", open.Load())
 }
 
 // hog opens n connections that each stall inside a frame claiming the
