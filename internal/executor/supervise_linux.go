@@ -1,6 +1,7 @@
 package executor
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -172,6 +173,7 @@ func connectSupervisor(sock string, fresh bool) (*Supervisor, error) {
 			return nil, fmt.Errorf("executor: supervisor did not come up: %w", err)
 		}
 	}
+	roomForMessages(conn)
 	s.conn, s.replies = conn, make(chan superMsg, 16)
 	// The first answer is bounded: a supervisor that accepted but does
 	// not answer (serving another agent, stuck) would hang this agent.
@@ -233,15 +235,25 @@ func dialSuper(sock string) (*net.UnixConn, error) {
 }
 
 func writeMsg(c *net.UnixConn, m *superMsg, fds ...int) error {
-	b, err := json.Marshal(m)
-	if err != nil {
+	// Without HTML escaping: json.Marshal writes each '<', '>' and '&'
+	// of a job's environment as six bytes.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
 		return err
+	}
+	b := buf.Bytes()
+	if len(b) > maxSuperMsg {
+		// The reader would get it cut short, fail to parse it and end
+		// the connection: every supervised job of the node lost.
+		return fmt.Errorf("executor: supervisor message of %d bytes, more than %d", len(b), maxSuperMsg)
 	}
 	var oob []byte
 	if len(fds) > 0 {
 		oob = unix.UnixRights(fds...)
 	}
-	_, _, err = c.WriteMsgUnix(b, oob, nil)
+	_, _, err := c.WriteMsgUnix(b, oob, nil)
 	return err
 }
 
@@ -322,6 +334,25 @@ func (s *Supervisor) read() {
 
 // maxSuperMsg bounds one message (a spec with a large environment).
 const maxSuperMsg = 4 << 20
+
+// roomForMessages lets c send a message of up to maxSuperMsg in one packet.
+// A SOCK_SEQPACKET packet must fit the sender's socket buffer, by default
+// about 200 KiB (net.core.wmem_default): a batch job with a larger
+// environment, common with environment modules, failed its start with
+// EMSGSIZE and ran unsupervised, to be killed and requeued by the next
+// agent restart. Root may raise the buffer past net.core.wmem_max.
+func roomForMessages(c *net.UnixConn) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = raw.Control(func(fd uintptr) {
+		// The kernel doubles the value for its bookkeeping.
+		if unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUFFORCE, maxSuperMsg) != nil {
+			_ = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF, maxSuperMsg)
+		}
+	})
+}
 
 func (s *Supervisor) call(m superMsg) (superMsg, error) {
 	s.callMu.Lock()
@@ -608,6 +639,7 @@ func SuperviseMain(args []string) int {
 		if err != nil {
 			return 0
 		}
+		roomForMessages(conn)
 		sv.serve(conn)
 	}
 }
