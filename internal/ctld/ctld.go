@@ -282,11 +282,12 @@ func Run(ctx context.Context, o Options) error {
 	})
 	lim := connLimits(cfg, log)
 	lim.Probation = grpcapi.NewProbation(2 * lim.Handshake) // the handshake, then as long again for a first call
+	slurmUID := settings.SlurmUID
+	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
+	lim.UserRequests, lim.Exempt = grpcapi.DefaultUserRequests, exempt
 	// Both adapters count their calls in one table (sdiag).
 	stats := rpcstats.New()
 	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim, stats)
-	slurmUID := settings.SlurmUID
-	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
 	ul = grpcapi.LimitPerUser(ul, lim.PerUser, exempt, log)
 	// The socket carries the commands' local protocol beside gRPC: it
 	// is told apart by a connection's first bytes.

@@ -25,6 +25,11 @@ type Limits struct {
 	// Probation closes the TCP connections (those of its Listener) that
 	// prove no caller in time (probation.go); nil: none.
 	Probation *Probation
+	// UserRequests bounds the calls of one local uid still reading their
+	// request (requests.go); 0: no bound. Exempt names the uids it does
+	// not count (root, SlurmUser).
+	UserRequests int
+	Exempt       func(uid uint32) bool
 }
 
 // ServerOptions are the gRPC options that enforce l.
@@ -36,6 +41,9 @@ func (l Limits) ServerOptions() []grpc.ServerOption {
 	}
 	if l.Handshake > 0 {
 		opts = append(opts, grpc.ConnectionTimeout(l.Handshake))
+	}
+	if u := newUserRequests(l.UserRequests, l.Handshake, l.Exempt); u != nil {
+		opts = append(opts, grpc.InTapHandle(u.tap))
 	}
 	ka := keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}
 	if l.Idle > 0 {

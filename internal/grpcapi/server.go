@@ -83,7 +83,7 @@ func (s identified) Context() context.Context { return s.ctx }
 
 func (s *Server) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	ctx, _ := s.identify(ss.Context())
-	return h(srv, identified{ss, ctx})
+	return h(srv, identified{&firstRecv{ServerStream: ss}, ctx})
 }
 
 func toStatus(err error) error {

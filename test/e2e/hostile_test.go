@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,4 +216,46 @@ func TestUnprovenTCPConnectionsClosed(t *testing.T) {
 	}
 	id := c.sbatch("-o", "/dev/null", "--wrap", "true")
 	c.waitState(id, "COMPLETED", 60*time.Second)
+}
+
+// TestGRPCRequestsInFlightBoundedPerUser: gRPC reads a call's whole
+// request into the controller's memory before anything checks it, up to
+// 64 MiB allocated as soon as the length is announced. A local user could
+// have any number in flight on the socket (32 uploads of 60 MiB took the
+// controller to 5.5 GiB). Now one user has at most 8 calls still reading
+// their request; the rest are refused at once with "Resource temporarily
+// unavailable" (try again), and a request that does not arrive within
+// MessageTimeout ends its call and gives its place back. The same user's
+// ordinary commands over gRPC still work afterwards.
+func TestGRPCRequestsInFlightBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=3")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	// 40 calls that announce 60 MiB and stall after 10 bytes; looked at
+	// 10 s later (3 s for a request to arrive).
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "grpcstall", "40", "10")
+	if code != 0 {
+		t.Fatalf("hostile grpcstall: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var refused, ended, pending int
+	if _, err := fmt.Sscanf(out, "refused %d ended %d pending %d", &refused, &ended, &pending); err != nil {
+		t.Fatalf("hostile grpcstall reported %q: %v", out, err)
+	}
+	if refused != 32 {
+		t.Errorf("%d of 40 stalled uploads refused at once, want 32 (8 in flight per user): %s", refused, out)
+	}
+	if pending != 0 {
+		t.Errorf("%d stalled uploads still held 10 s later (MessageTimeout=3): %s", pending, out)
+	}
+	c.extraEnv = []string{"DROVER_TRANSPORT=grpc"}
+	id := c.runAsSbatch(t, attacker, "-H", "-o", "/dev/null", "--wrap", "true")
+	c.extraEnv = nil
+	if s := c.jobField(id, "JobState"); s != "PENDING" {
+		t.Errorf("the user's own sbatch over gRPC afterwards: %s", s)
+	}
 }

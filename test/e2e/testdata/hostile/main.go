@@ -11,11 +11,18 @@
 //	hostile ADDR tcpidle N SECONDS  (N TLS connections to the TCP port that
 //	                        send HTTP/2's preface and no call; prints
 //	                        "open K" for those still open SECONDS later)
+//	hostile SOCKET grpcstall N SECONDS  (one gRPC connection on the socket,
+//	                        N SubmitJob calls each announcing a 60 MiB
+//	                        request and sending 10 bytes of it; prints
+//	                        "refused R ended E pending P" SECONDS later:
+//	                        R answered "Resource temporarily
+//	                        unavailable" (try again) at once)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
 
 import (
+	"bytes"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -25,8 +32,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/localwire"
@@ -44,6 +55,10 @@ func main() {
 		frames(sock, os.Args[3:])
 	case "shapes":
 		shapes(sock)
+	case "grpcstall":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		grpcStall(sock, n, time.Duration(secs)*time.Second)
 	case "tcpidle":
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
@@ -226,6 +241,92 @@ func shapes(sock string) {
 			fmt.Printf("%s\tDONE: job %d\n", c.name, id.ID)
 		}
 	}
+}
+
+// grpcStall writes HTTP/2 by hand: gRPC's own client would send each
+// request whole.
+func grpcStall(sock string, n int, wait time.Duration) {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("dial:", err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	var wmu sync.Mutex
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	wmu.Lock()
+	_, _ = c.Write([]byte(http2.ClientPreface))
+	_ = fr.WriteSettings()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for i := range n {
+		hb.Reset()
+		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/drover.v1.Drover/SubmitJob"},
+			{":authority", "localhost"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		id := uint32(2*i + 1)
+		_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndHeaders: true})
+		// A message of 60 MiB announced; 10 bytes of it sent.
+		_ = fr.WriteData(id, false, append([]byte{0, 0x03, 0xc0, 0, 0}, make([]byte, 10)...))
+	}
+	wmu.Unlock()
+	var mu sync.Mutex
+	refused, ended := map[uint32]bool{}, map[uint32]bool{}
+	go func() {
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.MetaHeadersFrame:
+				if !f.StreamEnded() {
+					continue
+				}
+				mu.Lock()
+				msg := ""
+				for _, h := range f.RegularFields() {
+					if h.Name == "grpc-message" {
+						msg = h.Value
+					}
+				}
+				if strings.Contains(msg, "temporarily unavailable") { // api.ErrTryAgain
+					refused[f.StreamID] = true
+				} else {
+					ended[f.StreamID] = true
+				}
+				mu.Unlock()
+			case *http2.RSTStreamFrame:
+				mu.Lock()
+				ended[f.StreamID] = true
+				mu.Unlock()
+			case *http2.PingFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WritePing(true, f.Data)
+					wmu.Unlock()
+				}
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WriteSettingsAck()
+					wmu.Unlock()
+				}
+			}
+		}
+	}()
+	time.Sleep(wait)
+	mu.Lock()
+	defer mu.Unlock()
+	pending := n - len(refused)
+	for id := range ended {
+		if !refused[id] {
+			pending--
+		}
+	}
+	fmt.Printf("refused %d ended %d pending %d\n", len(refused), len(ended), pending)
 }
 
 // tcpIdle opens n connections to the controller's TCP port that complete
