@@ -259,3 +259,38 @@ func TestGRPCRequestsInFlightBoundedPerUser(t *testing.T) {
 		t.Errorf("the user's own sbatch over gRPC afterwards: %s", s)
 	}
 }
+
+// TestSattachConnectionsBoundedPerStep: the node's agent keeps at most 32
+// sattach connections per step. A user asking again and again for their
+// own step's I/O (AttachStep, cheap for the caller: the node dials a
+// listener of theirs) made the agent, which every user's jobs on the node
+// share, hold one descriptor and goroutine for each: 3,000 requests, 2,400
+// connections, toward its descriptor limit.
+func TestSattachConnectionsBoundedPerStep(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1)
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "--wrap", "srun sleep 120")
+	c.waitFor("step 0 to run", 30*time.Second, func() bool {
+		o, _, _ := c.run("squeue", "-h", "-s", "-j", id, "-o", "%i")
+		return strings.Contains(o, id+".0")
+	})
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "attach", id, "0", "100")
+	if code != 0 {
+		t.Fatalf("hostile attach: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var attached, refused int
+	if _, err := fmt.Sscanf(out, "attached %d refused %d", &attached, &refused); err != nil {
+		t.Fatalf("hostile attach reported %q: %v", out, err)
+	}
+	t.Logf("hostile attach: %s", out)
+	if attached > 32 || attached == 0 {
+		t.Errorf("the node kept %d of 100 attachments to one step, want 1 to 32", attached)
+	}
+	c.must("scancel", id)
+}

@@ -17,11 +17,16 @@
 //	                        "refused R ended E pending P" SECONDS later:
 //	                        R answered "Resource temporarily
 //	                        unavailable" (try again) at once)
+//	hostile SOCKET attach JOB STEP N  (N sattach requests for the caller's
+//	                        own step, all to one listener that holds what
+//	                        the nodes dial; prints "attached K refused R":
+//	                        K the dialled connections the node keeps open)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/tls"
 	"encoding/binary"
@@ -59,6 +64,11 @@ func main() {
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
 		grpcStall(sock, n, time.Duration(secs)*time.Second)
+	case "attach":
+		job, _ := strconv.Atoi(os.Args[3])
+		step, _ := strconv.Atoi(os.Args[4])
+		n, _ := strconv.Atoi(os.Args[5])
+		attachMany(sock, model.JobID(job), model.StepID(step), n)
 	case "tcpidle":
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
@@ -327,6 +337,69 @@ func grpcStall(sock string, n int, wait time.Duration) {
 		}
 	}
 	fmt.Printf("refused %d ended %d pending %d\n", len(refused), len(ended), pending)
+}
+
+// attachMany asks n times for the nodes of the caller's own step to copy
+// its I/O to a listener here, and holds every connection they dial.
+func attachMany(sock string, job model.JobID, step model.StepID, n int) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	var attached atomic.Int64
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+			attached.Add(1)
+		}
+	}()
+	refused := 0
+	for range n {
+		if err := call(sock, "AttachStep", localwire.Attach{Job: job, Step: step, Addr: ln.Addr().String(), Key: "k"}, nil); err != nil {
+			refused++
+		}
+	}
+	// Each request answers before its node dials: wait until the dials
+	// stop coming.
+	last := int64(-1)
+	for last != attached.Load() {
+		last = attached.Load()
+		time.Sleep(2 * time.Second)
+	}
+	// Past the node's hello line, those it closed again read EOF; the
+	// rest time out (a sleeping step writes nothing).
+	hmu.Lock()
+	defer hmu.Unlock()
+	open := make(chan bool)
+	for _, c := range held {
+		go func() {
+			r := bufio.NewReader(c)
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if _, err := r.ReadString('\n'); err != nil {
+				open <- false
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			_, err := r.ReadByte()
+			open <- errors.Is(err, os.ErrDeadlineExceeded)
+		}()
+	}
+	kept := 0
+	for range held {
+		if <-open {
+			kept++
+		}
+	}
+	fmt.Printf("attached %d refused %d\n", kept, refused)
 }
 
 // tcpIdle opens n connections to the controller's TCP port that complete
