@@ -93,9 +93,11 @@ type Agent struct {
 	// superPool: emptied supervisor directories kept for reuse (discard.go).
 	superPool chan string
 	trashSeq  atomic.Uint64
-	killAll   bool // KillJobsOnExit
-	sup       *executor.Supervisor
-	iso       *isolation
+	// fetching counts each user's sbcast transfers running here (bcast.go).
+	fetching map[uint32]int
+	killAll  bool // KillJobsOnExit
+	sup      *executor.Supervisor
+	iso      *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
 	unhealthy   string

@@ -294,3 +294,52 @@ func TestSattachConnectionsBoundedPerStep(t *testing.T) {
 	}
 	c.must("scancel", id)
 }
+
+// TestSbcastTransfersBoundedPerUser: a node runs at most 16 sbcast
+// transfers of one user at once, and one whose data stops coming ends
+// after MessageTimeout. Each transfer holds an OS thread of the agent
+// (the user's filesystem identity is per thread), which every user's
+// jobs share: 500 requests for a file that never came held 360 threads,
+// for ever, on the way to the Go runtime's thread limit (the end of the
+// agent).
+func TestSbcastTransfersBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=3")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "--wrap", "sleep 120")
+	c.waitState(id, "RUNNING", 30*time.Second)
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bcast", id, "100", "10")
+	if code != 0 {
+		t.Fatalf("hostile bcast: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile bcast: %s", out)
+	var soon, later int
+	if _, err := fmt.Sscanf(out, "open %d later %d", &soon, &later); err != nil {
+		t.Fatalf("hostile bcast reported %q: %v", out, err)
+	}
+	if soon > 16 {
+		t.Errorf("the node held %d stalled transfers of one user, want at most 16", soon)
+	}
+	if later != 0 {
+		t.Errorf("%d stalled transfers still held 10 s later (MessageTimeout=3)", later)
+	}
+	// An ordinary sbcast of the same user still works.
+	src := filepath.Join(attacker.HomeDir, "bcast-src")
+	if err := os.WriteFile(src, []byte("payload\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(src)
+	dest := filepath.Join(c.dir, "bcast-dest-"+id)
+	_ = os.Chmod(c.dir, 0o777)
+	if o, e, code := c.runAs(attacker, "", "sbcast", "-j", id, src, dest); code != 0 {
+		t.Errorf("sbcast afterwards: exit %d %s %s", code, o, e)
+	} else if got := readFile(t, dest); got != "payload\n" {
+		t.Errorf("sbcast afterwards wrote %q", got)
+	}
+	c.must("scancel", id)
+}

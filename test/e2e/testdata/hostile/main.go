@@ -21,6 +21,10 @@
 //	                        own step, all to one listener that holds what
 //	                        the nodes dial; prints "attached K refused R":
 //	                        K the dialled connections the node keeps open)
+//	hostile SOCKET bcast JOB N SECONDS  (N sbcast requests into the caller's
+//	                        own job whose data never comes; prints "open K
+//	                        later L": the dialled connections the node holds
+//	                        2 s and SECONDS later)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -69,6 +73,11 @@ func main() {
 		step, _ := strconv.Atoi(os.Args[4])
 		n, _ := strconv.Atoi(os.Args[5])
 		attachMany(sock, model.JobID(job), model.StepID(step), n)
+	case "bcast":
+		job, _ := strconv.Atoi(os.Args[3])
+		n, _ := strconv.Atoi(os.Args[4])
+		secs, _ := strconv.Atoi(os.Args[5])
+		bcastStall(sock, model.JobID(job), n, time.Duration(secs)*time.Second)
 	case "tcpidle":
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
@@ -400,6 +409,38 @@ func attachMany(sock string, job model.JobID, step model.StepID, n int) {
 		}
 	}
 	fmt.Printf("attached %d refused %d\n", kept, refused)
+}
+
+// bcastStall asks n times for the nodes of the caller's own job to fetch
+// a file from a listener here that never sends it.
+func bcastStall(sock string, job model.JobID, n int, wait time.Duration) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	var open atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			open.Add(1)
+			go func() {
+				defer open.Add(-1)
+				_, _ = io.Copy(io.Discard, c) // until the node closes it
+			}()
+		}
+	}()
+	for i := range n {
+		req := api.BroadcastRequest{Job: job, Addr: ln.Addr().String(), Key: "k", Dest: fmt.Sprintf("/tmp/hostile-bcast-%d-%d", os.Getpid(), i), Mode: 0o600}
+		go func() { _ = call(sock, "Broadcast", req, nil) }() // answered once the transfer ends
+	}
+	time.Sleep(2 * time.Second)
+	soon := open.Load()
+	time.Sleep(wait - 2*time.Second)
+	fmt.Printf("open %d later %d\n", soon, open.Load())
 }
 
 // tcpIdle opens n connections to the controller's TCP port that complete
