@@ -115,6 +115,11 @@ type Plan struct {
 // job's start in time; preemption will add a step that frees nodes before a
 // Resources wait. Both slot in at consider.
 func Schedule(in *Input, now int64, cfg Config) *Plan {
+	return schedule(in, now, cfg, nil)
+}
+
+// schedule is Schedule, ended early where stop says so (ScheduleUntil).
+func schedule(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
 	s := &scheduler{
 		in:      in,
 		now:     now,
@@ -133,7 +138,11 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		s.initBackfill()
 		s.initResvBlocks()
 	}
-	for _, j := range s.order() {
+	order := s.order()
+	for k, j := range order {
+		if stop != nil && stop(order, k, s.plan) {
+			break
+		}
 		s.consider(j)
 	}
 	return s.plan
