@@ -92,7 +92,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		if t > limitT {
 			continue
 		}
-		a := avail{t, max(1, c.nodes[i].CPUs/r.cpt)}
+		a := avail{t, max(1, c.bf.steps[i].cpus/r.cpt)} // visit built the steps
 		found = append(found, a)
 		best = heapPush(best, a)
 		bestTasks += a.tasks
