@@ -255,6 +255,18 @@ func TestDeltaSums(t *testing.T) {
 				t.Fatalf("round %d: chunk %d of %d deltas sums to %d, kept %d", round, b, len(ch), s, p.deltas.sum[b])
 			}
 		}
+		if len(p.deltas.super) != (len(p.deltas.ch)+superFan-1)/superFan {
+			t.Fatalf("round %d: %d runs of chunks for %d chunks", round, len(p.deltas.super), len(p.deltas.ch))
+		}
+		for s, sum := range p.deltas.super {
+			var want int64
+			for _, x := range p.deltas.sum[s*superFan : min(len(p.deltas.sum), (s+1)*superFan)] {
+				want += x
+			}
+			if sum != want {
+				t.Fatalf("round %d: run %d of chunks sums to %d, kept %d", round, s, want, sum)
+			}
+		}
 		at := int64(rng.Intn(11 * chunkMax))
 		var want int64
 		for tt, s := range sums {
