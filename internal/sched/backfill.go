@@ -171,7 +171,7 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	// running job's release counted in) leaves none, not a debt.
 	var peakCPU int32
 	var peakMem int64
-	for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
+	for k = max(k, 0); k < len(st.e) && st.at(k) < b; k++ {
 		peakCPU, peakMem = max(peakCPU, st.e[k].resCPU), max(peakMem, st.e[k].resMem)
 	}
 	if int(peakCPU) >= cpu {

@@ -86,23 +86,30 @@ func (s *instants) next(c cursor) cursor {
 }
 
 // deltaList is the cluster's free-CPU deltas, one entry per instant, with
-// each chunk's sum.
+// each chunk's sum, and the sum of each run of superFan chunks: every
+// reservation search adds up the deltas from the first one to its first
+// start, and a chunk at a time that was hundreds of steps per job.
 type deltaList struct {
-	ch   [][]delta
-	sum  []int64
-	last []int64 // each chunk's last instant (chunkOf)
+	ch    [][]delta
+	sum   []int64
+	last  []int64 // each chunk's last instant (chunkOf)
+	super []int64 // super[s]: the sum of chunks [s*superFan, (s+1)*superFan)
 }
+
+const superFan = 8
 
 func deltaKey(d delta) int64 { return d.t }
 
 func (l *deltaList) add(d delta) {
 	if len(l.ch) == 0 {
 		l.ch, l.sum, l.last = append(l.ch, []delta{d}), append(l.sum, d.cpu), append(l.last, d.t)
+		l.super = append(l.super, d.cpu)
 		return
 	}
 	b := chunkOf(l.last, d.t)
 	c := l.ch[b]
 	l.sum[b] += d.cpu
+	l.super[b/superFan] += d.cpu
 	k, found := slices.BinarySearchFunc(c, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
 	if found {
 		c[k].cpu += d.cpu
@@ -117,6 +124,15 @@ func (l *deltaList) add(d delta) {
 			l.sum[b+1] += x.cpu
 		}
 		l.sum[b] -= l.sum[b+1]
+		// Chunks after b moved up one: their runs are summed again (one
+		// split per chunkMax/2 inserts).
+		l.super = l.super[:0]
+		for k, s := range l.sum {
+			if k%superFan == 0 {
+				l.super = append(l.super, 0)
+			}
+			l.super[k/superFan] += s
+		}
 	}
 }
 
@@ -125,12 +141,22 @@ func (l *deltaList) add(d delta) {
 // cursor of the first delta after t.
 func (l *deltaList) upTo(free int64, c cursor, t int64) (int64, cursor) {
 	for c.b < len(l.ch) {
-		ch := l.ch[c.b]
-		if c.k == 0 && ch[len(ch)-1].t <= t {
+		if c.k == 0 && c.b%superFan == 0 {
+			if e := min(c.b+superFan, len(l.ch)) - 1; l.last[e] <= t {
+				free += l.super[c.b/superFan]
+				c = cursor{e + 1, 0}
+				continue
+			}
+		}
+		// A whole chunk at once, judged by its last instant kept apart:
+		// reading it from the chunk was a cache miss per chunk, and
+		// every reservation search sums the deltas from the start.
+		if c.k == 0 && l.last[c.b] <= t {
 			free += l.sum[c.b]
 			c = cursor{c.b + 1, 0}
 			continue
 		}
+		ch := l.ch[c.b]
 		for ; c.k < len(ch) && ch[c.k].t <= t; c.k++ {
 			free += ch[c.k].cpu
 		}

@@ -20,7 +20,7 @@ func TestNodeStepsPeak(t *testing.T) {
 		var res []reserve
 		var rel []release
 		var grown nodeSteps
-		grown.build(nil, nil)
+		grown.build(nil, nil, true)
 		for range rng.Intn(16) {
 			if rng.Intn(4) == 0 {
 				rl := release{t: int64(rng.Intn(60)), cpu: int32(rng.Intn(5)), mem: int64(rng.Intn(100)), gpus: model.Bitmap{uint64(rng.Intn(256))}}
@@ -35,7 +35,7 @@ func TestNodeStepsPeak(t *testing.T) {
 			grown.addReserve(rv)
 		}
 		var built nodeSteps
-		built.build(rel, res)
+		built.build(rel, res, true)
 		brute := func(a, b int64) (pc int32, pm int64, pg uint64) {
 			for tt := a; tt < b && tt < 100; tt++ {
 				var sc int32
@@ -78,10 +78,10 @@ func TestNodeStepsPeak(t *testing.T) {
 				var g, rgot uint64
 				k := st.find(a)
 				if k >= 0 {
-					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.e[k].relGPU
+					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.g[k].rel
 				}
-				for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
-					g |= st.e[k].resGPU
+				for k = max(k, 0); k < len(st.e) && st.at(k) < b; k++ {
+					g |= st.g[k].res
 				}
 				if c != rc || m != rm || rgot != rg || g != wg {
 					t.Fatalf("round %d %s: at %d released %d CPUs %d MiB GPUs %b, reserved GPUs %b over [%d, %d); want %d, %d, %b, %b",
@@ -91,12 +91,15 @@ func TestNodeStepsPeak(t *testing.T) {
 		}
 		for name, st := range map[string]*nodeSteps{"built": &built, "grown": &grown} {
 			var cands []int64
-			for k, e := range st.e {
-				if k > 0 && e.t <= st.e[k-1].t {
-					t.Fatalf("round %d %s: entries out of order: %+v", round, name, st.e)
+			if len(st.ts) != len(st.e) || len(st.g) != len(st.e) {
+				t.Fatalf("round %d %s: %d instants, %d entries, %d GPU words", round, name, len(st.ts), len(st.e), len(st.g))
+			}
+			for k := range st.e {
+				if k > 0 && st.at(k) <= st.at(k-1) {
+					t.Fatalf("round %d %s: entries out of order: %v", round, name, st.ts)
 				}
-				if e.cand {
-					cands = append(cands, e.t)
+				if st.cand(k) {
+					cands = append(cands, st.at(k))
 				}
 			}
 			var want []int64
@@ -250,6 +253,18 @@ func TestDeltaSums(t *testing.T) {
 			}
 			if s != p.deltas.sum[b] || len(ch) == 0 || len(ch) > chunkMax {
 				t.Fatalf("round %d: chunk %d of %d deltas sums to %d, kept %d", round, b, len(ch), s, p.deltas.sum[b])
+			}
+		}
+		if len(p.deltas.super) != (len(p.deltas.ch)+superFan-1)/superFan {
+			t.Fatalf("round %d: %d runs of chunks for %d chunks", round, len(p.deltas.super), len(p.deltas.ch))
+		}
+		for s, sum := range p.deltas.super {
+			var want int64
+			for _, x := range p.deltas.sum[s*superFan : min(len(p.deltas.sum), (s+1)*superFan)] {
+				want += x
+			}
+			if sum != want {
+				t.Fatalf("round %d: run %d of chunks sums to %d, kept %d", round, s, want, sum)
 			}
 		}
 		at := int64(rng.Intn(11 * chunkMax))
