@@ -226,7 +226,13 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err != nil {
 		return 0, errCommit(err)
 	}
-	s.notify.Kick()
+	if !spec.Hold {
+		// A held job waits for a release, which asks for a pass: no
+		// pass can start it or change its reason before then (a pass
+		// per `sbatch -H` woke the scheduling loop twice, its rest timer
+		// once more).
+		s.notify.Kick()
+	}
 	return res.(fsm.SubmitResult).JobID, nil
 }
 
