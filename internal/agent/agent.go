@@ -90,10 +90,13 @@ type Agent struct {
 	trash chan discarded
 	// superPool: emptied supervisor directories kept for reuse (discard.go).
 	superPool chan string
-	trashSeq  atomic.Uint64
-	killAll   bool // KillJobsOnExit
-	sup       *executor.Supervisor
-	iso       *isolation
+	// jobDirs: finished jobs' spool directories kept for their users'
+	// next jobs (jobdirs.go).
+	jobDirs  jobDirPool
+	trashSeq atomic.Uint64
+	killAll  bool // KillJobsOnExit
+	sup      *executor.Supervisor
+	iso      *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
 	unhealthy   string
