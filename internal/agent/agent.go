@@ -92,7 +92,10 @@ type Agent struct {
 	trash chan discarded
 	// superPool: emptied supervisor directories kept for reuse (discard.go).
 	superPool chan string
-	trashSeq  atomic.Uint64
+	// jobDirs: finished jobs' spool directories kept for their users'
+	// next jobs (jobdirs.go).
+	jobDirs  jobDirPool
+	trashSeq atomic.Uint64
 	// fetching counts each user's sbcast transfers running here (bcast.go).
 	fetching map[uint32]int
 	killAll  bool // KillJobsOnExit

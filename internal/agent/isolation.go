@@ -436,23 +436,25 @@ func (a *Agent) oomMessage(kills uint64, jobID uint32, step string) string {
 // removeJobGroup kills whatever is left in the job's cgroup on this node
 // (processes that left the process group, daemons a script started) and
 // removes the group.
-func (a *Agent) removeJobGroup(j *job) {
+func (a *Agent) removeJobGroup(j *job) (removed bool) {
 	j.mu.Lock()
 	g := j.cg
 	j.cg = nil
 	j.mu.Unlock()
 	if g == nil {
 		if a.iso == nil {
-			return
+			return false
 		}
 		var err error
 		if g, err = a.iso.cg.Open(jobGroupName(j.id)); err != nil {
-			return
+			return false
 		}
 	}
 	if err := g.Delete(); err != nil {
 		a.log.Warn("cannot remove the job's cgroup", "job", j.id, "err", err)
+		return false
 	}
+	return true
 }
 
 // oomSignal is the signal part of an OUT_OF_MEMORY job's ExitCode: Slurm

@@ -123,7 +123,9 @@ func (c *Controller) cycle() {
 	}
 	// Indexed walks: a held job's reason was set when it was held and
 	// only a release (which kicks a pass) changes it, so a queue of held
-	// jobs costs the pass nothing.
+	// jobs costs the pass nothing. Sized once: a drain of a large array
+	// grew it by doublings on every pass.
+	in.Pending = make([]*model.Job, 0, snap.NumQueued())
 	snap.EachQueued(func(j *model.Job) bool {
 		if !j.DepFailed {
 			in.Pending = append(in.Pending, j)
