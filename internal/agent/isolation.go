@@ -182,18 +182,19 @@ func nodeAlloc(mj *model.Job, node string) model.NodeAlloc {
 // jobLimits are the limits of a job's cgroup on this node.
 func (a *Agent) jobLimits(mj *model.Job) cgroups.Limits {
 	iso, al := a.iso, nodeAlloc(mj, a.node)
+	cc := iso.cc() // one reading, whatever a reconfigure does meanwhile
 	var l cgroups.Limits
-	if iso.cc().ConstrainCores && al.CPUIDs.Count() > 0 {
+	if cc.ConstrainCores && al.CPUIDs.Count() > 0 {
 		l.CPUs = iso.cpuList(al.CPUIDs).String()
 	}
-	if iso.cc().ConstrainRAMSpace {
+	if cc.ConstrainRAMSpace {
 		mem := al.Mem
 		if mem <= 0 { // no memory asked for: the node's, no more
 			mem = iso.memMiB
 		}
-		l.MemoryBytes, l.MemSwapBytes = iso.cc().MemLimit(mem, iso.memMiB)
+		l.MemoryBytes, l.MemSwapBytes = cc.MemLimit(mem, iso.memMiB)
 	}
-	if iso.cc().ConstrainDevices {
+	if cc.ConstrainDevices {
 		l.DenyDevices = denyDevices(gres.DenyList(iso.GPUs(), al.GPUs))
 	}
 	return l
@@ -236,7 +237,8 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 	}
 	l := cgroups.Limits{}
 	var jobCPUs string
-	if a.iso.cc().ConstrainDevices {
+	cc := a.iso.cc()
+	if cc.ConstrainDevices {
 		j.mu.Lock()
 		l = a.jobLimits(j.model)
 		jobGPUs := nodeAlloc(j.model, a.node).GPUs
@@ -255,7 +257,7 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 			l.DenyDevices = nil
 		}
 	}
-	if a.iso.cc().ConstrainCores && cpus.Count() > 0 {
+	if cc.ConstrainCores && cpus.Count() > 0 {
 		l.CPUs = a.iso.cpuList(cpus).String()
 	}
 	if a.iso.cg.Layout() == cgroups.LayoutV1 && l.CPUs != "" {
@@ -291,13 +293,14 @@ func (a *Agent) isolationEnv(mj *model.Job, cpus, gpus model.Bitmap, step bool) 
 		cpus = al.CPUIDs
 	}
 	var env []string
-	if iso.cc().ConstrainCores && cpus.Count() > 0 && iso.cg.Layout() != cgroups.LayoutNone {
+	cc := iso.cc()
+	if cc.ConstrainCores && cpus.Count() > 0 && iso.cg.Layout() != cgroups.LayoutNone {
 		mask := cpuMask(iso.cpuList(cpus))
 		env = append(env, "SLURM_CPU_BIND=quiet,mask_cpu:"+mask, "SLURM_CPU_BIND_LIST="+mask,
 			"SLURM_CPU_BIND_TYPE=mask_cpu:", "SLURM_CPU_BIND_VERBOSE=quiet")
 	}
 	if len(iso.GPUs()) > 0 && (al.GPUs.Count() > 0 || (mj.Spec != nil && mj.Spec.GPUs.Any())) {
-		env = append(env, gres.Env(iso.GPUs(), gpus, step, iso.cc().ConstrainDevices)...)
+		env = append(env, gres.Env(iso.GPUs(), gpus, step, cc.ConstrainDevices)...)
 	}
 	return env
 }

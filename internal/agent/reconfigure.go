@@ -66,9 +66,9 @@ func (a *Agent) reconfigure() {
 	for _, w := range cc.Warnings {
 		a.log.Warn("cgroup.conf", "warning", w)
 	}
-	if !strings.EqualFold(cc.Plugin, a.iso.cc().Plugin) {
+	if was := a.iso.cc().Plugin; !strings.EqualFold(cc.Plugin, was) {
 		a.log.Warn("reconfigure: a changed setting needs the agent restarted; the old value stays until then", "key", "CgroupPlugin")
-		cc.Plugin = a.iso.cc().Plugin
+		cc.Plugin = was
 	}
 	a.iso.confp.Store(cc)
 	a.log.Info("reconfigure: slurm.conf and cgroup.conf read again",

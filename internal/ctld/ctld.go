@@ -281,7 +281,7 @@ func Run(ctx context.Context, o Options) error {
 		ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS13,
 	})
 	lim := connLimits(cfg, log)
-	lim.Probation = grpcapi.NewProbation(2 * lim.Handshake) // the handshake, then as long again for a first call
+	lim.Probation = grpcauth.NewProbation(2 * lim.Handshake) // the handshake, then as long again for a first call
 	slurmUID := settings.SlurmUID
 	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
 	lim.UserRequests, lim.Exempt = grpcapi.DefaultUserRequests, exempt

@@ -9,6 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 )
 
 // Limits bound what one client can hold of the controller.
@@ -24,7 +26,7 @@ type Limits struct {
 	PerUser int
 	// Probation closes the TCP connections (those of its Listener) that
 	// prove no caller in time (probation.go); nil: none.
-	Probation *Probation
+	Probation *grpcauth.Probation
 	// UserRequests bounds the calls of one local uid still reading their
 	// request (requests.go); 0: no bound. Exempt names the uids it does
 	// not count (root, SlurmUser).

@@ -40,7 +40,7 @@ type Server struct {
 	nodes    nodeproto.Controller
 	verifier *grpcauth.Verifier
 	rpc      *rpcstats.Stats
-	unproven *Probation
+	unproven *grpcauth.Probation
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
@@ -69,7 +69,7 @@ func (s *Server) identify(ctx context.Context) (context.Context, *api.Identity) 
 	if err != nil {
 		return ctx, nil
 	}
-	s.unproven.proven(ctx)
+	s.unproven.Proven(ctx)
 	return api.WithIdentity(ctx, id), id
 }
 
@@ -376,7 +376,7 @@ func (s *Server) Join(ctx context.Context, r *pb.JoinRequest) (*pb.JoinResponse,
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	s.unproven.proven(ctx)
+	s.unproven.Proven(ctx)
 	return &pb.JoinResponse{CertPem: cert, CaPem: ca, SlurmConf: conf}, nil
 }
 

@@ -1,4 +1,4 @@
-package grpcapi
+package grpcauth
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 
 // A TCP connection is on probation until one of its calls proves who
 // calls (a node certificate, the cluster token, or a join that a join
-// token accepted): one that proves nothing within the limit is closed.
-// Without it anyone who reaches the port (a local user past the Unix
-// socket's per-user cap, or any machine) could hold connections for the
-// whole idle timeout, about 50 KiB of the controller's memory each: 3,000
-// cost it 146 MiB. A proven connection is kept as before; agents, joins
-// and remote commands make their first call at once.
+// token accepted; at the dbd, its key): one that proves nothing within
+// the limit is closed. Without it anyone who reaches the port (a local
+// user past the Unix socket's per-user cap, or any machine) could hold
+// connections for the whole idle timeout (the dbd had none), about 50 KiB
+// of the daemon's memory each: 3,000 cost the controller 146 MiB. A
+// proven connection is kept as before; agents, joins, remote commands and
+// controllers make their first call at once.
 
 // Probation tracks the TCP connections that have not proven themselves.
 type Probation struct {
@@ -39,9 +40,9 @@ func (p *Probation) Listener(l net.Listener) net.Listener {
 	return &probationListener{Listener: l, p: p}
 }
 
-// proven takes the connection of a call that proved its caller off
+// Proven takes the connection of a call that proved its caller off
 // probation.
-func (p *Probation) proven(ctx context.Context) {
+func (p *Probation) Proven(ctx context.Context) {
 	if p == nil {
 		return
 	}
