@@ -49,6 +49,25 @@ type profile struct {
 	newTimes  []int64
 	newDeltas []delta
 	pack      packSearch // bfpack.go
+	// relSlab and resSlab give each node's first releases and
+	// reservations their room: a deep pass grew ten thousand lists from
+	// one entry by doubling, a fifth of its allocations.
+	relSlab []release
+	resSlab []reserve
+}
+
+// slabRoom is how many entries a node's list gets from a slab.
+const slabRoom = 8
+
+// fromSlab returns an empty slice with room for slabRoom entries, cut from
+// *slab (refilled with room for 256 lists when empty).
+func fromSlab[E any](slab *[]E) []E {
+	if len(*slab) < slabRoom {
+		*slab = make([]E, 256*slabRoom)
+	}
+	s := (*slab)[:0:slabRoom]
+	*slab = (*slab)[slabRoom:]
+	return s
 }
 
 type delta struct {
@@ -124,6 +143,9 @@ func (p *profile) addRunning(c *cluster, j *model.Job, end, now int64) {
 func (p *profile) addRelease(i int32, r release) {
 	// Kept sorted by time so window stops at the first later one.
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
+	if p.rel[i] == nil {
+		p.rel[i] = fromSlab(&p.relSlab)
+	}
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
 	if p.steps[i].built {
 		p.steps[i].addRelease(r)
@@ -267,6 +289,9 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			rv.gpus, _ = used.FirstFree(p.gpus, len(n.GPUs), func(id int) bool {
 				return gpuType == "" || n.GPUs[id].Type == gpuType
 			})
+		}
+		if c.bf.res[p.node] == nil {
+			c.bf.res[p.node] = fromSlab(&c.bf.resSlab)
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
 		if c.bf.steps[p.node].built {
@@ -443,7 +468,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			if s.plan.StartNodes == nil {
 				s.plan.StartNodes = make(map[model.JobID][]string, hint)
 			}
-			names := make([]string, len(picks))
+			names := cutSlab(&s.nameSlab, len(picks))
 			for i, p := range picks {
 				names[i] = s.c.nodes[p.node].Name
 			}
