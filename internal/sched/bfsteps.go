@@ -151,19 +151,26 @@ func (st *nodeSteps) build(rel []release, res []reserve, gpu bool) {
 	}
 }
 
-// find is the index of the last entry at or before t, or -1.
+// find is the index of the last entry at or before t, or -1. The search
+// halves the range without branching on the comparison (the sign of
+// key-ts[mid] picks the half): the earliest-start search runs one per
+// node it visits, and half the probes of a branching search were
+// mispredicted. Keys are instants from now on, doubled: the difference
+// cannot overflow.
 func (st *nodeSteps) find(t int64) int {
 	ts, key := st.ts, t<<1|1 // the greatest key of an entry at t
-	lo, hi := 0, len(ts)
-	for lo < hi {
-		m := int(uint(lo+hi) >> 1)
-		if ts[m] <= key {
-			lo = m + 1
-		} else {
-			hi = m
-		}
+	if len(ts) == 0 || ts[0] > key {
+		return -1
 	}
-	return lo - 1
+	base, n := 0, len(ts) // ts[base] <= key; the answer is in [base, base+n)
+	for n > 1 {
+		half := n >> 1
+		mid := base + half
+		// ts[mid] > key: keep base; else move to mid.
+		base = mid + int((key-ts[mid])>>63)&(base-mid)
+		n -= half
+	}
+	return base
 }
 
 // breakAt returns the index of the entry at t, adding one (the state of

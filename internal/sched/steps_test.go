@@ -218,8 +218,10 @@ func TestNodeEarliest(t *testing.T) {
 	}
 }
 
-// TestDeltaSums checks the profile's chunked instants and deltas (their
-// chunk sums included) against plain sorted lists.
+// TestDeltaSums checks the profile's chunked deltas (their chunk sums
+// included) and release instants against plain sorted lists; a third of
+// the deltas are no releases (a reservation's start), and some releases
+// change no CPU count.
 func TestDeltaSums(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	p := newProfile(1)
@@ -227,21 +229,21 @@ func TestDeltaSums(t *testing.T) {
 	sums := map[int64]int64{}
 	for round := range 300 {
 		for range []int{1, 3, 40}[rng.Intn(3)] {
-			at, cpu := int64(rng.Intn(10*chunkMax)), int64(rng.Intn(21)-10)
-			p.addDelta(at, cpu)
-			p.addTime(at)
+			at, cpu := int64(rng.Intn(30*chunkMax)), int64(rng.Intn(21)-10)
+			release := rng.Intn(3) > 0
+			p.addDelta(at, cpu, release)
 			if cpu != 0 {
 				sums[at] += cpu
 			}
-			if !slices.Contains(times, at) {
+			if release && !slices.Contains(times, at) {
 				times = append(times, at)
 			}
 		}
 		p.settle()
 		slices.Sort(times)
 		var got []int64
-		for c := p.times.from(0); p.times.ok(c); c = p.times.next(c) {
-			got = append(got, p.times.at(c))
+		for c := p.deltas.from(0); p.deltas.ok(c); c = p.deltas.next(c) {
+			got = append(got, p.deltas.at(c))
 		}
 		if !slices.Equal(got, times) {
 			t.Fatalf("round %d: instants %v, want %v", round, got, times)
@@ -267,7 +269,7 @@ func TestDeltaSums(t *testing.T) {
 				t.Fatalf("round %d: run %d of chunks sums to %d, kept %d", round, s, want, sum)
 			}
 		}
-		at := int64(rng.Intn(11 * chunkMax))
+		at := int64(rng.Intn(33 * chunkMax))
 		var want int64
 		for tt, s := range sums {
 			if tt <= at {
@@ -280,12 +282,12 @@ func TestDeltaSums(t *testing.T) {
 			t.Fatalf("round %d: deltas up to %d sum to %d (%d in two steps), want %d", round, at, all, again, want)
 		}
 		k, _ := slices.BinarySearch(times, at)
-		if c := p.times.from(at); p.times.ok(c) != (k < len(times)) || (k < len(times) && p.times.at(c) != times[k]) {
+		if c := p.deltas.from(at); p.deltas.ok(c) != (k < len(times)) || (k < len(times) && p.deltas.at(c) != times[k]) {
 			t.Fatalf("round %d: from(%d) is not the first instant at or after it", round, at)
 		}
 	}
-	if len(p.deltas.ch) < 4 || len(p.times.ch) < 4 {
-		t.Fatalf("only %d delta chunks, %d instant chunks: splits are not tested", len(p.deltas.ch), len(p.times.ch))
+	if len(p.deltas.ch) < 2*superFan {
+		t.Fatalf("only %d delta chunks: splits and runs of chunks are not tested", len(p.deltas.ch))
 	}
 }
 
