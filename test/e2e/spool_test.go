@@ -74,6 +74,8 @@ func TestBatchScriptNotWrittenThroughUserLink(t *testing.T) {
 // afresh.
 func TestSpoolDirKeptForTheUsersNextJob(t *testing.T) {
 	t.Parallel()
+	// Kept only once the job's cgroup is removed: with no cgroups nothing is.
+	cgroupV1(t)
 	u := testUser(t, "drovere2e")
 	uid, _ := strconv.Atoi(u.Uid)
 	gid, _ := strconv.Atoi(u.Gid)
