@@ -162,13 +162,13 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused
 	_ = conn.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
+	var w io.Writer = conn
 	if !reused {
-		if _, err := conn.Write(localwire.Preface()); err != nil {
-			conn.Close()
-			return api.ErrNoController
-		}
+		// The preface goes with the call, in one write (one read for
+		// the controller).
+		w = &prefaced{Conn: conn, pre: localwire.Preface()}
 	}
-	if err := localwire.WriteFrame(conn, msg); err != nil {
+	if err := localwire.WriteFrame(w, msg); err != nil {
 		if !reused {
 			// A controller of another build answers the preface and
 			// closes: the call then cannot be written, but the refusal
@@ -527,4 +527,20 @@ func (c *Client) ListJoinTokens(ctx context.Context) ([]*model.JoinToken, error)
 // DeleteJoinToken revokes a join token (admins only).
 func (c *Client) DeleteJoinToken(ctx context.Context, id string) error {
 	return c.call(ctx, "DeleteJoinToken", localwire.Text{Text: id}, nil, nil)
+}
+
+// prefaced is a new connection whose first write carries the preface.
+type prefaced struct {
+	net.Conn
+	pre []byte
+}
+
+func (p *prefaced) Write(b []byte) (int, error) {
+	if p.pre == nil {
+		return p.Conn.Write(b)
+	}
+	buf := append(p.pre, b...)
+	p.pre = nil
+	n, err := p.Conn.Write(buf)
+	return max(n-(len(buf)-len(b)), 0), err
 }

@@ -304,7 +304,9 @@ func (a *Agent) finish(j *job, res executor.Result) {
 			ooms = st.OOMKills
 		}
 	}
-	a.removeJobGroup(j)
+	// Its processes are gone with its cgroup: its spool directory may serve
+	// the user's next job (jobdirs.go).
+	gone := a.removeJobGroup(j)
 	j.mu.Lock()
 	prologErr := j.prologErr
 	j.mu.Unlock()
@@ -335,6 +337,16 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		st, reason := supervisorLostEnd()
 		end.State, end.Reason, end.ExitCode, end.Signal = uint32(st), reason, 0, 0
 		a.appendErr(j, fmt.Sprintf("slurmstepd: error: %v\n", res.Err))
+	case res.Err != nil && errors.Is(res.Err, syscall.ENOSPC) && (j.model.Spec == nil || !j.model.Spec.Interactive) && a.diskCheck() != "":
+		// The node's own disk is full (its spool or temporary directory,
+		// as the health check measures: not a full filesystem the job
+		// named). Drained at once, before the end goes out, and the job
+		// back to the queue to run elsewhere, as slurmctld does for a
+		// node's launch failure ("batch job complete failure"). Failed,
+		// every job placed here until the next health round failed too.
+		a.log.Warn("job launch failed: the node's disk is full; draining, the job goes back to the queue", "job", j.id, "err", res.Err)
+		a.setHealth(ReasonDiskFull)
+		end.Requeue, end.Reason, end.ExitCode, end.Signal = true, "", 0, 0
 	case res.Err != nil:
 		a.log.Warn("job launch failed", "job", j.id, "err", res.Err)
 		end.State, end.Reason = uint32(model.JobFailed), model.ReasonLaunchFailed
@@ -344,7 +356,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		end.State, end.Reason = uint32(model.JobTimeout), model.ReasonTimeLimit
 		end.ExitCode, end.Signal = 0, int32(syscall.SIGTERM)
 	}
-	a.discard(j.dir, removeJobDir)
+	a.discardJobDir(j.dir, j.model.UserID, j.model.GroupID, gone)
 	a.mu.Lock()
 	if a.jobs[j.id] == j {
 		delete(a.jobs, j.id)
@@ -452,7 +464,7 @@ func (a *Agent) terminateJob(j *job, msg string, stepsAs model.JobState) {
 		j.mu.Lock()
 		ran := j.prologDone && j.prologErr == nil
 		j.mu.Unlock()
-		if ran || a.cfg.Prolog == "" {
+		if ran || a.conf().Prolog == "" {
 			a.epilog(j)
 		}
 		a.mu.Lock()

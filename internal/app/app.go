@@ -59,6 +59,8 @@ func Main(argv []string) int {
 		usage(os.Stdout)
 		return 0
 	case "controller":
+		// Before anything else: it may execute the process again.
+		ctld.UseTimerSlack(os.Getenv)
 		return daemon(name, args, func(ctx context.Context, conf string, log *slog.Logger, fs *pflag.FlagSet) error {
 			return ctld.Run(ctx, ctld.Options{ConfPath: conf, Log: log})
 		})

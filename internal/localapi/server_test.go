@@ -336,7 +336,8 @@ func TestStreams(t *testing.T) {
 }
 
 // TestGRPCConnectionsPassThrough: what is not the local protocol reaches
-// the other listener with its first bytes intact.
+// the other listener with its first bytes intact: all that the split read
+// to tell (the whole first write), then the rest.
 func TestGRPCConnectionsPassThrough(t *testing.T) {
 	sock, others := serve(t, newFake(), Limits{})
 	c, err := net.Dial("unix", sock)
@@ -358,6 +359,11 @@ func TestGRPCConnectionsPassThrough(t *testing.T) {
 	b := make([]byte, len(preface))
 	if _, err := io.ReadFull(got, b); err != nil || string(b) != preface {
 		t.Fatalf("gRPC's side read %q, %v", b, err)
+	}
+	_, _ = c.Write([]byte("later"))
+	b = make([]byte, 5)
+	if _, err := io.ReadFull(got, b); err != nil || string(b) != "later" {
+		t.Fatalf("gRPC's side read %q, %v after the first bytes", b, err)
 	}
 }
 

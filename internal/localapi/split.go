@@ -1,6 +1,7 @@
 package localapi
 
 import (
+	"bufio"
 	"bytes"
 	"io"
 	"net"
@@ -39,18 +40,23 @@ func (s *split) loop(timeout time.Duration, serve func(net.Conn)) {
 		// says nothing must not hold up the others.
 		go func() {
 			var head [len(localwire.Magic)]byte
+			// A command sends its preface and call in one write: one
+			// read takes them all, where the magic, the rest of the
+			// preface, the call's length and its body were a read each.
+			br := bufio.NewReaderSize(c, readBuffer)
 			_ = c.SetReadDeadline(time.Now().Add(timeout))
-			if _, err := io.ReadFull(c, head[:]); err != nil {
+			if _, err := io.ReadFull(br, head[:]); err != nil {
 				c.Close()
 				return
 			}
 			_ = c.SetReadDeadline(time.Time{})
 			if string(head[:]) == localwire.Magic {
-				serve(c)
+				serve(&buffered{Conn: c, r: br})
 				return
 			}
+			read, _ := br.Peek(br.Buffered())
 			select {
-			case s.conns <- &replayed{Conn: c, head: bytes.NewReader(append([]byte(nil), head[:]...))}:
+			case s.conns <- &replayed{Conn: c, head: bytes.NewReader(append(head[:], read...))}:
 			case <-s.done:
 				c.Close()
 			}
@@ -72,6 +78,21 @@ func (s *split) Close() error {
 	s.once.Do(func() { s.err = net.ErrClosed; close(s.done) })
 	return err
 }
+
+// readBuffer is what a local connection reads at once: a submission's
+// preface and call (a batch script and its environment) fit.
+const readBuffer = 4 << 10
+
+// buffered is a local connection read through its buffer.
+type buffered struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (b *buffered) Read(p []byte) (int, error) { return b.r.Read(p) }
+
+// Unix is the socket underneath, for SO_PEERCRED.
+func (b *buffered) Unix() *net.UnixConn { return unixOf(b.Conn) }
 
 // replayed is a connection whose first bytes were read to tell its
 // protocol; Read returns them again first.

@@ -38,6 +38,7 @@ func (d *direct) Apply(t fsm.Type, body any) (any, error) {
 }
 
 type notes struct {
+	kicks                 int
 	terminated, signalled []model.JobID
 	launched              []model.StepID
 	stepSignals           []string
@@ -61,7 +62,7 @@ func (n *notes) Terminate(j []model.JobID, _ string) { n.terminated = append(n.t
 func (n *notes) Signal(j []model.JobID, _ int, _ SignalScope) {
 	n.signalled = append(n.signalled, j...)
 }
-func (n *notes) Kick()                       {}
+func (n *notes) Kick()                       { n.kicks++ }
 func (n *notes) Suspend([]model.JobID, bool) {}
 
 func setup(t *testing.T) (*Service, *direct, *notes) {
@@ -285,4 +286,32 @@ func listJobs(ctx context.Context, svc *Service, ids []model.JobID, all bool) ([
 		return nil, 0, err
 	}
 	return l.Jobs, l.Now, nil
+}
+
+// A held submission asks for no scheduling pass: nothing can start it
+// before its release, which asks for one; any other submission does.
+func TestHeldSubmissionAsksNoPass(t *testing.T) {
+	svc, _, n := setup(t)
+	held := spec()
+	held.Hold = true
+	id, err := svc.SubmitJob(as(1000), held)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n.kicks != 0 {
+		t.Fatalf("a held submission asked for %d passes, want none", n.kicks)
+	}
+	release := api.JobSelection{UID: -1, Targets: []api.JobTarget{{ID: id}}}
+	if res, err := svc.Control(as(1000), release, "release"); err != nil || res[0].Error != "" {
+		t.Fatalf("release: %v %v", res, err)
+	}
+	if n.kicks != 1 {
+		t.Fatalf("the release asked for %d passes, want 1", n.kicks)
+	}
+	if _, err := svc.SubmitJob(as(1000), spec()); err != nil {
+		t.Fatal(err)
+	}
+	if n.kicks != 2 {
+		t.Fatalf("a submission to run asked for %d passes in all, want 2", n.kicks)
+	}
 }
