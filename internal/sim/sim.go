@@ -294,7 +294,10 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 				free -= a.CPUs
 				cpus += a.CPUs
 			}
-			j.State, j.StartTime, j.Alloc, j.Reason = model.JobRunning, now, s.Alloc, ""
+			// A copy: the plan cuts each start's list from an array it
+			// shares with other starts (sched's slabs), which the replay
+			// would otherwise keep alive with every job it remembers.
+			j.State, j.StartTime, j.Alloc, j.Reason = model.JobRunning, now, slices.Clone(s.Alloc), ""
 			running = append(running, j)
 			if g != nil {
 				g.remove(j)
