@@ -56,8 +56,10 @@ type Options struct {
 
 // Agent is one running node daemon.
 type Agent struct {
-	log      *slog.Logger
-	cfg      *slurmconf.Config
+	log *slog.Logger
+	// cfgp is slurm.conf as last read: at the start, and again at each
+	// scontrol reconfigure (reconfigure.go) while jobs read it (conf).
+	cfgp     atomic.Pointer[slurmconf.Config]
 	confPath string
 	node     string
 	spool    string
@@ -90,10 +92,15 @@ type Agent struct {
 	trash chan discarded
 	// superPool: emptied supervisor directories kept for reuse (discard.go).
 	superPool chan string
-	trashSeq  atomic.Uint64
-	killAll   bool // KillJobsOnExit
-	sup       *executor.Supervisor
-	iso       *isolation
+	// jobDirs: finished jobs' spool directories kept for their users'
+	// next jobs (jobdirs.go).
+	jobDirs  jobDirPool
+	trashSeq atomic.Uint64
+	// fetching counts each user's sbcast transfers running here (bcast.go).
+	fetching map[uint32]int
+	killAll  bool // KillJobsOnExit
+	sup      *executor.Supervisor
+	iso      *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
 	unhealthy   string
@@ -144,11 +151,12 @@ func Run(ctx context.Context, o Options) error {
 	}
 	_ = os.Chmod(spool, 0o711)
 	a := &Agent{
-		log: o.Log, cfg: cfg, confPath: o.ConfPath, node: name, spool: spool,
+		log: o.Log, confPath: o.ConfPath, node: name, spool: spool,
 		boot: bootTime(),
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{}, pending: map[reportKey]*pendingReport{},
 		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
 	}
+	a.cfgp.Store(cfg)
 	sweepTrash(spool, filepath.Join(spool, "super"))
 	a.startTrash()
 	a.setKillWait(cfg.KillWait)
@@ -204,7 +212,7 @@ func Run(ctx context.Context, o Options) error {
 func (a *Agent) waitTransport(ctx context.Context, stateDir, token, addr string) ([]grpc.DialOption, error) {
 	backoff := 200 * time.Millisecond
 	for {
-		creds, err := transport(a.cfg, stateDir, token, addr)
+		creds, err := transport(a.conf(), stateDir, token, addr)
 		if err == nil {
 			return creds, nil
 		}
@@ -375,8 +383,8 @@ func (a *Agent) msgTimeout() time.Duration {
 	if a.msgTimeoutFor > 0 {
 		return a.msgTimeoutFor
 	}
-	if a.cfg != nil {
-		if v, ok := a.cfg.Get("MessageTimeout"); ok {
+	if cfg := a.conf(); cfg != nil {
+		if v, ok := cfg.Get("MessageTimeout"); ok {
 			if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil && n > 0 {
 				return time.Duration(n) * time.Second
 			}
@@ -400,11 +408,14 @@ func unkillableTimeout(cfg *slurmconf.Config) time.Duration {
 	return time.Duration(n) * time.Second
 }
 
+// conf is slurm.conf as the agent last read it (nil in some tests).
+func (a *Agent) conf() *slurmconf.Config { return a.cfgp.Load() }
+
 // DefaultMessageTimeout is Slurm's MessageTimeout default.
 const DefaultMessageTimeout = 10 * time.Second
 
 func (a *Agent) heartbeatEvery() time.Duration {
-	d := a.cfg.SlurmdTimeout / 4
+	d := a.conf().SlurmdTimeout / 4
 	return max(200*time.Millisecond, min(d, 10*time.Second))
 }
 

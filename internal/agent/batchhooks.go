@@ -29,6 +29,9 @@ type batchCtx struct {
 	j  *job
 	mj *model.Job
 	es *executor.Spec
+	// reusedDir: j's spool directory was kept from an earlier job of the
+	// user's; its script is rewritten in place (jobdirs.go).
+	reusedDir bool
 	// onExit runs after the script ended (TaskEpilog).
 	onExit []func(executor.Result)
 }
@@ -41,17 +44,18 @@ func batchHooks() []batchHook {
 	return []batchHook{jobDirHook{}, batchEnvHook{}, jobPrologHook{}, batchCgroupHook{}, batchScriptHook{}, batchStdioHook{}}
 }
 
-// jobDirHook makes the job's spool directory, the user's own.
+// jobDirHook makes the job's spool directory, the user's own, or takes
+// one kept from the user's last job here (jobdirs.go).
 type jobDirHook struct{}
 
 func (jobDirHook) Name() string { return "spool-dir" }
 
 func (jobDirHook) Prestart(_ context.Context, bc *batchCtx) error {
-	dir, err := newJobDir(bc.a.spool, bc.j.id, bc.mj.UserID, bc.mj.GroupID)
+	dir, reused, err := bc.a.jobDir(bc.j.id, bc.mj.UserID, bc.mj.GroupID)
 	if err != nil {
 		return err
 	}
-	bc.j.dir = dir
+	bc.j.dir, bc.reusedDir = dir, reused
 	return nil
 }
 
@@ -131,6 +135,20 @@ func (batchScriptHook) Prestart(_ context.Context, bc *batchCtx) error {
 		return nil
 	}
 	mj := bc.mj
+	if bc.reusedDir {
+		script, err := rewriteScript(bc.j.dir, mj.Spec.Script, mj.UserID, mj.GroupID, mj.Groups)
+		if err == nil {
+			bc.es.Path, bc.es.Args = script, mj.Spec.Argv
+			return nil
+		}
+		// Not as it was kept: made afresh (newJobDir removes it).
+		bc.a.log.Info("the kept spool directory was changed: made afresh", "job", bc.j.id, "err", err)
+		dir, err := newJobDir(bc.a.spool, bc.j.id, mj.UserID, mj.GroupID)
+		if err != nil {
+			return err
+		}
+		bc.j.dir = dir
+	}
 	script, err := writeScript(bc.j.dir, mj.Spec.Script, mj.UserID, mj.GroupID, mj.Groups)
 	if err != nil {
 		return err

@@ -111,7 +111,7 @@ func TestBatchLaunchPrologFails(t *testing.T) {
 	a, ex := testAgent(t)
 	bad := filepath.Join(t.TempDir(), "prolog")
 	_ = os.WriteFile(bad, []byte("#!/bin/sh\necho broken; exit 1\n"), 0o755)
-	a.cfg.Prolog = bad
+	a.conf().Prolog = bad
 	j := testBatchJob(t, &model.JobSpec{Script: "#!/bin/sh\n"})
 	r := a.start(j)
 	if r.Err == nil || !strings.Contains(r.Err.Error(), "broken") || j.prologErr == nil {
@@ -128,7 +128,7 @@ func TestBatchEnvHookTaskEpilog(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	te := filepath.Join(dir, "te")
 	_ = os.WriteFile(te, []byte("#!/bin/sh\necho $SLURM_JOB_ID > "+out+"\n"), 0o755)
-	a.cfg.TaskEpilog = te
+	a.conf().TaskEpilog = te
 	j := testBatchJob(t, &model.JobSpec{Umask: new(uint32), OpenMode: "append"})
 	bc := &batchCtx{a: a, j: j, mj: j.model}
 	if err := (batchEnvHook{}).Prestart(context.Background(), bc); err != nil {

@@ -17,6 +17,15 @@ import (
 	"github.com/drover-hpc/drover/internal/wire"
 )
 
+// maxFetchesPerUser bounds one user's sbcast transfers running at once on
+// this node. A transfer holds an OS thread of the agent (it writes with the
+// user's filesystem identity, a per-thread setting) and a connection; a
+// user asking for transfers whose data never comes (500 requests: 360
+// threads) could take the agent, shared by every user's jobs, to the Go
+// runtime's thread limit, which ends the process. Each frame of a
+// transfer must also come within MessageTimeout.
+const maxFetchesPerUser = 16
+
 // fetch serves one sbcast: dial the client, receive the file, write it as
 // the job's user, and answer with an exit frame (0, or 1 and the error).
 func (a *Agent) fetch(f *pb.FetchFile) {
@@ -28,8 +37,15 @@ func (a *Agent) fetch(f *pb.FetchFile) {
 		return
 	}
 	defer conn.Close()
+	if !a.takeFetch(mj.UserID) {
+		a.log.Warn("sbcast refused: the user has as many transfers here as they may", "job", f.JobId, "limit", maxFetchesPerUser)
+		_ = conn.Send(stepio.Exit, uint32(max(idx, 0)), stepio.FormatExit(1, 0, "Resource temporarily unavailable"))
+		_ = conn.CloseWrite()
+		return
+	}
+	defer a.giveFetch(mj.UserID)
 	code, msg := 0, ""
-	err = receiveFile(conn, f, mj.UserID, mj.GroupID, mj.Groups)
+	err = receiveFile(conn, f, mj.UserID, mj.GroupID, mj.Groups, a.msgTimeout())
 	if err != nil && !errors.Is(err, errTransfer) {
 		drain(conn) // read the rest, so sbcast hears why instead of a broken pipe
 	}
@@ -52,7 +68,29 @@ func (a *Agent) fetch(f *pb.FetchFile) {
 	_ = conn.CloseWrite()
 }
 
-func receiveFile(conn *stepio.Conn, f *pb.FetchFile, uid, gid uint32, groups []uint32) error {
+// takeFetch counts a transfer of uid's; false: uid has maxFetchesPerUser.
+func (a *Agent) takeFetch(uid uint32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fetching[uid] >= maxFetchesPerUser {
+		return false
+	}
+	if a.fetching == nil {
+		a.fetching = map[uint32]int{}
+	}
+	a.fetching[uid]++
+	return true
+}
+
+func (a *Agent) giveFetch(uid uint32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fetching[uid]--; a.fetching[uid] <= 0 {
+		delete(a.fetching, uid)
+	}
+}
+
+func receiveFile(conn *stepio.Conn, f *pb.FetchFile, uid, gid uint32, groups []uint32, frameTimeout time.Duration) error {
 	if !filepath.IsAbs(f.Dest) {
 		return errors.New("destination must be an absolute path")
 	}
@@ -89,6 +127,7 @@ func receiveFile(conn *stepio.Conn, f *pb.FetchFile, uid, gid uint32, groups []u
 			}
 		}
 		for {
+			_ = conn.SetReadDeadline(time.Now().Add(frameTimeout)) // a socket deadline: wall time
 			t, _, p, err := conn.Recv()
 			if err != nil {
 				return fail(errTransfer)

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
 	"github.com/drover-hpc/drover/internal/stepio"
@@ -68,14 +69,14 @@ func TestReceiveFileAsUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(users, "prog")
-	if err := receiveFile(sbcastConn(t, "v1"), &pb.FetchFile{Dest: dest, Mode: 0o750}, uid, gid, nil); err != nil {
+	if err := receiveFile(sbcastConn(t, "v1"), &pb.FetchFile{Dest: dest, Mode: 0o750}, uid, gid, nil, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	st, err := os.Stat(dest)
 	if err != nil || st.Mode().Perm() != 0o750 || st.Sys().(*syscall.Stat_t).Uid != uid {
 		t.Fatalf("sent file: %v %v", st, err)
 	}
-	if err := receiveFile(sbcastConn(t, "v2"), &pb.FetchFile{Dest: dest}, uid, gid, nil); err == nil {
+	if err := receiveFile(sbcastConn(t, "v2"), &pb.FetchFile{Dest: dest}, uid, gid, nil, time.Minute); err == nil {
 		t.Error("an existing file was replaced without -f")
 	}
 	// A link to root's file where the file goes: -f replaces the link.
@@ -89,7 +90,7 @@ func TestReceiveFileAsUser(t *testing.T) {
 	if err := os.Symlink(secret, dest); err != nil {
 		t.Fatal(err)
 	}
-	if err := receiveFile(sbcastConn(t, "v3"), &pb.FetchFile{Dest: dest, Force: true}, uid, gid, nil); err != nil {
+	if err := receiveFile(sbcastConn(t, "v3"), &pb.FetchFile{Dest: dest, Force: true}, uid, gid, nil, time.Minute); err != nil {
 		t.Fatal(err)
 	}
 	if b, _ := os.ReadFile(secret); string(b) != "root's\n" {
@@ -99,13 +100,13 @@ func TestReceiveFileAsUser(t *testing.T) {
 		t.Errorf("destination holds %q", b)
 	}
 	// Root's directory: the user may not write there, so neither may sbcast.
-	if err := receiveFile(sbcastConn(t, "v4"), &pb.FetchFile{Dest: filepath.Join(base, "x"), Force: true}, uid, gid, nil); err == nil {
+	if err := receiveFile(sbcastConn(t, "v4"), &pb.FetchFile{Dest: filepath.Join(base, "x"), Force: true}, uid, gid, nil, time.Minute); err == nil {
 		t.Error("sbcast wrote into a directory the user cannot write")
 	}
 	if _, err := os.Lstat(filepath.Join(base, "x")); !os.IsNotExist(err) {
 		t.Errorf("a file appeared in root's directory: %v", err)
 	}
-	if err := receiveFile(sbcastConn(t, "v5"), &pb.FetchFile{Dest: "relative"}, uid, gid, nil); err == nil {
+	if err := receiveFile(sbcastConn(t, "v5"), &pb.FetchFile{Dest: "relative"}, uid, gid, nil, time.Minute); err == nil {
 		t.Error("a relative destination was accepted")
 	}
 }

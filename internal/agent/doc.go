@@ -18,8 +18,9 @@
 // broken stream loses no outcome. The other way, a registration's answer
 // carries what the node may have missed while away: the jobs it is to
 // run, which of them are suspended, their time limits now (suspend.go).
-// scontrol reconfigure makes the agent read gres.conf again and register
-// its GPUs on the open stream (reconfigure.go). Without its node's job
+// scontrol reconfigure makes the agent read slurm.conf, cgroup.conf and
+// gres.conf again, and register its GPUs on the open stream
+// (reconfigure.go says what takes effect when). Without its node's job
 // supervisor the agent keeps trying to reach one (supkeep.go). Every send to the controller is bounded
 // by MessageTimeout. A step whose srun is gone for MessageTimeout is
 // killed (stepclients.go).

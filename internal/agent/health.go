@@ -29,16 +29,23 @@ const diskCheckEvery = 15 * time.Second
 // check passes again, the drain this agent caused is lifted (an admin's
 // drain, with another reason, stays).
 func (a *Agent) healthLoop(ctx context.Context) {
-	every := diskCheckEvery
-	prog, progEvery := a.cfg.HealthCheckProgram, a.cfg.HealthCheckInterval
-	if prog != "" && progEvery > 0 {
-		every = min(every, progEvery)
-	}
+	every := time.Duration(0)
 	var lastProg time.Time
 	progReason := ""
-	tick := time.NewTicker(every)
+	tick := time.NewTicker(diskCheckEvery)
 	defer tick.Stop()
 	for {
+		// Read each round: scontrol reconfigure may set, change or
+		// remove the program.
+		cfg := a.conf()
+		prog, progEvery := cfg.HealthCheckProgram, cfg.HealthCheckInterval
+		if e := healthEvery(prog, progEvery); e != every {
+			every = e
+			tick.Reset(every)
+		}
+		if prog == "" {
+			progReason = ""
+		}
 		reason := a.diskCheck()
 		if prog != "" && progEvery > 0 && time.Since(lastProg) >= progEvery && a.healthStateMatches() {
 			lastProg = time.Now()
@@ -56,12 +63,21 @@ func (a *Agent) healthLoop(ctx context.Context) {
 	}
 }
 
+// healthEvery is how often the loop wakes: for the disk check, and for
+// the program when it runs more often.
+func healthEvery(prog string, progEvery time.Duration) time.Duration {
+	if prog != "" && progEvery > 0 {
+		return min(diskCheckEvery, progEvery)
+	}
+	return diskCheckEvery
+}
+
 // healthStateMatches applies HealthCheckNodeState: the program runs only
 // on nodes in one of the listed states (ANY, the default: always; IDLE or
 // NONDRAINED_IDLE: no job here; ALLOC: every CPU in use; MIXED: some).
 // CYCLE, which staggers the runs over the cluster, runs them as ANY.
 func (a *Agent) healthStateMatches() bool {
-	want := strings.ToUpper(a.cfg.HealthCheckNodeState)
+	want := strings.ToUpper(a.conf().HealthCheckNodeState)
 	if want == "" {
 		return true
 	}
@@ -74,7 +90,7 @@ func (a *Agent) healthStateMatches() bool {
 	}
 	a.mu.Unlock()
 	total := 0
-	if nc, ok := a.cfg.Node(a.node); ok {
+	if nc, ok := a.conf().Node(a.node); ok {
 		total = nc.CPUs
 	}
 	for _, s := range strings.Split(want, ",") {
@@ -149,7 +165,7 @@ func (a *Agent) resendHealth() {
 // the filesystem, whichever is less.
 func (a *Agent) diskCheck() string {
 	fixed := int64(-1)
-	if v, ok := a.cfg.Get("DroverMinFreeSpace"); ok {
+	if v, ok := a.conf().Get("DroverMinFreeSpace"); ok {
 		if mib, err := units.ParseMemMiB(v); err == nil {
 			fixed = mib << 20
 		}

@@ -22,8 +22,10 @@ import (
 // cgroup.conf settings, the node's GPUs and the real CPUs behind the
 // node's CPU ids.
 type isolation struct {
-	cg   cgroups.Manager
-	conf *slurmconf.CgroupConf
+	cg cgroups.Manager
+	// confp is cgroup.conf as last read (cc); scontrol reconfigure
+	// replaces it (reconfigure.go) for the groups made from then on.
+	confp atomic.Pointer[slurmconf.CgroupConf]
 	// gpus are the node's GPUs; scontrol reconfigure replaces them
 	// (reconfigure.go) while launches read them.
 	gpus   atomic.Pointer[[]model.GPU]
@@ -89,7 +91,7 @@ func (a *Agent) setupIsolation(confPath string) error {
 		layout = cgroups.LayoutNone
 		m, _ = cgroups.New(cgroups.LayoutNone, "")
 	}
-	nc, _ := a.cfg.Node(a.node)
+	nc, _ := a.conf().Node(a.node)
 	mem := int64(0)
 	if nc != nil && !nc.DetectMemory {
 		mem = nc.RealMemory
@@ -97,7 +99,8 @@ func (a *Agent) setupIsolation(confPath string) error {
 	if mem <= 0 {
 		mem = detectMemMiB()
 	}
-	a.iso = &isolation{cg: m, conf: cc, real: realCPUs(), memMiB: mem, every: acctFrequency(a.cfg)}
+	a.iso = &isolation{cg: m, real: realCPUs(), memMiB: mem, every: acctFrequency(a.conf())}
+	a.iso.confp.Store(cc)
 	a.iso.setGPUs(gpus)
 	a.log.Info("isolation", "cgroups", layout.String(), "gpus", len(gpus),
 		"cores", cc.ConstrainCores, "ram", cc.ConstrainRAMSpace, "devices", cc.ConstrainDevices)
@@ -116,6 +119,9 @@ func (iso *isolation) GPUs() []model.GPU {
 }
 
 func (iso *isolation) setGPUs(g []model.GPU) { iso.gpus.Store(&g) }
+
+// cc is cgroup.conf as last read.
+func (iso *isolation) cc() *slurmconf.CgroupConf { return iso.confp.Load() }
 
 // acctFrequency is how often running steps' memory is sampled (AveRSS):
 // JobAcctGatherFrequency's task= value, or a bare number; 30 s as in
@@ -176,18 +182,19 @@ func nodeAlloc(mj *model.Job, node string) model.NodeAlloc {
 // jobLimits are the limits of a job's cgroup on this node.
 func (a *Agent) jobLimits(mj *model.Job) cgroups.Limits {
 	iso, al := a.iso, nodeAlloc(mj, a.node)
+	cc := iso.cc() // one reading, whatever a reconfigure does meanwhile
 	var l cgroups.Limits
-	if iso.conf.ConstrainCores && al.CPUIDs.Count() > 0 {
+	if cc.ConstrainCores && al.CPUIDs.Count() > 0 {
 		l.CPUs = iso.cpuList(al.CPUIDs).String()
 	}
-	if iso.conf.ConstrainRAMSpace {
+	if cc.ConstrainRAMSpace {
 		mem := al.Mem
 		if mem <= 0 { // no memory asked for: the node's, no more
 			mem = iso.memMiB
 		}
-		l.MemoryBytes, l.MemSwapBytes = iso.conf.MemLimit(mem, iso.memMiB)
+		l.MemoryBytes, l.MemSwapBytes = cc.MemLimit(mem, iso.memMiB)
 	}
-	if iso.conf.ConstrainDevices {
+	if cc.ConstrainDevices {
 		l.DenyDevices = denyDevices(gres.DenyList(iso.GPUs(), al.GPUs))
 	}
 	return l
@@ -230,7 +237,8 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 	}
 	l := cgroups.Limits{}
 	var jobCPUs string
-	if a.iso.conf.ConstrainDevices {
+	cc := a.iso.cc()
+	if cc.ConstrainDevices {
 		j.mu.Lock()
 		l = a.jobLimits(j.model)
 		jobGPUs := nodeAlloc(j.model, a.node).GPUs
@@ -249,7 +257,7 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 			l.DenyDevices = nil
 		}
 	}
-	if a.iso.conf.ConstrainCores && cpus.Count() > 0 {
+	if cc.ConstrainCores && cpus.Count() > 0 {
 		l.CPUs = a.iso.cpuList(cpus).String()
 	}
 	if a.iso.cg.Layout() == cgroups.LayoutV1 && l.CPUs != "" {
@@ -285,13 +293,14 @@ func (a *Agent) isolationEnv(mj *model.Job, cpus, gpus model.Bitmap, step bool) 
 		cpus = al.CPUIDs
 	}
 	var env []string
-	if iso.conf.ConstrainCores && cpus.Count() > 0 && iso.cg.Layout() != cgroups.LayoutNone {
+	cc := iso.cc()
+	if cc.ConstrainCores && cpus.Count() > 0 && iso.cg.Layout() != cgroups.LayoutNone {
 		mask := cpuMask(iso.cpuList(cpus))
 		env = append(env, "SLURM_CPU_BIND=quiet,mask_cpu:"+mask, "SLURM_CPU_BIND_LIST="+mask,
 			"SLURM_CPU_BIND_TYPE=mask_cpu:", "SLURM_CPU_BIND_VERBOSE=quiet")
 	}
 	if len(iso.GPUs()) > 0 && (al.GPUs.Count() > 0 || (mj.Spec != nil && mj.Spec.GPUs.Any())) {
-		env = append(env, gres.Env(iso.GPUs(), gpus, step, iso.conf.ConstrainDevices)...)
+		env = append(env, gres.Env(iso.GPUs(), gpus, step, cc.ConstrainDevices)...)
 	}
 	return env
 }
@@ -430,23 +439,25 @@ func (a *Agent) oomMessage(kills uint64, jobID uint32, step string) string {
 // removeJobGroup kills whatever is left in the job's cgroup on this node
 // (processes that left the process group, daemons a script started) and
 // removes the group.
-func (a *Agent) removeJobGroup(j *job) {
+func (a *Agent) removeJobGroup(j *job) (removed bool) {
 	j.mu.Lock()
 	g := j.cg
 	j.cg = nil
 	j.mu.Unlock()
 	if g == nil {
 		if a.iso == nil {
-			return
+			return false
 		}
 		var err error
 		if g, err = a.iso.cg.Open(jobGroupName(j.id)); err != nil {
-			return
+			return false
 		}
 	}
 	if err := g.Delete(); err != nil {
 		a.log.Warn("cannot remove the job's cgroup", "job", j.id, "err", err)
+		return false
 	}
+	return true
 }
 
 // oomSignal is the signal part of an OUT_OF_MEMORY job's ExitCode: Slurm

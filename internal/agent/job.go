@@ -304,7 +304,9 @@ func (a *Agent) finish(j *job, res executor.Result) {
 			ooms = st.OOMKills
 		}
 	}
-	a.removeJobGroup(j)
+	// Its processes are gone with its cgroup: its spool directory may serve
+	// the user's next job (jobdirs.go).
+	gone := a.removeJobGroup(j)
 	j.mu.Lock()
 	prologErr := j.prologErr
 	j.mu.Unlock()
@@ -344,7 +346,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 		end.State, end.Reason = uint32(model.JobTimeout), model.ReasonTimeLimit
 		end.ExitCode, end.Signal = 0, int32(syscall.SIGTERM)
 	}
-	a.discard(j.dir, removeJobDir)
+	a.discardJobDir(j.dir, j.model.UserID, j.model.GroupID, gone)
 	a.mu.Lock()
 	if a.jobs[j.id] == j {
 		delete(a.jobs, j.id)
@@ -452,7 +454,7 @@ func (a *Agent) terminateJob(j *job, msg string, stepsAs model.JobState) {
 		j.mu.Lock()
 		ran := j.prologDone && j.prologErr == nil
 		j.mu.Unlock()
-		if ran || a.cfg.Prolog == "" {
+		if ran || a.conf().Prolog == "" {
 			a.epilog(j)
 		}
 		a.mu.Lock()

@@ -57,7 +57,7 @@ func (a *Agent) scriptEnv(mj *model.Job, context string) []string {
 // the error says how it failed. PrologEpilogTimeout bounds it (none: 5
 // minutes, so a hung script cannot hold a node forever).
 func (a *Agent) runAdminScript(path string, env []string) error {
-	limit := a.cfg.PrologEpilogTimeout
+	limit := a.conf().PrologEpilogTimeout
 	if limit <= 0 {
 		limit = 5 * time.Minute
 	}
@@ -82,7 +82,7 @@ func (a *Agent) runAdminScript(path string, env []string) error {
 // prolog runs slurm.conf's Prolog for the job on this node, once. A
 // failure drains the node ("Prolog error"); the caller requeues the job.
 func (a *Agent) prolog(j *job) error {
-	if a.cfg.Prolog == "" {
+	if a.conf().Prolog == "" {
 		return nil
 	}
 	j.mu.Lock()
@@ -93,7 +93,7 @@ func (a *Agent) prolog(j *job) error {
 	j.prologDone = true
 	mj := j.model
 	j.mu.Unlock()
-	if err := a.runAdminScript(a.cfg.Prolog, a.scriptEnv(mj, "prolog_slurmd")); err != nil {
+	if err := a.runAdminScript(a.conf().Prolog, a.scriptEnv(mj, "prolog_slurmd")); err != nil {
 		a.log.Error("prolog failed: draining the node", "job", j.id, "err", err)
 		a.drainSelf(ReasonPrologError)
 		return err
@@ -105,20 +105,20 @@ func (a *Agent) prolog(j *job) error {
 // the job ran here (its prolog ran, or there was none). A failure drains
 // the node ("Epilog error"); the job keeps its result.
 func (a *Agent) epilog(j *job) {
-	if a.cfg.Epilog == "" {
+	if a.conf().Epilog == "" {
 		return
 	}
 	j.mu.Lock()
 	mj := j.model
 	j.mu.Unlock()
-	if err := a.runAdminScript(a.cfg.Epilog, a.scriptEnv(mj, "epilog_slurmd")); err != nil {
+	if err := a.runAdminScript(a.conf().Epilog, a.scriptEnv(mj, "epilog_slurmd")); err != nil {
 		a.log.Error("epilog failed: draining the node", "job", j.id, "err", err)
 		a.drainSelf(ReasonEpilogError)
 	}
 }
 
 func (a *Agent) noHoldOnPrologFail() bool {
-	v, _ := a.cfg.Get("SchedulerParameters")
+	v, _ := a.conf().Get("SchedulerParameters")
 	return strings.Contains(strings.ToLower(v), "nohold_on_prolog_fail")
 }
 
@@ -128,7 +128,7 @@ func (a *Agent) noHoldOnPrologFail() bool {
 // lines go to the task's standard output (returned). A failing TaskProlog
 // does not stop the task.
 func (a *Agent) taskProlog(mj *model.Job, env []string) ([]string, string) {
-	path := a.cfg.TaskProlog
+	path := a.conf().TaskProlog
 	if path == "" {
 		return env, ""
 	}
@@ -158,10 +158,10 @@ func (a *Agent) taskProlog(mj *model.Job, env []string) ([]string, string) {
 // taskEpilog runs TaskEpilog as the job's user after a task, with the
 // task's environment; its output is dropped and a failure only logged.
 func (a *Agent) taskEpilog(mj *model.Job, env []string) {
-	if a.cfg.TaskEpilog == "" {
+	if a.conf().TaskEpilog == "" {
 		return
 	}
-	if _, err := a.runAsUser(a.cfg.TaskEpilog, mj, env); err != nil {
+	if _, err := a.runAsUser(a.conf().TaskEpilog, mj, env); err != nil {
 		a.log.Warn("TaskEpilog failed", "job", mj.ID, "err", err)
 	}
 }

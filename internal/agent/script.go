@@ -16,9 +16,11 @@ import (
 // them and must read it), so nothing the agent finds in it can be trusted:
 // a symlink planted there by the user, or left by an earlier run, would
 // turn a write by root into a write anywhere. So the directory is made
-// afresh for every run, by root in the spool no user can write, and the
-// script is written into it with the user's own rights (per-thread fsuid),
-// created exclusively and never through a symlink.
+// by root in the spool no user can write, root never writes into it, and
+// the script is written into it with the user's own rights (per-thread
+// fsuid), never through a symlink: created exclusively in a new directory,
+// or rewritten in one kept from the same user's last job here after the
+// checks jobdirs.go lists.
 
 const scriptName = "slurm_script"
 

@@ -111,7 +111,7 @@ func stepEndMsg(job uint32, step int32, run uint32) *pb.AgentMessage {
 func TestReportsResentUntilAcked(t *testing.T) {
 	a, _ := testAgent(t)
 	a.msgTimeoutFor = 50 * time.Millisecond
-	a.cfg.SlurmdTimeout = 800 * time.Millisecond // heartbeat every 200 ms
+	a.conf().SlurmdTimeout = 800 * time.Millisecond // heartbeat every 200 ms
 	a.reportReliable(reportKey{job: 5, step: 2, run: 1}, stepEndMsg(5, 2, 1))
 	a.reportReliable(reportKey{job: 6, run: 1, started: true},
 		&pb.AgentMessage{Msg: &pb.AgentMessage_JobStarted{JobStarted: &pb.JobStarted{JobId: 6, Run: 1}}})
@@ -218,7 +218,7 @@ func TestMessageTimeoutFromConfig(t *testing.T) {
 	if a.msgTimeout() != DefaultMessageTimeout || a.srunGrace() != DefaultMessageTimeout {
 		t.Errorf("defaults: %s %s", a.msgTimeout(), a.srunGrace())
 	}
-	a.cfg.Raw = []slurmconf.KV{{Key: "MessageTimeout", Value: "25"}}
+	a.conf().Raw = []slurmconf.KV{{Key: "MessageTimeout", Value: "25"}}
 	if a.msgTimeout() != 25*time.Second || a.srunGrace() != 25*time.Second {
 		t.Errorf("MessageTimeout=25: %s %s", a.msgTimeout(), a.srunGrace())
 	}

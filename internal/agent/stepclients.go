@@ -25,6 +25,14 @@ import (
 // own queue is full, and the agent's memory stays bounded.
 const stdinLimit = 256 << 10
 
+// maxAttached bounds a step's sattach connections on this node. Each is a
+// descriptor and a goroutine of the agent, which every user's jobs share,
+// and gets a copy of all the step's output: a user asking again and again
+// for their own step's I/O (3,000 requests: 2,400 connections held) could
+// run the agent out of descriptors for everybody. Past it, a new one is
+// closed at once.
+const maxAttached = 32
+
 // addClient adds a connection to the step's clients and serves what it
 // sends; srun marks srun's own connection.
 func (s *stepRun) addClient(c *stepio.Conn, srun bool) bool {
@@ -33,6 +41,18 @@ func (s *stepRun) addClient(c *stepio.Conn, srun bool) bool {
 		s.mu.Unlock()
 		c.Close()
 		return false
+	}
+	if !srun {
+		attached := len(s.sinks)
+		if s.srun != nil {
+			attached-- // srun's own connection is one of the sinks
+		}
+		if attached >= maxAttached {
+			s.mu.Unlock()
+			c.Close()
+			s.a.log.Warn("sattach refused: the step has as many as it may", "job", s.j.id, "step", s.st.ID, "limit", maxAttached)
+			return false
+		}
 	}
 	s.sinks = append(s.sinks, c)
 	if !s.sendDeadline.IsZero() {

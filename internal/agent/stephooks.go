@@ -243,7 +243,7 @@ func (taskGPUHook) Name() string { return "task-gpus" }
 func (taskGPUHook) PrepareTask(sc *stepCtx, t *taskCtx) error {
 	s, iso := sc.s, sc.a.iso
 	if g := taskGPUs(s.st.Spec.GPUs, s.local.GPUs, t.localID); g != nil && len(iso.GPUs()) > 0 {
-		t.spec.Env = stepenv.Override(t.spec.Env, gres.EnvIn(iso.GPUs(), s.local.GPUs, g, true, iso.conf.ConstrainDevices)...)
+		t.spec.Env = stepenv.Override(t.spec.Env, gres.EnvIn(iso.GPUs(), s.local.GPUs, g, true, iso.cc().ConstrainDevices)...)
 	}
 	return nil
 }

@@ -33,12 +33,14 @@ func testAgent(t *testing.T) (*Agent, *fake.Executor) {
 	}
 	ex := fake.New()
 	a := &Agent{
-		log: slog.New(slog.NewTextHandler(io.Discard, nil)), cfg: &slurmconf.Config{}, confPath: "slurm.conf",
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)), confPath: "slurm.conf",
 		node: "n1", spool: t.TempDir(), jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{},
 		outbox: make(chan *pb.AgentMessage, 4096), pending: map[reportKey]*pendingReport{},
-		iso:  &isolation{cg: m, conf: &slurmconf.CgroupConf{}, every: time.Hour},
+		iso:  &isolation{cg: m, every: time.Hour},
 		exec: ex,
 	}
+	a.cfgp.Store(&slurmconf.Config{})
+	a.iso.confp.Store(&slurmconf.CgroupConf{})
 	a.setKillWait(time.Second)
 	a.setCluster("testc")
 	return a, ex
@@ -151,7 +153,7 @@ func TestStepPrologHook(t *testing.T) {
 	if err := os.WriteFile(prolog, []byte("#!/bin/sh\necho $SLURM_JOB_ID >> "+mark+"\nexit ${FAIL:-0}\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	a.cfg.Prolog = prolog
+	a.conf().Prolog = prolog
 	s := testStep(a, &model.StepSpec{Argv: []string{"x"}}, 0)
 	if err := (stepPrologHook{}).Prestart(context.Background(), newStepCtx(s)); err != nil {
 		t.Fatal(err)
@@ -171,7 +173,7 @@ func TestStepPrologHook(t *testing.T) {
 
 	bad := filepath.Join(dir, "bad")
 	_ = os.WriteFile(bad, []byte("#!/bin/sh\nexit 3\n"), 0o755)
-	a.cfg.Prolog = bad
+	a.conf().Prolog = bad
 	s2 := testStep(a, &model.StepSpec{Argv: []string{"x"}}, 0)
 	s2.j.primary = false
 	if err := (stepPrologHook{}).Prestart(context.Background(), newStepCtx(s2)); err == nil || s2.j.prologErr == nil {
@@ -256,7 +258,7 @@ func TestTaskPrologHook(t *testing.T) {
 	out := filepath.Join(dir, "epilog.out")
 	_ = os.WriteFile(tp, []byte("#!/bin/sh\necho export FROM_PROLOG=$SLURM_PROCID\necho unset DROPME\n"), 0o755)
 	_ = os.WriteFile(te, []byte("#!/bin/sh\necho $FROM_PROLOG >> "+out+"\n"), 0o755)
-	a.cfg.TaskProlog, a.cfg.TaskEpilog = tp, te
+	a.conf().TaskProlog, a.conf().TaskEpilog = tp, te
 	s := testStep(a, &model.StepSpec{Argv: []string{"x"}, Env: []string{"DROPME=1"}}, 3)
 	sc := prepare(t, s, taskEnvHook{}, taskPrologHook{})
 	env := sc.tasks[0].spec.Env

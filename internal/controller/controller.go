@@ -123,7 +123,9 @@ func (c *Controller) cycle() {
 	}
 	// Indexed walks: a held job's reason was set when it was held and
 	// only a release (which kicks a pass) changes it, so a queue of held
-	// jobs costs the pass nothing.
+	// jobs costs the pass nothing. Sized once: a drain of a large array
+	// grew it by doublings on every pass.
+	in.Pending = make([]*model.Job, 0, snap.NumQueued())
 	snap.EachQueued(func(j *model.Job) bool {
 		if !j.DepFailed {
 			in.Pending = append(in.Pending, j)
@@ -174,11 +176,14 @@ func (c *Controller) cycle() {
 	// plan's reasons are keyed by jobs of in.Pending (the same records),
 	// and a drain of a large array runs this over every waiting task on
 	// every pass.
+	depWait := false
 	for _, j := range in.Pending {
 		if j == nil {
 			continue
 		}
-		if reason, ok := plan.Reasons[j.ID]; ok && j.Reason != reason {
+		reason, ok := plan.Reasons[j.ID]
+		depWait = depWait || reason == model.ReasonDependency
+		if ok && j.Reason != reason {
 			if cmd.Reasons == nil {
 				cmd.Reasons = map[model.JobID]string{}
 			}
@@ -209,8 +214,23 @@ func (c *Controller) cycle() {
 		for _, id := range started {
 			c.launch(after.Job(id))
 		}
-		c.Kick() // more may fit now that reasons and counts changed
+		if moreAfterStarts(len(cmd.Starts), len(started), len(cmd.Preempt), depWait, c.svc.SchedConfig().MaxJobsPerCycle) {
+			c.Kick()
+		}
 	}
+}
+
+// moreAfterStarts: a pass that started jobs is followed by another at once
+// only when that one may start more: the FSM refused some planned starts
+// (what they would have held is free), victims were picked (preemption
+// goes on), a pending job waits on a dependency (after: and singleton
+// turn on a start this pass made), or the pass stopped at
+// MaxJobsPerCycle. Otherwise starts only take resources and raise counts:
+// the next pass can start nothing this one did not, and during a drain
+// of an array that pass (over every waiting task) came after each pass;
+// ends, submissions and releases kick passes of their own.
+func moreAfterStarts(planned, started, preempted int, depWait bool, maxPerCycle int) bool {
+	return started < planned || preempted > 0 || depWait || (maxPerCycle > 0 && planned >= maxPerCycle)
 }
 
 // preempt ends committed victims: SIGTERM at once and the kill sequence

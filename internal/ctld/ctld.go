@@ -281,17 +281,19 @@ func Run(ctx context.Context, o Options) error {
 		ClientCAs: ca.Pool(), MinVersion: tls.VersionTLS13,
 	})
 	lim := connLimits(cfg, log)
+	lim.Probation = grpcauth.NewProbation(2 * lim.Handshake) // the handshake, then as long again for a first call
+	slurmUID := settings.SlurmUID
+	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
+	lim.UserRequests, lim.Exempt = grpcapi.DefaultUserRequests, exempt
 	// Both adapters count their calls in one table (sdiag).
 	stats := rpcstats.New()
 	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim, stats)
-	slurmUID := settings.SlurmUID
-	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
 	ul = grpcapi.LimitPerUser(ul, lim.PerUser, exempt, log)
 	// The socket carries the commands' local protocol beside gRPC: it
 	// is told apart by a connection's first bytes.
 	lsrv := localapi.New(ctx, svc, localapi.Limits{IO: lim.Handshake, Idle: lim.Idle, Exempt: exempt}, stats, log.With("component", "localapi"))
 	go g.Serve(localapi.Split(ul, lsrv.Timeout(), lsrv.ServeConn))
-	go g.Serve(tl)
+	go g.Serve(lim.Probation.Listener(tl))
 	log.Info("controller ready", "cluster", cfg.ClusterName, "socket", sock, "addr", tl.Addr().String(),
 		"jobs", store.Snapshot().NumJobs(), "next_job_id", store.Snapshot().NextJobID)
 

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/status"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
@@ -80,10 +81,19 @@ func Run(ctx context.Context, o Options) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", addr, err)
 	}
+	// A connection must finish its handshake within MessageTimeout and
+	// prove the key within twice that (grpcauth.Probation), and a proven
+	// one idle for 5 minutes is closed: anyone reaching the port held
+	// connections, each some 50 KiB of the dbd, for ever.
+	timeout := time.Duration(max(c.MessageTimeout, 1)) * time.Second
+	unproven := grpcauth.NewProbation(2 * timeout)
 	g := grpc.NewServer(grpc.Creds(credentials.NewTLS(&tls.Config{
-		Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})))
-	pb.RegisterAcctStoreServer(g, &server{store: o.Store, verifier: grpcauth.NewVerifier(secret)})
-	go func() { _ = g.Serve(l) }()
+		Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS13})),
+		grpc.ConnectionTimeout(timeout),
+		grpc.KeepaliveParams(keepalive.ServerParameters{MaxConnectionIdle: 5 * time.Minute, Time: time.Minute, Timeout: 20 * time.Second}),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{MinTime: 10 * time.Second, PermitWithoutStream: true}))
+	pb.RegisterAcctStoreServer(g, &server{store: o.Store, verifier: grpcauth.NewVerifier(secret), unproven: unproven})
+	go func() { _ = g.Serve(unproven.Listener(l)) }()
 	o.Log.Info("dbd ready", "addr", l.Addr().String(), "storage", c.Storage.Type,
 		"key_file", KeyPath(c))
 	if err := o.Store.Ping(ctx); err != nil {
@@ -107,12 +117,14 @@ type server struct {
 	pb.UnimplementedAcctStoreServer
 	store    acct.Store
 	verifier *grpcauth.Verifier
+	unproven *grpcauth.Probation
 }
 
 func (s *server) check(ctx context.Context) error {
 	if !s.verifier.CheckToken(ctx) {
 		return status.Error(codes.PermissionDenied, "Access/permission denied")
 	}
+	s.unproven.Proven(ctx)
 	return nil
 }
 

@@ -172,6 +172,7 @@ func connectSupervisor(sock string, fresh bool) (*Supervisor, error) {
 			return nil, fmt.Errorf("executor: supervisor did not come up: %w", err)
 		}
 	}
+	roomForMessages(conn)
 	s.conn, s.replies = conn, make(chan superMsg, 16)
 	// The first answer is bounded: a supervisor that accepted but does
 	// not answer (serving another agent, stuck) would hang this agent.
@@ -226,52 +227,6 @@ func startSupervisor(sock string) (<-chan *os.ProcessState, error) {
 	return exited, nil
 }
 
-// The protocol runs over a SOCK_SEQPACKET socket: one message per packet,
-// and file descriptors travel with the packet they belong to.
-func dialSuper(sock string) (*net.UnixConn, error) {
-	return net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: sock, Net: "unixpacket"})
-}
-
-func writeMsg(c *net.UnixConn, m *superMsg, fds ...int) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	var oob []byte
-	if len(fds) > 0 {
-		oob = unix.UnixRights(fds...)
-	}
-	_, _, err = c.WriteMsgUnix(b, oob, nil)
-	return err
-}
-
-func readMsg(c *net.UnixConn, buf, oob []byte) (superMsg, error) {
-	n, oobn, _, _, err := c.ReadMsgUnix(buf, oob)
-	if err != nil {
-		return superMsg{}, err
-	}
-	var m superMsg
-	if oobn > 0 {
-		if scms, err := unix.ParseSocketControlMessage(oob[:oobn]); err == nil {
-			for _, scm := range scms {
-				if fds, err := unix.ParseUnixRights(&scm); err == nil {
-					m.fds = append(m.fds, fds...)
-				}
-			}
-		}
-	}
-	if n == 0 {
-		return m, io.EOF
-	}
-	if err := json.Unmarshal(buf[:n], &m); err != nil {
-		for _, fd := range m.fds {
-			unix.Close(fd)
-		}
-		return superMsg{}, err
-	}
-	return m, nil
-}
-
 func (s *Supervisor) read() {
 	buf, oob := make([]byte, maxSuperMsg), make([]byte, 256)
 	for {
@@ -319,9 +274,6 @@ func (s *Supervisor) read() {
 		w.end()
 	}
 }
-
-// maxSuperMsg bounds one message (a spec with a large environment).
-const maxSuperMsg = 4 << 20
 
 func (s *Supervisor) call(m superMsg) (superMsg, error) {
 	s.callMu.Lock()
@@ -608,6 +560,7 @@ func SuperviseMain(args []string) int {
 		if err != nil {
 			return 0
 		}
+		roomForMessages(conn)
 		sv.serve(conn)
 	}
 }

@@ -16,6 +16,7 @@ import (
 // which says nothing about the controller.
 func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	t0 := time.Now()
+	requestRead(ctx) // decoded: the request's buffer is free
 	ctx, id := s.identify(ctx)
 	resp, err := h(ctx, req)
 	s.rpc.Record(path.Base(info.FullMethod), id, time.Since(t0))

@@ -9,6 +9,8 @@ import (
 	"golang.org/x/sys/unix"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/keepalive"
+
+	"github.com/drover-hpc/drover/internal/auth/grpcauth"
 )
 
 // Limits bound what one client can hold of the controller.
@@ -22,6 +24,14 @@ type Limits struct {
 	// PerUser caps the local-socket connections of one uid (root and the
 	// SlurmUser are exempt); 0 = no cap.
 	PerUser int
+	// Probation closes the TCP connections (those of its Listener) that
+	// prove no caller in time (probation.go); nil: none.
+	Probation *grpcauth.Probation
+	// UserRequests bounds the calls of one local uid still reading their
+	// request (requests.go); 0: no bound. Exempt names the uids it does
+	// not count (root, SlurmUser).
+	UserRequests int
+	Exempt       func(uid uint32) bool
 }
 
 // ServerOptions are the gRPC options that enforce l.
@@ -33,6 +43,9 @@ func (l Limits) ServerOptions() []grpc.ServerOption {
 	}
 	if l.Handshake > 0 {
 		opts = append(opts, grpc.ConnectionTimeout(l.Handshake))
+	}
+	if u := newUserRequests(l.UserRequests, l.Handshake, l.Exempt); u != nil {
+		opts = append(opts, grpc.InTapHandle(u.tap))
 	}
 	ka := keepalive.ServerParameters{Time: time.Minute, Timeout: 20 * time.Second}
 	if l.Idle > 0 {

@@ -40,6 +40,7 @@ type Server struct {
 	nodes    nodeproto.Controller
 	verifier *grpcauth.Verifier
 	rpc      *rpcstats.Stats
+	unproven *grpcauth.Probation
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
@@ -49,7 +50,7 @@ func NewGRPC(svc Backend, nodes nodeproto.Controller, v *grpcauth.Verifier, tcpT
 	if stats == nil {
 		stats = rpcstats.New()
 	}
-	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: stats}
+	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: stats, unproven: lim.Probation}
 	opts := append([]grpc.ServerOption{grpc.Creds(grpcauth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
 		grpc.InitialWindowSize(8 << 20), grpc.InitialConnWindowSize(16 << 20), grpc.WriteBufferSize(256 << 10),
 		grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}, lim.ServerOptions()...)
@@ -68,6 +69,7 @@ func (s *Server) identify(ctx context.Context) (context.Context, *api.Identity) 
 	if err != nil {
 		return ctx, nil
 	}
+	s.unproven.Proven(ctx)
 	return api.WithIdentity(ctx, id), id
 }
 
@@ -81,7 +83,7 @@ func (s identified) Context() context.Context { return s.ctx }
 
 func (s *Server) stream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	ctx, _ := s.identify(ss.Context())
-	return h(srv, identified{ss, ctx})
+	return h(srv, identified{&firstRecv{ServerStream: ss}, ctx})
 }
 
 func toStatus(err error) error {
@@ -369,11 +371,12 @@ func (s *Server) DeleteJoinToken(ctx context.Context, r *pb.DeleteJoinTokenReque
 	return &pb.DeleteJoinTokenResponse{}, nil
 }
 
-func (s *Server) Join(_ context.Context, r *pb.JoinRequest) (*pb.JoinResponse, error) {
+func (s *Server) Join(ctx context.Context, r *pb.JoinRequest) (*pb.JoinResponse, error) {
 	cert, ca, conf, err := s.svc.Join(r.TokenId, r.Secret, r.Node, r.Csr)
 	if err != nil {
 		return nil, toStatus(err)
 	}
+	s.unproven.Proven(ctx)
 	return &pb.JoinResponse{CertPem: cert, CaPem: ca, SlurmConf: conf}, nil
 }
 

@@ -106,18 +106,35 @@ func (b Bitmap) FirstFree(n, limit int, want func(int) bool) (Bitmap, bool) {
 }
 
 // FirstFreeBesides is FirstFree where ids in also are taken too: it
-// looks past two sets without building their union.
+// looks past two sets without building their union. It reads them a
+// word at a time: the scheduler picks the CPU ids of every job it starts
+// with it, and an id at a time was a thousand instructions per node.
 func (b Bitmap) FirstFreeBesides(also Bitmap, n, limit int, want func(int) bool) (Bitmap, bool) {
 	var out Bitmap
 	got := 0
-	for id := 0; id < limit && got < n; id++ {
-		if b.Has(id) || also.Has(id) || (want != nil && !want(id)) {
-			continue
+	for w := 0; w*64 < limit && got < n; w++ {
+		free := ^(b.word(w) | also.word(w))
+		if rem := limit - w*64; rem < 64 {
+			free &= 1<<uint(rem) - 1
 		}
-		out = out.with(id)
-		got++
+		for ; free != 0 && got < n; free &= free - 1 {
+			id := w*64 + bits.TrailingZeros64(free)
+			if want != nil && !want(id) {
+				continue
+			}
+			out = out.with(id)
+			got++
+		}
 	}
 	return out, got == n
+}
+
+// word is b's w-th word (0 past its end).
+func (b Bitmap) word(w int) uint64 {
+	if w < len(b) {
+		return b[w]
+	}
+	return 0
 }
 
 // AddTo sets o's ids in b, growing it; b must be owned by the caller (not

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"math/rand"
 	"reflect"
 	"testing"
 )
@@ -107,5 +108,32 @@ func TestUsageMerge(t *testing.T) {
 	u.Merge("n2", &Usage{MaxRSS: 300, AveRSS: 200, Samples: 2, UserCPU: 5, GPUs: "n2:1"})
 	if u.MaxRSS != 300 || u.MaxRSSNode != "n2" || u.AveRSS != 125 || u.TotalCPU() != 16 || u.Nodes != 2 || u.GPUs != "n1:0;n2:1" {
 		t.Errorf("merged %+v", u)
+	}
+}
+
+// TestFirstFreeBesides compares the word-at-a-time search with FirstFree
+// over the union of the two sets, on random sets of up to three words.
+func TestFirstFreeBesides(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	set := func() Bitmap {
+		var ids []int
+		for range rng.Intn(150) {
+			ids = append(ids, rng.Intn(190))
+		}
+		return BitmapOf(ids...)
+	}
+	for range 2000 {
+		b, also := set(), set()
+		n, limit := rng.Intn(70), rng.Intn(200)
+		var want func(int) bool
+		if rng.Intn(2) == 0 {
+			m := 2 + rng.Intn(3)
+			want = func(id int) bool { return id%m != 0 }
+		}
+		got, ok := b.FirstFreeBesides(also, n, limit, want)
+		exp, expOK := b.Or(also).FirstFree(n, limit, want)
+		if ok != expOK || got.String() != exp.String() {
+			t.Fatalf("FirstFreeBesides(%v, %v, n=%d, limit=%d) = %v %v, want %v %v", b, also, n, limit, got, ok, exp, expOK)
+		}
 	}
 }

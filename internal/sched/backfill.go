@@ -25,14 +25,14 @@ const never = int64(math.MaxInt64 / 4)
 // can never push a reserved job back; it may at worst wait a little
 // longer than an exact profile would make it.
 type profile struct {
-	rel   [][]release // per node
-	res   [][]reserve // per node
-	times instants    // when something is released (bfinstants.go)
+	rel [][]release // per node
+	res [][]reserve // per node
 	// deltas is the whole cluster's free CPU count as a step function
 	// from the live count on: +CPUs at releases and reservation ends,
 	// -CPUs at reservation starts, by time. It bounds what any window
 	// can offer, so most candidate starts are refused without looking at
-	// a node.
+	// a node. Its entries also mark the instants when something is
+	// released: the starts the reservation search tries (bfinstants.go).
 	deltas deltaList
 	// reservations made per user, for bf_max_job_user, and in all.
 	perUser map[uint32]int
@@ -43,35 +43,55 @@ type profile struct {
 	// reserve keep it current, so code that appends to rel[i] or res[i]
 	// any other way must clear steps[i].built.
 	steps []nodeSteps
-	// newTimes and newDeltas gather additions until the search reads
-	// times and deltas (settle): a pass starts thousands of jobs between
-	// two reservations.
-	newTimes  []int64
+	// newDeltas gathers additions until the search reads deltas
+	// (settle): a pass starts thousands of jobs between two
+	// reservations.
 	newDeltas []delta
 	pack      packSearch // bfpack.go
+	// relSlab and resSlab give each node's first releases and
+	// reservations their room: a deep pass grew ten thousand lists from
+	// one entry by doubling, a fifth of its allocations.
+	relSlab []release
+	resSlab []reserve
 }
 
+// slabRoom is how many entries a node's list gets from a slab.
+const slabRoom = 8
+
+// fromSlab returns an empty slice with room for slabRoom entries, cut from
+// *slab (refilled with room for 256 lists when empty).
+func fromSlab[E any](slab *[]E) []E {
+	if len(*slab) < slabRoom {
+		*slab = make([]E, 256*slabRoom)
+	}
+	s := (*slab)[:0:slabRoom]
+	*slab = (*slab)[slabRoom:]
+	return s
+}
+
+// delta is the change of the free CPU count at t; release marks t as an
+// instant when something is released.
 type delta struct {
-	t   int64
-	cpu int64
+	t       int64
+	cpu     int64
+	release bool
 }
 
-func (p *profile) addDelta(t, cpu int64) {
-	if t >= never || cpu == 0 {
+// addDelta records a change of cpu free CPUs at t, and with release that
+// something is released then.
+func (p *profile) addDelta(t, cpu int64, release bool) {
+	if t >= never || (cpu == 0 && !release) {
 		return
 	}
-	p.newDeltas = append(p.newDeltas, delta{t, cpu})
+	p.newDeltas = append(p.newDeltas, delta{t, cpu, release})
 }
 
-// settle adds the gathered instants and deltas to times and deltas.
+// settle adds the gathered deltas to deltas.
 func (p *profile) settle() {
-	for _, t := range p.newTimes {
-		p.times.insert(t)
-	}
 	for _, d := range p.newDeltas {
 		p.deltas.add(d)
 	}
-	p.newTimes, p.newDeltas = p.newTimes[:0], p.newDeltas[:0]
+	p.newDeltas = p.newDeltas[:0]
 }
 
 type release struct {
@@ -91,13 +111,6 @@ type reserve struct {
 func newProfile(n int) *profile {
 	return &profile{rel: make([][]release, n), res: make([][]reserve, n), perUser: map[uint32]int{},
 		steps: make([]nodeSteps, n), planned: make([]bool, n)}
-}
-
-func (p *profile) addTime(t int64) {
-	if t >= never {
-		return
-	}
-	p.newTimes = append(p.newTimes, t)
 }
 
 // addRunning records when job j (running, completing, or started in this
@@ -124,12 +137,14 @@ func (p *profile) addRunning(c *cluster, j *model.Job, end, now int64) {
 func (p *profile) addRelease(i int32, r release) {
 	// Kept sorted by time so window stops at the first later one.
 	k, _ := slices.BinarySearchFunc(p.rel[i], r.t, func(x release, t int64) int { return cmp.Compare(x.t, t+1) })
+	if p.rel[i] == nil {
+		p.rel[i] = fromSlab(&p.relSlab)
+	}
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
 	if p.steps[i].built {
 		p.steps[i].addRelease(r)
 	}
-	p.addTime(r.t)
-	p.addDelta(r.t, int64(r.cpu))
+	p.addDelta(r.t, int64(r.cpu), true)
 }
 
 // window is what node i offers over [a, b), or cpu < 0 when it takes no
@@ -171,7 +186,7 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	// running job's release counted in) leaves none, not a debt.
 	var peakCPU int32
 	var peakMem int64
-	for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
+	for k = max(k, 0); k < len(st.e) && st.at(k) < b; k++ {
 		peakCPU, peakMem = max(peakCPU, st.e[k].resCPU), max(peakMem, st.e[k].resMem)
 	}
 	if int(peakCPU) >= cpu {
@@ -268,15 +283,17 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 				return gpuType == "" || n.GPUs[id].Type == gpuType
 			})
 		}
+		if c.bf.res[p.node] == nil {
+			c.bf.res[p.node] = fromSlab(&c.bf.resSlab)
+		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
 		if c.bf.steps[p.node].built {
 			c.bf.steps[p.node].addReserve(rv)
 		}
 		cpus += int64(p.cpus)
 	}
-	c.bf.addDelta(from, -cpus)
-	c.bf.addDelta(to, cpus)
-	c.bf.addTime(to)
+	c.bf.addDelta(from, -cpus, false)
+	c.bf.addDelta(to, cpus, true)
 }
 
 // jobLimit is how long j may run once started: its time limit, else the
@@ -390,8 +407,8 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	// Instants more than a resolution before the bound round to a start
 	// before it: begin after them.
-	for k := bf.times.from(earliest - res); bf.times.ok(k); k = bf.times.next(k) {
-		t := bf.times.at(k)
+	for k := bf.deltas.from(earliest - res); bf.deltas.ok(k); k = bf.deltas.next(k) {
+		t := bf.deltas.at(k)
 		if t <= s.now {
 			continue
 		}
@@ -406,7 +423,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 		if t < earliest {
 			continue
 		}
-		for n := bf.times.next(k); bf.times.ok(n) && bf.times.at(n) <= t; n = bf.times.next(n) {
+		for n := bf.deltas.next(k); bf.deltas.ok(n) && bf.deltas.at(n) <= t; n = bf.deltas.next(n) {
 			k = n
 		}
 		free, d = bf.deltas.upTo(free, d, t)
@@ -443,7 +460,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			if s.plan.StartNodes == nil {
 				s.plan.StartNodes = make(map[model.JobID][]string, hint)
 			}
-			names := make([]string, len(picks))
+			names := cutSlab(&s.nameSlab, len(picks))
 			for i, p := range picks {
 				names[i] = s.c.nodes[p.node].Name
 			}

@@ -105,6 +105,7 @@ func TestBoundTree(t *testing.T) {
 		for k := range l.t {
 			l.t[k] = boundNever // padding, as baseBounds leaves it
 		}
+		l.arg = buildAbove(l.t, nil, off)
 		vals := make([]int64, n)
 		for pos := range vals {
 			vals[pos] = int64(rng.Intn(50))
@@ -121,6 +122,14 @@ func TestBoundTree(t *testing.T) {
 					vals[pos] = never
 				}
 				l.set(pos, vals[pos])
+			}
+			if q%50 == 49 {
+				// Updates in place leave the tree as a rebuild would.
+				t2 := slices.Clone(l.t)
+				arg2 := buildAbove(t2, nil, off)
+				if !slices.Equal(t2, l.t) || !slices.Equal(arg2, l.arg) {
+					t.Fatalf("n=%d: tree after updates differs from the tree rebuilt from its leaves", n)
+				}
 			}
 			least := slices.Min(vals)
 			if l.root() != least {

@@ -1,24 +1,23 @@
 package sched
 
 import (
-	"cmp"
 	"slices"
 )
 
-// The backfill profile's cluster-wide instants (when something is
-// released) and free-CPU deltas, as sorted lists in chunks: a deep queue
-// gathers tens of thousands of each, and inserting into one array moved
-// its whole tail per insert (a sixth of an unbounded pass). A chunk holds
-// at most chunkMax entries and splits in two past it; the delta chunks
-// keep their sums, so the CPUs free at an instant are added up a chunk at
-// a time.
-const chunkMax = 256
-
-// instants is a sorted set of instants.
-type instants struct {
-	ch   [][]int64 // in order, none empty
-	last []int64   // each chunk's last instant (chunkOf)
-}
+// The backfill profile's cluster-wide events in time order, in chunks: at
+// each instant, the change of the free CPU count (+CPUs at releases and
+// reservation ends, -CPUs at reservation starts), and whether something
+// is released then (the instants the reservation search tries). A deep
+// queue gathers tens of thousands of them, and inserting into one array
+// moved its whole tail per insert (a sixth of an unbounded pass). A chunk
+// holds at most chunkMax entries and splits in two past it; chunks keep
+// their sums, so the CPUs free at an instant are added up a chunk at a
+// time. Chunks are small: an insert's binary search in a chunk of 256
+// touched a dozen cache lines, most of them misses; the search over the
+// chunks' last instants is in one small array. Instants and deltas were
+// two lists, an insert into each for most events (settling them was 7%
+// of the unbounded 10k x 50k pass).
+const chunkMax = 64
 
 // cursor is a position in a chunked list: entry k of chunk b.
 type cursor struct{ b, k int }
@@ -26,32 +25,11 @@ type cursor struct{ b, k int }
 // chunkOf is the chunk where v belongs: the first whose last entry is at
 // least v, else the last one. It searches the chunks' last keys, kept in
 // an array of their own: a probe into the chunks themselves read a slice
-// header and an entry, two cache misses (settling instants and deltas
-// was a twelfth of the unbounded 10k x 50k pass).
+// header and an entry, two cache misses.
 func chunkOf(last []int64, v int64) int {
 	b, _ := slices.BinarySearch(last, v)
 	return min(b, len(last)-1)
 }
-
-func (s *instants) insert(t int64) {
-	if len(s.ch) == 0 {
-		s.ch, s.last = append(s.ch, []int64{t}), append(s.last, t)
-		return
-	}
-	b := chunkOf(s.last, t)
-	c := s.ch[b]
-	k, found := slices.BinarySearch(c, t)
-	if found {
-		return
-	}
-	s.ch[b] = slices.Insert(c, k, t)
-	s.last[b] = max(s.last[b], t)
-	if len(s.ch[b]) > chunkMax {
-		s.ch, s.last = splitChunk(s.ch, s.last, b, instantKey)
-	}
-}
-
-func instantKey(t int64) int64 { return t }
 
 // splitChunk halves chunk b; the upper half gets an array of its own.
 func splitChunk[E any](ch [][]E, last []int64, b int, key func(E) int64) ([][]E, []int64) {
@@ -62,50 +40,44 @@ func splitChunk[E any](ch [][]E, last []int64, b int, key func(E) int64) ([][]E,
 	return slices.Insert(ch, b+1, slices.Clone(c[h:])), last
 }
 
-// from is the cursor of the first instant at or after t (at the end when
-// none is).
-func (s *instants) from(t int64) cursor {
-	if len(s.ch) == 0 {
-		return cursor{}
-	}
-	b := chunkOf(s.last, t)
-	k, _ := slices.BinarySearch(s.ch[b], t)
-	if k == len(s.ch[b]) {
-		return cursor{b + 1, 0}
-	}
-	return cursor{b, k}
-}
-
-func (s *instants) ok(c cursor) bool  { return c.b < len(s.ch) }
-func (s *instants) at(c cursor) int64 { return s.ch[c.b][c.k] }
-func (s *instants) next(c cursor) cursor {
-	if c.k++; c.k == len(s.ch[c.b]) {
-		return cursor{c.b + 1, 0}
-	}
-	return c
-}
-
-// deltaList is the cluster's free-CPU deltas, one entry per instant, with
-// each chunk's sum.
+// deltaList is the cluster's events, one entry per instant, with each
+// chunk's sum of deltas, and the sum of each run of superFan chunks:
+// every reservation search adds up the deltas from the first one to its
+// first start, and a chunk at a time that was hundreds of steps per job.
 type deltaList struct {
-	ch   [][]delta
-	sum  []int64
-	last []int64 // each chunk's last instant (chunkOf)
+	ch    [][]delta
+	sum   []int64
+	last  []int64 // each chunk's last instant (chunkOf)
+	super []int64 // super[s]: the sum of chunks [s*superFan, (s+1)*superFan)
 }
+
+const superFan = 16
 
 func deltaKey(d delta) int64 { return d.t }
 
 func (l *deltaList) add(d delta) {
 	if len(l.ch) == 0 {
 		l.ch, l.sum, l.last = append(l.ch, []delta{d}), append(l.sum, d.cpu), append(l.last, d.t)
+		l.super = append(l.super, d.cpu)
 		return
 	}
 	b := chunkOf(l.last, d.t)
 	c := l.ch[b]
 	l.sum[b] += d.cpu
-	k, found := slices.BinarySearchFunc(c, d.t, func(x delta, t int64) int { return cmp.Compare(x.t, t) })
-	if found {
+	l.super[b/superFan] += d.cpu
+	// The first delta at or after d.t, by a plain loop: BinarySearchFunc
+	// called its comparison per probe.
+	k, hi := 0, len(c)
+	for k < hi {
+		if m := int(uint(k+hi) >> 1); c[m].t < d.t {
+			k = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if k < len(c) && c[k].t == d.t {
 		c[k].cpu += d.cpu
+		c[k].release = c[k].release || d.release
 		return
 	}
 	l.ch[b] = slices.Insert(c, k, d)
@@ -117,6 +89,16 @@ func (l *deltaList) add(d delta) {
 			l.sum[b+1] += x.cpu
 		}
 		l.sum[b] -= l.sum[b+1]
+		// Chunks after b moved up one: their runs are summed again (one
+		// split per chunkMax/2 inserts).
+		from := b / superFan
+		l.super = l.super[:from]
+		for k := from * superFan; k < len(l.sum); k++ {
+			if k%superFan == 0 {
+				l.super = append(l.super, 0)
+			}
+			l.super[k/superFan] += l.sum[k]
+		}
 	}
 }
 
@@ -125,12 +107,22 @@ func (l *deltaList) add(d delta) {
 // cursor of the first delta after t.
 func (l *deltaList) upTo(free int64, c cursor, t int64) (int64, cursor) {
 	for c.b < len(l.ch) {
-		ch := l.ch[c.b]
-		if c.k == 0 && ch[len(ch)-1].t <= t {
+		if c.k == 0 && c.b%superFan == 0 {
+			if e := min(c.b+superFan, len(l.ch)) - 1; l.last[e] <= t {
+				free += l.super[c.b/superFan]
+				c = cursor{e + 1, 0}
+				continue
+			}
+		}
+		// A whole chunk at once, judged by its last instant kept apart:
+		// reading it from the chunk was a cache miss per chunk, and
+		// every reservation search sums the deltas from the start.
+		if c.k == 0 && l.last[c.b] <= t {
 			free += l.sum[c.b]
 			c = cursor{c.b + 1, 0}
 			continue
 		}
+		ch := l.ch[c.b]
 		for ; c.k < len(ch) && ch[c.k].t <= t; c.k++ {
 			free += ch[c.k].cpu
 		}
@@ -141,3 +133,41 @@ func (l *deltaList) upTo(free int64, c cursor, t int64) (int64, cursor) {
 	}
 	return free, c
 }
+
+// from is the cursor of the first release instant at or after t (at the
+// end when none is).
+func (l *deltaList) from(t int64) cursor {
+	if len(l.ch) == 0 {
+		return cursor{}
+	}
+	b := chunkOf(l.last, t)
+	c := l.ch[b]
+	k, hi := 0, len(c)
+	for k < hi {
+		if m := int(uint(k+hi) >> 1); c[m].t < t {
+			k = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return l.release(cursor{b, k})
+}
+
+// release is c if it is at a release instant, else the cursor of the next
+// one (at the end when none is).
+func (l *deltaList) release(c cursor) cursor {
+	for ; c.b < len(l.ch); c = (cursor{c.b + 1, 0}) {
+		for ch := l.ch[c.b]; c.k < len(ch); c.k++ {
+			if ch[c.k].release {
+				return c
+			}
+		}
+	}
+	return c
+}
+
+func (l *deltaList) ok(c cursor) bool  { return c.b < len(l.ch) }
+func (l *deltaList) at(c cursor) int64 { return l.ch[c.b][c.k].t }
+
+// next is the cursor of the release instant after c's.
+func (l *deltaList) next(c cursor) cursor { return l.release(cursor{c.b, c.k + 1}) }

@@ -125,11 +125,11 @@ func (c *cluster) offerUntil(i int32, t, end int64) int64 {
 	st := c.stepsOf(i)
 	until := never
 	if k := st.find(t) + 1; k < len(st.e) {
-		until = st.e[k].t
+		until = st.at(k)
 	}
 	if end < never {
 		if k := st.find(end-1) + 1; k < len(st.e) {
-			until = min(until, st.e[k].t-(end-t)+1)
+			until = min(until, st.at(k)-(end-t)+1)
 		}
 	}
 	return until

@@ -92,7 +92,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		if t > limitT {
 			continue
 		}
-		a := avail{t, max(1, c.nodes[i].CPUs/r.cpt)}
+		a := avail{t, max(1, c.bf.steps[i].cpus/r.cpt)} // visit built the steps
 		found = append(found, a)
 		best = heapPush(best, a)
 		bestTasks += a.tasks
@@ -240,23 +240,26 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 		return never, never, false
 	}
 	st := c.stepsOf(i)
-	e := st.e
+	ts, e := st.ts, st.e
 	cpu0, mem0 := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, st.cpus) // unit is 1 for a packed job
 	// GPUs in use now (as a word: nodes of at most 64 GPUs), and those of
 	// the job's type; releases and reservations apply theirs from the
-	// node's steps.
+	// node's steps (g: none on a node without GPUs, where typeMask is 0).
 	gpuWord := false
 	var gpu0, typeMask uint64
-	if n := c.nodes[i]; r.hasGPU() && len(n.GPUs) <= 64 {
-		gpuWord = true
-		gpu0 = word0(n.AllocGPUs) | word0(c.gpus[i])
-		if r.gpuType == "" {
-			typeMask = 1<<uint(len(n.GPUs)) - 1 // 64 GPUs: every bit
-		} else {
-			for k, g := range n.GPUs {
-				if g.Type == r.gpuType {
-					typeMask |= 1 << uint(k)
+	var g []gpuStep
+	if r.hasGPU() {
+		if n := c.nodes[i]; len(n.GPUs) <= 64 {
+			gpuWord, g = true, st.g
+			gpu0 = word0(n.AllocGPUs) | word0(c.gpus[i])
+			if r.gpuType == "" {
+				typeMask = 1<<uint(len(n.GPUs)) - 1 // 64 GPUs: every bit
+			} else {
+				for k, g := range n.GPUs {
+					if g.Type == r.gpuType {
+						typeMask |= 1 << uint(k)
+					}
 				}
 			}
 		}
@@ -272,20 +275,22 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	// after it. Those before from are not looked at: the scan starts at
 	// the first entry from on, by binary search (a node gathers hundreds
 	// of entries in a deep queue, and a bound is usually far into them).
+	// Keys (ts) at or below first are no candidates, or not after now+1.
+	first := (now+1)<<1 | 1
 	x := -1 // the entry of the candidate being tried; -1: now+1
 	if from > now+1 {
 		x = st.find(from - 1)
 		x++
 	}
-	for ; x < len(e); x++ {
+	for ; x < len(ts); x++ {
 		t, k := now+1, x // k: the last entry at or before t
 		if x < 0 {
 			k = st.find(t)
 		} else {
-			if !e[x].cand || e[x].t <= now+1 {
+			if v := ts[x]; v&1 == 0 || v <= first {
 				continue
 			}
-			t = e[x].t
+			t = ts[x] >> 1
 		}
 		if t >= never {
 			break
@@ -297,7 +302,9 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 		if k >= 0 {
 			baseCPU += int(e[k].relCPU)
 			baseMem += e[k].relMem
-			usedGPU &^= e[k].relGPU
+			if g != nil {
+				usedGPU &^= g[k].rel
+			}
 		}
 		if baseCPU < needCPU {
 			continue // short even before reservations count
@@ -316,16 +323,19 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 		var peakMem int64
 		blocked := false
 		j := max(k, 0)
-		for ; j < len(e) && e[j].t < end; j++ {
+		endKey := end << 1 // entries before end: keys below it
+		for ; j < len(e) && ts[j] < endKey; j++ {
 			if e[j].resCPU > allow {
 				blockUntil, blockBase, blocked = never, baseCPU, true
 				if j+1 < len(e) {
-					blockUntil = e[j+1].t
+					blockUntil = ts[j+1] >> 1
 				}
 				break
 			}
 			peakCPU, peakMem = max(peakCPU, e[j].resCPU), max(peakMem, e[j].resMem)
-			usedGPU |= e[j].resGPU
+			if g != nil {
+				usedGPU |= g[j].res
+			}
 		}
 		if blocked {
 			continue
@@ -342,12 +352,15 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 		if c.resvBlk != nil && c.resvBlocked(i, t, end) {
 			return t, t, false
 		}
-		for ; j < len(e) && e[j].t < end; j++ {
+		endKey = end << 1
+		for ; j < len(e) && ts[j] < endKey; j++ {
 			if e[j].resCPU > allow {
 				return t, t, false
 			}
 			peakCPU, peakMem = max(peakCPU, e[j].resCPU), max(peakMem, e[j].resMem)
-			usedGPU |= e[j].resGPU
+			if g != nil {
+				usedGPU |= g[j].res
+			}
 		}
 		cpu, mem = baseCPU-int(peakCPU), max(0, baseMem-peakMem)
 		return t, t, c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU))

@@ -58,12 +58,12 @@ func (n nodeNeed) within(m nodeNeed) bool {
 
 // seedBounds raises the leaves of t, a new level of shape k at limit lv,
 // to the bounds of every less demanding shape of the same partition (and
-// reservation) at its highest level at or below lv, and rebuilds the
-// tree above them.
-func (c *cluster) seedBounds(k *boundKey, lv int64, t []boundVal, off []int) {
+// reservation) at its highest level at or below lv, and reports whether
+// it raised any (the tree above them is then to be rebuilt).
+func (c *cluster) seedBounds(k *boundKey, lv int64, t []boundVal) bool {
 	m, ok := k.need()
 	if !ok || plainSearch {
-		return
+		return false
 	}
 	raised := false
 	for k2, bs := range c.bounds {
@@ -88,7 +88,5 @@ func (c *cluster) seedBounds(k *boundKey, lv int64, t []boundVal, off []int) {
 			}
 		}
 	}
-	if raised {
-		buildAbove(t, off)
-	}
+	return raised
 }

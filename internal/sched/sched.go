@@ -115,6 +115,11 @@ type Plan struct {
 // job's start in time; preemption will add a step that frees nodes before a
 // Resources wait. Both slot in at consider.
 func Schedule(in *Input, now int64, cfg Config) *Plan {
+	return schedule(in, now, cfg, nil)
+}
+
+// schedule is Schedule, ended early where stop says so (ScheduleUntil).
+func schedule(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
 	s := &scheduler{
 		in:      in,
 		now:     now,
@@ -133,7 +138,11 @@ func Schedule(in *Input, now int64, cfg Config) *Plan {
 		s.initBackfill()
 		s.initResvBlocks()
 	}
-	for _, j := range s.order() {
+	order := s.order()
+	for k, j := range order {
+		if stop != nil && stop(order, k, s.plan) {
+			break
+		}
 		s.consider(j)
 	}
 	return s.plan
@@ -177,6 +186,25 @@ type scheduler struct {
 	bfExc      []int32
 	bfUntil    int64
 	resvWait   string
+	// allocSlab and nameSlab hold the plan's per-job node lists (Starts'
+	// allocations, StartNodes' names), cut from shared arrays: one
+	// allocation per job was a tenth of a deep pass's allocations.
+	allocSlab []model.NodeAlloc
+	nameSlab  []string
+}
+
+// cutSlab returns a slice of n entries (no room to grow into its
+// neighbours) cut from *slab, refilled 1,024 entries at a time.
+func cutSlab[E any](slab *[]E, n int) []E {
+	if n > 64 {
+		return make([]E, n)
+	}
+	if len(*slab) < n {
+		*slab = make([]E, 1024)
+	}
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	return s
 }
 
 type nameUser struct {
@@ -320,7 +348,7 @@ func (s *scheduler) start(j *model.Job, picks []pick) {
 	// Node-table order, so the batch host is the allocation's first node
 	// as users see it in the node list, not whichever node was found first.
 	slices.SortFunc(picks, func(a, b pick) int { return cmp.Compare(a.node, b.node) })
-	alloc := make([]model.NodeAlloc, len(picks))
+	alloc := cutSlab(&s.allocSlab, len(picks))
 	for i, p := range picks {
 		alloc[i] = model.NodeAlloc{Node: s.c.nodes[p.node].Name, CPUs: p.cpus, Mem: p.mem, CPUIDs: p.cpuIDs, GPUs: p.gpuIDs}
 	}

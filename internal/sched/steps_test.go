@@ -20,7 +20,7 @@ func TestNodeStepsPeak(t *testing.T) {
 		var res []reserve
 		var rel []release
 		var grown nodeSteps
-		grown.build(nil, nil)
+		grown.build(nil, nil, true)
 		for range rng.Intn(16) {
 			if rng.Intn(4) == 0 {
 				rl := release{t: int64(rng.Intn(60)), cpu: int32(rng.Intn(5)), mem: int64(rng.Intn(100)), gpus: model.Bitmap{uint64(rng.Intn(256))}}
@@ -35,7 +35,7 @@ func TestNodeStepsPeak(t *testing.T) {
 			grown.addReserve(rv)
 		}
 		var built nodeSteps
-		built.build(rel, res)
+		built.build(rel, res, true)
 		brute := func(a, b int64) (pc int32, pm int64, pg uint64) {
 			for tt := a; tt < b && tt < 100; tt++ {
 				var sc int32
@@ -78,10 +78,10 @@ func TestNodeStepsPeak(t *testing.T) {
 				var g, rgot uint64
 				k := st.find(a)
 				if k >= 0 {
-					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.e[k].relGPU
+					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.g[k].rel
 				}
-				for k = max(k, 0); k < len(st.e) && st.e[k].t < b; k++ {
-					g |= st.e[k].resGPU
+				for k = max(k, 0); k < len(st.e) && st.at(k) < b; k++ {
+					g |= st.g[k].res
 				}
 				if c != rc || m != rm || rgot != rg || g != wg {
 					t.Fatalf("round %d %s: at %d released %d CPUs %d MiB GPUs %b, reserved GPUs %b over [%d, %d); want %d, %d, %b, %b",
@@ -91,12 +91,15 @@ func TestNodeStepsPeak(t *testing.T) {
 		}
 		for name, st := range map[string]*nodeSteps{"built": &built, "grown": &grown} {
 			var cands []int64
-			for k, e := range st.e {
-				if k > 0 && e.t <= st.e[k-1].t {
-					t.Fatalf("round %d %s: entries out of order: %+v", round, name, st.e)
+			if len(st.ts) != len(st.e) || len(st.g) != len(st.e) {
+				t.Fatalf("round %d %s: %d instants, %d entries, %d GPU words", round, name, len(st.ts), len(st.e), len(st.g))
+			}
+			for k := range st.e {
+				if k > 0 && st.at(k) <= st.at(k-1) {
+					t.Fatalf("round %d %s: entries out of order: %v", round, name, st.ts)
 				}
-				if e.cand {
-					cands = append(cands, e.t)
+				if st.cand(k) {
+					cands = append(cands, st.at(k))
 				}
 			}
 			var want []int64
@@ -215,8 +218,10 @@ func TestNodeEarliest(t *testing.T) {
 	}
 }
 
-// TestDeltaSums checks the profile's chunked instants and deltas (their
-// chunk sums included) against plain sorted lists.
+// TestDeltaSums checks the profile's chunked deltas (their chunk sums
+// included) and release instants against plain sorted lists; a third of
+// the deltas are no releases (a reservation's start), and some releases
+// change no CPU count.
 func TestDeltaSums(t *testing.T) {
 	rng := rand.New(rand.NewSource(9))
 	p := newProfile(1)
@@ -224,21 +229,21 @@ func TestDeltaSums(t *testing.T) {
 	sums := map[int64]int64{}
 	for round := range 300 {
 		for range []int{1, 3, 40}[rng.Intn(3)] {
-			at, cpu := int64(rng.Intn(10*chunkMax)), int64(rng.Intn(21)-10)
-			p.addDelta(at, cpu)
-			p.addTime(at)
+			at, cpu := int64(rng.Intn(30*chunkMax)), int64(rng.Intn(21)-10)
+			release := rng.Intn(3) > 0
+			p.addDelta(at, cpu, release)
 			if cpu != 0 {
 				sums[at] += cpu
 			}
-			if !slices.Contains(times, at) {
+			if release && !slices.Contains(times, at) {
 				times = append(times, at)
 			}
 		}
 		p.settle()
 		slices.Sort(times)
 		var got []int64
-		for c := p.times.from(0); p.times.ok(c); c = p.times.next(c) {
-			got = append(got, p.times.at(c))
+		for c := p.deltas.from(0); p.deltas.ok(c); c = p.deltas.next(c) {
+			got = append(got, p.deltas.at(c))
 		}
 		if !slices.Equal(got, times) {
 			t.Fatalf("round %d: instants %v, want %v", round, got, times)
@@ -252,7 +257,19 @@ func TestDeltaSums(t *testing.T) {
 				t.Fatalf("round %d: chunk %d of %d deltas sums to %d, kept %d", round, b, len(ch), s, p.deltas.sum[b])
 			}
 		}
-		at := int64(rng.Intn(11 * chunkMax))
+		if len(p.deltas.super) != (len(p.deltas.ch)+superFan-1)/superFan {
+			t.Fatalf("round %d: %d runs of chunks for %d chunks", round, len(p.deltas.super), len(p.deltas.ch))
+		}
+		for s, sum := range p.deltas.super {
+			var want int64
+			for _, x := range p.deltas.sum[s*superFan : min(len(p.deltas.sum), (s+1)*superFan)] {
+				want += x
+			}
+			if sum != want {
+				t.Fatalf("round %d: run %d of chunks sums to %d, kept %d", round, s, want, sum)
+			}
+		}
+		at := int64(rng.Intn(33 * chunkMax))
 		var want int64
 		for tt, s := range sums {
 			if tt <= at {
@@ -265,12 +282,12 @@ func TestDeltaSums(t *testing.T) {
 			t.Fatalf("round %d: deltas up to %d sum to %d (%d in two steps), want %d", round, at, all, again, want)
 		}
 		k, _ := slices.BinarySearch(times, at)
-		if c := p.times.from(at); p.times.ok(c) != (k < len(times)) || (k < len(times) && p.times.at(c) != times[k]) {
+		if c := p.deltas.from(at); p.deltas.ok(c) != (k < len(times)) || (k < len(times) && p.deltas.at(c) != times[k]) {
 			t.Fatalf("round %d: from(%d) is not the first instant at or after it", round, at)
 		}
 	}
-	if len(p.deltas.ch) < 4 || len(p.times.ch) < 4 {
-		t.Fatalf("only %d delta chunks, %d instant chunks: splits are not tested", len(p.deltas.ch), len(p.times.ch))
+	if len(p.deltas.ch) < 2*superFan {
+		t.Fatalf("only %d delta chunks: splits and runs of chunks are not tested", len(p.deltas.ch))
 	}
 }
 

@@ -68,6 +68,7 @@ func checkJobSizes(spec *model.JobSpec, maxScript int) error {
 		{"name", spec.Name}, {"partition", spec.Partition}, {"account", spec.Account}, {"qos", spec.QOS},
 		{"comment", spec.Comment}, {"open_mode", spec.OpenMode}, {"io_addr", spec.IOAddr}, {"io_key", spec.IOKey},
 		{"submit_host", spec.SubmitHost}, {"export", spec.Export},
+		{"features", spec.Features}, {"reservation", spec.Reservation},
 	} {
 		c.str(f.name, f.v, MaxStringLen)
 	}

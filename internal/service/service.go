@@ -187,10 +187,8 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if overSize && enforce {
 		return 0, invalid("Node count specification invalid")
 	}
-	if a := spec.Array; a != nil {
-		if len(a.TaskIDs) == 0 || a.TaskIDs[len(a.TaskIDs)-1] >= st.MaxArraySize || a.TaskIDs[0] < 0 {
-			return 0, invalid("Invalid job array specification")
-		}
+	if a := spec.Array; a != nil && !validArray(a, st.MaxArraySize) {
+		return 0, invalid("Invalid job array specification")
 	}
 	if err := checkDependency(snap, spec.Dependency); err != nil {
 		return 0, err
@@ -198,6 +196,7 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err := s.admitAccounting(snap, spec, id, part); err != nil {
 		return 0, err
 	}
+	defaultMemory(spec, st)
 	nodes := partitionNodes(snap, part)
 	if err := checkFeatures(spec.Features, nodes); err != nil {
 		return 0, err
@@ -363,6 +362,13 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 	if d == nil {
 		return nil
 	}
+	// The terms come parsed from the client; each needs at least two
+	// characters of the text (":1", ",1"), which is bounded. A hand-made
+	// spec with a short text and millions of terms cost the controller
+	// tens of bytes per term in memory, in the log and in every pass.
+	if len(d.Terms) > (len(d.Raw)+1)/2 {
+		return invalid("Job dependency problem")
+	}
 	for _, t := range d.Terms {
 		if t.Type == model.DepSingleton {
 			continue
@@ -382,6 +388,45 @@ func checkDependency(snap *state.Snapshot, d *model.Dependency) error {
 		}
 	}
 	return nil
+}
+
+// defaultMemory gives a job that asks for no memory (no --mem,
+// --mem-per-cpu or --mem-per-gpu) DefMemPerCPU, else DefMemPerNode, in its
+// spec, as slurmctld does at submission: the job shows it from then on
+// (scontrol show job MinMemoryCPU= and TRES mem=, squeue %m, sacct ReqMem)
+// and its tasks get SLURM_MEM_PER_CPU, and a later change of the default
+// leaves queued jobs as they were. The order is the scheduler's (package
+// sched, newRequest), which still applies the default to jobs queued
+// before it was recorded.
+func defaultMemory(spec *model.JobSpec, st *Settings) {
+	if spec.MemPerNode >= 0 || spec.MemPerCPU > 0 || (spec.GPUs.Any() && spec.GPUs.MemPerGPU > 0) {
+		return
+	}
+	switch {
+	case st.DefMemPerCPU > 0:
+		spec.MemPerCPU = st.DefMemPerCPU
+	case st.DefMemPerNode > 0:
+		spec.MemPerNode = st.DefMemPerNode
+	}
+}
+
+// validArray checks the task ids a client parsed from --array: at least
+// one, strictly ascending (so unique, and no more than MaxArraySize of
+// them), within [0, MaxArraySize), with no negative throttle. sbatch sends
+// them so; a hand-made spec with one id repeated made thousands of tasks
+// of one name (123_1 many times) past MaxArraySize, and ids between the
+// first and the last were not checked at all.
+func validArray(a *model.ArraySpec, maxSize int) bool {
+	ids := a.TaskIDs
+	if len(ids) == 0 || ids[0] < 0 || ids[len(ids)-1] >= maxSize || a.Throttle < 0 {
+		return false
+	}
+	for i := 1; i < len(ids); i++ {
+		if ids[i] <= ids[i-1] {
+			return false
+		}
+	}
+	return true
 }
 
 // errCommit wraps a failed Raft apply for transports.

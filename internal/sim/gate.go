@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"cmp"
 	"slices"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -43,6 +42,7 @@ type gate struct {
 	shadowSkips int
 	buf         []*model.Job // cut's result under moving priorities
 	rel         []step       // shadowed's running jobs' releases
+	pos         []int        // ran's node index → place in plan.first, or -1
 }
 
 func newGate(need []int, procs int, cfg sched.Config, fixedPrio bool) *gate {
@@ -104,7 +104,7 @@ func (g *gate) planSkip(pending []*model.Job, free int, running []*model.Job, no
 			return false
 		}
 		for _, j := range pending[p.queued:] {
-			if !p.blocked(g.need[j.ID-1], j.TimeLimit, free, now) {
+			if !p.blocked(g.need[j.ID-1], j.TimeLimit, now) {
 				return false
 			}
 		}
@@ -116,29 +116,42 @@ func (g *gate) planSkip(pending []*model.Job, free int, running []*model.Job, no
 
 // ran records a pass run at now, after its starts were applied: queued
 // jobs are left pending, running are the jobs running now (those it
-// started included), starts the planned start of each job it reserved
-// for (Plan.StartTimes). skip's third rule reads the plan.
-func (g *gate) ran(now int64, queued int, started bool, running []*model.Job, starts map[model.JobID]int64, jobs []*model.Job) {
+// started included), plan is the pass's outcome (StartTimes and
+// StartNodes: each reservation's start and nodes), nodes the cluster
+// (index: by name) with the pass's starts taken. skip's third rule reads
+// the plan.
+func (g *gate) ran(now int64, queued int, running []*model.Job, plan *sched.Plan, jobs []*model.Job, nodes []*model.Node, index map[string]int) {
 	g.plan.ok = g.fixedPrio
 	if !g.plan.ok {
 		return
 	}
 	p := &g.plan
 	p.at, p.queued, p.firstRes = now, queued, never
-	p.instants, p.use = p.instants[:0], p.use[:0]
+	p.instants, p.first = p.instants[:0], p.first[:0]
 	for _, j := range running {
-		end := j.StartTime + j.TimeLimit
-		p.instants = append(p.instants, end)
-		p.use = append(p.use, step{end, -g.need[j.ID-1]})
+		p.instants = append(p.instants, j.StartTime+j.TimeLimit)
 	}
-	for id, t := range starts {
-		j := jobs[id-1]
+	if len(g.pos) != len(nodes) {
+		g.pos = make([]int, len(nodes))
+	}
+	for i, n := range nodes {
+		g.pos[i] = -1
+		if n.Usable() && n.AllocCPUs == 0 {
+			g.pos[i] = len(p.first)
+			p.first = append(p.first, never)
+		}
+	}
+	for id, t := range plan.StartTimes {
 		p.firstRes = min(p.firstRes, t)
-		p.instants = append(p.instants, t+j.TimeLimit)
-		p.use = append(p.use, step{t, g.need[id-1]}, step{t + j.TimeLimit, -g.need[id-1]})
+		p.instants = append(p.instants, t+jobs[id-1].TimeLimit)
+		for _, name := range plan.StartNodes[id] {
+			if k := g.pos[index[name]]; k >= 0 {
+				p.first[k] = min(p.first[k], t)
+			}
+		}
 	}
 	slices.Sort(p.instants)
-	slices.SortFunc(p.use, func(a, b step) int { return cmp.Or(cmp.Compare(a.t, b.t), cmp.Compare(a.cpus, b.cpus)) })
+	slices.Sort(p.first)
 }
 
 // changed forgets the last pass's plan: a job ended, so the instants and

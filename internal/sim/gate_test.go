@@ -5,9 +5,10 @@ import (
 	"testing"
 )
 
-// The gate only skips passes that start nothing: replayed with every
-// pass run (and each one the gate would skip checked to start no job),
-// a trace gives the same starts as with the gate. Windows of the public
+// The gate only skips passes that start nothing, and the tail only ends
+// passes early where nothing more starts: replayed with every pass run in
+// full (and each one the gate would skip checked to start no job), a
+// trace gives the same starts as with the gate and the tail. Windows of the public
 // traces where queues run deep and jobs outlive their time limits.
 func TestGateExact(t *testing.T) {
 	dir := os.Getenv("DROVER_TRACES")
@@ -69,8 +70,13 @@ func TestGateExact(t *testing.T) {
 			if o.Sched.Backfill && p.priority == "basic" && gated.planSkips == 0 {
 				t.Errorf("%s %s+%s: the plan rule skipped no pass", tc.trace, p.policy, p.priority)
 			}
+			// Backfill passes over these queues end early (tail.go).
+			if o.Sched.Backfill && gated.tailStops == 0 {
+				t.Errorf("%s %s+%s: the tail ended no pass early", tc.trace, p.policy, p.priority)
+			}
 			shadowSkips += gated.shadowSkips
-			t.Logf("%s %s+%s: %d of %d passes run (%d skipped by the plan rule, %d by the shadow rule)", tc.trace, p.policy, p.priority, rg.Passes, rf.Passes, gated.planSkips, gated.shadowSkips)
+			t.Logf("%s %s+%s: %d of %d passes run (%d skipped by the plan rule, %d by the shadow rule; %d ended early)",
+				tc.trace, p.policy, p.priority, rg.Passes, rf.Passes, gated.planSkips, gated.shadowSkips, gated.tailStops)
 		}
 	}
 	// The shadow rule (shadow.go) must be exercised.

@@ -33,7 +33,7 @@ import (
 //     start after now), a job that could not start then cannot now.
 //
 // So only the jobs queued since (pending[queued:]) could start, and
-// blocked bounds what the older jobs' reservations keep from them.
+// blocked counts what the older jobs' reservations leave them.
 // TestGateExact replays traces with every pass run and checks that each
 // pass this skips starts nothing.
 type planned struct {
@@ -42,9 +42,9 @@ type planned struct {
 	queued   int     // jobs left pending by the pass: the head of the queue
 	instants []int64 // running jobs' ends and reservation ends, sorted
 	firstRes int64   // the earliest planned start (never: none)
-	// use steps the CPUs reserved less those running jobs have freed, in
-	// time order, frees first at one instant (blocked).
-	use []step
+	// first holds, for each node left free, the earliest start of a
+	// reservation on it (never: none), sorted (blocked).
+	first []int64
 }
 
 type step struct {
@@ -77,26 +77,18 @@ func (p *planned) still(now, window, res int64) bool {
 }
 
 // blocked reports whether a job queued after the plan was made, needing
-// need CPUs for limit seconds, cannot start at now with free CPUs free.
-// It would need need free nodes that no reservation holds over [now,
-// now+limit). A reservation sits on nodes free now or freed by a running
-// job by its start (one-CPU nodes, one job each at a time), so at any t
-// at least (CPUs reserved at t) - (CPUs freed by t) of the free nodes are
-// held; the most of that over the window is out of reach. Reservations
-// of the other new jobs, unknown, only hold more. Every step is after
-// now (still, and no running job past its limit); steps at one instant
-// are added frees first, so no sum in between overstates one.
-func (p *planned) blocked(need int, limit int64, free int, now int64) bool {
-	if need > free {
+// need CPUs for limit seconds, cannot start at now. It would need need
+// free nodes on which no reservation overlaps [now, now+limit): the
+// older jobs' reservations sit where they did (see above), and those of
+// the other new jobs, unknown, only hold more.
+func (p *planned) blocked(need int, limit int64, now int64) bool {
+	if need > len(p.first) {
 		return true
 	}
-	held, d := 0, 0
-	for _, s := range p.use {
-		if s.t >= now+limit {
-			break
-		}
-		d += s.cpus
-		held = max(held, d)
+	end := never
+	if limit > 0 {
+		end = now + limit
 	}
-	return need > free-held
+	k, _ := slices.BinarySearch(p.first, end)
+	return need > len(p.first)-k
 }

@@ -2,15 +2,12 @@ package sim
 
 import "testing"
 
-// blocked counts the free nodes the older jobs' reservations must hold:
-// reserved CPUs less the CPUs running jobs free by then, at its worst
-// over the new job's window; steps at one instant add frees first.
+// blocked counts the free nodes no older job's reservation takes within
+// the new job's window.
 func TestPlannedBlocked(t *testing.T) {
-	// 4 CPUs free at 100. A running job frees 2 CPUs at 200; a
-	// reservation of 3 CPUs starts at 200 (one free node at least is
-	// held from 200) and one of 2 CPUs at 300 (both running ones and
-	// three free nodes needed: at least 3 free nodes held from 300).
-	p := planned{ok: true, at: 100, firstRes: 200, use: []step{{200, -2}, {200, 3}, {300, 2}, {400, -3}, {400, -2}}}
+	// 4 nodes free at 100: reservations start on one at 200, on two at
+	// 300, the fourth is reserved by none.
+	p := planned{ok: true, at: 100, firstRes: 200, first: []int64{200, 300, 300, never}}
 	for _, tc := range []struct {
 		need  int
 		limit int64
@@ -18,13 +15,15 @@ func TestPlannedBlocked(t *testing.T) {
 	}{
 		{5, 10, true},   // more than free
 		{4, 100, false}, // ends at 200, before any reservation
-		{4, 101, true},  // meets the first: 3 - 2 = 1 held
+		{4, 101, true},  // meets the first: 3 left
 		{3, 101, false},
-		{2, 200, false}, // ends as the second starts: 1 held, 3 left
-		{2, 201, true},  // meets it: 3 + 2 - 2 = 3 held, 1 left
+		{3, 200, false}, // ends as the others start
+		{3, 201, true},  // meets them: 1 left
 		{1, 201, false},
+		{1, 0, false}, // no limit: the unreserved node
+		{2, 0, true},
 	} {
-		if got := p.blocked(tc.need, tc.limit, 4, 100); got != tc.want {
+		if got := p.blocked(tc.need, tc.limit, 100); got != tc.want {
 			t.Errorf("need %d for %d s: blocked %v, want %v", tc.need, tc.limit, got, tc.want)
 		}
 	}

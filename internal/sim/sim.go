@@ -138,6 +138,8 @@ type Workload struct {
 	planSkips int
 	// shadowSkips: likewise for the shadow rule (shadow.go).
 	shadowSkips int
+	// tailStops: passes the tail ended early (tail.go; tests).
+	tailStops int
 }
 
 // Simulate replays w: every instant at which a job arrives or ends,
@@ -159,6 +161,10 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 	var g *gate
 	if w.need != nil {
 		g = newGate(w.need, len(w.Nodes), cfg, w.Priority == nil)
+	}
+	var tl *tail // backfill passes end once the rest provably waits (tail.go)
+	if g != nil && cfg.Backfill {
+		tl = newTail(w.need, index)
 	}
 	var (
 		ends    endHeap
@@ -246,7 +252,13 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		if g != nil && !w.everyPass {
 			in.Pending = g.cut(pending, free, running, now)
 		}
-		plan := sched.Schedule(in, now, cfg)
+		var plan *sched.Plan
+		if tl != nil && !w.everyPass {
+			tl.begin(now, w.Nodes)
+			plan = sched.ScheduleUntil(in, now, cfg, tl.stop)
+		} else {
+			plan = sched.Schedule(in, now, cfg)
+		}
 		res.Passes++
 		if skip && len(plan.Starts) > 0 {
 			return res, fmt.Errorf("sim: at %d the pass the gate skips starts job %d", now, plan.Starts[0].Job)
@@ -260,7 +272,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 				return res, neverStarts(in, pending, now, cfg, reasons)
 			}
 			if g != nil {
-				g.ran(now, len(pending), false, running, plan.StartTimes, jobs)
+				g.ran(now, len(pending), running, plan, jobs, w.Nodes, index)
 			}
 			continue
 		}
@@ -303,11 +315,14 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		clear(pending[len(kept):])
 		pending = kept
 		if g != nil {
-			g.ran(now, len(pending), true, running, plan.StartTimes, jobs)
+			g.ran(now, len(pending), running, plan, jobs, w.Nodes, index)
 		}
 	}
 	if g != nil {
 		w.planSkips, w.shadowSkips = g.planSkips, g.shadowSkips
+	}
+	if tl != nil {
+		w.tailStops = tl.stops
 	}
 	if len(jobs) > 0 {
 		res.AvgBoundedSlowdown = bsldSum / float64(len(jobs))

@@ -22,6 +22,9 @@ type DbdConf struct {
 	// Storage is the database, as AccountingStorage* in slurm.conf: Type
 	// is "sqlite", "mysql" or "postgres".
 	Storage Accounting
+	// MessageTimeout bounds a new connection's handshake and its first
+	// call (seconds; slurmdbd.conf's MessageTimeout, 10 by default).
+	MessageTimeout int
 
 	Warnings []string
 }
@@ -60,7 +63,7 @@ func LoadDbd(path string) (*DbdConf, error) {
 // ParseDbd parses slurmdbd.conf text; errors name file and line.
 func ParseDbd(r io.Reader, name string) (*DbdConf, error) {
 	c := &DbdConf{File: name, DbdPort: DefaultDbdPort, StateDir: "/var/lib/drover/dbd",
-		Storage: Accounting{Type: "sqlite"}}
+		Storage: Accounting{Type: "sqlite"}, MessageTimeout: 10}
 	err := readConf(r, name, nil, func(file string, l logicalLine) error {
 		pairs, err := splitPairs(l.text)
 		if err != nil {
@@ -123,6 +126,12 @@ func (c *DbdConf) set(pos Pos, kv pair) error {
 		c.Storage.Pass = v
 	case "storageloc":
 		c.Storage.Loc = v
+	case "messagetimeout":
+		n, err := parseInt(v, 1, 3600)
+		if err != nil {
+			return bad("seconds from 1 to 3600")
+		}
+		c.MessageTimeout = int(n)
 	default:
 		if !dbdKeys[key] {
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s: unknown key %q ignored", pos, kv.key))

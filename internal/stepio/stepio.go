@@ -105,6 +105,10 @@ func Accept(c net.Conn, key string) (*Conn, Hello, error) {
 // stopped reading makes them fail at t instead of blocking the writer.
 func (c *Conn) SetWriteDeadline(t time.Time) error { return c.c.SetWriteDeadline(t) }
 
+// SetReadDeadline bounds the reads pending and to come: Recv fails at t
+// if no frame came.
+func (c *Conn) SetReadDeadline(t time.Time) error { return c.c.SetReadDeadline(t) }
+
 // Send writes one frame for task.
 func (c *Conn) Send(t byte, task uint32, p []byte) error {
 	var hdr [9]byte

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,13 +33,7 @@ func TestHostileLocalUser(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := cfg.SocketPath()
-	tool := filepath.Join(c.dir, "hostile")
-	build := exec.Command("go", "build", "-o", tool, "./test/e2e/testdata/hostile")
-	_, file, _, _ := runtime.Caller(0)
-	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build the hostile client: %v\n%s", err, out)
-	}
+	tool := buildHostile(t, c)
 
 	running := c.runAsSbatch(t, victim, "-o", "/dev/null", "--wrap", "sleep 300")
 	pending := c.runAsSbatch(t, victim, "-o", "/dev/null", "--begin", "now+3600", "--export=ALL,SECRET=victim", "--wrap", "echo victim-secret")
@@ -128,4 +123,225 @@ func TestHostileLocalUser(t *testing.T) {
 		t.Errorf("the victim's scancel beside the stalled connections: exit %d %s %s", code, o, e)
 	}
 	_ = os.Remove(tool)
+}
+
+// buildHostile builds testdata/hostile into the cluster's directory.
+func buildHostile(t *testing.T, c *cluster) string {
+	t.Helper()
+	tool := filepath.Join(c.dir, "hostile")
+	build := exec.Command("go", "build", "-o", tool, "./test/e2e/testdata/hostile")
+	_, file, _, _ := runtime.Caller(0)
+	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("build the hostile client: %v\n%s", err, out)
+	}
+	return tool
+}
+
+// TestHostileSubmissionShapes: the controller checks what a client parsed
+// instead of trusting it. A local user writing SubmitJob frames by hand
+// sent array task ids sbatch never sends (one id 20,000 times: 20,000
+// tasks named JOB_1, past MaxArraySize; ids out of range between the first
+// and the last; a negative throttle) and a dependency of 10 characters
+// with 200,000 terms (tens of bytes each in the controller's memory, its
+// log and every pass: a few such submissions grew the controller by
+// hundreds of MiB); all were accepted. Each is refused now, and the same
+// user's ordinary arrays and dependencies still go in.
+func TestHostileSubmissionShapes(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1)
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "shapes")
+	if code != 0 {
+		t.Fatalf("hostile shapes: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile submissions as %s:\n%s", attacker.Username, out)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) < 6 {
+		t.Fatalf("only %d attempts reported:\n%s", len(lines), out)
+	}
+	for _, line := range lines {
+		if !strings.Contains(line, "\trefused: ") {
+			t.Errorf("a submission sbatch never sends was accepted: %s", line)
+		}
+	}
+	if o := c.must("squeue", "-h", "-r", "-o", "%i %j"); strings.Contains(o, "hostile") {
+		t.Errorf("hand-made jobs are queued:\n%s", tail(o, 2000))
+	}
+	// What sbatch sends still goes in.
+	first := c.runAsSbatch(t, attacker, "-H", "-o", "/dev/null", "--array=1,3,5-7%2", "--wrap", "true")
+	second := c.runAsSbatch(t, attacker, "-H", "-o", "/dev/null", "--dependency=afterany:"+first+":"+first+",afterok:"+first, "--wrap", "true")
+	if n := len(strings.Fields(c.must("squeue", "-h", "-r", "-j", first, "-o", "%i"))); n != 5 {
+		t.Errorf("--array=1,3,5-7%%2 made %d tasks, want 5", n)
+	}
+	if d := c.jobField(second, "Dependency"); !strings.HasPrefix(d, "afterany:"+first) {
+		t.Errorf("the dependency reads %q", d)
+	}
+}
+
+// TestUnprovenTCPConnectionsClosed: a TCP connection to the controller
+// that proves no caller (node certificate, cluster token, join) within
+// about twice MessageTimeout is closed. A local user could otherwise hold
+// connections past DroverMaxConnsPerUser (which counts the Unix socket)
+// for the whole idle timeout, 5 minutes, some 50 KiB of the controller
+// each: 3,000 took it from 36 to 182 MiB. The agents, whose connections
+// prove themselves at once, keep theirs.
+func TestUnprovenTCPConnectionsClosed(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=2")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	// 300: past the per-user cap of 256 the Unix socket has. Probation is
+	// 4 s here; 12 s later none may be left.
+	addr := "127.0.0.1:" + strconv.Itoa(cfg.SlurmctldPort)
+	out, errOut, code := c.runAs(attacker, "", tool, addr, "tcpidle", "300", "12")
+	if code != 0 || !strings.HasPrefix(out, "open ") {
+		t.Fatalf("hostile tcpidle: exit %d\n%s\n%s", code, out, errOut)
+	}
+	if n := atoi(strings.TrimSpace(strings.TrimPrefix(out, "open "))); n != 0 {
+		t.Errorf("%d of 300 connections that made no call are still open after 12 s (MessageTimeout=2)", n)
+	}
+	// The agent's own connection, proven at once, was not cut every few
+	// seconds (one loss may come from a loaded machine: MessageTimeout=2
+	// bounds the agent's sends too), and the cluster still works.
+	if b := readFile(t, filepath.Join(c.dir, "log", c.node(1)+".log")); strings.Count(b, "controller connection lost") >= 3 {
+		t.Errorf("the agent kept losing its connection:\n%s", tail(b, 2000))
+	}
+	id := c.sbatch("-o", "/dev/null", "--wrap", "true")
+	c.waitState(id, "COMPLETED", 60*time.Second)
+}
+
+// TestGRPCRequestsInFlightBoundedPerUser: gRPC reads a call's whole
+// request into the controller's memory before anything checks it, up to
+// 64 MiB allocated as soon as the length is announced. A local user could
+// have any number in flight on the socket (32 uploads of 60 MiB took the
+// controller to 5.5 GiB). Now one user has at most 8 calls still reading
+// their request; the rest are refused at once with "Resource temporarily
+// unavailable" (try again), and a request that does not arrive within
+// MessageTimeout ends its call and gives its place back. The same user's
+// ordinary commands over gRPC still work afterwards.
+func TestGRPCRequestsInFlightBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=3")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	// 40 calls that announce 60 MiB and stall after 10 bytes; looked at
+	// 10 s later (3 s for a request to arrive).
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "grpcstall", "40", "10")
+	if code != 0 {
+		t.Fatalf("hostile grpcstall: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var refused, ended, pending int
+	if _, err := fmt.Sscanf(out, "refused %d ended %d pending %d", &refused, &ended, &pending); err != nil {
+		t.Fatalf("hostile grpcstall reported %q: %v", out, err)
+	}
+	if refused != 32 {
+		t.Errorf("%d of 40 stalled uploads refused at once, want 32 (8 in flight per user): %s", refused, out)
+	}
+	if pending != 0 {
+		t.Errorf("%d stalled uploads still held 10 s later (MessageTimeout=3): %s", pending, out)
+	}
+	c.extraEnv = []string{"DROVER_TRANSPORT=grpc"}
+	id := c.runAsSbatch(t, attacker, "-H", "-o", "/dev/null", "--wrap", "true")
+	c.extraEnv = nil
+	if s := c.jobField(id, "JobState"); s != "PENDING" {
+		t.Errorf("the user's own sbatch over gRPC afterwards: %s", s)
+	}
+}
+
+// TestSattachConnectionsBoundedPerStep: the node's agent keeps at most 32
+// sattach connections per step. A user asking again and again for their
+// own step's I/O (AttachStep, cheap for the caller: the node dials a
+// listener of theirs) made the agent, which every user's jobs on the node
+// share, hold one descriptor and goroutine for each: 3,000 requests, 2,400
+// connections, toward its descriptor limit.
+func TestSattachConnectionsBoundedPerStep(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1)
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "--wrap", "srun sleep 120")
+	c.waitFor("step 0 to run", 30*time.Second, func() bool {
+		o, _, _ := c.run("squeue", "-h", "-s", "-j", id, "-o", "%i")
+		return strings.Contains(o, id+".0")
+	})
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "attach", id, "0", "100")
+	if code != 0 {
+		t.Fatalf("hostile attach: exit %d\n%s\n%s", code, out, errOut)
+	}
+	var attached, refused int
+	if _, err := fmt.Sscanf(out, "attached %d refused %d", &attached, &refused); err != nil {
+		t.Fatalf("hostile attach reported %q: %v", out, err)
+	}
+	t.Logf("hostile attach: %s", out)
+	if attached > 32 || attached == 0 {
+		t.Errorf("the node kept %d of 100 attachments to one step, want 1 to 32", attached)
+	}
+	c.must("scancel", id)
+}
+
+// TestSbcastTransfersBoundedPerUser: a node runs at most 16 sbcast
+// transfers of one user at once, and one whose data stops coming ends
+// after MessageTimeout. Each transfer holds an OS thread of the agent
+// (the user's filesystem identity is per thread), which every user's
+// jobs share: 500 requests for a file that never came held 360 threads,
+// for ever, on the way to the Go runtime's thread limit (the end of the
+// agent).
+func TestSbcastTransfersBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=3")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "--wrap", "sleep 120")
+	c.waitState(id, "RUNNING", 30*time.Second)
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bcast", id, "100", "10")
+	if code != 0 {
+		t.Fatalf("hostile bcast: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile bcast: %s", out)
+	var soon, later int
+	if _, err := fmt.Sscanf(out, "open %d later %d", &soon, &later); err != nil {
+		t.Fatalf("hostile bcast reported %q: %v", out, err)
+	}
+	if soon > 16 {
+		t.Errorf("the node held %d stalled transfers of one user, want at most 16", soon)
+	}
+	if later != 0 {
+		t.Errorf("%d stalled transfers still held 10 s later (MessageTimeout=3)", later)
+	}
+	// An ordinary sbcast of the same user still works.
+	src := filepath.Join(attacker.HomeDir, "bcast-src")
+	if err := os.WriteFile(src, []byte("payload\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer os.Remove(src)
+	dest := filepath.Join(c.dir, "bcast-dest-"+id)
+	_ = os.Chmod(c.dir, 0o777)
+	if o, e, code := c.runAs(attacker, "", "sbcast", "-j", id, src, dest); code != 0 {
+		t.Errorf("sbcast afterwards: exit %d %s %s", code, o, e)
+	} else if got := readFile(t, dest); got != "payload\n" {
+		t.Errorf("sbcast afterwards wrote %q", got)
+	}
+	c.must("scancel", id)
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -139,5 +140,46 @@ func TestAgentReachesSupervisorLater(t *testing.T) {
 	c.waitState(b, "COMPLETED", 60*time.Second)
 	if got := readFileOr(out); got != "finished\n" {
 		t.Errorf("output of the job across the agent restart: %q", got)
+	}
+}
+
+// TestAgentRestartKeepsBigEnvironmentJob: a batch job with a large
+// environment (here 4 variables of 60 KB, as environment modules make)
+// runs under the node's supervisor like any other and outlives an agent
+// restart. Its start request did not fit one packet of the supervisor's
+// socket (about 200 KiB by default): the start failed with "message too
+// long", the job ran unsupervised, and killing the agent killed it; the
+// controller then ran it a second time (Restarts=1).
+func TestAgentRestartKeepsBigEnvironmentJob(t *testing.T) {
+	t.Parallel()
+	c, daemon := manualCluster(t, "bigenv", "SlurmdTimeout=30\n")
+	daemon("controller")
+	c.waitFor("controller", 30*time.Second, func() bool { _, _, code := c.run("scontrol", "ping"); return code == 0 })
+	agent := daemon("agent", "--name", "bigenv1")
+	c.waitFor("node up", 30*time.Second, func() bool {
+		o, _, _ := c.run("sinfo", "-h", "-o", "%t")
+		return strings.TrimSpace(o) == "idle"
+	})
+	big := strings.Repeat("<x>&", 15000) // 60 KB, and what JSON escapes
+	for i := range 4 {
+		c.extraEnv = append(c.extraEnv, fmt.Sprintf("BIGVAR%d=%s", i, big))
+	}
+	runs := filepath.Join(c.dir, "runs")
+	out := filepath.Join(c.dir, "out")
+	id := c.sbatch("-o", out, "--wrap", "echo ran >> "+runs+"; sleep 3; echo finished ${#BIGVAR3}")
+	c.extraEnv = nil
+	c.waitFor("the job to start", 30*time.Second, func() bool { return readFileOr(runs) == "ran\n" })
+	_ = agent.Process.Signal(syscall.SIGKILL)
+	_ = agent.Wait()
+	daemon("agent", "--name", "bigenv1")
+	c.waitState(id, "COMPLETED", 60*time.Second)
+	if got := readFileOr(out); got != "finished 60000\n" {
+		t.Errorf("output after an agent restart: %q", got)
+	}
+	if got := readFileOr(runs); got != "ran\n" {
+		t.Errorf("the job ran %d times", strings.Count(got, "ran"))
+	}
+	if r := c.jobField(id, "Restarts"); r != "0" {
+		t.Errorf("Restarts=%s", r)
 	}
 }

@@ -4,11 +4,35 @@
 // a tab, and "refused: why" or "DONE: what came back".
 //
 //	hostile SOCKET frames RUNNING_JOB PENDING_JOB VICTIM_UID VICTIM_USER
+//	hostile SOCKET shapes  (submissions sbatch never sends: array task ids
+//	                        repeated, unordered or out of range, more
+//	                        dependency terms than their text names, a
+//	                        constraint past 1024 characters)
+//	hostile ADDR tcpidle N SECONDS  (N TLS connections to the TCP port that
+//	                        send HTTP/2's preface and no call; prints
+//	                        "open K" for those still open SECONDS later)
+//	hostile SOCKET grpcstall N SECONDS  (one gRPC connection on the socket,
+//	                        N SubmitJob calls each announcing a 60 MiB
+//	                        request and sending 10 bytes of it; prints
+//	                        "refused R ended E pending P" SECONDS later:
+//	                        R answered "Resource temporarily
+//	                        unavailable" (try again) at once)
+//	hostile SOCKET attach JOB STEP N  (N sattach requests for the caller's
+//	                        own step, all to one listener that holds what
+//	                        the nodes dial; prints "attached K refused R":
+//	                        K the dialled connections the node keeps open)
+//	hostile SOCKET bcast JOB N SECONDS  (N sbcast requests into the caller's
+//	                        own job whose data never comes; prints "open K
+//	                        later L": the dialled connections the node holds
+//	                        2 s and SECONDS later)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
 
 import (
+	"bufio"
+	"bytes"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -17,7 +41,12 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
 
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/localwire"
@@ -33,6 +62,26 @@ func main() {
 	switch os.Args[2] {
 	case "frames":
 		frames(sock, os.Args[3:])
+	case "shapes":
+		shapes(sock)
+	case "grpcstall":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		grpcStall(sock, n, time.Duration(secs)*time.Second)
+	case "attach":
+		job, _ := strconv.Atoi(os.Args[3])
+		step, _ := strconv.Atoi(os.Args[4])
+		n, _ := strconv.Atoi(os.Args[5])
+		attachMany(sock, model.JobID(job), model.StepID(step), n)
+	case "bcast":
+		job, _ := strconv.Atoi(os.Args[3])
+		n, _ := strconv.Atoi(os.Args[4])
+		secs, _ := strconv.Atoi(os.Args[5])
+		bcastStall(sock, model.JobID(job), n, time.Duration(secs)*time.Second)
+	case "tcpidle":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		tcpIdle(sock, n, time.Duration(secs)*time.Second)
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
@@ -165,6 +214,260 @@ func frames(sock string, args []string) {
 	} else {
 		fmt.Printf("read-script\trefused: %v\n", err)
 	}
+}
+
+// shapes submits, held, job specs whose parsed parts no Slurm command
+// would send: the controller must check what a client parsed, not trust it.
+func shapes(sock string) {
+	spec := func() *model.JobSpec {
+		return &model.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "hostile", Hold: true,
+			TimeLimit: model.Unset, TimeMin: model.Unset, MinNodes: model.Unset, MaxNodes: model.Unset,
+			NTasks: model.Unset, CPUsPerTask: model.Unset, TasksPerNode: model.Unset,
+			MemPerNode: model.Unset, MemPerCPU: model.Unset}
+	}
+	array := func(throttle int, ids ...int) *model.JobSpec {
+		s := spec()
+		s.Array = &model.ArraySpec{Raw: "0-2", TaskIDs: ids, Throttle: throttle}
+		return s
+	}
+	repeated := []int{0}
+	for range 20000 {
+		repeated = append(repeated, 1)
+	}
+	repeated = append(repeated, 2)
+	deps := spec()
+	deps.Dependency = &model.Dependency{Raw: "afterany:1"}
+	for range 200000 {
+		deps.Dependency.Terms = append(deps.Dependency.Terms, model.DepTerm{Type: model.DepAfterAny, Job: 1, Task: model.NoArrayTask})
+	}
+	features := spec()
+	features.Features = strings.Repeat("x&", 1000) + "x"
+	for _, c := range []struct {
+		name string
+		spec *model.JobSpec
+	}{
+		{"array-one-id-20000-times", array(0, repeated...)},
+		{"array-negative-id-inside", array(0, 0, -5, 2)},
+		{"array-huge-id-inside", array(0, 0, 50_000_000, 2)},
+		{"array-negative-throttle", array(-1, 0, 1, 2)},
+		{"dependency-200000-terms-of-10-characters", deps},
+		{"constraint-2001-characters", features},
+	} {
+		var id localwire.JobID
+		if err := call(sock, "SubmitJob", c.spec, &id); err != nil {
+			fmt.Printf("%s\trefused: %v\n", c.name, err)
+		} else {
+			fmt.Printf("%s\tDONE: job %d\n", c.name, id.ID)
+		}
+	}
+}
+
+// grpcStall writes HTTP/2 by hand: gRPC's own client would send each
+// request whole.
+func grpcStall(sock string, n int, wait time.Duration) {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("dial:", err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	var wmu sync.Mutex
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	wmu.Lock()
+	_, _ = c.Write([]byte(http2.ClientPreface))
+	_ = fr.WriteSettings()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	for i := range n {
+		hb.Reset()
+		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/drover.v1.Drover/SubmitJob"},
+			{":authority", "localhost"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		id := uint32(2*i + 1)
+		_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndHeaders: true})
+		// A message of 60 MiB announced; 10 bytes of it sent.
+		_ = fr.WriteData(id, false, append([]byte{0, 0x03, 0xc0, 0, 0}, make([]byte, 10)...))
+	}
+	wmu.Unlock()
+	var mu sync.Mutex
+	refused, ended := map[uint32]bool{}, map[uint32]bool{}
+	go func() {
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.MetaHeadersFrame:
+				if !f.StreamEnded() {
+					continue
+				}
+				mu.Lock()
+				msg := ""
+				for _, h := range f.RegularFields() {
+					if h.Name == "grpc-message" {
+						msg = h.Value
+					}
+				}
+				if strings.Contains(msg, "temporarily unavailable") { // api.ErrTryAgain
+					refused[f.StreamID] = true
+				} else {
+					ended[f.StreamID] = true
+				}
+				mu.Unlock()
+			case *http2.RSTStreamFrame:
+				mu.Lock()
+				ended[f.StreamID] = true
+				mu.Unlock()
+			case *http2.PingFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WritePing(true, f.Data)
+					wmu.Unlock()
+				}
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WriteSettingsAck()
+					wmu.Unlock()
+				}
+			}
+		}
+	}()
+	time.Sleep(wait)
+	mu.Lock()
+	defer mu.Unlock()
+	pending := n - len(refused)
+	for id := range ended {
+		if !refused[id] {
+			pending--
+		}
+	}
+	fmt.Printf("refused %d ended %d pending %d\n", len(refused), len(ended), pending)
+}
+
+// attachMany asks n times for the nodes of the caller's own step to copy
+// its I/O to a listener here, and holds every connection they dial.
+func attachMany(sock string, job model.JobID, step model.StepID, n int) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	var attached atomic.Int64
+	var held []net.Conn
+	var hmu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			hmu.Lock()
+			held = append(held, c)
+			hmu.Unlock()
+			attached.Add(1)
+		}
+	}()
+	refused := 0
+	for range n {
+		if err := call(sock, "AttachStep", localwire.Attach{Job: job, Step: step, Addr: ln.Addr().String(), Key: "k"}, nil); err != nil {
+			refused++
+		}
+	}
+	// Each request answers before its node dials: wait until the dials
+	// stop coming.
+	last := int64(-1)
+	for last != attached.Load() {
+		last = attached.Load()
+		time.Sleep(2 * time.Second)
+	}
+	// Past the node's hello line, those it closed again read EOF; the
+	// rest time out (a sleeping step writes nothing).
+	hmu.Lock()
+	defer hmu.Unlock()
+	open := make(chan bool)
+	for _, c := range held {
+		go func() {
+			r := bufio.NewReader(c)
+			_ = c.SetReadDeadline(time.Now().Add(2 * time.Second))
+			if _, err := r.ReadString('\n'); err != nil {
+				open <- false
+				return
+			}
+			_ = c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			_, err := r.ReadByte()
+			open <- errors.Is(err, os.ErrDeadlineExceeded)
+		}()
+	}
+	kept := 0
+	for range held {
+		if <-open {
+			kept++
+		}
+	}
+	fmt.Printf("attached %d refused %d\n", kept, refused)
+}
+
+// bcastStall asks n times for the nodes of the caller's own job to fetch
+// a file from a listener here that never sends it.
+func bcastStall(sock string, job model.JobID, n int, wait time.Duration) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	var open atomic.Int64
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			open.Add(1)
+			go func() {
+				defer open.Add(-1)
+				_, _ = io.Copy(io.Discard, c) // until the node closes it
+			}()
+		}
+	}()
+	for i := range n {
+		req := api.BroadcastRequest{Job: job, Addr: ln.Addr().String(), Key: "k", Dest: fmt.Sprintf("/tmp/hostile-bcast-%d-%d", os.Getpid(), i), Mode: 0o600}
+		go func() { _ = call(sock, "Broadcast", req, nil) }() // answered once the transfer ends
+	}
+	time.Sleep(2 * time.Second)
+	soon := open.Load()
+	time.Sleep(wait - 2*time.Second)
+	fmt.Printf("open %d later %d\n", soon, open.Load())
+}
+
+// tcpIdle opens n connections to the controller's TCP port that complete
+// TLS and HTTP/2's preface (the server's frames are read and dropped) but
+// make no call, and reports how many are still open after wait.
+func tcpIdle(addr string, n int, wait time.Duration) {
+	var open atomic.Int64
+	// HTTP/2's client preface and an empty SETTINGS frame.
+	hello := append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 4, 0, 0, 0, 0, 0)
+	for range n {
+		c, err := tls.Dial("tcp", addr, &tls.Config{InsecureSkipVerify: true, NextProtos: []string{"h2"}})
+		if err != nil {
+			fmt.Println("dial:", err)
+			break
+		}
+		if _, err := c.Write(hello); err != nil {
+			c.Close()
+			continue
+		}
+		open.Add(1)
+		go func() {
+			defer open.Add(-1)
+			_, _ = io.Copy(io.Discard, c) // until the controller closes it
+		}()
+	}
+	time.Sleep(wait)
+	fmt.Printf("open %d\n", open.Load())
 }
 
 // hog opens n connections that each stall inside a frame claiming the
