@@ -73,6 +73,8 @@ type Service struct {
 	// needs them every time.
 	feasMu sync.Mutex
 	feas   map[string]*partFeas
+	// initDB is the accounting database while none is replicated.
+	initDB atomic.Pointer[initAcct]
 }
 
 type partFeas struct {
