@@ -28,8 +28,9 @@ import (
 // A thread inherits its slack from the thread that creates it, and the
 // runtime has started the monitor before any of our code runs: so the
 // controller sets the slack on one thread and executes itself again
-// (the same process id, arguments and environment), so that every
-// thread of the new image has it. A slack already at least as large (a
+// (the same process id, arguments and environment; descriptors past
+// stderr were marked close-on-exec before, and the controller uses none
+// it inherits), so that every thread of the new image has it. A slack already at least as large (a
 // systemd unit's TimerSlackNSec=) is kept, and DROVER_CTLD_TIMERSLACK
 // (a duration; 0 keeps what the controller inherited) overrides the
 // value.

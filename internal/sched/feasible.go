@@ -2,6 +2,7 @@ package sched
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -37,7 +38,42 @@ func Feasible(spec *model.JobSpec, part *model.Partition, nodes []*model.Node, c
 	if spec == nil || part == nil {
 		return ErrNodeConfig
 	}
-	c := newCluster(nodes, map[string]*model.Partition{part.Name: part}, false)
+	return feasibleOn(newCluster(nodes, map[string]*model.Partition{part.Name: part}, false), spec, part, cfg)
+}
+
+// Feasibility answers Feasible over and over for the same partition and
+// nodes without building their cluster each time: that is O(nodes) (a
+// name index, per-node counts, the partition's order), ~2 ms at 1,000
+// nodes and 8–17 ms at 10,000 here, paid by every submission; the
+// answer itself, an empty-cluster placement, is a few µs for a usual
+// job. The cluster is built again when the partition or any node (a
+// record is a new value when it changes) differs from the last call's,
+// and when it memoised many --constraint expressions. Placement on the
+// empty view changes nothing but the cluster's scratch buffers, so the
+// verdicts are Feasible's. Not safe for concurrent use.
+type Feasibility struct {
+	part  *model.Partition
+	nodes []*model.Node
+	c     *cluster
+}
+
+// maxFeatureMemo bounds the --constraint expressions (each a list of
+// node indices) a Feasibility keeps between rebuilds.
+const maxFeatureMemo = 64
+
+// Check is Feasible(spec, part, nodes, cfg).
+func (f *Feasibility) Check(spec *model.JobSpec, part *model.Partition, nodes []*model.Node, cfg Config) error {
+	if spec == nil || part == nil {
+		return ErrNodeConfig
+	}
+	if f.c == nil || f.part != part || !slices.Equal(f.nodes, nodes) || len(f.c.featExc) > maxFeatureMemo {
+		f.c = newCluster(nodes, map[string]*model.Partition{part.Name: part}, false)
+		f.part, f.nodes = part, slices.Clone(nodes)
+	}
+	return feasibleOn(f.c, spec, part, cfg)
+}
+
+func feasibleOn(c *cluster, spec *model.JobSpec, part *model.Partition, cfg Config) error {
 	ps := c.parts[part.Name]
 	req, exc, valid := c.resolveSpec(spec)
 	if !valid || !allIn(c, req, ps) {

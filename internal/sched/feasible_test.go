@@ -2,6 +2,7 @@ package sched_test
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -93,4 +94,85 @@ func TestJobResources(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A Feasibility reused across jobs answers as Feasible does for each,
+// whatever came before, and sees a node that changed.
+func TestFeasibilityMatchesFeasible(t *testing.T) {
+	c := schedtest.New()
+	c.AddNodes("n", 2, 4, 1000)
+	c.AddNode("big", 8, 4000)
+	c.Node("n1").State = model.NodeDown
+	c.Node("n1").Features = []string{"fast"}
+	c.Node("big").Features = []string{"fast", "gpu"}
+	part := c.AddPartition("p", "n1", "n2", "big")
+	mods := []func(s *model.JobSpec){
+		nil,
+		func(s *model.JobSpec) { s.MinNodes = 3 },
+		func(s *model.JobSpec) { s.MinNodes = 4 },
+		func(s *model.JobSpec) { s.CPUsPerTask = 9 },
+		func(s *model.JobSpec) { s.CPUsPerTask = 8 },
+		func(s *model.JobSpec) { s.NTasks = 16 },
+		func(s *model.JobSpec) { s.NTasks = 17 },
+		func(s *model.JobSpec) { s.ReqNodes = []string{"big"}; s.CPUsPerTask = 8 },
+		func(s *model.JobSpec) { s.ReqNodes = []string{"n1"}; s.CPUsPerTask = 8 },
+		func(s *model.JobSpec) { s.ExcNodes = []string{"big"}; s.CPUsPerTask = 8 },
+		func(s *model.JobSpec) { s.MemPerNode = 4000 },
+		func(s *model.JobSpec) { s.MemPerNode = 4001 },
+		func(s *model.JobSpec) { s.Features = "gpu"; s.CPUsPerTask = 8 },
+		func(s *model.JobSpec) { s.Features = "gpu"; s.MinNodes = 2 },
+		func(s *model.JobSpec) { s.Features = "fast"; s.MinNodes = 2 },
+		func(s *model.JobSpec) { s.Features = "nope" },
+		func(s *model.JobSpec) { s.Exclusive, s.MinNodes = true, 3 },
+	}
+	verdict := func(err error) string {
+		switch {
+		case err == nil:
+			return "fits"
+		case errors.Is(err, sched.ErrMemorySpec):
+			return "memory"
+		case errors.Is(err, sched.ErrNodeConfig):
+			return "node config"
+		}
+		return err.Error()
+	}
+	var f sched.Feasibility
+	check := func(round string) {
+		t.Helper()
+		order := make([]int, len(mods))
+		for i := range order {
+			order[i] = i
+			if round == "backwards" {
+				order[i] = len(mods) - 1 - i
+			}
+		}
+		for _, i := range order {
+			want := verdict(sched.Feasible(spec(mods[i]), part, c.Nodes, sched.Config{}))
+			if got := verdict(f.Check(spec(mods[i]), part, c.Nodes, sched.Config{})); got != want {
+				t.Errorf("%s, job %d: Check says %s, Feasible %s", round, i, got, want)
+			}
+		}
+	}
+	check("forwards")
+	check("backwards")
+	// A node is a new value when it changes: the next check sees it.
+	bigger := *c.Node("big")
+	bigger.CPUs = 16
+	c.Nodes[2] = &bigger
+	if err := f.Check(spec(func(s *model.JobSpec) { s.CPUsPerTask = 16 }), part, c.Nodes, sched.Config{}); err != nil {
+		t.Errorf("after the node grew to 16 CPUs: %v", err)
+	}
+	check("after the change")
+	// More expressions than it keeps: still right.
+	for i := range 100 {
+		expr := fmt.Sprintf("f%d", i)
+		if i == 99 {
+			expr = "gpu"
+		}
+		err := f.Check(spec(func(s *model.JobSpec) { s.Features = expr }), part, c.Nodes, sched.Config{})
+		if (err == nil) != (i == 99) {
+			t.Fatalf("--constraint=%s: %v", expr, err)
+		}
+	}
+	check("after many expressions")
 }

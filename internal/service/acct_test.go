@@ -95,3 +95,27 @@ func TestAccountingAdmission(t *testing.T) {
 		t.Errorf("third job over MaxSubmitJobsPerUser=2: %v", err)
 	}
 }
+
+// Before sacctmgr changed anything, the database every call reads is a
+// new cluster's, and a change it previews (no commit) leaves it as it is.
+func TestNewClusterAcctDBUnchangedByAPreview(t *testing.T) {
+	svc, _, _ := setup(t)
+	add := &acctmgr.Request{Verb: acctmgr.VerbAdd, Entity: acctmgr.EntityUser,
+		Set: []acctmgr.KeyValue{{Key: "name", Op: "=", Value: "alice"}, {Key: "account", Op: "=", Value: "root"}}}
+	for range 2 {
+		if _, err := svc.AcctModify(as(0), add, false); err != nil {
+			t.Fatalf("preview: %v", err)
+		}
+		db, err := svc.AcctDB(as(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if db.Users["alice"] != nil || len(db.Users) != 1 || len(db.Assocs) != 2 {
+			t.Fatalf("after a preview the database has users %v and %d associations, want root's alone", db.Users, len(db.Assocs))
+		}
+	}
+	sacctmgr(t, svc, acctmgr.VerbAdd, acctmgr.EntityUser, "name=alice", "account=root")
+	if db, _ := svc.AcctDB(as(0)); db.Users["alice"] == nil {
+		t.Fatal("the committed user is missing")
+	}
+}

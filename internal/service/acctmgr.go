@@ -23,9 +23,24 @@ func (s *Service) AcctDB(ctx context.Context) (*model.AcctDB, error) {
 func (s *Service) acctDB() (*model.AcctDB, uint64) {
 	db, ver := s.store.Snapshot().AcctDB()
 	if db == nil {
-		db = acctmgr.Init(s.Settings().ClusterName)
+		// Until sacctmgr first changes something, every submission
+		// reads a new cluster's database (twice): made once per name.
+		// Like the replicated one it is read-only (acctmgr changes
+		// copies).
+		name := s.Settings().ClusterName
+		if c := s.initDB.Load(); c != nil && c.cluster == name {
+			return c.db, ver
+		}
+		db = acctmgr.Init(name)
+		s.initDB.Store(&initAcct{cluster: name, db: db})
 	}
 	return db, ver
+}
+
+// initAcct is acctmgr.Init's database of a cluster name.
+type initAcct struct {
+	cluster string
+	db      *model.AcctDB
 }
 
 // AcctModify applies a sacctmgr change. Without commit it only returns

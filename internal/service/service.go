@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/drover-hpc/drover/internal/api"
@@ -66,6 +67,21 @@ type Service struct {
 	host     string
 	// active is the last snapshot's unfinished jobs, listed (squeue).
 	active atomic.Pointer[activeList]
+	// feas keeps, per partition, its nodes and the cluster its last
+	// feasibility check was made on: both are O(nodes) to build (10,000
+	// lookups in the node map; sched.Feasibility), and a submission
+	// needs them every time.
+	feasMu sync.Mutex
+	feas   map[string]*partFeas
+	// initDB is the accounting database while none is replicated.
+	initDB atomic.Pointer[initAcct]
+}
+
+type partFeas struct {
+	part  *model.Partition
+	set   state.NodeSet
+	nodes []*model.Node // read-only: shared by the submissions
+	f     sched.Feasibility
 }
 
 // New builds the service.
@@ -197,11 +213,11 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		return 0, err
 	}
 	defaultMemory(spec, st)
-	nodes := partitionNodes(snap, part)
+	nodes := s.partNodes(snap, part)
 	if err := checkFeatures(spec.Features, nodes); err != nil {
 		return 0, err
 	}
-	if err := sched.Feasible(spec, part, nodes, s.schedConfig()); err != nil && !overSize {
+	if err := s.feasible(spec, part, nodes); err != nil && !overSize {
 		return 0, invalid(err.Error())
 	}
 	prio := uint32(1)
@@ -264,6 +280,39 @@ func expandNodes(snap *state.Snapshot, exprs []string) ([]string, error) {
 		out = append(out, names...)
 	}
 	return out, nil
+}
+
+// partFeasLocked is part's entry; feasMu is held.
+func (s *Service) partFeasLocked(part *model.Partition) *partFeas {
+	pf := s.feas[part.Name]
+	if pf == nil {
+		if s.feas == nil {
+			s.feas = map[string]*partFeas{}
+		}
+		pf = &partFeas{}
+		s.feas[part.Name] = pf
+	}
+	return pf
+}
+
+// partNodes is partitionNodes(snap, part), kept while the partition and
+// the nodes stay the same. The slice is shared: read it only.
+func (s *Service) partNodes(snap *state.Snapshot, part *model.Partition) []*model.Node {
+	s.feasMu.Lock()
+	defer s.feasMu.Unlock()
+	pf := s.partFeasLocked(part)
+	if set := snap.NodeSet(); pf.nodes == nil || pf.part != part || pf.set != set {
+		pf.part, pf.set, pf.nodes = part, set, partitionNodes(snap, part)
+	}
+	return pf.nodes
+}
+
+// feasible is sched.Feasible(spec, part, nodes), on the cluster kept for
+// part while its nodes stay the same.
+func (s *Service) feasible(spec *model.JobSpec, part *model.Partition, nodes []*model.Node) error {
+	s.feasMu.Lock()
+	defer s.feasMu.Unlock()
+	return s.partFeasLocked(part).f.Check(spec, part, nodes, s.schedConfig())
 }
 
 func partitionNodes(snap *state.Snapshot, p *model.Partition) []*model.Node {

@@ -315,3 +315,31 @@ func TestHeldSubmissionAsksNoPass(t *testing.T) {
 		t.Fatalf("a submission to run asked for %d passes in all, want 2", n.kicks)
 	}
 }
+
+// The partition's nodes and feasibility cluster kept between submissions
+// follow a node that changed.
+func TestFeasibilityFollowsNodeChanges(t *testing.T) {
+	svc, d, _ := setup(t)
+	wide := func() *model.JobSpec {
+		s := spec()
+		s.CPUsPerTask = 8
+		return s
+	}
+	if _, err := svc.SubmitJob(as(1000), wide()); err == nil || !strings.Contains(err.Error(), "Requested node configuration is not available") {
+		t.Fatalf("8 CPUs a task on 4-CPU nodes: %v", err)
+	}
+	// slurm.conf gives n1 8 CPUs (scontrol reconfigure), and it registers them.
+	st := *svc.Settings()
+	n1 := *st.Nodes[0]
+	n1.CPUs = 8
+	st.Nodes = []*model.Node{&n1, st.Nodes[1]}
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.Apply(fsm.TypeNodeRegister, &fsm.NodeRegister{Node: "n1", CPUs: 8, Memory: 8000, Now: 1001}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := svc.SubmitJob(as(1000), wide()); err != nil {
+		t.Fatalf("after n1 got 8 CPUs: %v", err)
+	}
+}

@@ -9,7 +9,6 @@ import (
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/jobspec"
 	"github.com/drover-hpc/drover/internal/model"
-	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/sched/features"
 	"github.com/drover-hpc/drover/internal/state"
 	"github.com/drover-hpc/drover/internal/units"
@@ -246,7 +245,7 @@ func (s *Service) updateRefusal(snap *state.Snapshot, j *model.Job, fields map[s
 			return err.Error()
 		}
 	}
-	if err := sched.Feasible(spec, part, partitionNodes(snap, part), s.schedConfig()); err != nil {
+	if err := s.feasible(spec, part, partitionNodes(snap, part)); err != nil {
 		return msgNodeConfig
 	}
 	return ""

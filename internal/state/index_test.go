@@ -55,3 +55,25 @@ func TestQueuedAllocatedIndexes(t *testing.T) {
 	txn.Commit(99)
 	check("deleted", nil, nil)
 }
+
+// A snapshot's NodeSet stays while only jobs change and moves with any
+// node's change.
+func TestNodeSet(t *testing.T) {
+	s := New(1)
+	txn := s.Begin()
+	txn.PutNode(&model.Node{Name: "n1", CPUs: 4})
+	txn.Commit(1)
+	before := s.Snapshot().NodeSet()
+	txn = s.Begin()
+	txn.PutJob(&model.Job{ID: 1, State: model.JobPending})
+	txn.Commit(2)
+	if s.Snapshot().NodeSet() != before {
+		t.Error("a job's submission changed the NodeSet")
+	}
+	txn = s.Begin()
+	txn.PutNode(&model.Node{Name: "n1", CPUs: 8})
+	txn.Commit(3)
+	if s.Snapshot().NodeSet() == before {
+		t.Error("a node's change left the NodeSet as it was")
+	}
+}

@@ -277,6 +277,16 @@ func (s *Snapshot) Node(name string) *model.Node {
 	return n
 }
 
+// NodeSet identifies the snapshot's nodes: two snapshots have the same
+// when no node was added, removed or changed between them (what is
+// derived from the nodes alone can be kept while it stays the same).
+type NodeSet struct {
+	m *immutable.SortedMap[string, *model.Node]
+}
+
+// NodeSet is the snapshot's NodeSet.
+func (s *Snapshot) NodeSet() NodeSet { return NodeSet{s.nodes} }
+
 // Nodes lists all nodes in name order.
 func (s *Snapshot) Nodes() []*model.Node {
 	out := make([]*model.Node, 0, s.nodes.Len())
