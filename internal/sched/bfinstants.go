@@ -31,13 +31,17 @@ func chunkOf(last []int64, v int64) int {
 	return min(b, len(last)-1)
 }
 
-// splitChunk halves chunk b; the upper half gets an array of its own.
+// splitChunk halves chunk b; the upper half gets an array of its own,
+// with room for a whole chunk (as every chunk has: a chunk grown by
+// doubling, and a half that had to grow again at its next insert, were
+// half the profile's allocations), and the lower half keeps its array.
 func splitChunk[E any](ch [][]E, last []int64, b int, key func(E) int64) ([][]E, []int64) {
 	c := ch[b]
 	h := len(c) / 2
-	ch[b] = c[:h:h]
+	up := append(make([]E, 0, chunkMax+1), c[h:]...)
+	ch[b] = c[:h]
 	last = slices.Insert(last, b, key(c[h-1]))
-	return slices.Insert(ch, b+1, slices.Clone(c[h:])), last
+	return slices.Insert(ch, b+1, up), last
 }
 
 // deltaList is the cluster's events, one entry per instant, with each
@@ -57,7 +61,7 @@ func deltaKey(d delta) int64 { return d.t }
 
 func (l *deltaList) add(d delta) {
 	if len(l.ch) == 0 {
-		l.ch, l.sum, l.last = append(l.ch, []delta{d}), append(l.sum, d.cpu), append(l.last, d.t)
+		l.ch, l.sum, l.last = append(l.ch, append(make([]delta, 0, chunkMax+1), d)), append(l.sum, d.cpu), append(l.last, d.t)
 		l.super = append(l.super, d.cpu)
 		return
 	}
