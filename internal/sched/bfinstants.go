@@ -27,17 +27,54 @@ type cursor struct{ b, k int }
 // an array of their own: a probe into the chunks themselves read a slice
 // header and an entry, two cache misses.
 func chunkOf(last []int64, v int64) int {
-	b, _ := slices.BinarySearch(last, v)
-	return min(b, len(last)-1)
+	return min(lowerBound(last, v), len(last)-1)
 }
 
-// splitChunk halves chunk b; the upper half gets an array of its own.
+// lowerBound is the first k whose a[k] is at least v, or len(a); a
+// ascends. The range halves by the sign of a[mid]-v, not by a branch
+// (half the probes of a branching search were mispredicted); entries and
+// v are instants, far from overflowing a difference.
+func lowerBound(a []int64, v int64) int {
+	n := len(a)
+	if n == 0 {
+		return 0
+	}
+	base := 0 // the answer is in [base, base+n]
+	for n > 1 {
+		half := n >> 1
+		// a[base+half] < v: the answer is past base+half.
+		base += half & int((a[base+half]-v)>>63)
+		n -= half
+	}
+	return base + int(uint64(a[base]-v)>>63)
+}
+
+// firstDelta is lowerBound over the instants of a chunk of deltas.
+func firstDelta(c []delta, t int64) int {
+	n := len(c)
+	if n == 0 {
+		return 0
+	}
+	base := 0
+	for n > 1 {
+		half := n >> 1
+		base += half & int((c[base+half].t-t)>>63)
+		n -= half
+	}
+	return base + int(uint64(c[base].t-t)>>63)
+}
+
+// splitChunk halves chunk b; the upper half gets an array of its own,
+// with room for a whole chunk (as every chunk has: a chunk grown by
+// doubling, and a half that had to grow again at its next insert, were
+// half the profile's allocations), and the lower half keeps its array.
 func splitChunk[E any](ch [][]E, last []int64, b int, key func(E) int64) ([][]E, []int64) {
 	c := ch[b]
 	h := len(c) / 2
-	ch[b] = c[:h:h]
+	up := append(make([]E, 0, chunkMax+1), c[h:]...)
+	ch[b] = c[:h]
 	last = slices.Insert(last, b, key(c[h-1]))
-	return slices.Insert(ch, b+1, slices.Clone(c[h:])), last
+	return slices.Insert(ch, b+1, up), last
 }
 
 // deltaList is the cluster's events, one entry per instant, with each
@@ -57,7 +94,7 @@ func deltaKey(d delta) int64 { return d.t }
 
 func (l *deltaList) add(d delta) {
 	if len(l.ch) == 0 {
-		l.ch, l.sum, l.last = append(l.ch, []delta{d}), append(l.sum, d.cpu), append(l.last, d.t)
+		l.ch, l.sum, l.last = append(l.ch, append(make([]delta, 0, chunkMax+1), d)), append(l.sum, d.cpu), append(l.last, d.t)
 		l.super = append(l.super, d.cpu)
 		return
 	}
@@ -65,16 +102,7 @@ func (l *deltaList) add(d delta) {
 	c := l.ch[b]
 	l.sum[b] += d.cpu
 	l.super[b/superFan] += d.cpu
-	// The first delta at or after d.t, by a plain loop: BinarySearchFunc
-	// called its comparison per probe.
-	k, hi := 0, len(c)
-	for k < hi {
-		if m := int(uint(k+hi) >> 1); c[m].t < d.t {
-			k = m + 1
-		} else {
-			hi = m
-		}
-	}
+	k := firstDelta(c, d.t)
 	if k < len(c) && c[k].t == d.t {
 		c[k].cpu += d.cpu
 		c[k].release = c[k].release || d.release
@@ -142,15 +170,7 @@ func (l *deltaList) from(t int64) cursor {
 	}
 	b := chunkOf(l.last, t)
 	c := l.ch[b]
-	k, hi := 0, len(c)
-	for k < hi {
-		if m := int(uint(k+hi) >> 1); c[m].t < t {
-			k = m + 1
-		} else {
-			hi = m
-		}
-	}
-	return l.release(cursor{b, k})
+	return l.release(cursor{b, firstDelta(c, t)})
 }
 
 // release is c if it is at a release instant, else the cursor of the next

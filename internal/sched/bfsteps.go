@@ -133,8 +133,11 @@ func (st *nodeSteps) cand(k int) bool { return st.ts[k]&1 != 0 }
 // GPUs).
 func (st *nodeSteps) build(rel []release, res []reserve, gpu bool) {
 	// At most one entry per release and two per reservation: sized once,
-	// where growing by inserts reallocated the arrays at every doubling.
-	n := len(rel) + 2*len(res)
+	// where growing by inserts reallocated the arrays at every doubling;
+	// with room for as many again, as the reservations that land on the
+	// node later in the pass add theirs (a node is built when first
+	// searched, and grew 15 MB of arrays per unbounded 10k x 50k pass).
+	n := 2*(len(rel)+2*len(res)) + 8
 	if cap(st.e) < n {
 		st.e = make([]stepEntry, 0, n)
 		st.ts = make([]int64, 0, n)

@@ -75,15 +75,10 @@ func (t *segTree) pull(i int) bool {
 	return true
 }
 
-// meets reports whether slot k's maxima reach every threshold of m. The
-// three counts are tested at once (a difference below zero sets the sign
-// of their OR; int64 cannot overflow on int32 values): one branch where
-// each test was one, and a search step's branches are hard to predict
-// (segTree.first was the pass's most mispredicted function).
+// meets reports whether slot k's maxima reach every threshold of m.
 func (t *segTree) meets(k int, m *leafVal) bool {
 	v := &t.v[k]
-	short := (int64(v.cpu) - int64(m.cpu)) | (int64(v.idle) - int64(m.idle)) | (int64(v.gpu) - int64(m.gpu))
-	return short >= 0 && v.mem >= m.mem
+	return v.cpu >= m.cpu && v.idle >= m.idle && v.gpu >= m.gpu && v.mem >= m.mem
 }
 
 // first returns the lowest position >= from whose leaf meets all the

@@ -331,3 +331,27 @@ func TestWindowGPUFree64(t *testing.T) {
 		}
 	}
 }
+
+// TestLowerBound compares the branch-free searches with slices'.
+func TestLowerBound(t *testing.T) {
+	rng := rand.New(rand.NewSource(13))
+	for range 2000 {
+		a := make([]int64, rng.Intn(70))
+		for k := range a {
+			a[k] = int64(rng.Intn(100))
+		}
+		slices.Sort(a)
+		c := make([]delta, len(a))
+		for k := range a {
+			c[k].t = a[k]
+		}
+		v := int64(rng.Intn(110)) - 5
+		want, _ := slices.BinarySearch(a, v)
+		if got := lowerBound(a, v); got != want {
+			t.Fatalf("lowerBound(%v, %d) = %d, want %d", a, v, got, want)
+		}
+		if got := firstDelta(c, v); got != want {
+			t.Fatalf("firstDelta(%v, %d) = %d, want %d", a, v, got, want)
+		}
+	}
+}
