@@ -206,6 +206,23 @@ func finishStep(s *model.Step, now int64) {
 		s.State = model.JobFailed
 	}
 	s.EndTime = now
+	shedEnv(s)
+}
+
+// shedEnv drops a finished step's environment and --multi-prog argv (up
+// to MaxExecBytes each) from the replicated record: no command shows them
+// and nothing relaunches a finished step, while up to maxFinishedSteps of
+// them per job would otherwise hold controller memory (Slurm keeps a
+// step's environment only on its nodes). Running steps keep theirs: an
+// agent's relaunch after a failover reads them. s must be a clone; its
+// spec is copied, never changed in place, as older snapshots share it.
+func shedEnv(s *model.Step) {
+	if s.Spec == nil || (s.Spec.Env == nil && s.Spec.TaskArgv == nil) {
+		return
+	}
+	sp := *s.Spec
+	sp.Env, sp.TaskArgv = nil, nil
+	s.Spec = &sp
 }
 
 func applyCancelStep(txn *state.Txn, c *CancelStep) any {
@@ -261,6 +278,7 @@ func endSteps(j *model.Job, now int64) {
 			if s.Ending {
 				s.State = model.JobCancelled
 			}
+			shedEnv(s)
 		}
 		steps[i] = s
 	}
