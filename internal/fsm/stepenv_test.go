@@ -35,3 +35,37 @@ func TestFinishedStepShedsEnv(t *testing.T) {
 		t.Fatalf("step 1 after its job ended: finished %v env %q task argv %q", s.Finished(), s.Spec.Env, s.Spec.TaskArgv)
 	}
 }
+
+// A job's running steps hold at most ExecBudget bytes of argv and
+// environment; a finished step frees its share, and an entry logged
+// without a budget (before it existed) is applied as it was then.
+func TestStepExecBudget(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1}}}}})
+	big := string(make([]byte, 1000))
+	create := func(budget int64) CreateStepResult {
+		return h.apply(TypeCreateStep, &CreateStep{Job: 1, Now: 2, ExecBudget: budget,
+			Layout: []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}}},
+			Spec:   &model.StepSpec{Overlap: true, Argv: []string{"true"}, Env: []string{big}}}).(CreateStepResult)
+	}
+	for i := 0; i < 2; i++ {
+		if r := create(2500); r.Err != nil {
+			t.Fatalf("step %d within the budget refused: %v", i, r.Err)
+		}
+	}
+	if r := create(2500); r.Err != ErrStepExecBudget {
+		t.Fatalf("third step past the budget: %+v, want %v", r, ErrStepExecBudget)
+	}
+	if r := create(0); r.Err != nil || r.Step != 2 {
+		t.Fatalf("step without a budget (older log entry): %+v", r)
+	}
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Now: 3})
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 2, Node: "n1", Now: 3})
+	if r := create(2500); r.Err != nil || r.Step != 3 {
+		t.Fatalf("step after others ended: %+v", r)
+	}
+	if n := len(h.snap().Job(1).RunningSteps()); n != 2 {
+		t.Fatalf("running steps: %d, want 2", n)
+	}
+}

@@ -105,7 +105,8 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 		case err != nil:
 			return nil, nil, invalid(err.Error())
 		}
-		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix()})
+		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix(),
+			ExecBudget: stepExecBudget(j)})
 		if err != nil {
 			return nil, nil, errCommit(err)
 		}
