@@ -14,6 +14,12 @@ type CreateStep struct {
 	Spec   *model.StepSpec  `json:"spec"`
 	Layout []model.StepNode `json:"layout"`
 	Now    int64            `json:"now"`
+	// ExecBudget bounds the argv and environment bytes the job's running
+	// steps, this one included, may hold in the replicated state (0: no
+	// bound, as in entries logged before it existed, which replay as
+	// they were applied). --overlap steps have no CPU bound, so without
+	// it one job's steps could hold GiBs of controller memory.
+	ExecBudget int64 `json:"exec_budget,omitempty"`
 }
 
 // CreateStepResult is the new step's id, or why there is none.
@@ -26,6 +32,8 @@ type CreateStepResult struct {
 var (
 	ErrStepBusy    = errors.New("Requested nodes are busy")
 	ErrJobNotReady = errors.New("Job/step already completing or completed")
+	// ErrStepExecBudget: Slurm's step-limit words, with the reason.
+	ErrStepExecBudget = errors.New("Step limit reached for this job: its running steps' argv and environment fill the controller's budget")
 )
 
 // StepEnded records that every task of a step ended on one node.
@@ -70,6 +78,15 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 	if j == nil || j.State != model.JobRunning || j.Completing {
 		return CreateStepResult{Err: ErrJobNotReady}
 	}
+	if c.ExecBudget > 0 {
+		held := execBytes(c.Spec)
+		for _, st := range j.RunningSteps() {
+			held += execBytes(st.Spec)
+		}
+		if held > c.ExecBudget {
+			return CreateStepResult{Err: ErrStepExecBudget}
+		}
+	}
 	overlap := c.Spec != nil && c.Spec.Overlap
 	if !overlap {
 		used := j.StepCPUsInUse()
@@ -104,6 +121,20 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 	j.NextStep = id + 1
 	txn.PutJob(j)
 	return CreateStepResult{Step: id}
+}
+
+// execBytes is what a step's argv, --multi-prog argv and environment hold.
+func execBytes(sp *model.StepSpec) int64 {
+	if sp == nil {
+		return 0
+	}
+	var n int64
+	for _, l := range append([][]string{sp.Argv, sp.Env}, sp.TaskArgv...) {
+		for _, v := range l {
+			n += int64(len(v))
+		}
+	}
+	return n
 }
 
 // trimSteps returns a copy of steps without the oldest finished ones
@@ -206,6 +237,23 @@ func finishStep(s *model.Step, now int64) {
 		s.State = model.JobFailed
 	}
 	s.EndTime = now
+	shedEnv(s)
+}
+
+// shedEnv drops a finished step's environment and --multi-prog argv (up
+// to MaxExecBytes each) from the replicated record: no command shows them
+// and nothing relaunches a finished step, while up to maxFinishedSteps of
+// them per job would otherwise hold controller memory (Slurm keeps a
+// step's environment only on its nodes). Running steps keep theirs: an
+// agent's relaunch after a failover reads them. s must be a clone; its
+// spec is copied, never changed in place, as older snapshots share it.
+func shedEnv(s *model.Step) {
+	if s.Spec == nil || (s.Spec.Env == nil && s.Spec.TaskArgv == nil) {
+		return
+	}
+	sp := *s.Spec
+	sp.Env, sp.TaskArgv = nil, nil
+	s.Spec = &sp
 }
 
 func applyCancelStep(txn *state.Txn, c *CancelStep) any {
@@ -261,6 +309,7 @@ func endSteps(j *model.Job, now int64) {
 			if s.Ending {
 				s.State = model.JobCancelled
 			}
+			shedEnv(s)
 		}
 		steps[i] = s
 	}

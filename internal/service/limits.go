@@ -18,6 +18,12 @@ const (
 	// kernel's ARG_MAX (2 MiB with the default 8 MiB stack) exec fails
 	// anyway, so the controller need not store more.
 	MaxExecBytes = 2 << 20
+	// MaxStepExecBytes bounds the argv and environment bytes all running
+	// steps of one job hold in the controller (eight full-size steps);
+	// a job with many CPUs gets stepExecPerCPU each instead, so a wide
+	// job running a step per core with a large environment still fits.
+	MaxStepExecBytes = 16 << 20
+	stepExecPerCPU   = 128 << 10
 	// maxListLen bounds hostlist expressions and dependency lists, which
 	// Slurm caps at 64 KiB and 128 KiB.
 	maxListLen = 64 << 10
@@ -134,4 +140,10 @@ func checkUpdateSizes(fields map[string]string) error {
 		c.str(k, v, max)
 	}
 	return c.err()
+}
+
+// stepExecBudget is the argv+environment bytes a job's running steps may
+// hold in the controller.
+func stepExecBudget(j *model.Job) int64 {
+	return max(MaxStepExecBytes, int64(j.TotalCPUs())*stepExecPerCPU)
 }

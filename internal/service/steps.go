@@ -105,7 +105,8 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 		case err != nil:
 			return nil, nil, invalid(err.Error())
 		}
-		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix()})
+		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix(),
+			ExecBudget: stepExecBudget(j)})
 		if err != nil {
 			return nil, nil, errCommit(err)
 		}
@@ -126,7 +127,9 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 	}
 	j = s.store.Snapshot().Job(jobID)
 	st := j.Step(r.Step)
-	if st == nil {
+	// A step ended before its launch (its job was cancelled meanwhile)
+	// has shed its environment: launching it would run the wrong thing.
+	if st == nil || st.Finished() {
 		return nil, nil, invalid("Job/step already completing or completed")
 	}
 	s.notify.LaunchStep(j, st)

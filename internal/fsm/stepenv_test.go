@@ -1,0 +1,71 @@
+package fsm
+
+import (
+	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
+
+// A finished step sheds its environment and --multi-prog argv from the
+// replicated record, whether it ended itself or with its job; a running
+// step keeps them (an agent relaunching it needs them), and a snapshot
+// taken before the end still sees them.
+func TestFinishedStepShedsEnv(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1}}}}})
+	for i := 0; i < 2; i++ {
+		h.apply(TypeCreateStep, &CreateStep{Job: 1, Now: 2, Layout: []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}}},
+			Spec: &model.StepSpec{Overlap: true, Argv: []string{"true"}, Env: []string{"BIG=x"}, TaskArgv: [][]string{{"a"}}}})
+	}
+	before := h.snap()
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Now: 3})
+	j := h.snap().Job(1)
+	if s := j.Step(0); !s.Finished() || s.Spec.Env != nil || s.Spec.TaskArgv != nil || len(s.Spec.Argv) != 1 {
+		t.Fatalf("ended step 0: finished %v env %q task argv %q argv %q", s.Finished(), s.Spec.Env, s.Spec.TaskArgv, s.Spec.Argv)
+	}
+	if s := j.Step(1); s.Finished() || len(s.Spec.Env) != 1 || len(s.Spec.TaskArgv) != 1 {
+		t.Fatalf("running step 1 lost its spec: env %q task argv %q", s.Spec.Env, s.Spec.TaskArgv)
+	}
+	if s := before.Job(1).Step(0); len(s.Spec.Env) != 1 {
+		t.Fatalf("the earlier snapshot's step changed: env %q", s.Spec.Env)
+	}
+	h.apply(TypeJobEnded, &JobEnded{Job: 1, StartTime: 2, Run: 1, Now: 4})
+	if s := h.snap().Job(1).Step(1); !s.Finished() || s.Spec.Env != nil || s.Spec.TaskArgv != nil {
+		t.Fatalf("step 1 after its job ended: finished %v env %q task argv %q", s.Finished(), s.Spec.Env, s.Spec.TaskArgv)
+	}
+}
+
+// A job's running steps hold at most ExecBudget bytes of argv and
+// environment; a finished step frees its share, and an entry logged
+// without a budget (before it existed) is applied as it was then.
+func TestStepExecBudget(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1}}}}})
+	big := string(make([]byte, 1000))
+	create := func(budget int64) CreateStepResult {
+		return h.apply(TypeCreateStep, &CreateStep{Job: 1, Now: 2, ExecBudget: budget,
+			Layout: []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}}},
+			Spec:   &model.StepSpec{Overlap: true, Argv: []string{"true"}, Env: []string{big}}}).(CreateStepResult)
+	}
+	for i := 0; i < 2; i++ {
+		if r := create(2500); r.Err != nil {
+			t.Fatalf("step %d within the budget refused: %v", i, r.Err)
+		}
+	}
+	if r := create(2500); r.Err != ErrStepExecBudget {
+		t.Fatalf("third step past the budget: %+v, want %v", r, ErrStepExecBudget)
+	}
+	if r := create(0); r.Err != nil || r.Step != 2 {
+		t.Fatalf("step without a budget (older log entry): %+v", r)
+	}
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Now: 3})
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 2, Node: "n1", Now: 3})
+	if r := create(2500); r.Err != nil || r.Step != 3 {
+		t.Fatalf("step after others ended: %+v", r)
+	}
+	if n := len(h.snap().Job(1).RunningSteps()); n != 2 {
+		t.Fatalf("running steps: %d, want 2", n)
+	}
+}
