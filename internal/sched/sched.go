@@ -281,15 +281,18 @@ func (s *scheduler) consider(j *model.Job) {
 		s.wait(j, reason)
 		return
 	}
+	// Reset before resvExclude can set any of it: a hold it returns must
+	// not leave this job's reservation state (resvWait, maint) to the
+	// reasons of the jobs considered next.
+	defer func() {
+		s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0
+		s.bfPS, s.bfExc, s.bfUntil, s.resvWait = nil, nil, never, ""
+	}()
 	var hold string
 	if exc, hold, ps = s.resvExclude(j, ps, &r, req, exc); hold != "" {
 		s.wait(j, hold)
 		return
 	}
-	defer func() {
-		s.maint, s.confined, s.excFree, s.excFreePart = false, false, 0, 0
-		s.bfPS, s.bfExc, s.bfUntil, s.resvWait = nil, nil, never, ""
-	}()
 	if s.cfg.MaxJobsPerCycle > 0 && len(s.plan.Starts) >= s.cfg.MaxJobsPerCycle && s.cfg.Backfill {
 		s.wait(j, cmp.Or(j.Reason, model.ReasonNone))
 		return
