@@ -136,11 +136,16 @@ func (a *Agent) recycleSuperDir(dir string) {
 	}
 }
 
-// onlyKeptFiles reports whether dir holds nothing but keptSuperFiles
-// (read with getdents into a buffer on the stack: os.File's listing
-// allocated more than the rest of the recycling).
+// onlyKeptFiles reports whether dir holds nothing but keptSuperFiles.
 func onlyKeptFiles(dir string) bool {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	return onlyEntries(dir, func(name string) bool { return keptSuperFiles[name] })
+}
+
+// onlyEntries reports whether every entry of dir (never through a link)
+// passes ok. It reads with getdents into a buffer on the stack: os.File's
+// listing allocated more than the rest of the recycling.
+func onlyEntries(dir string, ok func(name string) bool) bool {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return false
 	}
@@ -159,11 +164,9 @@ func onlyKeptFiles(dir string) bool {
 			return true
 		}
 		for b := buf[:n]; len(b) > 0; {
-			var got []string
-			var used int
-			used, _, got = unix.ParseDirent(b, -1, names[:0])
+			used, _, got := unix.ParseDirent(b, -1, names[:0])
 			for _, name := range got {
-				if !keptSuperFiles[name] {
+				if !ok(name) {
 					return false
 				}
 			}

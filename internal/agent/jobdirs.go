@@ -4,9 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 
@@ -201,39 +201,7 @@ func rewriteScript(dir, script string, uid, gid uint32, groups []uint32) (string
 	return path, nil
 }
 
-// onlyNames reports whether dir holds no entry but those named (read with
-// getdents into a buffer on the stack, as onlyKeptFiles).
+// onlyNames reports whether dir holds no entry but those named.
 func onlyNames(dir string, allowed ...string) bool {
-	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	defer unix.Close(fd)
-	var buf [1024]byte
-	var names [8]string
-	for {
-		n, err := unix.Getdents(fd, buf[:])
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil {
-			return false
-		}
-		if n == 0 {
-			return true
-		}
-		for b := buf[:n]; len(b) > 0; {
-			used, _, got := unix.ParseDirent(b, -1, names[:0])
-			for _, name := range got {
-				ok := false
-				for _, a := range allowed {
-					ok = ok || name == a
-				}
-				if !ok {
-					return false
-				}
-			}
-			b = b[used:]
-		}
-	}
+	return onlyEntries(dir, func(name string) bool { return slices.Contains(allowed, name) })
 }
