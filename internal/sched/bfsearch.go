@@ -250,13 +250,17 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	var gpu0, typeMask uint64
 	var g []gpuStep
 	if r.hasGPU() {
-		if n := c.nodes[i]; len(n.GPUs) <= 64 {
+		nGPU, alloc := 0, uint64(0)
+		if st.g != nil {
+			nGPU, alloc = st.g.n, st.g.alloc
+		}
+		if nGPU <= 64 {
 			gpuWord, g = true, st.gpu()
-			gpu0 = word0(n.AllocGPUs) | word0(c.gpus[i])
+			gpu0 = alloc | word0(c.gpus[i])
 			if r.gpuType == "" {
-				typeMask = 1<<uint(len(n.GPUs)) - 1 // 64 GPUs: every bit
+				typeMask = 1<<uint(nGPU) - 1 // 64 GPUs: every bit
 			} else {
-				for k, g := range n.GPUs {
+				for k, g := range c.nodes[i].GPUs {
 					if g.Type == r.gpuType {
 						typeMask |= 1 << uint(k)
 					}

@@ -111,7 +111,7 @@ type nodeSteps struct {
 	// binary search reads 8 of them per cache line.
 	ts []int64 // nil until built
 	e  []stepEntry
-	g  *[]gpuStep // nil on a node without GPUs
+	g  *gpuSide // nil on a node without GPUs
 	// The node's size, beside the arrays: the earliest-start search
 	// reads it for every node it visits, and the node's own struct is
 	// two more cache misses away. mem is memBig on a node of more MiB
@@ -121,12 +121,22 @@ type nodeSteps struct {
 
 const memBig = -1
 
+// gpuSide is a GPU node's steps in GPU words, and what a GPU job's search
+// reads of the node itself beside them: its GPU count and the GPUs
+// running jobs hold (fixed for the pass). Reading them from the node
+// took two more cache misses per visit (its struct and the bitmap).
+type gpuSide struct {
+	s     []gpuStep
+	alloc uint64 // the node's first 64 GPUs held by running jobs
+	n     int    // the node's GPUs
+}
+
 // gpu is the GPU words, nil on a node without GPUs.
 func (st *nodeSteps) gpu() []gpuStep {
 	if st.g == nil {
 		return nil
 	}
-	return *st.g
+	return st.g.s
 }
 
 // nodeCPUs is the node's CPUs.
@@ -176,8 +186,7 @@ func (st *nodeSteps) build(rel []release, res []reserve, gpu bool) {
 	}
 	st.e, st.ts, st.g = st.e[:0], st.ts[:0], nil
 	if gpu {
-		g := make([]gpuStep, 0, n)
-		st.g = &g
+		st.g = &gpuSide{s: make([]gpuStep, 0, n)}
 	}
 	for _, r := range rel {
 		st.addRelease(r)
@@ -221,13 +230,13 @@ func (st *nodeSteps) breakAt(t int64) int {
 	if k >= 0 {
 		e = st.e[k]
 		if st.g != nil {
-			g = (*st.g)[k]
+			g = st.g.s[k]
 		}
 	}
 	st.e = slices.Insert(st.e, k+1, e)
 	st.ts = slices.Insert(st.ts, k+1, t<<1)
 	if st.g != nil {
-		*st.g = slices.Insert(*st.g, k+1, g)
+		st.g.s = slices.Insert(st.g.s, k+1, g)
 	}
 	return k + 1
 }
@@ -242,7 +251,7 @@ func (st *nodeSteps) addRelease(r release) {
 		e.relMem += r.mem
 	}
 	if w := word0(r.gpus); st.g != nil && w != 0 {
-		g := *st.g
+		g := st.g.s
 		for j := k; j < len(g); j++ {
 			g[j].rel |= w
 		}
@@ -261,7 +270,7 @@ func (st *nodeSteps) addReserve(rv reserve) {
 		e.resMem += rv.mem
 	}
 	if w := word0(rv.gpus); st.g != nil && w != 0 {
-		g := *st.g
+		g := st.g.s
 		for j := lo; j < hi; j++ {
 			g[j].res |= w
 		}
@@ -276,6 +285,9 @@ func (c *cluster) stepsOf(i int32) *nodeSteps {
 	if !st.built() {
 		n := c.nodes[i]
 		st.build(p.rel[i], p.res[i], len(n.GPUs) > 0)
+		if st.g != nil {
+			st.g.alloc, st.g.n = word0(n.AllocGPUs), len(n.GPUs)
+		}
 		st.cpus, st.mem = int32(n.CPUs), memBig
 		if n.Memory <= math.MaxInt32 {
 			st.mem = int32(n.Memory)
