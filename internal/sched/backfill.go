@@ -156,10 +156,15 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 	}
 	cpu, mem = int(c.cpu[i]), c.mem[i]
 	p := c.bf
-	n := c.nodes[i]
-	if wantGPU && len(n.GPUs) > 0 {
-		// Indices, for the GPUs a start or a reservation takes (rare:
-		// counts come from windowGPUFree).
+	st := c.stepsOf(i)
+	if wantGPU && st.g != nil && st.g.n <= 64 {
+		// Indices, for the GPUs a start or a reservation takes (counts
+		// come from windowGPUFree): as a word from the steps, where a
+		// bitmap per release and reservation of the node was allocated.
+		if w := st.gpuWindow(st.g.alloc|word0(c.gpus[i]), a, b); w != 0 {
+			used = model.Bitmap{w}
+		}
+	} else if n := c.nodes[i]; wantGPU && len(n.GPUs) > 0 {
 		used = n.AllocGPUs.Or(c.gpus[i])
 		for _, r := range p.rel[i] {
 			if r.t <= a {
@@ -172,7 +177,6 @@ func (c *cluster) window(i int32, a, b int64, wantGPU bool) (cpu int, mem int64,
 			}
 		}
 	}
-	st := c.stepsOf(i)
 	k := st.find(a)
 	if k >= 0 {
 		cpu += int(st.e[k].relCPU)

@@ -17,16 +17,7 @@ import (
 func (c *cluster) windowGPUFree64(i int32, a, b int64, typ string) int {
 	n := c.nodes[i]
 	used := word0(n.AllocGPUs) | word0(c.gpus[i])
-	st := c.stepsOf(i)
-	if g := st.gpu(); g != nil {
-		k := st.find(a)
-		if k >= 0 {
-			used &^= g[k].rel
-		}
-		for k = max(k, 0); k < len(g) && st.at(k) < b; k++ {
-			used |= g[k].res
-		}
-	}
+	used = c.stepsOf(i).gpuWindow(used, a, b)
 	free := 0
 	for k, g := range n.GPUs {
 		if (typ == "" || g.Type == typ) && used&(1<<uint(k)) == 0 {
@@ -34,6 +25,23 @@ func (c *cluster) windowGPUFree64(i int32, a, b int64, typ string) int {
 		}
 	}
 	return free
+}
+
+// gpuWindow is used (the node's first 64 GPUs in use now) less those
+// released by a, plus those reserved at some point of [a, b).
+func (st *nodeSteps) gpuWindow(used uint64, a, b int64) uint64 {
+	g := st.gpu()
+	if g == nil {
+		return used
+	}
+	k := st.find(a)
+	if k >= 0 {
+		used &^= g[k].rel
+	}
+	for k = max(k, 0); k < len(g) && st.at(k) < b; k++ {
+		used |= g[k].res
+	}
+	return used
 }
 
 func word0(b model.Bitmap) uint64 {

@@ -166,6 +166,9 @@ func TestNodeEarliest(t *testing.T) {
 		part := &model.Partition{Name: "p", Nodes: []string{"n1"}, State: model.PartUp}
 		c := newCluster([]*model.Node{node}, map[string]*model.Partition{"p": part}, true)
 		c.bf = newProfile(1)
+		if rng.Intn(3) == 0 {
+			c.gpus[0] = gpuIDs().AndNot(node.AllocGPUs) // taken by starts earlier in the pass
+		}
 		now := int64(100)
 		for range rng.Intn(4) {
 			c.bf.addRelease(0, release{t: now + int64(rng.Intn(60)), cpu: int32(rng.Intn(node.AllocCPUs + 1)), mem: int64(rng.Intn(200)), gpus: gpuIDs()})
@@ -205,6 +208,24 @@ func TestNodeEarliest(t *testing.T) {
 				continue
 			}
 			cpu, mem, used := c.window(0, tt, endOf(tt, limit), true)
+			// The GPUs window says are taken (from the steps' words),
+			// against the plain lists.
+			plain := node.AllocGPUs.Or(c.gpus[0])
+			for _, rl := range c.bf.rel[0] {
+				if rl.t <= tt {
+					plain = plain.AndNot(rl.gpus)
+				}
+			}
+			for _, rv := range c.bf.res[0] {
+				if rv.from < endOf(tt, limit) && rv.to > tt {
+					plain = plain.Or(rv.gpus)
+				}
+			}
+			for k := range node.GPUs {
+				if cpu >= 0 && used.Has(k) != plain.Has(k) {
+					t.Fatalf("round %d: window(%d) has GPU %d taken: %v, the plain lists: %v", round, tt, k, used.Has(k), plain.Has(k))
+				}
+			}
 			gpu := 0
 			if r.hasGPU() && cpu >= 0 {
 				gpu = c.countFree(0, used, r.gpuType)
