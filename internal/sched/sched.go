@@ -115,24 +115,26 @@ type Plan struct {
 // job's start in time; preemption will add a step that frees nodes before a
 // Resources wait. Both slot in at consider.
 func Schedule(in *Input, now int64, cfg Config) *Plan {
-	return schedule(in, now, cfg, nil)
+	return schedule(in, now, cfg, nil, nil)
 }
 
-// schedule is Schedule, ended early where stop says so (ScheduleUntil).
-func schedule(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
+// schedule is Schedule, ended early where stop says so, in sc's memory
+// (ScheduleUntil).
+func schedule(in *Input, now int64, cfg Config, stop StopFunc, sc *Scratch) *Plan {
 	s := &scheduler{
 		in:      in,
 		now:     now,
 		cfg:     cfg,
-		c:       newCluster(in.Nodes, in.Partitions, true),
-		plan:    &Plan{Reasons: make(map[model.JobID]string, len(in.Pending))},
-		shapes:  make(map[shapeKey]string),
+		sc:      sc,
+		c:       sc.newCluster(in.Nodes, in.Partitions),
+		plan:    sc.newPlan(len(in.Pending)),
 		deps:    make(map[model.DepTerm]depResult),
 		running: make(map[model.JobID]int),
 		started: make(map[nameUser]bool),
 		victims: make(map[model.JobID]bool),
 		resv:    resv.New(in.Reservations, now),
 	}
+	sc.begin(s)
 	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
 	if cfg.Backfill {
 		s.initBackfill()
@@ -145,6 +147,7 @@ func schedule(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
 		}
 		s.consider(j)
 	}
+	sc.end(s)
 	return s.plan
 }
 
@@ -153,6 +156,7 @@ type scheduler struct {
 	in     *Input
 	now    int64
 	cfg    Config
+	sc     *Scratch // memory lent by the caller; nil: none
 	c      *cluster
 	plan   *Plan
 	shapes map[shapeKey]string // empty-cluster verdict per job shape

@@ -180,6 +180,9 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		last    int64
 		jobs    = w.Jobs
 		reasons map[model.JobID]string // of the last pass run
+		// scratch lends each pass the last one's memory; a plan is read
+		// before the next pass (what a job keeps of it is copied).
+		scratch sched.Scratch
 	)
 	for done < len(jobs) {
 		now := int64(-1)
@@ -255,9 +258,9 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		var plan *sched.Plan
 		if tl != nil && !w.everyPass {
 			tl.begin(now, w.Nodes)
-			plan = sched.ScheduleUntil(in, now, cfg, tl.stop)
+			plan = sched.ScheduleUntil(in, now, cfg, tl.stop, &scratch)
 		} else {
-			plan = sched.Schedule(in, now, cfg)
+			plan = sched.ScheduleUntil(in, now, cfg, nil, &scratch)
 		}
 		res.Passes++
 		if skip && len(plan.Starts) > 0 {
