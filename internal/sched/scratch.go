@@ -1,6 +1,10 @@
 package sched
 
-import "github.com/drover-hpc/drover/internal/model"
+import (
+	"slices"
+
+	"github.com/drover-hpc/drover/internal/model"
+)
 
 // Scratch is memory a caller that runs pass after pass lends to them: each
 // pass takes over the arrays of the one before (per-node free counts,
@@ -21,9 +25,17 @@ import "github.com/drover-hpc/drover/internal/model"
 // longer (a start's Alloc, a StartNodes list) copies it. A Scratch is
 // for one goroutine at a time; the zero value is ready to use.
 type Scratch struct {
-	c      *cluster // the last pass's, whose arrays the next one takes
-	bf     *profile
-	shapes map[shapeKey]string
+	c  *cluster // the last pass's, whose arrays the next one takes
+	bf *profile
+	// shapes are the empty-cluster verdicts (feasible.go), kept from
+	// pass to pass while the nodes and partitions they were found on
+	// stay as nodeCfg and partCfg recorded them (sameConfig); dirty: a
+	// pass planned around reservations, whose narrowed partitions are
+	// its own.
+	shapes  map[shapeKey]string
+	nodeCfg []nodeConfig
+	partCfg map[string]partConfig
+	dirty   bool
 	// The last plan's Starts, Reasons, StartTimes, StartNodes and
 	// PlannedNodes, emptied for the next plan.
 	starts       []Start
@@ -104,10 +116,80 @@ func (sc *Scratch) begin(s *scheduler) {
 		sc.allocs = make([]model.NodeAlloc, 1024)
 		sc.names = make([]string, 1024)
 	}
-	// Verdicts are keyed by the pass's partition states: none carries
-	// over.
-	clear(sc.shapes)
+	if sc.dirty || !sc.sameConfig(s.c) {
+		clear(sc.shapes)
+	}
+	sc.dirty = len(s.in.Reservations) > 0
 	s.shapes, s.allocSlab, s.nameSlab = sc.shapes, sc.allocs, sc.names
+}
+
+// nodeConfig is a node as the empty-cluster verdicts see it: every field
+// of model.Node but those that change as jobs come and go (allocations)
+// and the ones only shown to users (TestNodeConfigFields keeps the list
+// whole as Node grows).
+type nodeConfig struct {
+	name, addr, hostname, gres    string
+	cpus, sockets, cores, threads int
+	weight                        int
+	mem                           int64
+	detectCPUs, detectMem         bool
+	state                         model.NodeState
+	drain, invalidReg, responding bool
+	features                      []string
+	gpus                          []model.GPU
+}
+
+// partConfig is a partition as the verdicts saw it: the same Partition
+// and the placement order built from it.
+type partConfig struct {
+	p     *model.Partition
+	order []int32
+}
+
+func (nc *nodeConfig) equal(n *model.Node) bool {
+	return nc.name == n.Name && nc.addr == n.Addr && nc.hostname == n.Hostname && nc.gres == n.Gres &&
+		nc.cpus == n.CPUs && nc.sockets == n.Sockets && nc.cores == n.Cores && nc.threads == n.Threads &&
+		nc.weight == n.Weight && nc.mem == n.Memory && nc.detectCPUs == n.DetectCPUs && nc.detectMem == n.DetectMemory &&
+		nc.state == n.State && nc.drain == n.Drain && nc.invalidReg == n.InvalidReg && nc.responding == n.Responding &&
+		slices.Equal(nc.features, n.Features) && slices.Equal(nc.gpus, n.GPUs)
+}
+
+func configOf(n *model.Node) nodeConfig {
+	return nodeConfig{name: n.Name, addr: n.Addr, hostname: n.Hostname, gres: n.Gres,
+		cpus: n.CPUs, sockets: n.Sockets, cores: n.Cores, threads: n.Threads, weight: n.Weight, mem: n.Memory,
+		detectCPUs: n.DetectCPUs, detectMem: n.DetectMemory, state: n.State, drain: n.Drain,
+		invalidReg: n.InvalidReg, responding: n.Responding,
+		features: slices.Clone(n.Features), gpus: slices.Clone(n.GPUs)}
+}
+
+// sameConfig reports whether c's nodes and partitions are those the kept
+// verdicts were found on, and records c's when they are not. The
+// verdicts read nodes' configuration and partitions' placement orders
+// only, never what is allocated: a replay's passes share them all.
+func (sc *Scratch) sameConfig(c *cluster) bool {
+	same := len(sc.nodeCfg) == len(c.nodes) && len(sc.partCfg) == len(c.parts)
+	for i := 0; same && i < len(c.nodes); i++ {
+		same = sc.nodeCfg[i].equal(c.nodes[i])
+	}
+	for name, ps := range c.parts {
+		if !same {
+			break
+		}
+		pc, ok := sc.partCfg[name]
+		same = ok && pc.p == ps.p && slices.Equal(pc.order, ps.order)
+	}
+	if same {
+		return true
+	}
+	sc.nodeCfg = sc.nodeCfg[:0]
+	for _, n := range c.nodes {
+		sc.nodeCfg = append(sc.nodeCfg, configOf(n))
+	}
+	sc.partCfg = make(map[string]partConfig, len(c.parts))
+	for name, ps := range c.parts {
+		sc.partCfg[name] = partConfig{ps.p, slices.Clone(ps.order)}
+	}
+	return false
 }
 
 // end keeps what the pass s grew for the next one. A plan that starts

@@ -71,6 +71,25 @@ func TestScratchPlans(t *testing.T) {
 				t.Fatalf("seed %d cycle %d: apply: %v", seed, cycle, err)
 			}
 			now += int64(rng.Intn(600))
+			// Configuration changes between passes: verdicts a Scratch
+			// keeps must not outlive them.
+			if rng.Intn(2) == 0 {
+				n := c.Nodes[rng.Intn(len(c.Nodes))]
+				switch rng.Intn(5) {
+				case 0:
+					n.Drain = !n.Drain
+				case 1:
+					n.Weight = rng.Intn(3)
+				case 2:
+					n.Responding = !n.Responding
+				case 3:
+					n.Memory += 256
+				case 4:
+					if p := c.Partitions["p1"]; p != nil && len(p.Nodes) > 1 {
+						p.Nodes = p.Nodes[1:]
+					}
+				}
+			}
 			for _, j := range c.Jobs {
 				if j.State == model.JobRunning && rng.Intn(2) == 0 {
 					c.Finish(j, model.JobCompleted, 0, now)
