@@ -15,11 +15,13 @@ import (
 // (with the page clearing and collections that come with them, a fifth
 // of its CPU time).
 //
-// Only memory is carried over, never what a pass found out: every field
-// of the pass's structures starts from its zero value or is set as a
-// fresh pass sets it, and the arrays taken over are cleared or fully
-// written before they are read. So a pass with a Scratch returns what
-// Schedule returns (TestScratchPlans compares them). The Plan it returns,
+// Memory is carried over, and of what a pass found out only the shape
+// verdicts, which depend on configuration alone and are dropped when it
+// changes: every field of the pass's structures starts from its zero
+// value or is set as a fresh pass sets it, and the arrays taken over are
+// cleared or fully written before they are read. So a pass with a
+// Scratch returns what Schedule returns (TestScratchPlans compares them,
+// configuration changing between passes). The Plan it returns,
 // though, shares memory with the Scratch: it is valid until the next
 // pass run with the same Scratch, and a caller that keeps any of it
 // longer (a start's Alloc, a StartNodes list) copies it. A Scratch is
