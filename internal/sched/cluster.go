@@ -114,13 +114,14 @@ type pick struct {
 }
 
 func newCluster(nodes []*model.Node, parts map[string]*model.Partition, trees bool) *cluster {
-	return buildCluster(nil, nodes, parts, trees)
+	return buildCluster(nil, nodes, parts, trees, nil)
 }
 
 // buildCluster is newCluster in the arrays of old, an earlier pass's
 // cluster (nil: none; see Scratch): every field is set as a new
-// cluster's would be.
-func buildCluster(old *cluster, nodes []*model.Node, parts map[string]*model.Partition, trees bool) *cluster {
+// cluster's would be. Where keep says a partition and the nodes are as
+// they were for old, old's placement order for it is taken as is.
+func buildCluster(old *cluster, nodes []*model.Node, parts map[string]*model.Partition, trees bool, keep func(string, *model.Partition) bool) *cluster {
 	n := len(nodes)
 	c := &cluster{nodes: nodes, parts: make(map[string]*partState, len(parts))}
 	var oldParts map[string]*partState
@@ -170,7 +171,12 @@ func buildCluster(old *cluster, nodes []*model.Node, parts map[string]*model.Par
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		c.parts[name] = c.addPartition(parts[name], trees, oldParts[name])
+		p, prev := parts[name], oldParts[name]
+		if keep != nil && keep(name, p) && prev != nil && prev.p == p {
+			c.parts[name] = c.addPartitionOrder(p, trees, prev, prev.order)
+			continue
+		}
+		c.parts[name] = c.addPartition(p, trees, prev)
 	}
 	return c
 }
@@ -191,21 +197,27 @@ func sameNames(names []string, nodes []*model.Node) bool {
 // addPartition adds p's state, in the arrays of old (p's state in an
 // earlier pass; nil: none) where they fit.
 func (c *cluster) addPartition(p *model.Partition, trees bool, old *partState) *partState {
-	ps := &partState{p: p}
+	var order []int32
 	if old != nil {
-		ps.order = old.order[:0]
+		order = old.order[:0]
 	}
 	for _, name := range p.Nodes {
 		if i, ok := c.index[name]; ok && !c.seen[i] {
 			c.seen[i] = true
-			ps.order = append(ps.order, i)
+			order = append(order, i)
 		}
 	}
-	for _, i := range ps.order {
+	for _, i := range order {
 		c.seen[i] = false
 	}
 	// Lower Weight is preferred (slurm.conf); ties keep the partition's order.
-	slices.SortStableFunc(ps.order, func(a, b int32) int { return c.nodes[a].Weight - c.nodes[b].Weight })
+	slices.SortStableFunc(order, func(a, b int32) int { return c.nodes[a].Weight - c.nodes[b].Weight })
+	return c.addPartitionOrder(p, trees, old, order)
+}
+
+// addPartitionOrder is addPartition with the placement order given.
+func (c *cluster) addPartitionOrder(p *model.Partition, trees bool, old *partState, order []int32) *partState {
+	ps := &partState{p: p, order: order}
 	for pos, i := range ps.order {
 		c.member[i] = append(c.member[i], membership{ps, int32(pos)})
 		if c.cpu[i] > 0 {

@@ -219,12 +219,8 @@ type nameUser struct {
 // order returns the pending jobs in scheduling order, without duplicates
 // or non-pending entries (a stale snapshot must not start a job twice).
 func (s *scheduler) order() []*model.Job {
-	type entry struct {
-		tier int
-		prio uint32
-		j    *model.Job
-	}
-	entries := make([]entry, 0, len(s.in.Pending))
+	type entry = orderEntry
+	entries, out := s.sc.orderBufs(len(s.in.Pending))
 	for _, j := range s.in.Pending {
 		if j == nil || j.State != model.JobPending {
 			continue
@@ -244,14 +240,21 @@ func (s *scheduler) order() []*model.Job {
 		}
 		return cmp.Compare(a.j.ID, b.j.ID)
 	})
-	out := make([]*model.Job, 0, len(entries))
 	for i, e := range entries {
 		// A job listed twice sorts next to itself (the ID is the last key).
 		if i == 0 || e.j.ID != entries[i-1].j.ID {
 			out = append(out, e.j)
 		}
 	}
+	s.sc.keepOrder(entries, out)
 	return out
+}
+
+// orderEntry is a pending job with its sort keys (order).
+type orderEntry struct {
+	tier int
+	prio uint32
+	j    *model.Job
 }
 
 // consider runs one job through the gates, cheapest and least

@@ -31,12 +31,13 @@ type Scratch struct {
 	bf *profile
 	// shapes are the empty-cluster verdicts (feasible.go), kept from
 	// pass to pass while the nodes and partitions they were found on
-	// stay as nodeCfg and partCfg recorded them (sameConfig); dirty: a
-	// pass planned around reservations, whose narrowed partitions are
-	// its own.
+	// stay as nodeCfg and partCfg recorded them (cfgSame: the partitions'
+	// placement orders were kept too); dirty: a pass planned around
+	// reservations, whose narrowed partitions are its own.
 	shapes  map[shapeKey]string
 	nodeCfg []nodeConfig
 	partCfg map[string]partConfig
+	cfgSame bool
 	dirty   bool
 	// The last plan's Starts, Reasons, StartTimes, StartNodes and
 	// PlannedNodes, emptied for the next plan.
@@ -45,6 +46,9 @@ type Scratch struct {
 	startTimes   map[model.JobID]int64
 	startNodes   map[model.JobID][]string
 	plannedNodes map[string]bool
+	// order's arrays: the jobs with their keys, and in order.
+	entries []orderEntry
+	order   []*model.Job
 	// allocs and names are the first slabs of a pass's Starts' Alloc
 	// lists and StartNodes' names (cutSlab), handed to every pass again.
 	allocs []model.NodeAlloc
@@ -118,7 +122,7 @@ func (sc *Scratch) begin(s *scheduler) {
 		sc.allocs = make([]model.NodeAlloc, 1024)
 		sc.names = make([]string, 1024)
 	}
-	if sc.dirty || !sc.sameConfig(s.c) {
+	if sc.dirty || !sc.cfgSame {
 		clear(sc.shapes)
 	}
 	sc.dirty = len(s.in.Reservations) > 0
@@ -141,11 +145,11 @@ type nodeConfig struct {
 	gpus                          []model.GPU
 }
 
-// partConfig is a partition as the verdicts saw it: the same Partition
-// and the placement order built from it.
+// partConfig is a partition as the last pass saw it: the same Partition,
+// with these nodes.
 type partConfig struct {
 	p     *model.Partition
-	order []int32
+	nodes []string
 }
 
 func (nc *nodeConfig) equal(n *model.Node) bool {
@@ -164,34 +168,22 @@ func configOf(n *model.Node) nodeConfig {
 		features: slices.Clone(n.Features), gpus: slices.Clone(n.GPUs)}
 }
 
-// sameConfig reports whether c's nodes and partitions are those the kept
-// verdicts were found on, and records c's when they are not. The
-// verdicts read nodes' configuration and partitions' placement orders
-// only, never what is allocated: a replay's passes share them all.
-func (sc *Scratch) sameConfig(c *cluster) bool {
-	same := len(sc.nodeCfg) == len(c.nodes) && len(sc.partCfg) == len(c.parts)
-	for i := 0; same && i < len(c.nodes); i++ {
-		same = sc.nodeCfg[i].equal(c.nodes[i])
+// sameNodes reports whether nodes are configured as nodeCfg recorded,
+// and records them when they are not. The verdicts read nodes'
+// configuration and partitions' placement orders only, never what is
+// allocated: a replay's passes share them all.
+func (sc *Scratch) sameNodes(nodes []*model.Node) bool {
+	same := len(sc.nodeCfg) == len(nodes)
+	for i := 0; same && i < len(nodes); i++ {
+		same = sc.nodeCfg[i].equal(nodes[i])
 	}
-	for name, ps := range c.parts {
-		if !same {
-			break
+	if !same {
+		sc.nodeCfg = sc.nodeCfg[:0]
+		for _, n := range nodes {
+			sc.nodeCfg = append(sc.nodeCfg, configOf(n))
 		}
-		pc, ok := sc.partCfg[name]
-		same = ok && pc.p == ps.p && slices.Equal(pc.order, ps.order)
 	}
-	if same {
-		return true
-	}
-	sc.nodeCfg = sc.nodeCfg[:0]
-	for _, n := range c.nodes {
-		sc.nodeCfg = append(sc.nodeCfg, configOf(n))
-	}
-	sc.partCfg = make(map[string]partConfig, len(c.parts))
-	for name, ps := range c.parts {
-		sc.partCfg[name] = partConfig{ps.p, slices.Clone(ps.order)}
-	}
-	return false
+	return same
 }
 
 // end keeps what the pass s grew for the next one. A plan that starts
@@ -212,7 +204,25 @@ func (sc *Scratch) newCluster(nodes []*model.Node, parts map[string]*model.Parti
 	if sc == nil {
 		return newCluster(nodes, parts, true)
 	}
-	sc.c = buildCluster(sc.c, nodes, parts, true)
+	nodesSame := sc.sameNodes(nodes)
+	partsSame := nodesSame && len(sc.partCfg) == len(parts)
+	// A partition keeps its placement order while it is the same
+	// Partition with the same node list, over nodes of the same names
+	// and weights.
+	keep := func(name string, p *model.Partition) bool {
+		pc, ok := sc.partCfg[name]
+		k := nodesSame && ok && pc.p == p && slices.Equal(pc.nodes, p.Nodes)
+		partsSame = partsSame && k
+		return k
+	}
+	sc.c = buildCluster(sc.c, nodes, parts, true, keep)
+	if !partsSame {
+		sc.partCfg = make(map[string]partConfig, len(parts))
+		for name, p := range parts {
+			sc.partCfg[name] = partConfig{p, slices.Clone(p.Nodes)}
+		}
+	}
+	sc.cfgSame = partsSame
 	return sc.c
 }
 
@@ -237,4 +247,20 @@ func (sc *Scratch) newProfile(n int) *profile {
 	clear(p.perUser)
 	sc.bf = p
 	return p
+}
+
+// orderBufs returns empty arrays for order's n entries and its result,
+// the last pass's where sc has them.
+func (sc *Scratch) orderBufs(n int) ([]orderEntry, []*model.Job) {
+	if sc == nil || cap(sc.entries) < n {
+		return make([]orderEntry, 0, n), make([]*model.Job, 0, n)
+	}
+	return sc.entries[:0], sc.order[:0]
+}
+
+// keepOrder keeps order's arrays for the next pass.
+func (sc *Scratch) keepOrder(entries []orderEntry, order []*model.Job) {
+	if sc != nil {
+		sc.entries, sc.order = entries, order
+	}
 }
