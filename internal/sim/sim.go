@@ -132,7 +132,8 @@ type Workload struct {
 	// (Run): it lets passes that can start nothing be skipped (gate.go).
 	need []int
 	// everyPass runs the passes the gate would skip and fails when one
-	// starts a job (tests).
+	// starts a job, each pass whole and without a Scratch (tests: the
+	// reference replay).
 	everyPass bool
 	// planSkips is how many passes the gate's plan rule skipped (tests).
 	planSkips int
@@ -256,10 +257,15 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			in.Pending = g.cut(pending, free, running, now)
 		}
 		var plan *sched.Plan
-		if tl != nil && !w.everyPass {
+		switch {
+		case w.everyPass:
+			// The reference the gate's tests compare with: whole passes,
+			// as the controller runs them (no stop, no Scratch).
+			plan = sched.Schedule(in, now, cfg)
+		case tl != nil:
 			tl.begin(now, w.Nodes)
 			plan = sched.ScheduleUntil(in, now, cfg, tl.stop, &scratch)
-		} else {
+		default:
 			plan = sched.ScheduleUntil(in, now, cfg, nil, &scratch)
 		}
 		res.Passes++
