@@ -31,6 +31,10 @@ type Config struct {
 	// reservations per pass; BfMaxJobUser the most per user.
 	BfWindow, BfResolution     int64
 	BfMaxJobTest, BfMaxJobUser int
+	// BfMaxJobArrayResv is the most reservations one pass makes for the
+	// tasks of one array in one partition (bf_max_job_array_resv,
+	// arrayresv.go); 0 = no bound.
+	BfMaxJobArrayResv int
 }
 
 // Input is everything one scheduling cycle looks at: a consistent snapshot
@@ -191,6 +195,12 @@ type scheduler struct {
 	// allocation per job was a tenth of a deep pass's allocations.
 	allocSlab []model.NodeAlloc
 	nameSlab  []string
+	// arrayStarted counts each array's tasks started in this plan, apart
+	// from running (their count in Input) for arrayRunning.
+	arrayStarted map[model.JobID]int
+	// arrayResv counts reservations per array and partition
+	// (bf_max_job_array_resv, arrayresv.go).
+	arrayResv map[arrayResvKey]int
 }
 
 // cutSlab returns a slice of n entries (no room to grow into its
@@ -362,7 +372,10 @@ func (s *scheduler) start(j *model.Job, picks []pick) {
 		s.lim.charge(j, allocUsage(&started))
 	}
 	if j.IsArrayTask() {
-		s.running[j.ArrayJobID] = s.arrayRunning(j.ArrayJobID) + 1
+		if s.arrayStarted == nil {
+			s.arrayStarted = map[model.JobID]int{}
+		}
+		s.arrayStarted[j.ArrayJobID]++
 	}
 	s.started[nameUser{j.Name, j.UserID}] = true
 }
