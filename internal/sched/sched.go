@@ -147,7 +147,7 @@ func schedule(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
 		if stop != nil && stop(order, k, s.plan) {
 			break
 		}
-		s.consider(j)
+		s.considerTwin(j)
 	}
 	return s.plan
 }
@@ -201,6 +201,9 @@ type scheduler struct {
 	// arrayResv counts reservations per array and partition
 	// (bf_max_job_array_resv, arrayresv.go).
 	arrayResv map[arrayResvKey]int
+	// twin is the last job considered when its verdict may be copied
+	// (twin.go).
+	twin *model.Job
 }
 
 // cutSlab returns a slice of n entries (no room to grow into its
