@@ -234,15 +234,20 @@ func (s *scheduler) order() []*model.Job {
 		j    *model.Job
 	}
 	entries := make([]entry, 0, len(s.in.Pending))
+	// The tier of the last partition seen: a queue is mostly runs of one
+	// partition, and a name compared costs less than one hashed.
+	lastPart, lastTier := "", 0
 	for _, j := range s.in.Pending {
 		if j == nil || j.State != model.JobPending {
 			continue
 		}
-		tier := 0
-		if p := s.in.Partitions[j.Partition]; p != nil {
-			tier = p.PriorityTier
+		if j.Partition != lastPart || lastPart == "" {
+			lastPart, lastTier = j.Partition, 0
+			if p := s.in.Partitions[j.Partition]; p != nil {
+				lastTier = p.PriorityTier
+			}
 		}
-		entries = append(entries, entry{tier, j.Priority, j})
+		entries = append(entries, entry{lastTier, j.Priority, j})
 	}
 	slices.SortFunc(entries, func(a, b entry) int {
 		if c := cmp.Compare(b.tier, a.tier); c != 0 {
