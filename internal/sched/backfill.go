@@ -382,7 +382,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	bf := s.c.bf
 	if (s.cfg.BfMaxJobTest > 0 && bf.count >= s.cfg.BfMaxJobTest) ||
-		(s.cfg.BfMaxJobUser > 0 && bf.perUser[j.UserID] >= s.cfg.BfMaxJobUser) {
+		(s.cfg.BfMaxJobUser > 0 && bf.perUser[j.UserID] >= s.cfg.BfMaxJobUser) || s.arrayResvFull(j) {
 		return
 	}
 	horizon := never
@@ -447,6 +447,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			if s.cfg.BfMaxJobUser > 0 {
 				bf.perUser[j.UserID]++
 			}
+			s.arrayResvMade(j)
 			// Sized for every job that may get a reservation: a deep
 			// queue grew them one doubling (and rehash) at a time.
 			hint := len(s.in.Pending)
