@@ -176,21 +176,27 @@ func (c *Controller) cycle() {
 	// plan's reasons are keyed by jobs of in.Pending (the same records),
 	// and a drain of a large array runs this over every waiting task on
 	// every pass.
+	// The planned starts to commit come from the same walk.
 	depWait := false
+	pp := c.plannedPass(plan, now)
 	for _, j := range in.Pending {
 		if j == nil {
 			continue
 		}
 		reason, ok := plan.Reasons[j.ID]
+		if !ok {
+			continue
+		}
 		depWait = depWait || reason == model.ReasonDependency
-		if ok && j.Reason != reason {
+		if j.Reason != reason {
 			if cmd.Reasons == nil {
 				cmd.Reasons = map[model.JobID]string{}
 			}
 			cmd.Reasons[j.ID] = reason
 		}
+		pp.job(j)
 	}
-	cmd.Planned, cmd.PlannedNodes = c.plannedChanges(in.Pending, plan, now)
+	cmd.Planned, cmd.PlannedNodes = pp.done()
 	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 &&
 		len(cmd.Preempt) == 0 && len(cmd.Planned) == 0 {
 		return

@@ -124,6 +124,7 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 			BfResolution: int64(cfg.Scheduler.BfResolution / time.Second),
 			BfMaxJobTest: cfg.Scheduler.BfMaxJobTest, BfMaxJobUser: cfg.Scheduler.BfMaxJobUser,
 			BfInterval: cfg.Scheduler.BfInterval, SchedMinInterval: cfg.Scheduler.SchedMinInterval,
+			BfMaxJobArrayResv: cfg.Scheduler.BfMaxJobArrayResv,
 		},
 	}
 	st.EnforcePartLimits = "NO"

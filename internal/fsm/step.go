@@ -20,6 +20,11 @@ type CreateStep struct {
 	// they were applied). --overlap steps have no CPU bound, so without
 	// it one job's steps could hold GiBs of controller memory.
 	ExecBudget int64 `json:"exec_budget,omitempty"`
+	// MaxRunning bounds the job's steps running at once, this one
+	// included (0: no bound, as ExecBudget). Each running step's tasks
+	// hold descriptors and goroutines of the agent every user's jobs on
+	// the node share; --overlap steps had no bound but MaxStepCount.
+	MaxRunning int `json:"max_running,omitempty"`
 }
 
 // CreateStepResult is the new step's id, or why there is none.
@@ -34,6 +39,8 @@ var (
 	ErrJobNotReady = errors.New("Job/step already completing or completed")
 	// ErrStepExecBudget: Slurm's step-limit words, with the reason.
 	ErrStepExecBudget = errors.New("Step limit reached for this job: its running steps' argv and environment fill the controller's budget")
+	// ErrStepsRunning: the same words, for MaxRunning.
+	ErrStepsRunning = errors.New("Step limit reached for this job: too many of its steps are running at once")
 )
 
 // StepEnded records that every task of a step ended on one node.
@@ -77,6 +84,17 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 	j := txn.Snapshot().Job(c.Job)
 	if j == nil || j.State != model.JobRunning || j.Completing {
 		return CreateStepResult{Err: ErrJobNotReady}
+	}
+	if c.MaxRunning > 0 {
+		n := 1
+		for _, st := range j.Steps {
+			if !st.Finished() {
+				n++
+			}
+		}
+		if n > c.MaxRunning {
+			return CreateStepResult{Err: ErrStepsRunning}
+		}
 	}
 	if c.ExecBudget > 0 {
 		held := execBytes(c.Spec)

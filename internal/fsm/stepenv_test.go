@@ -69,3 +69,32 @@ func TestStepExecBudget(t *testing.T) {
 		t.Fatalf("running steps: %d, want 2", n)
 	}
 }
+
+// At most MaxRunning steps of a job run at once; an ended one makes room,
+// and an entry logged without the bound is applied as it was then.
+func TestStepsRunningBound(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1}}}}})
+	create := func(bound int) CreateStepResult {
+		return h.apply(TypeCreateStep, &CreateStep{Job: 1, Now: 2, MaxRunning: bound,
+			Layout: []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}}},
+			Spec:   &model.StepSpec{Overlap: true, Argv: []string{"true"}}}).(CreateStepResult)
+	}
+	for i := 0; i < 3; i++ {
+		if r := create(3); r.Err != nil {
+			t.Fatalf("step %d within the bound refused: %v", i, r.Err)
+		}
+	}
+	if r := create(3); r.Err != ErrStepsRunning {
+		t.Fatalf("fourth running step: %+v, want %v", r, ErrStepsRunning)
+	}
+	if r := create(0); r.Err != nil || r.Step != 3 {
+		t.Fatalf("step without a bound (older log entry): %+v", r)
+	}
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Now: 3})
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 1, Node: "n1", Now: 3})
+	if r := create(3); r.Err != nil || r.Step != 4 {
+		t.Fatalf("step after two ended: %+v", r)
+	}
+}

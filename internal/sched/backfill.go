@@ -41,7 +41,7 @@ type profile struct {
 	// steps caches each node's instants and reserved-use step function
 	// (bfsteps.go), built when first read; once built, addRelease and
 	// reserve keep it current, so code that appends to rel[i] or res[i]
-	// any other way must clear steps[i].built.
+	// any other way must reset steps[i].
 	steps []nodeSteps
 	// newDeltas gathers additions until the search reads deltas
 	// (settle): a pass starts thousands of jobs between two
@@ -141,7 +141,7 @@ func (p *profile) addRelease(i int32, r release) {
 		p.rel[i] = fromSlab(&p.relSlab)
 	}
 	p.rel[i] = slices.Insert(p.rel[i], k, r)
-	if p.steps[i].built {
+	if p.steps[i].built() {
 		p.steps[i].addRelease(r)
 	}
 	p.addDelta(r.t, int64(r.cpu), true)
@@ -287,7 +287,7 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 			c.bf.res[p.node] = fromSlab(&c.bf.resSlab)
 		}
 		c.bf.res[p.node] = append(c.bf.res[p.node], rv)
-		if c.bf.steps[p.node].built {
+		if c.bf.steps[p.node].built() {
 			c.bf.steps[p.node].addReserve(rv)
 		}
 		cpus += int64(p.cpus)
@@ -382,7 +382,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	bf := s.c.bf
 	if (s.cfg.BfMaxJobTest > 0 && bf.count >= s.cfg.BfMaxJobTest) ||
-		(s.cfg.BfMaxJobUser > 0 && bf.perUser[j.UserID] >= s.cfg.BfMaxJobUser) {
+		(s.cfg.BfMaxJobUser > 0 && bf.perUser[j.UserID] >= s.cfg.BfMaxJobUser) || s.arrayResvFull(j) {
 		return
 	}
 	horizon := never
@@ -447,6 +447,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			if s.cfg.BfMaxJobUser > 0 {
 				bf.perUser[j.UserID]++
 			}
+			s.arrayResvMade(j)
 			// Sized for every job that may get a reservation: a deep
 			// queue grew them one doubling (and rehash) at a time.
 			hint := len(s.in.Pending)

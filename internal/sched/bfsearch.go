@@ -92,7 +92,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		if t > limitT {
 			continue
 		}
-		a := avail{t, max(1, c.bf.steps[i].cpus/r.cpt)} // visit built the steps
+		a := avail{t, max(1, c.bf.steps[i].nodeCPUs()/r.cpt)} // visit built the steps
 		found = append(found, a)
 		best = heapPush(best, a)
 		bestTasks += a.tasks
@@ -242,7 +242,7 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	st := c.stepsOf(i)
 	ts, e := st.ts, st.e
 	cpu0, mem0 := int(c.cpu[i]), c.mem[i]
-	needCPU := r.cpusOn(unit, st.cpus) // unit is 1 for a packed job
+	needCPU := r.cpusOn(unit, st.nodeCPUs()) // unit is 1 for a packed job
 	// GPUs in use now (as a word: nodes of at most 64 GPUs), and those of
 	// the job's type; releases and reservations apply theirs from the
 	// node's steps (g: none on a node without GPUs, where typeMask is 0).
@@ -251,7 +251,7 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	var g []gpuStep
 	if r.hasGPU() {
 		if n := c.nodes[i]; len(n.GPUs) <= 64 {
-			gpuWord, g = true, st.g
+			gpuWord, g = true, st.gpu()
 			gpu0 = word0(n.AllocGPUs) | word0(c.gpus[i])
 			if r.gpuType == "" {
 				typeMask = 1<<uint(len(n.GPUs)) - 1 // 64 GPUs: every bit
@@ -379,9 +379,9 @@ func (c *cluster) holds(i int32, st *nodeSteps, r *request, unit int, t, end int
 		}
 	}
 	if r.pack {
-		return r.capTasksOn(1, cpu, mem, gpu, st.cpus, st.mem) > 0
+		return r.capTasksOn(1, cpu, mem, gpu, st.nodeCPUs(), c.nodeMem(st, i)) > 0
 	}
-	_, _, ok := r.fits(unit, cpu, mem, gpu, st.cpus, st.mem)
+	_, _, ok := r.fits(unit, cpu, mem, gpu, st.nodeCPUs(), c.nodeMem(st, i))
 	return ok
 }
 

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math"
 	"slices"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -17,13 +18,13 @@ func (c *cluster) windowGPUFree64(i int32, a, b int64, typ string) int {
 	n := c.nodes[i]
 	used := word0(n.AllocGPUs) | word0(c.gpus[i])
 	st := c.stepsOf(i)
-	if st.g != nil {
+	if g := st.gpu(); g != nil {
 		k := st.find(a)
 		if k >= 0 {
-			used &^= st.g[k].rel
+			used &^= g[k].rel
 		}
-		for k = max(k, 0); k < len(st.g) && st.at(k) < b; k++ {
-			used |= st.g[k].res
+		for k = max(k, 0); k < len(g) && st.at(k) < b; k++ {
+			used |= g[k].res
 		}
 	}
 	free := 0
@@ -94,21 +95,49 @@ func heapPop(h []avail) []avail {
 // thousands) take 32 bytes each on a node without GPUs, where one struct
 // of everything took 64: the whole profile of a deep pass now stays in
 // the core's caches far more often.
+//
+// The struct itself is one cache line (64 bytes; the profile's array of
+// them is large, so page-aligned): every node search starts by reading
+// it, and at 96 bytes each read took two lines (the second one cost the
+// unbounded 10k x 50k pass 4% of its L2 misses). So the GPU words sit
+// behind a pointer (read only by GPU jobs on GPU nodes), whether the
+// steps are built is whether ts is set, and the node's size is kept in
+// 32 bits.
 type nodeSteps struct {
 	// ts is each entry's instant t as t<<1, its low bit set when the
 	// entry is a candidate (a release or a reservation's end: the
 	// instants where the node's offer can grow, so the only starts worth
 	// trying besides now+1). Keys keep the instants' order, so find's
 	// binary search reads 8 of them per cache line.
-	ts []int64
+	ts []int64 // nil until built
 	e  []stepEntry
-	g  []gpuStep // nil on a node without GPUs
+	g  *[]gpuStep // nil on a node without GPUs
 	// The node's size, beside the arrays: the earliest-start search
 	// reads it for every node it visits, and the node's own struct is
-	// two more cache misses away.
-	mem   int64
-	cpus  int
-	built bool
+	// two more cache misses away. mem is memBig on a node of more MiB
+	// than an int32 holds (nodeMem then reads the node's).
+	cpus, mem int32
+}
+
+const memBig = -1
+
+// gpu is the GPU words, nil on a node without GPUs.
+func (st *nodeSteps) gpu() []gpuStep {
+	if st.g == nil {
+		return nil
+	}
+	return *st.g
+}
+
+// nodeCPUs is the node's CPUs.
+func (st *nodeSteps) nodeCPUs() int { return int(st.cpus) }
+
+// nodeMem is node i's memory (MiB), from its steps st.
+func (c *cluster) nodeMem(st *nodeSteps, i int32) int64 {
+	if st.mem == memBig {
+		return c.nodes[i].Memory
+	}
+	return int64(st.mem)
 }
 
 // stepEntry is the node at its entry's instant t: rel* what releases at
@@ -125,6 +154,14 @@ type gpuStep struct {
 	rel, res uint64
 }
 
+// built reports whether the steps were built (stepsOf).
+func (st *nodeSteps) built() bool { return st.ts != nil }
+
+// unbuild marks the steps as not built, keeping the entries' memory for
+// the next build (a Scratch lends it to the next pass). ts is dropped:
+// whether it is set is what built reports.
+func (st *nodeSteps) unbuild() { st.ts = nil }
+
 // at is entry k's instant; cand reports whether it is a candidate.
 func (st *nodeSteps) at(k int) int64  { return st.ts[k] >> 1 }
 func (st *nodeSteps) cand(k int) bool { return st.ts[k]&1 != 0 }
@@ -140,11 +177,14 @@ func (st *nodeSteps) build(rel []release, res []reserve, gpu bool) {
 	n := 2*(len(rel)+2*len(res)) + 8
 	if cap(st.e) < n {
 		st.e = make([]stepEntry, 0, n)
+	}
+	if cap(st.ts) < n {
 		st.ts = make([]int64, 0, n)
 	}
 	st.e, st.ts, st.g = st.e[:0], st.ts[:0], nil
 	if gpu {
-		st.g = make([]gpuStep, 0, n)
+		g := make([]gpuStep, 0, n)
+		st.g = &g
 	}
 	for _, r := range rel {
 		st.addRelease(r)
@@ -188,13 +228,13 @@ func (st *nodeSteps) breakAt(t int64) int {
 	if k >= 0 {
 		e = st.e[k]
 		if st.g != nil {
-			g = st.g[k]
+			g = (*st.g)[k]
 		}
 	}
 	st.e = slices.Insert(st.e, k+1, e)
 	st.ts = slices.Insert(st.ts, k+1, t<<1)
 	if st.g != nil {
-		st.g = slices.Insert(st.g, k+1, g)
+		*st.g = slices.Insert(*st.g, k+1, g)
 	}
 	return k + 1
 }
@@ -209,8 +249,9 @@ func (st *nodeSteps) addRelease(r release) {
 		e.relMem += r.mem
 	}
 	if w := word0(r.gpus); st.g != nil && w != 0 {
-		for j := k; j < len(st.g); j++ {
-			st.g[j].rel |= w
+		g := *st.g
+		for j := k; j < len(g); j++ {
+			g[j].rel |= w
 		}
 	}
 }
@@ -227,8 +268,9 @@ func (st *nodeSteps) addReserve(rv reserve) {
 		e.resMem += rv.mem
 	}
 	if w := word0(rv.gpus); st.g != nil && w != 0 {
+		g := *st.g
 		for j := lo; j < hi; j++ {
-			st.g[j].res |= w
+			g[j].res |= w
 		}
 	}
 }
@@ -238,11 +280,13 @@ func (st *nodeSteps) addReserve(rv reserve) {
 func (c *cluster) stepsOf(i int32) *nodeSteps {
 	p := c.bf
 	st := &p.steps[i]
-	if !st.built {
+	if !st.built() {
 		n := c.nodes[i]
 		st.build(p.rel[i], p.res[i], len(n.GPUs) > 0)
-		st.built = true
-		st.cpus, st.mem = n.CPUs, n.Memory
+		st.cpus, st.mem = int32(n.CPUs), memBig
+		if n.Memory <= math.MaxInt32 {
+			st.mem = int32(n.Memory)
+		}
 	}
 	return st
 }

@@ -2,15 +2,20 @@ package sched
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 )
 
 // TestSegTreeFirst compares the tree with a linear scan over random
-// leaves, updates and thresholds.
+// leaves, updates and thresholds (up to 700 leaves), and the tree after
+// the updates with one built from its leaves.
 func TestSegTreeFirst(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
-	for round := range 200 {
+	for round := range 300 {
 		n := 1 + rng.Intn(70)
+		if round%10 == 0 {
+			n = 1 + rng.Intn(700)
+		}
 		leaves := make([]leafVal, n)
 		tr := newSegTree(n)
 		set := func(i int) {
@@ -45,6 +50,14 @@ func TestSegTreeFirst(t *testing.T) {
 			if got := tr.first(from, m); got != want {
 				t.Fatalf("round %d: first(%d, %+v) = %d, want %d", round, from, m, got, want)
 			}
+		}
+		fresh := newSegTree(n)
+		for i := range n {
+			fresh.setLeaf(i, leaves[i])
+		}
+		fresh.build()
+		if !slices.Equal(fresh.v, tr.v) {
+			t.Fatalf("round %d: the tree after updates differs from one built from its leaves", round)
 		}
 	}
 }

@@ -31,6 +31,10 @@ type Config struct {
 	// reservations per pass; BfMaxJobUser the most per user.
 	BfWindow, BfResolution     int64
 	BfMaxJobTest, BfMaxJobUser int
+	// BfMaxJobArrayResv is the most reservations one pass makes for the
+	// tasks of one array in one partition (bf_max_job_array_resv,
+	// arrayresv.go); 0 = no bound.
+	BfMaxJobArrayResv int
 }
 
 // Input is everything one scheduling cycle looks at: a consistent snapshot
@@ -145,7 +149,7 @@ func schedule(in *Input, now int64, cfg Config, stop StopFunc, sc *Scratch) *Pla
 		if stop != nil && stop(order, k, s.plan) {
 			break
 		}
-		s.consider(j)
+		s.considerTwin(j)
 	}
 	sc.end(s)
 	return s.plan
@@ -195,6 +199,15 @@ type scheduler struct {
 	// allocation per job was a tenth of a deep pass's allocations.
 	allocSlab []model.NodeAlloc
 	nameSlab  []string
+	// arrayStarted counts each array's tasks started in this plan, apart
+	// from running (their count in Input) for arrayRunning.
+	arrayStarted map[model.JobID]int
+	// arrayResv counts reservations per array and partition
+	// (bf_max_job_array_resv, arrayresv.go).
+	arrayResv map[arrayResvKey]int
+	// twin is the last job considered when its verdict may be copied
+	// (twin.go).
+	twin *model.Job
 }
 
 // cutSlab returns a slice of n entries (no room to grow into its
@@ -221,15 +234,20 @@ type nameUser struct {
 func (s *scheduler) order() []*model.Job {
 	type entry = orderEntry
 	entries, out := s.sc.orderBufs(len(s.in.Pending))
+	// The tier of the last partition seen: a queue is mostly runs of one
+	// partition, and a name compared costs less than one hashed.
+	lastPart, lastTier := "", 0
 	for _, j := range s.in.Pending {
 		if j == nil || j.State != model.JobPending {
 			continue
 		}
-		tier := 0
-		if p := s.in.Partitions[j.Partition]; p != nil {
-			tier = p.PriorityTier
+		if j.Partition != lastPart || lastPart == "" {
+			lastPart, lastTier = j.Partition, 0
+			if p := s.in.Partitions[j.Partition]; p != nil {
+				lastTier = p.PriorityTier
+			}
 		}
-		entries = append(entries, entry{tier, j.Priority, j})
+		entries = append(entries, entry{lastTier, j.Priority, j})
 	}
 	slices.SortFunc(entries, func(a, b entry) int {
 		if c := cmp.Compare(b.tier, a.tier); c != 0 {
@@ -369,7 +387,10 @@ func (s *scheduler) start(j *model.Job, picks []pick) {
 		s.lim.charge(j, allocUsage(&started))
 	}
 	if j.IsArrayTask() {
-		s.running[j.ArrayJobID] = s.arrayRunning(j.ArrayJobID) + 1
+		if s.arrayStarted == nil {
+			s.arrayStarted = map[model.JobID]int{}
+		}
+		s.arrayStarted[j.ArrayJobID]++
 	}
 	s.started[nameUser{j.Name, j.UserID}] = true
 }

@@ -241,7 +241,7 @@ func (sc *Scratch) newProfile(n int) *profile {
 		newDeltas: old.newDeltas[:0], pack: packSearch{heap: old.pack.heap[:0], pos: old.pack.pos[:0]}}
 	for i := range p.rel {
 		p.rel[i], p.res[i] = p.rel[i][:0], p.res[i][:0]
-		p.steps[i].built = false
+		p.steps[i].unbuild()
 	}
 	clear(p.planned)
 	clear(p.perUser)

@@ -5,6 +5,7 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+	"unsafe"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -78,10 +79,10 @@ func TestNodeStepsPeak(t *testing.T) {
 				var g, rgot uint64
 				k := st.find(a)
 				if k >= 0 {
-					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.g[k].rel
+					c, m, rgot = st.e[k].relCPU, st.e[k].relMem, st.gpu()[k].rel
 				}
 				for k = max(k, 0); k < len(st.e) && st.at(k) < b; k++ {
-					g |= st.g[k].res
+					g |= st.gpu()[k].res
 				}
 				if c != rc || m != rm || rgot != rg || g != wg {
 					t.Fatalf("round %d %s: at %d released %d CPUs %d MiB GPUs %b, reserved GPUs %b over [%d, %d); want %d, %d, %b, %b",
@@ -91,8 +92,8 @@ func TestNodeStepsPeak(t *testing.T) {
 		}
 		for name, st := range map[string]*nodeSteps{"built": &built, "grown": &grown} {
 			var cands []int64
-			if len(st.ts) != len(st.e) || len(st.g) != len(st.e) {
-				t.Fatalf("round %d %s: %d instants, %d entries, %d GPU words", round, name, len(st.ts), len(st.e), len(st.g))
+			if len(st.ts) != len(st.e) || len(st.gpu()) != len(st.e) {
+				t.Fatalf("round %d %s: %d instants, %d entries, %d GPU words", round, name, len(st.ts), len(st.e), len(st.gpu()))
 			}
 			for k := range st.e {
 				if k > 0 && st.at(k) <= st.at(k-1) {
@@ -117,21 +118,36 @@ func TestNodeStepsPeak(t *testing.T) {
 	}
 }
 
+// TestNodeStepsSize keeps a node's steps one cache line (see nodeSteps).
+func TestNodeStepsSize(t *testing.T) {
+	if s := unsafe.Sizeof(nodeSteps{}); s != 64 {
+		t.Fatalf("nodeSteps takes %d bytes, want 64 (one cache line)", s)
+	}
+}
+
 // TestNodeEarliest compares nodeEarliest's one-scan search with the plain
 // definition: window() at each of the node's instants in time order. Half
 // the nodes have GPUs (of two types), and a third of the jobs ask for them.
 func TestNodeEarliest(t *testing.T) {
 	rng := rand.New(rand.NewSource(5))
-	mid, past, gpuMid := 0, 0, 0
+	mid, past, gpuMid, wholeMid, bigMid := 0, 0, 0, 0, 0
 	defer func() {
-		if mid < 50 || past < 20 || gpuMid < 10 {
-			t.Errorf("only %d of 400 cases start between now+1 and never (%d of them GPU jobs), %d past the horizon: the cases test little", mid, gpuMid, past)
+		if mid < 50 || past < 20 || gpuMid < 10 || wholeMid < 5 || bigMid < 2 {
+			t.Errorf("only %d of 400 cases start between now+1 and never (%d of them GPU jobs, %d whole-node memory, %d of those on big nodes), %d past the horizon: the cases test little",
+				mid, gpuMid, wholeMid, bigMid, past)
 		}
 	}()
 	for round := range 400 {
 		node := &model.Node{Name: "n1", CPUs: 1 + rng.Intn(8), Memory: 1000, State: model.NodeUp, Responding: true}
 		node.AllocCPUs = rng.Intn(node.CPUs + 1)
 		node.AllocMem = int64(rng.Intn(1000))
+		// A node of more memory than the steps keep in 32 bits (nodeMem
+		// reads the node's): a job of the whole node's memory still needs
+		// what is allocated given back.
+		big := rng.Intn(2) == 0
+		if big {
+			node.Memory += 1 << 33
+		}
 		if rng.Intn(2) == 0 {
 			for k := range 1 + rng.Intn(8) {
 				node.GPUs = append(node.GPUs, model.GPU{Index: k, Type: []string{"a", "b"}[rng.Intn(2)]})
@@ -162,6 +178,9 @@ func TestNodeEarliest(t *testing.T) {
 			c.reserve([]pick{{node: 0, cpus: 1 + rng.Intn(node.CPUs), mem: int64(rng.Intn(300)), gpus: rng.Intn(1 + len(node.GPUs)/2)}}, "", from, from+1+int64(rng.Intn(40)))
 		}
 		spec := &model.JobSpec{NTasks: 1 + rng.Intn(3), CPUsPerTask: 1, MemPerCPU: int64(rng.Intn(100)), MemPerNode: -1}
+		if rng.Intn(3) == 0 {
+			spec.MemPerNode = 0 // the whole node's memory: its size counts
+		}
 		if rng.Intn(3) == 0 {
 			spec.GPUs = &model.GPUReq{PerNode: 1 + rng.Intn(3), Type: []string{"", "a", "b"}[rng.Intn(3)]}
 		}
@@ -196,10 +215,19 @@ func TestNodeEarliest(t *testing.T) {
 			}
 		}
 		if want > now+1 && want < never {
+			if r.mem == memWholeNode {
+				wholeMid++
+				if big {
+					bigMid++
+				}
+			}
 			mid++
 			if r.hasGPU() {
 				gpuMid++
 			}
+		}
+		if st := c.stepsOf(0); c.nodeMem(st, 0) != node.Memory || st.nodeCPUs() != node.CPUs || (st.mem == memBig) != big {
+			t.Fatalf("round %d: steps keep a node of %d CPUs and %d MiB as %d and %d (%d)", round, node.CPUs, node.Memory, st.nodeCPUs(), c.nodeMem(st, 0), st.mem)
 		}
 		got, next := c.nodeEarliest(0, &r, 1, limit, now, horizon, 0)
 		if got != want {

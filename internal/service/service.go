@@ -257,7 +257,7 @@ func (s *Service) schedConfig() sched.Config {
 	sc := st.Scheduler
 	return sched.Config{DefMemPerCPU: st.DefMemPerCPU, DefMemPerNode: st.DefMemPerNode, Preempt: st.Preempt,
 		Backfill: sc.Backfill, BfWindow: sc.BfWindow, BfResolution: sc.BfResolution,
-		BfMaxJobTest: sc.BfMaxJobTest, BfMaxJobUser: sc.BfMaxJobUser}
+		BfMaxJobTest: sc.BfMaxJobTest, BfMaxJobUser: sc.BfMaxJobUser, BfMaxJobArrayResv: sc.BfMaxJobArrayResv}
 }
 
 // SchedConfig is the scheduler configuration derived from the settings.

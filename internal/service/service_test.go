@@ -242,6 +242,13 @@ func TestUpdateRules(t *testing.T) {
 	if _, err := svc.UpdateJob(as(1000), sel, map[string]string{"Bogus": "1"}); err == nil {
 		t.Error("unknown field accepted")
 	}
+	// A QOS nobody defined would leave every QOS limit behind.
+	if _, err := svc.UpdateJob(as(1000), sel, map[string]string{"QOS": "nosuch"}); err == nil || !strings.Contains(err.Error(), "Invalid qos specification") {
+		t.Errorf("update to an unknown QOS: %v", err)
+	}
+	if res, err := svc.UpdateJob(as(1000), sel, map[string]string{"QOS": "Normal"}); err != nil || res[0].Error != "" {
+		t.Errorf("update to QOS normal: %v %v", err, res)
+	}
 	if err := svc.UpdateNodes(as(1000), []string{"n1"}, map[string]string{"State": "DRAIN", "Reason": "x"}); err == nil {
 		t.Error("user drained a node")
 	}

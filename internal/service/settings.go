@@ -53,6 +53,7 @@ type SchedulerSettings struct {
 	Backfill                   bool
 	BfWindow, BfResolution     int64 // seconds
 	BfMaxJobTest, BfMaxJobUser int
+	BfMaxJobArrayResv          int
 	BfInterval                 time.Duration
 	SchedMinInterval           time.Duration
 }

@@ -260,11 +260,35 @@ func (s *Snapshot) NumQueued() int { return s.queued.Len() }
 // holds nodes (running, suspended, completing).
 func (s *Snapshot) EachAllocated(fn func(*model.Job) bool) { s.each(s.allocated, fn) }
 
+// each walks an index and the job map side by side (both in id order):
+// the next indexed job is most often the job map's next entry (a queue's
+// pending jobs, an array's tasks, are runs of ids), which a step of the
+// map's iterator reaches without the Get (a descent from the root, a
+// binary search per level) per job that was a quarter of a pass over
+// 10,000 pending jobs. Past a few steps it seeks instead.
 func (s *Snapshot) each(idx *immutable.SortedMap[model.JobID, struct{}], fn func(*model.Job) bool) {
 	it := idx.Iterator()
+	jt := s.jobs.Iterator()
+	var at model.JobID // the job map's entry last read: key at, job cur
+	var cur *model.Job
+	read := false
 	for !it.Done() {
 		id, _, _ := it.Next()
-		j, _ := s.jobs.Get(id)
+		for steps := 0; (!read || at < id) && steps < 4 && !jt.Done(); steps++ {
+			at, cur, _ = jt.Next()
+			read = true
+		}
+		if !read || at < id {
+			jt.Seek(id)
+			read = !jt.Done()
+			if read {
+				at, cur, _ = jt.Next()
+			}
+		}
+		var j *model.Job
+		if read && at == id {
+			j = cur
+		}
 		if !fn(j) {
 			return
 		}

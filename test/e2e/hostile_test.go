@@ -345,3 +345,54 @@ func TestSbcastTransfersBoundedPerUser(t *testing.T) {
 	}
 	c.must("scancel", id)
 }
+
+// TestRunningStepsBoundedPerJob: one job runs at most 256 steps at once
+// (4 per allocated CPU if more). Each running task holds descriptors and
+// goroutines of the agent that every user's jobs on the node share, and
+// --overlap steps had no bound but MaxStepCount (40,000): 300 one-task
+// steps in a one-CPU job all ran.
+func TestRunningStepsBoundedPerJob(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1)
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "-c1", "--wrap", "sleep 300")
+	c.waitState(id, "RUNNING", 30*time.Second)
+	// The descriptors of drover up's processes (controller, agent).
+	fds := func() int {
+		n := 0
+		var walk func(pid string)
+		walk = func(pid string) {
+			ents, _ := os.ReadDir("/proc/" + pid + "/fd")
+			n += len(ents)
+			kids, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
+			for _, k := range strings.Fields(string(kids)) {
+				walk(k)
+			}
+		}
+		walk(strconv.Itoa(c.up.Process.Pid))
+		return n
+	}
+	before := fds()
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "steps", id, "300")
+	if code != 0 {
+		t.Fatalf("hostile steps: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile steps: %s(descriptors of drover up and its processes: %d before, %d after)", out, before, fds())
+	var created, refused int
+	if _, err := fmt.Sscanf(out, "created %d refused %d", &created, &refused); err != nil {
+		t.Fatalf("hostile steps reported %q: %v", out, err)
+	}
+	if created > 256 || created == 0 {
+		t.Errorf("one one-CPU job ran %d of 300 steps at once, want 1 to 256", created)
+	}
+	if refused > 0 && !strings.Contains(out, "Step limit reached for this job") {
+		t.Errorf("refusal: %q, want Slurm's step limit words", out)
+	}
+	c.must("scancel", id)
+	c.waitState(id, "CANCELLED", 60*time.Second)
+}

@@ -25,6 +25,11 @@
 //	                        own job whose data never comes; prints "open K
 //	                        later L": the dialled connections the node holds
 //	                        2 s and SECONDS later)
+//	hostile SOCKET steps JOB N  (N overlapping one-task steps `sleep 300`
+//	                        in the caller's own job, their I/O to a
+//	                        listener that holds what the node dials;
+//	                        prints "created K refused R" and the first
+//	                        refusal's words)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -82,6 +87,10 @@ func main() {
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
 		tcpIdle(sock, n, time.Duration(secs)*time.Second)
+	case "steps":
+		job, _ := strconv.Atoi(os.Args[3])
+		n, _ := strconv.Atoi(os.Args[4])
+		manySteps(sock, model.JobID(job), n)
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
@@ -508,4 +517,36 @@ func hog(sock string, n int) {
 	for _, c := range conns {
 		c.Close()
 	}
+}
+
+func manySteps(sock string, job model.JobID, n int) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	created, refused, why := 0, 0, ""
+	for range n {
+		spec := &model.StepSpec{Overlap: true, NTasks: 1, MinNodes: 1, MaxNodes: 1, Argv: []string{"sleep", "300"},
+			IOAddr: ln.Addr().String(), IOKey: "k", Env: []string{"PATH=/usr/bin:/bin"}}
+		if err := call(sock, "CreateStep", localwire.StepCreate{Job: job, Spec: spec}, nil); err != nil {
+			refused++
+			if why == "" {
+				why = err.Error()
+			}
+			continue
+		}
+		created++
+	}
+	fmt.Printf("created %d refused %d\n%s\n", created, refused, why)
 }
