@@ -149,10 +149,9 @@ type Workload struct {
 // the controller would commit them. A job ends at its run time.
 func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 	t0 := time.Now()
-	index := make(map[string]int, len(w.Nodes))
+	index := newNodeIndex(w.Nodes)
 	free, total := 0, 0
-	for i, n := range w.Nodes {
-		index[n.Name] = i
+	for _, n := range w.Nodes {
 		if n.Usable() {
 			free += n.CPUs - n.AllocCPUs
 			total += n.CPUs
@@ -205,7 +204,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			ended = true
 			e := heap.Pop(&ends).(ending)
 			for _, a := range e.job.Alloc {
-				n := w.Nodes[index[a.Node]]
+				n := w.Nodes[index.of(a.Node)]
 				n.AllocCPUs -= a.CPUs
 				n.AllocMem -= a.Mem
 				n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
@@ -292,7 +291,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			}
 			cpus := 0
 			for _, a := range s.Alloc {
-				n := w.Nodes[index[a.Node]]
+				n := w.Nodes[index.of(a.Node)]
 				if n.AllocCPUs+a.CPUs > n.CPUs {
 					return res, fmt.Errorf("sim: node %s oversubscribed by job %d", a.Node, s.Job)
 				}
@@ -388,4 +387,41 @@ func Slice(jobs []Job, start, length int) []Job {
 		}
 	}
 	return out
+}
+
+// nodeIndex finds a node's position by name. The trace model names node k
+// "n(k+1)" (traceWorkload), and the names a plan holds are the nodes' own
+// strings, so the name's number, checked against that node's name, finds
+// it without hashing (a replay looks up every node of every start and
+// reservation); other names go through the map.
+type nodeIndex struct {
+	pos   map[string]int
+	names []string
+}
+
+func newNodeIndex(nodes []*model.Node) *nodeIndex {
+	x := &nodeIndex{pos: make(map[string]int, len(nodes)), names: make([]string, len(nodes))}
+	for i, n := range nodes {
+		x.pos[n.Name], x.names[i] = i, n.Name
+	}
+	return x
+}
+
+// of is name's position (0 for an unknown name, as the map reads).
+func (x *nodeIndex) of(name string) int {
+	if len(name) > 1 && name[0] == 'n' {
+		k := 0
+		for i := 1; i < len(name) && k <= len(x.names); i++ {
+			c := name[i]
+			if c < '0' || c > '9' {
+				k = 0
+				break
+			}
+			k = 10*k + int(c-'0')
+		}
+		if k >= 1 && k <= len(x.names) && x.names[k-1] == name {
+			return k - 1
+		}
+	}
+	return x.pos[name]
 }
