@@ -21,7 +21,7 @@ func TestScratchPlans(t *testing.T) {
 		seeds = 60
 	}
 	var sc sched.Scratch
-	starts, planned := 0, 0
+	starts, planned, preempts := 0, 0, 0
 	for seed := range int64(seeds) {
 		rng := rand.New(rand.NewSource(seed))
 		var c *schedtest.Cluster
@@ -49,6 +49,9 @@ func TestScratchPlans(t *testing.T) {
 			}
 		}
 		cfg := sched.Config{Backfill: seed%2 == 0 || seed%3 == 0}
+		if seed%3 == 2 {
+			cfg.Preempt = sched.Preempt{Type: "partition_prio", Mode: []string{"CANCEL", "REQUEUE", "SUSPEND"}[rng.Intn(3)]}
+		}
 		switch rng.Intn(4) {
 		case 1:
 			cfg.BfWindow, cfg.BfResolution = int64(600*(1+rng.Intn(10))), int64(1+rng.Intn(120))
@@ -67,6 +70,7 @@ func TestScratchPlans(t *testing.T) {
 			}
 			starts += len(got.Starts)
 			planned += len(got.StartTimes)
+			preempts += len(got.Preempts)
 			if err := c.Apply(want, now); err != nil {
 				t.Fatalf("seed %d cycle %d: apply: %v", seed, cycle, err)
 			}
@@ -97,7 +101,8 @@ func TestScratchPlans(t *testing.T) {
 			}
 		}
 	}
-	if starts < seeds || planned < seeds/4 {
-		t.Fatalf("only %d starts and %d planned starts over %d seeds: generator too easy", starts, planned, seeds)
+	t.Logf("%d starts, %d planned starts, %d preemptions over %d seeds", starts, planned, preempts, seeds)
+	if starts < seeds || planned < seeds/4 || preempts == 0 {
+		t.Fatalf("only %d starts, %d planned starts and %d preemptions over %d seeds: generator too easy", starts, planned, preempts, seeds)
 	}
 }
