@@ -172,6 +172,9 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err := checkJobCount(snap, spec, st.MaxJobCount); err != nil {
 		return 0, err
 	}
+	if err := s.checkHeldBytes(st, spec, id); err != nil {
+		return 0, err
+	}
 	if spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir) {
 		return 0, invalid("Invalid working directory")
 	}
