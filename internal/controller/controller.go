@@ -323,13 +323,14 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, scope service.SignalSco
 }
 
 // Reconfigure tells every connected agent that scontrol reconfigure ran:
-// each reads gres.conf again and registers what it finds, as slurmd does.
-func (c *Controller) Reconfigure() {
+// each reads its configuration again (a joined one takes slurmConf first)
+// and registers what it finds, as slurmd does.
+func (c *Controller) Reconfigure(slurmConf string) {
 	c.mu.Lock()
 	conns := slices.Collect(maps.Values(c.agents))
 	c.mu.Unlock()
 	for _, a := range conns {
-		a.send(&nodemsg.Reconfigure{})
+		a.send(&nodemsg.Reconfigure{SlurmConf: slurmConf})
 	}
 }
 

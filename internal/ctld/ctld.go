@@ -98,6 +98,11 @@ func prioritySettings(cfg *slurmconf.Config) service.PriorityConfig {
 	return out
 }
 
+// DefaultMaxUserJobBytes is DroverMaxUserJobBytes's default: what one
+// user's jobs in memory may hold of scripts, argv, environments and
+// submit lines (100 KiB for each of MaxJobCount's 10,000 jobs).
+const DefaultMaxUserJobBytes = 1 << 30
+
 // Settings derives the controller's settings from a parsed slurm.conf.
 func Settings(cfg *slurmconf.Config) *service.Settings {
 	st := &service.Settings{
@@ -126,6 +131,12 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 			BfInterval: cfg.Scheduler.BfInterval, SchedMinInterval: cfg.Scheduler.SchedMinInterval,
 			BfMaxJobArrayResv: cfg.Scheduler.BfMaxJobArrayResv,
 		},
+	}
+	st.MaxUserJobBytes = DefaultMaxUserJobBytes
+	if v, ok := cfg.Get("DroverMaxUserJobBytes"); ok {
+		if mib, err := units.ParseMemMiB(v); err == nil {
+			st.MaxUserJobBytes = mib << 20
+		}
 	}
 	st.EnforcePartLimits = "NO"
 	if v, ok := cfg.Get("EnforcePartLimits"); ok {

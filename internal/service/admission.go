@@ -230,5 +230,23 @@ func checkJobCount(snap *state.Snapshot, spec *model.JobSpec, max int) error {
 	return nil
 }
 
+// checkHeldBytes refuses, for now, a job that would take what its
+// user's jobs in memory hold of scripts, argv, environments and submit
+// lines past MaxUserJobBytes (each distinct spec counted once: an
+// array's tasks share one). As for MaxJobCount sbatch waits and retries:
+// room comes back as the user's jobs end and age out. A user holding
+// nothing may always submit one; root and SlurmUser are not bound.
+func (s *Service) checkHeldBytes(st *Settings, spec *model.JobSpec, id *api.Identity) error {
+	max := st.MaxUserJobBytes
+	if max <= 0 || id.UID == 0 || id.UID == st.SlurmUID {
+		return nil
+	}
+	held := s.store.HeldBytes(id.UID)
+	if held > 0 && held+state.SpecBytes(spec) > max {
+		return ErrQueueFull
+	}
+	return nil
+}
+
 // ErrQueueFull is MaxJobCount reached; transports mark it retryable.
 var ErrQueueFull = api.ErrTryAgain

@@ -126,3 +126,49 @@ func TestMaxJobCount(t *testing.T) {
 		t.Errorf("a 2-task array into 1 free place: %v", err)
 	}
 }
+
+// A user's jobs in memory hold at most MaxUserJobBytes of scripts, argv,
+// environments and submit lines: past it a submission is refused for now
+// (sbatch retries). An array's tasks share one spec and count once, other
+// users and root are not held back.
+func TestMaxUserJobBytes(t *testing.T) {
+	svc, _, _ := setup(t)
+	st := *svc.Settings()
+	st.MaxUserJobBytes = 3 << 20
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
+	big := func(tag string) *model.JobSpec {
+		s := spec()
+		s.Hold = true
+		s.Env = []string{"BIG=" + tag + strings.Repeat("x", 1<<20)}
+		return s
+	}
+	arr := big("array")
+	arr.Array = &model.ArraySpec{Raw: "0-99", TaskIDs: seq(100)}
+	if _, err := svc.SubmitJob(as(1000), arr); err != nil {
+		t.Fatalf("a 100-task array of 1 MiB: %v", err)
+	}
+	if _, err := svc.SubmitJob(as(1000), big("a")); err != nil {
+		t.Fatalf("second MiB: %v", err)
+	}
+	if _, err := svc.SubmitJob(as(1000), big("b")); !errors.Is(err, api.ErrTryAgain) {
+		t.Fatalf("fourth MiB past a 3 MiB bound: %v, want try again", err)
+	}
+	if _, err := svc.SubmitJob(as(1001), big("c")); err != nil {
+		t.Fatalf("another user: %v", err)
+	}
+	for _, tag := range []string{"r1", "r2", "r3", "r4"} {
+		if _, err := svc.SubmitJob(as(0), big(tag)); err != nil {
+			t.Fatalf("root: %v", err)
+		}
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}

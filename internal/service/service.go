@@ -45,8 +45,9 @@ type Notifier interface {
 	// Fetch makes the job's nodes fetch a file (sbcast) and waits for them.
 	Fetch(ctx context.Context, j *model.Job, req api.BroadcastRequest) ([]string, error)
 	// Reconfigure tells every connected node that the configuration was
-	// read again (their agents read gres.conf again).
-	Reconfigure()
+	// read again (their agents read theirs again); slurmConf is the
+	// controller's, for nodes that run on the copy their join brought.
+	Reconfigure(slurmConf string)
 }
 
 // Service implements every controller call.
@@ -169,6 +170,9 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 		return 0, err
 	}
 	if err := checkJobCount(snap, spec, st.MaxJobCount); err != nil {
+		return 0, err
+	}
+	if err := s.checkHeldBytes(st, spec, id); err != nil {
 		return 0, err
 	}
 	if spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir) {

@@ -49,7 +49,7 @@ func (n *notes) SignalStep(j *model.Job, st *model.Step, sig int, term bool) {
 	n.stepSignals = append(n.stepSignals, fmt.Sprintf("%d.%d sig=%d term=%v", j.ID, st.ID, sig, term))
 }
 func (n *notes) AttachStep(*model.Job, *model.Step, string, string) {}
-func (n *notes) Reconfigure()                                       {}
+func (n *notes) Reconfigure(string)                                 {}
 func (n *notes) StepStats(context.Context, *model.Job, model.StepID, bool) ([]api.StepStat, []string, error) {
 	return nil, nil, nil
 }

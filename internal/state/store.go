@@ -38,6 +38,7 @@ type Store struct {
 	cur     atomic.Pointer[Snapshot]
 	mu      sync.Mutex // serialises writers (the FSM) and the change channel
 	changed chan struct{}
+	held    *heldIndex // per user, beside the snapshots (held.go)
 }
 
 // New returns an empty store whose first job id will be firstJobID.
@@ -45,7 +46,7 @@ func New(firstJobID model.JobID) *Store {
 	if firstJobID == 0 {
 		firstJobID = 1
 	}
-	s := &Store{changed: make(chan struct{})}
+	s := &Store{changed: make(chan struct{}), held: newHeldIndex()}
 	s.cur.Store(&Snapshot{
 		NextJobID: firstJobID,
 		jobs:      immutable.NewSortedMap[model.JobID, *model.Job](jobIDs{}),
@@ -101,6 +102,7 @@ func (t *Txn) Snapshot() *Snapshot { return &t.snap }
 func (t *Txn) PutJob(j *model.Job) {
 	old, _ := t.snap.jobs.Get(j.ID)
 	t.snap.stats.count(old, j)
+	t.store.held.replace(old, j)
 	t.snap.jobs = t.snap.jobs.Set(j.ID, j)
 	t.snap.acct.mark(j.ID)
 	if j.Finished() {
@@ -132,6 +134,9 @@ func setIf(m *immutable.SortedMap[model.JobID, struct{}], id model.JobID, in boo
 
 // DeleteJob removes a job record.
 func (t *Txn) DeleteJob(id model.JobID) {
+	if old, ok := t.snap.jobs.Get(id); ok {
+		t.store.held.replace(old, nil)
+	}
 	t.snap.jobs = t.snap.jobs.Delete(id)
 	t.snap.active = t.snap.active.Delete(id)
 	t.snap.queued = t.snap.queued.Delete(id)

@@ -369,9 +369,12 @@ func TestRunningStepsBoundedPerJob(t *testing.T) {
 		walk = func(pid string) {
 			ents, _ := os.ReadDir("/proc/" + pid + "/fd")
 			n += len(ents)
-			kids, _ := os.ReadFile("/proc/" + pid + "/task/" + pid + "/children")
-			for _, k := range strings.Fields(string(kids)) {
-				walk(k)
+			tasks, _ := os.ReadDir("/proc/" + pid + "/task")
+			for _, task := range tasks {
+				kids, _ := os.ReadFile("/proc/" + pid + "/task/" + task.Name() + "/children")
+				for _, k := range strings.Fields(string(kids)) {
+					walk(k)
+				}
 			}
 		}
 		walk(strconv.Itoa(c.up.Process.Pid))
@@ -395,4 +398,39 @@ func TestRunningStepsBoundedPerJob(t *testing.T) {
 	}
 	c.must("scancel", id)
 	c.waitState(id, "CANCELLED", 60*time.Second)
+}
+
+// TestJobBytesBoundedPerUser: what one user's jobs in memory hold of
+// scripts, argv, environments and submit lines is bounded
+// (DroverMaxUserJobBytes, 1 GiB by default): the controller keeps them in
+// memory, and MaxJobCount jobs with a 2 MiB environment each were 20 GiB
+// of it from one user. Past the bound a submission is refused for now
+// (sbatch waits and retries); other users still submit.
+func TestJobBytesBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	other := testUser(t, "drovertest1")
+	c := startUp(t, 1, "--conf", "DroverMaxUserJobBytes=8M")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bigenv", "10", "1536")
+	if code != 0 {
+		t.Fatalf("hostile bigenv: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile bigenv: %s", out)
+	var accepted, refused int
+	if _, err := fmt.Sscanf(out, "accepted %d refused %d", &accepted, &refused); err != nil {
+		t.Fatalf("hostile bigenv reported %q: %v", out, err)
+	}
+	if accepted != 5 || !strings.Contains(out, "temporarily unavailable") {
+		t.Errorf("jobs of 1.5 MiB each under an 8 MiB bound: %d of 10 accepted (want 5), %q", accepted, out)
+	}
+	if o, e, code := c.runAs(other, "", "sbatch", "--hold", "-o", "/dev/null", "--wrap", "true"); code != 0 {
+		t.Errorf("another user's sbatch: exit %d %s %s", code, o, e)
+	}
+	c.run("scancel", "-u", attacker.Username)
+	c.run("scancel", "-u", other.Username)
 }

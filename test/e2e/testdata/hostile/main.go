@@ -30,6 +30,11 @@
 //	                        listener that holds what the node dials;
 //	                        prints "created K refused R" and the first
 //	                        refusal's words)
+//	hostile SOCKET bigenv N KIB  (N held jobs, each with an environment
+//	                        variable of KIB KiB of its own; prints
+//	                        "accepted A refused R" and the first
+//	                        refusal's words: submitted once each, where
+//	                        sbatch would wait and retry)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -91,6 +96,10 @@ func main() {
 		job, _ := strconv.Atoi(os.Args[3])
 		n, _ := strconv.Atoi(os.Args[4])
 		manySteps(sock, model.JobID(job), n)
+	case "bigenv":
+		n, _ := strconv.Atoi(os.Args[3])
+		kib, _ := strconv.Atoi(os.Args[4])
+		bigEnv(sock, n, kib)
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
@@ -549,4 +558,25 @@ func manySteps(sock string, job model.JobID, n int) {
 		created++
 	}
 	fmt.Printf("created %d refused %d\n%s\n", created, refused, why)
+}
+
+func bigEnv(sock string, n, kib int) {
+	accepted, refused, why := 0, 0, ""
+	for i := range n {
+		spec := &model.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "bigenv", Hold: true,
+			TimeLimit: model.Unset, TimeMin: model.Unset, MinNodes: model.Unset, MaxNodes: model.Unset,
+			NTasks: model.Unset, CPUsPerTask: model.Unset, TasksPerNode: model.Unset,
+			MemPerNode: model.Unset, MemPerCPU: model.Unset,
+			Env: []string{fmt.Sprintf("BIG=%d%s", i, strings.Repeat("x", kib<<10))}}
+		var id localwire.JobID
+		if err := call(sock, "SubmitJob", spec, &id); err != nil {
+			refused++
+			if why == "" {
+				why = err.Error()
+			}
+			continue
+		}
+		accepted++
+	}
+	fmt.Printf("accepted %d refused %d\n%s\n", accepted, refused, why)
 }
