@@ -33,6 +33,7 @@ import (
 // 64 MiB of it in the second after its creation (and into every cluster
 // start). In the seq loop both beat fallocate alone; neither beat the
 // other beyond the noise.
+//
 // The log's Sync is an fdatasync. That is as durable as fsync for what
 // Raft needs: fdatasync also commits any metadata needed to read the
 // data back, such as a block the log reached before the zeros did. Only
