@@ -106,7 +106,8 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 			return nil, nil, invalid(err.Error())
 		}
 		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix(),
-			ExecBudget: stepExecBudget(j), MaxRunning: maxRunningSteps(j)})
+			ExecBudget: stepExecBudget(j), MaxRunning: maxRunningSteps(j),
+			NodeTasks: MaxRunningSteps, NodeTasksPerCPU: runningStepsPerCPU})
 		if err != nil {
 			return nil, nil, errCommit(err)
 		}
