@@ -297,6 +297,7 @@ func Run(ctx context.Context, o Options) error {
 	slurmUID := settings.SlurmUID
 	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
 	lim.UserRequests, lim.Exempt = grpcapi.DefaultUserRequests, exempt
+	lim.UserAnswers = grpcapi.DefaultUserAnswerBytes
 	// Both adapters count their calls in one table (sdiag).
 	stats := rpcstats.New()
 	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim, stats)

@@ -25,6 +25,12 @@ type CreateStep struct {
 	// hold descriptors and goroutines of the agent every user's jobs on
 	// the node share; --overlap steps had no bound but MaxStepCount.
 	MaxRunning int `json:"max_running,omitempty"`
+	// NodeTasks bounds the tasks of the job's running steps on each node
+	// of the layout, this step's included: at most NodeTasks, or
+	// NodeTasksPerCPU per CPU the job holds there if more (0: no bound).
+	// MaxRunning alone let steps of many tasks pile onto one node.
+	NodeTasks       int `json:"node_tasks,omitempty"`
+	NodeTasksPerCPU int `json:"node_tasks_per_cpu,omitempty"`
 }
 
 // CreateStepResult is the new step's id, or why there is none.
@@ -39,7 +45,7 @@ var (
 	ErrJobNotReady = errors.New("Job/step already completing or completed")
 	// ErrStepExecBudget: Slurm's step-limit words, with the reason.
 	ErrStepExecBudget = errors.New("Step limit reached for this job: its running steps' argv and environment fill the controller's budget")
-	// ErrStepsRunning: the same words, for MaxRunning.
+	// ErrStepsRunning: the same words, for MaxRunning and NodeTasks.
 	ErrStepsRunning = errors.New("Step limit reached for this job: too many of its steps are running at once")
 )
 
@@ -95,6 +101,9 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 		if n > c.MaxRunning {
 			return CreateStepResult{Err: ErrStepsRunning}
 		}
+	}
+	if c.NodeTasks > 0 && tooManyTasks(j, c) {
+		return CreateStepResult{Err: ErrStepsRunning}
 	}
 	if c.ExecBudget > 0 {
 		held := execBytes(c.Spec)
@@ -174,6 +183,28 @@ func trimSteps(steps []*model.Step) []*model.Step {
 		out = append(out, s)
 	}
 	return out
+}
+
+// tooManyTasks reports whether c's step would take the tasks of j's
+// running steps on one of its nodes past c's bound.
+func tooManyTasks(j *model.Job, c *CreateStep) bool {
+	for _, n := range c.Layout {
+		tasks := len(n.Tasks)
+		for _, st := range j.Steps {
+			if st.Finished() {
+				continue
+			}
+			for _, l := range st.Layout {
+				if l.Node == n.Node {
+					tasks += len(l.Tasks)
+				}
+			}
+		}
+		if tasks > max(c.NodeTasks, c.NodeTasksPerCPU*allocCPUs(j, n.Node)) {
+			return true
+		}
+	}
+	return false
 }
 
 func allocCPUs(j *model.Job, node string) int {

@@ -248,5 +248,26 @@ func (s *Service) checkHeldBytes(st *Settings, spec *model.JobSpec, id *api.Iden
 	return nil
 }
 
+// msgUserStepBytes is CreateStep's refusal past MaxUserJobBytes.
+const msgUserStepBytes = "Step limit reached for this job: the running steps of its user's jobs hold their argv and environment budget in the controller"
+
+// checkHeldStepBytes is checkHeldBytes for a step: the argv and
+// environments of the steps of one user's jobs count against the same
+// bound, apart from the jobs' own (so a full queue does not stop the
+// user's running jobs' sruns). The per-job step budget alone let a user
+// with many running jobs hold GiBs.
+func (s *Service) checkHeldStepBytes(j *model.Job, spec *model.StepSpec) error {
+	st := s.Settings()
+	max := st.MaxUserJobBytes
+	if max <= 0 || j.UserID == 0 || j.UserID == st.SlurmUID {
+		return nil
+	}
+	held := s.store.HeldStepBytes(j.UserID)
+	if held > 0 && held+state.StepExecBytes(spec) > max {
+		return invalid(msgUserStepBytes)
+	}
+	return nil
+}
+
 // ErrQueueFull is MaxJobCount reached; transports mark it retryable.
 var ErrQueueFull = api.ErrTryAgain

@@ -25,11 +25,12 @@ const (
 	MaxStepExecBytes = 16 << 20
 	stepExecPerCPU   = 128 << 10
 	// MaxRunningSteps bounds the steps of one job running at once (or
-	// runningStepsPerCPU per allocated CPU if more): each running task
-	// holds pipes, a connection and goroutines of the node's shared agent,
-	// and --overlap steps are bound by nothing else but MaxStepCount
-	// (40,000). A step per core, and a few overlapping ones beside each,
-	// still fit.
+	// runningStepsPerCPU per allocated CPU if more), and the same figures
+	// the tasks of its running steps on one node (per CPU it holds
+	// there): each running task holds pipes, a connection and goroutines
+	// of the node's shared agent, and --overlap steps are bound by nothing
+	// else but MaxStepCount (40,000). A step per core, and a few
+	// overlapping ones beside each, still fit.
 	MaxRunningSteps    = 256
 	runningStepsPerCPU = 4
 	// maxListLen bounds hostlist expressions and dependency lists, which

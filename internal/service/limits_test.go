@@ -2,6 +2,7 @@ package service
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -171,4 +172,37 @@ func seq(n int) []int {
 		out[i] = i
 	}
 	return out
+}
+
+// The running steps of one user's jobs hold at most MaxUserJobBytes of
+// argv and environment, counted apart from the jobs' own: the per-job
+// step budget alone let a user with many running jobs hold GiBs.
+func TestMaxUserStepBytes(t *testing.T) {
+	svc, d, _ := setup(t)
+	st := *svc.Settings()
+	st.MaxUserJobBytes = 3<<20 + 4096
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
+	step := func(uid uint32, job model.JobID, tag string) error {
+		_, _, err := svc.CreateStep(as(uid), job, stepSpec(func(s *model.StepSpec) {
+			s.Overlap = true
+			s.Env = []string{"BIG=" + tag + strings.Repeat("x", 1<<20)}
+		}))
+		return err
+	}
+	a := running(t, svc, d, 1000, model.NodeAlloc{Node: "n1", CPUs: 1})
+	b := running(t, svc, d, 1000, model.NodeAlloc{Node: "n2", CPUs: 1})
+	for i, job := range []model.JobID{a, b, a} {
+		if err := step(1000, job, strconv.Itoa(i)); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	if err := step(1000, b, "over"); err == nil || !strings.Contains(err.Error(), "Step limit reached") {
+		t.Fatalf("a fourth MiB over two jobs under a 3 MiB bound: %v", err)
+	}
+	c := running(t, svc, d, 1001, model.NodeAlloc{Node: "n2", CPUs: 1})
+	if err := step(1001, c, "other"); err != nil {
+		t.Fatalf("another user's step: %v", err)
+	}
 }

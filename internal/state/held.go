@@ -14,6 +14,10 @@ import (
 // spec counts once, as it is held once: an array's tasks, and jobs
 // submitted alike, share one.
 //
+// Steps are counted apart (stepUsers): a step's argv, --multi-prog argv
+// and environment (up to 2 MiB each) are held while it runs, and the
+// per-job step budget alone let a user with many running jobs hold GiBs.
+//
 // It is an index beside the snapshots, not in them: the service reads it
 // to admit a submission, on the leader only, and each replica builds its
 // own as it applies the log (shared specs are a replica's own too).
@@ -21,6 +25,10 @@ type heldIndex struct {
 	mu    sync.Mutex
 	specs map[*model.JobSpec]*specRef
 	users map[uint32]int64
+	// steps is what each job's steps hold (jobs with steps only), and
+	// stepUsers their sum per user.
+	steps     map[model.JobID]int64
+	stepUsers map[uint32]int64
 }
 
 // specRef is a distinct spec: the user charged for it and the jobs that
@@ -32,7 +40,8 @@ type specRef struct {
 }
 
 func newHeldIndex() *heldIndex {
-	return &heldIndex{specs: map[*model.JobSpec]*specRef{}, users: map[uint32]int64{}}
+	return &heldIndex{specs: map[*model.JobSpec]*specRef{}, users: map[uint32]int64{},
+		steps: map[model.JobID]int64{}, stepUsers: map[uint32]int64{}}
 }
 
 // add counts job j's spec for its user, unless another job holds it.
@@ -67,15 +76,75 @@ func (h *heldIndex) drop(j *model.Job) {
 	}
 }
 
-// replace moves the count from old (nil: a new job) to j.
+// replace moves the count from old (nil: a new job) to j (nil: deleted).
 func (h *heldIndex) replace(old, j *model.Job) {
-	if old != nil && j != nil && old.Spec == j.Spec && old.UserID == j.UserID {
-		return // the common change: state, not spec
+	sameSpec := old != nil && j != nil && old.Spec == j.Spec && old.UserID == j.UserID
+	same := sameSteps(old, j)
+	if sameSpec && same {
+		return // the common change: state, not spec or steps
 	}
 	h.mu.Lock()
-	h.drop(old)
-	h.add(j)
+	if !sameSpec {
+		h.drop(old)
+		h.add(j)
+	}
+	if !same {
+		h.setSteps(old, j)
+	}
 	h.mu.Unlock()
+}
+
+// sameSteps reports whether old and j hold the same steps: step changes
+// replace a job's Steps slice, never an element in place.
+func sameSteps(old, j *model.Job) bool {
+	switch {
+	case old == nil && j == nil:
+		return true
+	case old == nil:
+		return len(j.Steps) == 0
+	case j == nil:
+		return len(old.Steps) == 0
+	}
+	return old.UserID == j.UserID && len(old.Steps) == len(j.Steps) &&
+		(len(j.Steps) == 0 || &old.Steps[0] == &j.Steps[0])
+}
+
+// setSteps moves the count of a job's steps from old to j.
+func (h *heldIndex) setSteps(old, j *model.Job) {
+	if old != nil {
+		if n, ok := h.steps[old.ID]; ok {
+			delete(h.steps, old.ID)
+			if h.stepUsers[old.UserID] -= n; h.stepUsers[old.UserID] <= 0 {
+				delete(h.stepUsers, old.UserID)
+			}
+		}
+	}
+	if j == nil {
+		return
+	}
+	var n int64
+	for _, st := range j.Steps {
+		n += StepExecBytes(st.Spec)
+	}
+	if n > 0 {
+		h.steps[j.ID] = n
+		h.stepUsers[j.UserID] += n
+	}
+}
+
+// StepExecBytes is what a step's argv, --multi-prog argv and environment
+// hold (a finished step has shed all but its argv).
+func StepExecBytes(sp *model.StepSpec) int64 {
+	if sp == nil {
+		return 0
+	}
+	var n int64
+	for _, l := range append([][]string{sp.Argv, sp.Env}, sp.TaskArgv...) {
+		for _, v := range l {
+			n += int64(len(v))
+		}
+	}
+	return n
 }
 
 // SpecBytes is what a spec's script, argv, environment and submit line
@@ -96,4 +165,12 @@ func (s *Store) HeldBytes(uid uint32) int64 {
 	s.held.mu.Lock()
 	defer s.held.mu.Unlock()
 	return s.held.users[uid]
+}
+
+// HeldStepBytes is what the steps of uid's jobs in memory hold of argv
+// and environments.
+func (s *Store) HeldStepBytes(uid uint32) int64 {
+	s.held.mu.Lock()
+	defer s.held.mu.Unlock()
+	return s.held.stepUsers[uid]
 }

@@ -49,3 +49,52 @@ func TestHeldBytes(t *testing.T) {
 		t.Fatalf("after a restore: %d %d, want 0 9", a, b)
 	}
 }
+
+// The steps of a user's jobs are counted apart: a new Steps slice
+// recounts the job's, a deleted job gives its steps' share back, and a
+// restore counts them again.
+func TestHeldStepBytes(t *testing.T) {
+	s := New(1)
+	put := func(j *model.Job) {
+		txn := s.Begin()
+		txn.PutJob(j)
+		txn.Commit(uint64(j.ID))
+	}
+	step := func(env string) *model.Step {
+		return &model.Step{Spec: &model.StepSpec{Argv: []string{"ab"}, Env: []string{env}}}
+	}
+	j := &model.Job{ID: 1, UserID: 7, State: model.JobRunning}
+	put(j)
+	if got := s.HeldStepBytes(7); got != 0 {
+		t.Fatalf("no steps: %d", got)
+	}
+	j = j.Clone()
+	j.Steps = []*model.Step{step("A=1234")}
+	put(j)
+	j = j.Clone()
+	j.Steps = append([]*model.Step{}, j.Steps[0], step("B=12"))
+	put(j)
+	if got := s.HeldStepBytes(7); got != 14 {
+		t.Fatalf("two steps: %d, want 14", got)
+	}
+	j = j.Clone() // a state change keeps the steps
+	j.State = model.JobCompleted
+	put(j)
+	if got, jobs := s.HeldStepBytes(7), s.HeldBytes(7); got != 14 || jobs != 0 {
+		t.Fatalf("after a state change: steps %d jobs %d, want 14 0", got, jobs)
+	}
+	txn := s.Begin()
+	l := txn.LoadJobs()
+	l.Put(j)
+	l.Done()
+	txn.Commit(5)
+	if got := s.HeldStepBytes(7); got != 14 {
+		t.Fatalf("after a restore: %d, want 14", got)
+	}
+	txn = s.Begin()
+	txn.DeleteJob(1)
+	txn.Commit(6)
+	if got := s.HeldStepBytes(7); got != 0 {
+		t.Fatalf("after the delete: %d", got)
+	}
+}

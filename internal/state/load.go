@@ -34,6 +34,7 @@ func (t *Txn) LoadJobs() *JobLoader {
 func (l *JobLoader) Put(j *model.Job) {
 	l.jobs.Set(j.ID, j)
 	l.held.add(j)
+	l.held.setSteps(nil, j)
 	if j.Finished() {
 		return
 	}
@@ -52,6 +53,6 @@ func (l *JobLoader) Done() {
 	s.jobs, s.active, s.queued, s.allocated = l.jobs.Map(), l.active.Map(), l.queued.Map(), l.allocated.Map()
 	h := l.t.store.held
 	h.mu.Lock()
-	h.specs, h.users = l.held.specs, l.held.users
+	h.specs, h.users, h.steps, h.stepUsers = l.held.specs, l.held.users, l.held.steps, l.held.stepUsers
 	h.mu.Unlock()
 }

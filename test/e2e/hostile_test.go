@@ -434,3 +434,47 @@ func TestJobBytesBoundedPerUser(t *testing.T) {
 	c.run("scancel", "-u", attacker.Username)
 	c.run("scancel", "-u", other.Username)
 }
+
+// TestGRPCAnswersBoundedPerUser: the gRPC answers of one local user not
+// yet written to their connections are bounded (64 MiB; past it a new
+// call waits MessageTimeout for them to go out, then is refused "try
+// again"). gRPC queues a call's whole answer until the client reads it,
+// and the reader opens the flow-control window: 30 listings of 10 MiB
+// each that the client never read were all built and held.
+func TestGRPCAnswersBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=2")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	// Ten held jobs with a 1 MiB environment each: a full listing (the
+	// owner gets the environments) is about 10 MiB.
+	if out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bigenv", "10", "1024"); code != 0 || !strings.HasPrefix(out, "accepted 10 ") {
+		t.Fatalf("hostile bigenv: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Cleanup(func() { c.run("scancel", "-u", attacker.Username) })
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "grpclist", "30", "6")
+	if code != 0 {
+		t.Fatalf("hostile grpclist: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile grpclist: %s", out)
+	var answered, refused int
+	if _, err := fmt.Sscanf(out, "answered %d refused %d", &answered, &refused); err != nil {
+		t.Fatalf("hostile grpclist reported %q: %v", out, err)
+	}
+	// One after the other: 64 MiB holds 7 such answers, and the call after
+	// them is refused once MessageTimeout passed.
+	if answered > 8 || answered == 0 || refused != 1 {
+		t.Errorf("unread 10 MiB listings of one user, one after the other: %d answered, %d refused; want 1 to 8 answered, then one refused", answered, refused)
+	}
+	// The user's own reading client still gets its answers.
+	c.extraEnv = []string{"DROVER_TRANSPORT=grpc"}
+	o, e, code := c.runAs(attacker, "", "squeue", "-h", "-u", attacker.Username, "-o", "%i")
+	c.extraEnv = nil
+	if code != 0 || len(strings.Fields(o)) != 10 {
+		t.Errorf("the user's squeue over gRPC: exit %d, %q %s", code, o, e)
+	}
+}

@@ -35,6 +35,9 @@
 //	                        "accepted A refused R" and the first
 //	                        refusal's words: submitted once each, where
 //	                        sbatch would wait and retry)
+//	hostile SOCKET grpclist N SECONDS  (N ListJobs calls on one gRPC
+//	                        connection whose answers are never read;
+//	                        prints "answered A refused R" SECONDS later)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -100,6 +103,10 @@ func main() {
 		n, _ := strconv.Atoi(os.Args[3])
 		kib, _ := strconv.Atoi(os.Args[4])
 		bigEnv(sock, n, kib)
+	case "grpclist":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		grpcList(sock, n, time.Duration(secs)*time.Second)
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
@@ -579,4 +586,91 @@ func bigEnv(sock string, n, kib int) {
 		accepted++
 	}
 	fmt.Printf("accepted %d refused %d\n%s\n", accepted, refused, why)
+}
+
+// grpcList makes up to n ListJobs calls (full specs), one after the
+// other, on one gRPC connection to the socket, and never opens the HTTP/2
+// flow-control window for their answers; it stops at the first call
+// refused with "Resource temporarily unavailable", or one not answered
+// within wait, and prints "answered A refused R": A the calls the
+// controller answered (built, and queued for a reader that never reads).
+func grpcList(sock string, n int, wait time.Duration) {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("dial:", err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	var wmu sync.Mutex
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	wmu.Lock()
+	_, _ = c.Write([]byte(http2.ClientPreface))
+	_ = fr.WriteSettings()
+	wmu.Unlock()
+	// results gets, per stream, whether it was answered (true) or ended
+	// without an answer (false).
+	type result struct {
+		id uint32
+		ok bool
+	}
+	results := make(chan result, 2*n)
+	go func() {
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.MetaHeadersFrame:
+				results <- result{f.StreamID, !f.StreamEnded()}
+			case *http2.PingFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WritePing(true, f.Data)
+					wmu.Unlock()
+				}
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WriteSettingsAck()
+					wmu.Unlock()
+				}
+			}
+		}
+	}()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	answered, refused := 0, 0
+	for i := range n {
+		hb.Reset()
+		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/drover.v1.Drover/ListJobs"},
+			{":authority", "localhost"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		id := uint32(2*i + 1)
+		wmu.Lock()
+		_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndHeaders: true})
+		_ = fr.WriteData(id, true, []byte{0, 0, 0, 0, 0}) // an empty ListJobsRequest
+		wmu.Unlock()
+		ok, timeout := false, time.After(wait)
+	await:
+		for {
+			select {
+			case r := <-results:
+				if r.id == id {
+					ok = r.ok
+					break await
+				}
+			case <-timeout:
+				break await
+			}
+		}
+		if !ok {
+			refused++
+			break
+		}
+		answered++
+	}
+	fmt.Printf("answered %d refused %d\n", answered, refused)
 }
