@@ -65,6 +65,11 @@ type Agent struct {
 	spool    string
 	boot     int64
 
+	// joinedConf is confPath when it is the copy a join brought
+	// (configless): reconfigure replaces it with the controller's.
+	joinedConf string
+	joinMu     sync.Mutex // one takeJoinedConf at a time
+
 	// killWait (KillWait) and cluster (ClusterName) come from slurm.conf
 	// and are updated by the controller at registration and launch, while
 	// steps read them: atomics, not fields under mu (which terminate paths
@@ -155,6 +160,9 @@ func Run(ctx context.Context, o Options) error {
 		boot: bootTime(),
 		jobs: map[uint32]*job{}, ends: map[uint32]*pb.JobEnded{}, pending: map[reportKey]*pendingReport{},
 		outbox: make(chan *pb.AgentMessage, 4096), killAll: o.KillJobsOnExit,
+	}
+	if stateDir != "" && confPath == filepath.Join(stateDir, joinedConfName) {
+		a.joinedConf = confPath
 	}
 	a.cfgp.Store(cfg)
 	sweepTrash(spool, filepath.Join(spool, "super"))
@@ -438,7 +446,11 @@ func (a *Agent) handle(m *pb.ControllerMessage) {
 	case *pb.ControllerMessage_ReportAck:
 		a.acked(x.ReportAck)
 	case *pb.ControllerMessage_Reconfigure:
-		go a.reconfigure()
+		conf := x.Reconfigure.GetSlurmConf()
+		go func() {
+			a.takeJoinedConf(conf)
+			a.reconfigure()
+		}()
 	case *pb.ControllerMessage_EndAck:
 		a.mu.Lock()
 		if e := a.ends[x.EndAck.JobId]; e != nil && (x.EndAck.Run == 0 || x.EndAck.Run == e.Run) {

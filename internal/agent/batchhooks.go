@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os/user"
 	"strconv"
+	"strings"
 
 	"github.com/drover-hpc/drover/internal/executor"
 	"github.com/drover-hpc/drover/internal/model"
@@ -69,12 +70,11 @@ func (batchEnvHook) Name() string { return "env" }
 func (batchEnvHook) Prestart(_ context.Context, bc *batchCtx) error {
 	a, mj, spec := bc.a, bc.mj, bc.mj.Spec
 	env := stepenv.BatchEnv(mj, stepenv.NodeInfo{Name: a.node, CPUs: cpusOn(mj, a.node)}, a.clusterName(), mj.StartTime)
-	env = stepenv.Override(env, "SLURM_CONF="+a.absConf())
-	env = stepenv.Override(env, a.isolationEnv(mj, nil, nodeAlloc(mj, a.node).GPUs, false)...)
+	// One pass over the user's environment for what the node sets.
+	env = stepenv.Override(env, append([]string{"SLURM_CONF=" + a.absConf()},
+		a.isolationEnv(mj, nil, nodeAlloc(mj, a.node).GPUs, false)...)...)
 	env, _ = a.taskProlog(mj, env)
-	if u, err := user.LookupId(strconv.FormatUint(uint64(mj.UserID), 10)); err == nil {
-		env = stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
-	}
+	env = homeAndShell(env, mj.UserID)
 	bc.es = &executor.Spec{
 		Env: env, PidEnv: []string{"SLURM_TASK_PID"}, Dir: spec.WorkDir, UID: mj.UserID, GID: mj.GroupID, Groups: mj.Groups,
 		Append: spec.OpenMode == "append", Umask: umaskOf(spec),
@@ -194,4 +194,25 @@ func batchStdio(mj *model.Job, node string) (stdin, stdout, stderr string) {
 		stdin = stepenv.ResolvePath(spec.WorkDir, stepenv.ExpandPattern(spec.StdIn, fields))
 	}
 	return stdin, stdout, stderr
+}
+
+// homeAndShell is env with HOME (the user's, from the node's passwd entry
+// or directory service) and SHELL=/bin/sh added where it has none, as
+// before: nothing when the user is unknown here. A job that brought both
+// (sbatch and srun export the caller's environment by default) costs no
+// user lookup and no pass over its environment.
+func homeAndShell(env []string, uid uint32) []string {
+	var home, shell bool
+	for _, kv := range env {
+		home = home || strings.HasPrefix(kv, "HOME=")
+		shell = shell || strings.HasPrefix(kv, "SHELL=")
+	}
+	if home && shell {
+		return env
+	}
+	u, err := user.LookupId(strconv.FormatUint(uint64(uid), 10))
+	if err != nil {
+		return env
+	}
+	return stepenv.Default(env, "HOME="+u.HomeDir, "SHELL=/bin/sh")
 }

@@ -3,8 +3,10 @@ package agent
 import (
 	"context"
 	"os"
+	"os/user"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -143,6 +145,71 @@ func TestBatchEnvHookTaskEpilog(t *testing.T) {
 	if b, _ := os.ReadFile(out); string(b) != "7\n" {
 		t.Errorf("TaskEpilog after the script: %q", b)
 	}
+}
+
+// TestBatchEnvHomeAndShell: the script gets HOME from the node's passwd
+// entry and SHELL=/bin/sh only where the job brought none; the job's own
+// (sbatch exports the caller's environment) win; an unknown user gets
+// neither. The node's variables are set over the job's.
+func TestBatchEnvHomeAndShell(t *testing.T) {
+	a, _ := testAgent(t)
+	me, err := user.Current()
+	if err != nil {
+		t.Skip(err)
+	}
+	uid, _ := strconv.ParseUint(me.Uid, 10, 32)
+	for _, c := range []struct {
+		name string
+		uid  uint32
+		env  []string
+		want []string // present, exactly once each
+		not  []string // names absent
+	}{
+		{"none brought", uint32(uid), []string{"A=1"}, []string{"HOME=" + me.HomeDir, "SHELL=/bin/sh", "A=1"}, nil},
+		{"both brought", uint32(uid), []string{"HOME=/h", "SHELL=/bin/zsh"}, []string{"HOME=/h", "SHELL=/bin/zsh"}, nil},
+		{"home brought", uint32(uid), []string{"HOME=/h"}, []string{"HOME=/h", "SHELL=/bin/sh"}, nil},
+		{"shell brought", uint32(uid), []string{"SHELL=/bin/zsh"}, []string{"HOME=" + me.HomeDir, "SHELL=/bin/zsh"}, nil},
+		{"unknown user", 4000000001, []string{"A=1"}, []string{"A=1"}, []string{"HOME", "SHELL"}},
+		{"node's over the job's", uint32(uid), []string{"SLURM_CONF=/x", "HOME=/h", "SHELL=/s"},
+			[]string{"SLURM_CONF=" + a.absConf()}, nil},
+	} {
+		j := testBatchJob(t, &model.JobSpec{Env: c.env})
+		j.model.UserID = c.uid
+		bc := &batchCtx{a: a, j: j, mj: j.model}
+		if err := (batchEnvHook{}).Prestart(context.Background(), bc); err != nil {
+			t.Fatal(err)
+		}
+		for _, kv := range c.want {
+			if n := envCount(bc.es.Env, kv); n != 1 {
+				t.Errorf("%s: %q %d times in %q", c.name, kv, n, bc.es.Env)
+			}
+		}
+		for _, name := range c.not {
+			for _, kv := range bc.es.Env {
+				if strings.HasPrefix(kv, name+"=") {
+					t.Errorf("%s: %q set", c.name, kv)
+				}
+			}
+		}
+		names := map[string]bool{}
+		for _, kv := range bc.es.Env {
+			name, _, _ := strings.Cut(kv, "=")
+			if names[name] {
+				t.Errorf("%s: %s twice in %q", c.name, name, bc.es.Env)
+			}
+			names[name] = true
+		}
+	}
+}
+
+func envCount(env []string, kv string) int {
+	n := 0
+	for _, e := range env {
+		if e == kv {
+			n++
+		}
+	}
+	return n
 }
 
 // TestShortJobReportedByItsEnd: a batch script that ends before

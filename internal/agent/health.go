@@ -162,7 +162,8 @@ func (a *Agent) resendHealth() {
 // diskCheck returns ReasonDiskFull when the spool's or the temporary
 // directory's filesystem has less free space than the threshold:
 // DroverMinFreeSpace in slurm.conf (a size, "512M"), else 1 GiB or 2% of
-// the filesystem, whichever is less.
+// the filesystem, whichever is less; or fewer free inodes than
+// minFreeInodes.
 func (a *Agent) diskCheck() string {
 	fixed := int64(-1)
 	if v, ok := a.conf().Get("DroverMinFreeSpace"); ok {
@@ -184,9 +185,20 @@ func (a *Agent) diskCheck() string {
 		if free < limit {
 			return ReasonDiskFull
 		}
+		// Out of inodes, writes fail with ENOSPC as surely as out of
+		// blocks: each job takes a few in the spool (its directory, the
+		// script, the supervisor's files). Filesystems that allocate
+		// inodes as needed report none (Files 0) and are skipped.
+		if st.Files > 0 && st.Ffree < min(minFreeInodes, st.Files/50) {
+			return ReasonDiskFull
+		}
 	}
 	return ""
 }
+
+// minFreeInodes is the free inodes below which a filesystem is full
+// (2% of its inodes if that is less).
+const minFreeInodes = 4096
 
 // runHealthProgram runs HealthCheckProgram as root; a non-zero exit (or
 // no exit within a minute) is a failure whose reason is the first line the

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"errors"
+	"os"
 	"strings"
 
 	pb "github.com/drover-hpc/drover/api/drover/v1"
@@ -101,6 +102,43 @@ func (a *Agent) reconfigureGres() {
 }
 
 var errNodeGone = errors.New("this node is not defined in it")
+
+// takeJoinedConf replaces the slurm.conf a join brought with text, the
+// controller's as it read it for this reconfigure: a joined node has no
+// slurm.conf of its own to read again (Slurm's configless slurmd takes
+// the files slurmctld sends likewise). A text that does not parse, or
+// does not define this node, is not taken (reconfigure then keeps the
+// configuration, as for a local file); a node with a slurm.conf of its
+// own ignores it.
+func (a *Agent) takeJoinedConf(text string) {
+	if a.joinedConf == "" || text == "" {
+		return
+	}
+	a.joinMu.Lock()
+	defer a.joinMu.Unlock()
+	if old, err := os.ReadFile(a.joinedConf); err == nil && string(old) == text {
+		return
+	}
+	tmp := a.joinedConf + ".new"
+	err := os.WriteFile(tmp, []byte(text), 0o644)
+	if err == nil {
+		var cfg *slurmconf.Config
+		if cfg, err = slurmconf.Load(tmp); err == nil {
+			if _, ok := cfg.Node(a.node); !ok {
+				err = errNodeGone
+			}
+		}
+	}
+	if err == nil {
+		err = os.Rename(tmp, a.joinedConf)
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		a.log.Warn("reconfigure: the controller's slurm.conf not taken; the joined copy stays", "err", err)
+		return
+	}
+	a.log.Info("reconfigure: took the controller's slurm.conf", "path", a.joinedConf)
+}
 
 // restartOnly lists the settings that changed between old and cfg but
 // take effect only when the agent starts again.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net"
-	"os/user"
 	"strconv"
 	"time"
 
@@ -123,11 +122,9 @@ func (stepEnvHook) Prestart(_ context.Context, sc *stepCtx) error {
 		sc.srunHost = spec.SrunHost
 	}
 	base := stepenv.BatchEnv(&sc.jm, stepenv.NodeInfo{Name: a.node, CPUs: s.local.CPUs}, a.clusterName(), sc.jm.StartTime)
-	base = stepenv.Override(base, "SLURM_CONF="+a.absConf())
-	base = stepenv.Override(base, a.isolationEnv(&sc.jm, s.local.CPUIDs, s.local.GPUs, true)...)
-	if u, err := user.LookupId(strconv.FormatUint(uint64(sc.jm.UserID), 10)); err == nil {
-		base = stepenv.Default(base, "HOME="+u.HomeDir, "SHELL=/bin/sh")
-	}
+	base = stepenv.Override(base, append([]string{"SLURM_CONF=" + a.absConf()},
+		a.isolationEnv(&sc.jm, s.local.CPUIDs, s.local.GPUs, true)...)...)
+	base = homeAndShell(base, sc.jm.UserID)
 	sc.base = base
 	sc.dir = spec.WorkDir
 	if sc.dir == "" {

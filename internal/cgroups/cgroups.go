@@ -55,6 +55,14 @@ type Limits struct {
 	MemSwapBytes int64  // memory plus swap (v2: swap = MemSwap - Memory)
 	PidsMax      int64
 	DenyDevices  []Device // refused; every other device stays allowed
+	// InParentFreezer (v1, a sub-group; creation only): the group's
+	// processes stay in its parent's freezer group, one directory fewer
+	// to make and remove. It is then frozen only with its parent
+	// (Freeze: ErrNoFreezer), and listed and killed through its own
+	// memory group (Kill cannot stop it forking meanwhile: meant for a
+	// group whose parent's Kill follows, a batch step's). v2 has one
+	// directory for every controller: ignored there.
+	InParentFreezer bool
 }
 
 // Stats is what a group used.

@@ -122,7 +122,7 @@ func TestV1LimitsAndPlacement(t *testing.T) {
 	if !regexpMatch(`Cpus_allowed_list:\s+0\n`, s) {
 		t.Errorf("not bound to CPU 0:\n%s", s)
 	}
-	ctrls := []string{"memory", "freezer", "pids"}
+	ctrls := []string{"memory", "freezer", "cpuacct"}
 	if m.Layout() == LayoutV2 {
 		ctrls = []string{"0:"}
 	}
@@ -132,19 +132,20 @@ func TestV1LimitsAndPlacement(t *testing.T) {
 		}
 	}
 	if m.Layout() == LayoutV1 {
-		// A step that sets no CPUs or devices of its own stays in
-		// its job's cpuset and devices groups (none made for it).
-		for _, c := range []string{"cpuset", "devices"} {
+		// A step that sets no CPUs, devices or pids limit of its own
+		// stays in its job's cpuset, devices and pids groups (none made
+		// for it).
+		for _, c := range []string{"cpuset", "devices", "pids"} {
 			if !regexpMatch(c+`[^\n]*:/drover-test-\d+/node1/job_1\n`, s) {
 				t.Errorf("not in the job's %s group:\n%s", c, s)
 			}
 		}
 		m1 := m.(*v1Manager)
-		for _, c := range []string{"cpuset", "devices"} {
+		for _, c := range []string{"cpuset", "devices", "pids"} {
 			if _, err := os.Stat(filepath.Join(m1.ctl[c], m1.root, "job_1/step_0")); !errors.Is(err, os.ErrNotExist) {
 				t.Errorf("%s group made for a step without limits there (%v)", c, err)
 			}
-			if _, err := os.Stat(filepath.Join(m1.ctl[c], m1.root, "job_1/step_1")); err != nil {
+			if _, err := os.Stat(filepath.Join(m1.ctl[c], m1.root, "job_1/step_1")); err != nil && c != "pids" {
 				t.Errorf("%s group of a step with limits there: %v", c, err)
 			}
 		}
@@ -211,7 +212,7 @@ func TestV1LimitOnlyGroupsShared(t *testing.T) {
 	targets, _ := job.Targets()
 	for i, mt := range m1.dirs {
 		want := filepath.Join(mt, m1.root, "job_7")
-		if _, shared := m1.limitOnly[mt]; shared {
+		if m1.shareable(mt, Limits{MemoryBytes: 64 << 20}) {
 			want = filepath.Join(mt, m1.root)
 		}
 		if targets[i] != want {
@@ -225,14 +226,14 @@ func TestV1LimitOnlyGroupsShared(t *testing.T) {
 	bareDirs, _ := bare.Targets()
 	for i, mt := range m1.dirs {
 		want := filepath.Join(mt, m1.root, "job_7/step_1")
-		if _, shared := m1.limitOnly[mt]; shared {
+		if m1.shareable(mt, Limits{}) {
 			want = filepath.Join(mt, m1.root) // past the job, which has no directory there
 		}
 		if bareDirs[i] != want {
 			t.Errorf("bare step target %d = %s, want %s", i, bareDirs[i], want)
 		}
 	}
-	step, err := m.Create("job_7/step_0", Limits{CPUs: "0", DenyDevices: []Device{{'c', 240, 7}}})
+	step, err := m.Create("job_7/step_0", Limits{CPUs: "0", DenyDevices: []Device{{'c', 240, 7}}, PidsMax: 100})
 	if err != nil {
 		t.Fatal(err)
 	}

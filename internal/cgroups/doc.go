@@ -11,7 +11,10 @@
 // its end (Kill everything inside, Delete).
 //
 // On v1 a group is a directory in the cpuset, cpuacct, memory, devices,
-// freezer and pids hierarchies (not cpu: no shares or quotas are set); on
+// freezer and pids hierarchies (not cpu: no shares or quotas are set),
+// except where it would only repeat its parent's (no cpuset, devices or
+// pids limit of its own; the freezer of a batch step): directories cost
+// the kernel more than anything else a job's start and end do here; on
 // v2 one directory, with cpuset, cpu, memory and pids delegated down to
 // it. NewAt works on another base (tests give a directory that mimics a
 // hierarchy).

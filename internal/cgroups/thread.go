@@ -45,7 +45,7 @@ func EnterThread(dirs []string) (restore func() error, err error) {
 		return nil, err
 	}
 	for _, d := range dirs {
-		if err := writeFile(d, "tasks", tid); err != nil {
+		if err := writeJoin(d, tid); err != nil {
 			return nil, err
 		}
 	}
@@ -80,6 +80,68 @@ var (
 	homeTasks = map[string]int{}
 )
 
+// joinTasks are the tasks files of the groups threads were last moved
+// into, open for writing (joinCacheSize at most, the least recently used
+// closed first; joinOrder oldest first). Every batch launch joins the
+// node's groups in the hierarchies where jobs set no limit (devices,
+// pids), and a job's steps join its groups where they set none of their
+// own: opening a tasks file costs about three times the write that moves
+// the thread.
+var (
+	joinMu    sync.Mutex
+	joinTasks = map[string]int{}
+	joinOrder []string
+)
+
+const joinCacheSize = 16
+
+// writeJoin moves thread tid into the group dir. A descriptor kept from
+// an earlier launch whose group was removed since (perhaps made again at
+// the same path: a requeued job) fails the write (ENODEV): the file is
+// then opened afresh. The lock is held through the write, as in
+// writeHome: an evicted descriptor's number must not be written to once
+// reused.
+func writeJoin(dir, tid string) error {
+	joinMu.Lock()
+	defer joinMu.Unlock()
+	if fd, ok := joinTasks[dir]; ok {
+		if writeTid(fd, tid) == nil {
+			i := slices.Index(joinOrder, dir)
+			joinOrder = append(slices.Delete(joinOrder, i, i+1), dir)
+			return nil
+		}
+		unix.Close(fd)
+		delete(joinTasks, dir)
+		joinOrder = slices.DeleteFunc(joinOrder, func(d string) bool { return d == dir })
+	}
+	p := filepath.Join(dir, "tasks")
+	fd, err := openRetry(p, unix.O_WRONLY|unix.O_CLOEXEC)
+	if err != nil {
+		return &os.PathError{Op: "open", Path: p, Err: err}
+	}
+	if err := writeTid(fd, tid); err != nil {
+		unix.Close(fd)
+		return &os.PathError{Op: "write " + strconv.Quote(tid), Path: p, Err: err}
+	}
+	if len(joinOrder) == joinCacheSize {
+		unix.Close(joinTasks[joinOrder[0]])
+		delete(joinTasks, joinOrder[0])
+		joinOrder = slices.Delete(joinOrder, 0, 1)
+	}
+	joinTasks[dir] = fd
+	joinOrder = append(joinOrder, dir)
+	return nil
+}
+
+func writeTid(fd int, tid string) error {
+	for {
+		_, err := unix.Write(fd, []byte(tid))
+		if err != unix.EINTR {
+			return err
+		}
+	}
+}
+
 // writeHome moves thread tid back into the home group dir. The lock is
 // held through the write: a failed restore elsewhere closes the cached
 // descriptors, whose numbers must not be written to once reused.
@@ -94,16 +156,10 @@ func writeHome(dir, tid string) error {
 		}
 		homeTasks[dir] = fd
 	}
-	for {
-		_, err := unix.Write(fd, []byte(tid))
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return &os.PathError{Op: "write " + strconv.Quote(tid), Path: filepath.Join(dir, "tasks"), Err: err}
-		}
-		return nil
+	if err := writeTid(fd, tid); err != nil {
+		return &os.PathError{Op: "write " + strconv.Quote(tid), Path: filepath.Join(dir, "tasks"), Err: err}
 	}
+	return nil
 }
 
 // homeDirs is, for each of dirs, the group of the same hierarchy this

@@ -23,11 +23,10 @@ type v1Manager struct {
 	dirs  []string          // mount directories used, each once
 	ctl   map[string]string // controller → mount directory
 	cpuMt string            // the cpuset mount ("" if none)
-	// limitOnly: mount directory → the controllers used there, when
-	// every one of them only confines (cpuset, devices): nothing is read
-	// or listed there, so a group that sets none of their limits can
-	// keep its processes in its parent's directory (see Create).
-	limitOnly map[string][]string
+	// ctls: mount directory → the controllers used there. Where every
+	// one of them can be left to a group's parent (see shareable), the
+	// group may keep its processes in its parent's directory.
+	ctls map[string][]string
 
 	once      sync.Once
 	memswOnce sync.Once
@@ -55,33 +54,45 @@ func newV1(ms []mount, root string) (*v1Manager, error) {
 		return nil, errors.New("cgroups: no v1 memory hierarchy")
 	}
 	m.cpuMt = m.ctl["cpuset"]
-	m.limitOnly = map[string][]string{}
-	for _, mt := range m.dirs {
-		var cs []string
-		for c, d := range m.ctl {
-			if d == mt {
-				cs = append(cs, c)
-			}
-		}
-		if !slices.ContainsFunc(cs, func(c string) bool { return c != "cpuset" && c != "devices" }) {
-			m.limitOnly[mt] = cs
-		}
+	m.ctls = map[string][]string{}
+	for c, d := range m.ctl {
+		m.ctls[d] = append(m.ctls[d], c)
 	}
 	return m, nil
 }
 
-// setsNothingIn: l sets no limit of the controllers cs.
-func (l Limits) setsNothingIn(cs []string) bool {
-	for _, c := range cs {
-		switch c {
-		case "cpuset":
-			if l.CPUs != "" || l.Mems != "" {
-				return false
-			}
-		case "devices":
-			if len(l.DenyDevices) > 0 {
-				return false
-			}
+// setsIn: l sets a limit of controller c.
+func (l Limits) setsIn(c string) bool {
+	switch c {
+	case "cpuset":
+		return l.CPUs != "" || l.Mems != ""
+	case "devices":
+		return len(l.DenyDevices) > 0
+	case "pids":
+		return l.PidsMax > 0
+	case "memory":
+		return l.MemoryBytes > 0 || l.MemSwapBytes > 0
+	}
+	return false
+}
+
+// shareable: a group with limits l may keep its processes in its
+// parent's directory of mount mt. cpuset and devices only confine
+// (nothing is read or listed there): a group that sets none of their
+// limits has its parent's. pids without pids.max confines nothing and
+// only counts, which the group's own tracking directory does as well
+// (Stats). The freezer is what a group is frozen and killed by: left to
+// the parent only where the caller asked (Limits.InParentFreezer). Every
+// other controller is read per group.
+func (m *v1Manager) shareable(mt string, l Limits) bool {
+	for _, c := range m.ctls[mt] {
+		switch {
+		case l.setsIn(c):
+			return false
+		case c == "cpuset" || c == "devices" || c == "pids":
+		case c == "freezer" && l.InParentFreezer:
+		default:
+			return false
 		}
 	}
 	return true
@@ -90,10 +101,12 @@ func (l Limits) setsNothingIn(cs []string) bool {
 func (m *v1Manager) Layout() Layout { return LayoutV1 }
 
 // Create makes the group's directory in each hierarchy, except where
-// the group would only confine (cpuset, devices) and l sets nothing
-// there: its processes then go into its nearest ancestor's directory (a
-// batch step has its job's CPUs and devices), which holds the same limits
-// and saves a directory made, filled and removed per job. Such a group's
+// the group would only confine (cpuset, devices, pids) and l sets
+// nothing there, or where l.InParentFreezer leaves the freezer to the
+// parent (see shareable): its processes then go into its nearest
+// ancestor's directory (a batch step has its job's CPUs and devices, and
+// is frozen and killed with its job), which holds the same limits and
+// saves a directory made, filled and removed per job. Such a group's
 // Targets name the parent there; Delete still removes rel everywhere (a
 // sub-group with limits of its own may have made it).
 func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
@@ -101,23 +114,33 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.InParentFreezer && !strings.Contains(rel, "/") {
+		// The node's freezer would be frozen and killed with it.
+		return nil, errors.New("cgroups: " + rel + " has no parent group to share a freezer with")
+	}
 	m.once.Do(m.init)
-	g := &v1Group{m: m, rel: rel, targets: make([]string, 0, len(m.dirs))}
+	g := &v1Group{m: m, rel: rel, targets: make([]string, 0, len(m.dirs)), own: make([]bool, 0, len(m.dirs))}
 	for _, mt := range m.dirs {
-		dir := filepath.Join(mt, m.root, rel)
-		if cs, ok := m.limitOnly[mt]; ok && l.setsNothingIn(cs) {
+		top := filepath.Join(mt, m.root)
+		dir := filepath.Join(top, rel)
+		own := true
+		if m.shareable(mt, l) {
+			own = false
 			// The nearest group above that has a directory here (a
 			// step's job may share the node's too).
-			top := filepath.Join(mt, m.root)
 			dir = filepath.Dir(dir)
 			for strings.HasPrefix(dir, top+"/") && !exists(dir, "") {
 				dir = filepath.Dir(dir)
 			}
 		}
-		if err := m.mkdir(mt, dir); err != nil {
-			return nil, err
+		// An ancestor's directory just seen to exist needs no mkdir.
+		if own || dir == top {
+			if err := m.mkdir(mt, dir); err != nil {
+				return nil, err
+			}
 		}
 		g.targets = append(g.targets, dir)
+		g.own = append(g.own, own)
 	}
 	if err := g.Update(l); err != nil {
 		_ = g.Delete()
@@ -195,9 +218,14 @@ func (m *v1Manager) Open(rel string) (Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &v1Group{m: m, rel: rel}
+	g := &v1Group{m: m, rel: rel, own: make([]bool, len(m.dirs))}
 	if _, err := os.Stat(g.dir("memory")); err != nil {
 		return nil, ErrNotFound
+	}
+	// Where it has no directory of its own it lives in its parent's
+	// (Create): a previous agent's group is known by what exists.
+	for i, mt := range m.dirs {
+		g.own[i] = mt == m.ctl["memory"] || exists(filepath.Join(mt, m.root, rel), "")
 	}
 	return g, nil
 }
@@ -223,12 +251,15 @@ type v1Group struct {
 	m       *v1Manager
 	rel     string
 	targets []string // from Create: where its processes go, per mount (nil: its own directories)
+	// own, per mount: the group has its own directory there (else its
+	// processes are in an ancestor's, see Create).
+	own []bool
 }
 
 func (g *v1Group) Rel() string { return g.rel }
 
 // dir is the group's directory in the hierarchy of controller c; "" when
-// that controller is not mounted.
+// that controller is not mounted. It may not exist: see ownDir.
 func (g *v1Group) dir(c string) string {
 	mt := g.m.ctl[c]
 	if mt == "" {
@@ -237,11 +268,30 @@ func (g *v1Group) dir(c string) string {
 	return filepath.Join(mt, g.m.root, g.rel)
 }
 
+// ownDir is dir(c) where the group has a directory of its own in c's
+// hierarchy, "" where it lives in its parent's (what is in the parent's
+// directory is not only this group's: it must not be frozen, listed or
+// counted as this group) or c is not mounted.
+func (g *v1Group) ownDir(c string) string {
+	mt := g.m.ctl[c]
+	if mt == "" {
+		return ""
+	}
+	if i := slices.Index(g.m.dirs, mt); i >= 0 && g.own != nil && !g.own[i] {
+		return ""
+	}
+	return filepath.Join(mt, g.m.root, g.rel)
+}
+
 func (g *v1Group) Update(l Limits) error {
 	for i, mt := range g.m.dirs {
-		if cs, ok := g.m.limitOnly[mt]; ok && g.targets != nil && g.targets[i] != filepath.Join(mt, g.m.root, g.rel) &&
-			!l.setsNothingIn(cs) {
-			return fmt.Errorf("cgroups: %s lives in its parent's %s group: no limit of its own there", g.rel, strings.Join(cs, ","))
+		if g.own == nil || g.own[i] {
+			continue
+		}
+		for _, c := range g.m.ctls[mt] {
+			if l.setsIn(c) {
+				return fmt.Errorf("cgroups: %s lives in its parent's %s group: no limit of its own there", g.rel, c)
+			}
 		}
 	}
 	if d := g.dir("cpuset"); d != "" {
@@ -329,10 +379,11 @@ func (g *v1Group) dirsAll() []string {
 }
 
 // trackDir is the hierarchy used to list processes: freezer, else pids,
-// else memory.
+// else memory, the first where the group has its own directory (memory
+// always: it is never shared).
 func (g *v1Group) trackDir() string {
 	for _, c := range []string{"freezer", "pids", "memory"} {
-		if d := g.dir(c); d != "" {
+		if d := g.ownDir(c); d != "" {
 			return d
 		}
 	}
@@ -360,10 +411,34 @@ func (g *v1Group) Stats() (Stats, error) {
 			st.UserCPU, st.SystemCPU = time.Duration(ks["user"])*10*time.Millisecond, time.Duration(ks["system"])*10*time.Millisecond
 		}
 	}
-	if p := g.dir("pids"); p != "" {
+	if p := g.ownDir("pids"); p != "" {
 		st.Pids, _ = readInt(p, "pids.current")
+	} else if g.m.ctl["pids"] != "" {
+		// In its parent's pids group: counted as the pids controller
+		// does (threads), through its own directory.
+		st.Pids = tasksUnder(g.trackDir())
 	}
 	return st, nil
+}
+
+// tasksUnder counts the threads of the group dir and its descendants.
+func tasksUnder(dir string) int64 {
+	b, err := readFile(dir, "tasks")
+	if err != nil {
+		return 0
+	}
+	n := int64(strings.Count(string(b), "\n"))
+	var st syscall.Stat_t
+	if syscall.Stat(dir, &st) == nil && st.Nlink == 2 { // a leaf (see oomKillsV1)
+		return n
+	}
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			n += tasksUnder(filepath.Join(dir, e.Name()))
+		}
+	}
+	return n
 }
 
 // oomKillsV1 counts the OOM kills of the memory group dir and its
@@ -396,10 +471,13 @@ func oomKillsV1(dir string) uint64 {
 // Kill freezes the group (so nothing in it forks meanwhile), SIGKILLs
 // every process of its subtree and thaws it (a frozen process dies only
 // once thawed), until none is left. Sub-groups frozen on their own (a
-// suspended step) are thawed too: their processes could never die.
+// suspended step) are thawed too: their processes could never die. A
+// group in its parent's freezer is not frozen (that would stop its
+// parent's other processes): killed round after round, as on a machine
+// without a freezer; its parent's Kill, which follows, freezes.
 func (g *v1Group) Kill(ctx context.Context) error {
 	var freeze, thaw func() error
-	if fz := g.dir("freezer"); fz != "" {
+	if fz := g.ownDir("freezer"); fz != "" {
 		freeze = func() error { return writeFile(fz, "freezer.state", "FROZEN") }
 		thaw = func() error {
 			// Pre-order: each group after its parent.
@@ -419,7 +497,9 @@ func (g *v1Group) Delete() error {
 	// sub-group. When the hierarchy Kill lists goes at the first try,
 	// Kill would have found nobody: this saves its walk (a directory
 	// read and a cgroup.procs read per group), the usual end of a job
-	// whose processes have all exited.
+	// whose processes have all exited. That hierarchy is one where the
+	// group has its own directory (trackDir): in an ancestor's, ENOENT
+	// would read as gone and skip the kill.
 	td := g.trackDir()
 	gone := td != "" && rmdirGone(td)
 	if !gone {
@@ -439,7 +519,7 @@ func (g *v1Group) Delete() error {
 }
 
 func (g *v1Group) Freeze(frozen bool) error {
-	fz := g.dir("freezer")
+	fz := g.ownDir("freezer")
 	if fz == "" {
 		return ErrNoFreezer
 	}

@@ -242,14 +242,14 @@ exec >/dev/null 2>&1; setsid sleep 300 & setsid sh -c 'sleep 300; :' &`)
 	assertGone(t, m, "job_1")
 }
 
-// waitProcs waits until g holds at least n processes.
-func waitProcs(t *testing.T, g Group, n int) {
+// waitProcs waits until g holds at least n processes, and lists them.
+func waitProcs(t *testing.T, g Group, n int) []int {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		p, _ := g.Procs()
 		if len(p) >= n {
-			return
+			return p
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("%s holds %v, want %d processes", g.Rel(), p, n)

@@ -176,21 +176,27 @@ func (c *Controller) cycle() {
 	// plan's reasons are keyed by jobs of in.Pending (the same records),
 	// and a drain of a large array runs this over every waiting task on
 	// every pass.
+	// The planned starts to commit come from the same walk.
 	depWait := false
+	pp := c.plannedPass(plan, now)
 	for _, j := range in.Pending {
 		if j == nil {
 			continue
 		}
 		reason, ok := plan.Reasons[j.ID]
+		if !ok {
+			continue
+		}
 		depWait = depWait || reason == model.ReasonDependency
-		if ok && j.Reason != reason {
+		if j.Reason != reason {
 			if cmd.Reasons == nil {
 				cmd.Reasons = map[model.JobID]string{}
 			}
 			cmd.Reasons[j.ID] = reason
 		}
+		pp.job(j)
 	}
-	cmd.Planned, cmd.PlannedNodes = c.plannedChanges(in.Pending, plan, now)
+	cmd.Planned, cmd.PlannedNodes = pp.done()
 	if len(cmd.Starts) == 0 && len(cmd.Reasons) == 0 && len(cmd.DepFailed) == 0 && len(cmd.KillDep) == 0 &&
 		len(cmd.Preempt) == 0 && len(cmd.Planned) == 0 {
 		return
@@ -317,13 +323,14 @@ func (c *Controller) Signal(jobs []model.JobID, sig int, scope service.SignalSco
 }
 
 // Reconfigure tells every connected agent that scontrol reconfigure ran:
-// each reads gres.conf again and registers what it finds, as slurmd does.
-func (c *Controller) Reconfigure() {
+// each reads its configuration again (a joined one takes slurmConf first)
+// and registers what it finds, as slurmd does.
+func (c *Controller) Reconfigure(slurmConf string) {
 	c.mu.Lock()
 	conns := slices.Collect(maps.Values(c.agents))
 	c.mu.Unlock()
 	for _, a := range conns {
-		a.send(&nodemsg.Reconfigure{})
+		a.send(&nodemsg.Reconfigure{SlurmConf: slurmConf})
 	}
 }
 

@@ -98,6 +98,11 @@ func prioritySettings(cfg *slurmconf.Config) service.PriorityConfig {
 	return out
 }
 
+// DefaultMaxUserJobBytes is DroverMaxUserJobBytes's default: what one
+// user's jobs in memory may hold of scripts, argv, environments and
+// submit lines (100 KiB for each of MaxJobCount's 10,000 jobs).
+const DefaultMaxUserJobBytes = 1 << 30
+
 // Settings derives the controller's settings from a parsed slurm.conf.
 func Settings(cfg *slurmconf.Config) *service.Settings {
 	st := &service.Settings{
@@ -124,7 +129,14 @@ func Settings(cfg *slurmconf.Config) *service.Settings {
 			BfResolution: int64(cfg.Scheduler.BfResolution / time.Second),
 			BfMaxJobTest: cfg.Scheduler.BfMaxJobTest, BfMaxJobUser: cfg.Scheduler.BfMaxJobUser,
 			BfInterval: cfg.Scheduler.BfInterval, SchedMinInterval: cfg.Scheduler.SchedMinInterval,
+			BfMaxJobArrayResv: cfg.Scheduler.BfMaxJobArrayResv,
 		},
+	}
+	st.MaxUserJobBytes = DefaultMaxUserJobBytes
+	if v, ok := cfg.Get("DroverMaxUserJobBytes"); ok {
+		if mib, err := units.ParseMemMiB(v); err == nil {
+			st.MaxUserJobBytes = mib << 20
+		}
 	}
 	st.EnforcePartLimits = "NO"
 	if v, ok := cfg.Get("EnforcePartLimits"); ok {
@@ -285,6 +297,7 @@ func Run(ctx context.Context, o Options) error {
 	slurmUID := settings.SlurmUID
 	exempt := func(uid uint32) bool { return uid == 0 || uid == slurmUID }
 	lim.UserRequests, lim.Exempt = grpcapi.DefaultUserRequests, exempt
+	lim.UserAnswers = grpcapi.DefaultUserAnswerBytes
 	// Both adapters count their calls in one table (sdiag).
 	stats := rpcstats.New()
 	g := grpcapi.NewGRPC(svc, ctl, verifier, tcpTLS, lim, stats)

@@ -90,7 +90,7 @@ func BenchmarkLaunchInCgroup(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					g, err := m.Create(fmt.Sprintf("job_%d/step_batch", i), cgroups.Limits{})
+					g, err := m.Create(fmt.Sprintf("job_%d/step_batch", i), cgroups.Limits{InParentFreezer: true}) // as the agent does
 					if err != nil {
 						b.Fatal(err)
 					}

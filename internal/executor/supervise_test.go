@@ -181,6 +181,13 @@ func TestConnectSupervisorBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
+	// The retry with a fresh supervisor must not win: a real one would
+	// replace the mute socket, and on a loaded machine it can do so before
+	// the retry dials. A helper that exits at once leaves the mute
+	// listener as the only one to answer.
+	oldSelf := SelfPath
+	defer func() { SelfPath = oldSelf }()
+	SelfPath = "/bin/true"
 	done := make(chan error, 1)
 	go func() { _, err := ConnectSupervisor(mute); done <- err }()
 	select {
@@ -196,6 +203,7 @@ func TestConnectSupervisorBounded(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(blocked, "x"), 0o700); err != nil {
 		t.Fatal(err)
 	}
+	SelfPath = oldSelf
 	SupervisorAnswerTimeout = time.Minute // must not be waited out
 	go func() { _, err := ConnectSupervisor(blocked); done <- err }()
 	select {

@@ -20,6 +20,17 @@ type CreateStep struct {
 	// they were applied). --overlap steps have no CPU bound, so without
 	// it one job's steps could hold GiBs of controller memory.
 	ExecBudget int64 `json:"exec_budget,omitempty"`
+	// MaxRunning bounds the job's steps running at once, this one
+	// included (0: no bound, as ExecBudget). Each running step's tasks
+	// hold descriptors and goroutines of the agent every user's jobs on
+	// the node share; --overlap steps had no bound but MaxStepCount.
+	MaxRunning int `json:"max_running,omitempty"`
+	// NodeTasks bounds the tasks of the job's running steps on each node
+	// of the layout, this step's included: at most NodeTasks, or
+	// NodeTasksPerCPU per CPU the job holds there if more (0: no bound).
+	// MaxRunning alone let steps of many tasks pile onto one node.
+	NodeTasks       int `json:"node_tasks,omitempty"`
+	NodeTasksPerCPU int `json:"node_tasks_per_cpu,omitempty"`
 }
 
 // CreateStepResult is the new step's id, or why there is none.
@@ -34,6 +45,8 @@ var (
 	ErrJobNotReady = errors.New("Job/step already completing or completed")
 	// ErrStepExecBudget: Slurm's step-limit words, with the reason.
 	ErrStepExecBudget = errors.New("Step limit reached for this job: its running steps' argv and environment fill the controller's budget")
+	// ErrStepsRunning: the same words, for MaxRunning and NodeTasks.
+	ErrStepsRunning = errors.New("Step limit reached for this job: too many of its steps are running at once")
 )
 
 // StepEnded records that every task of a step ended on one node.
@@ -77,6 +90,20 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 	j := txn.Snapshot().Job(c.Job)
 	if j == nil || j.State != model.JobRunning || j.Completing {
 		return CreateStepResult{Err: ErrJobNotReady}
+	}
+	if c.MaxRunning > 0 {
+		n := 1
+		for _, st := range j.Steps {
+			if !st.Finished() {
+				n++
+			}
+		}
+		if n > c.MaxRunning {
+			return CreateStepResult{Err: ErrStepsRunning}
+		}
+	}
+	if c.NodeTasks > 0 && tooManyTasks(j, c) {
+		return CreateStepResult{Err: ErrStepsRunning}
 	}
 	if c.ExecBudget > 0 {
 		held := execBytes(c.Spec)
@@ -156,6 +183,28 @@ func trimSteps(steps []*model.Step) []*model.Step {
 		out = append(out, s)
 	}
 	return out
+}
+
+// tooManyTasks reports whether c's step would take the tasks of j's
+// running steps on one of its nodes past c's bound.
+func tooManyTasks(j *model.Job, c *CreateStep) bool {
+	for _, n := range c.Layout {
+		tasks := len(n.Tasks)
+		for _, st := range j.Steps {
+			if st.Finished() {
+				continue
+			}
+			for _, l := range st.Layout {
+				if l.Node == n.Node {
+					tasks += len(l.Tasks)
+				}
+			}
+		}
+		if tasks > max(c.NodeTasks, c.NodeTasksPerCPU*allocCPUs(j, n.Node)) {
+			return true
+		}
+	}
+	return false
 }
 
 func allocCPUs(j *model.Job, node string) int {

@@ -69,3 +69,58 @@ func TestStepExecBudget(t *testing.T) {
 		t.Fatalf("running steps: %d, want 2", n)
 	}
 }
+
+// At most MaxRunning steps of a job run at once; an ended one makes room,
+// and an entry logged without the bound is applied as it was then.
+func TestStepsRunningBound(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1}}}}})
+	create := func(bound int) CreateStepResult {
+		return h.apply(TypeCreateStep, &CreateStep{Job: 1, Now: 2, MaxRunning: bound,
+			Layout: []model.StepNode{{Node: "n1", CPUs: 1, Tasks: []int{0}}},
+			Spec:   &model.StepSpec{Overlap: true, Argv: []string{"true"}}}).(CreateStepResult)
+	}
+	for i := 0; i < 3; i++ {
+		if r := create(3); r.Err != nil {
+			t.Fatalf("step %d within the bound refused: %v", i, r.Err)
+		}
+	}
+	if r := create(3); r.Err != ErrStepsRunning {
+		t.Fatalf("fourth running step: %+v, want %v", r, ErrStepsRunning)
+	}
+	if r := create(0); r.Err != nil || r.Step != 3 {
+		t.Fatalf("step without a bound (older log entry): %+v", r)
+	}
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Now: 3})
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 1, Node: "n1", Now: 3})
+	if r := create(3); r.Err != nil || r.Step != 4 {
+		t.Fatalf("step after two ended: %+v", r)
+	}
+}
+
+// The tasks of a job's running steps on one node are bounded too: steps
+// of many tasks must not pile onto one node under MaxRunning.
+func TestStepTasksPerNodeBound(t *testing.T) {
+	h := newHarness(t)
+	h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", Now: 1})
+	h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: 1, Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 2}}}}})
+	create := func(tasks ...int) CreateStepResult {
+		return h.apply(TypeCreateStep, &CreateStep{Job: 1, Now: 2, MaxRunning: 100, NodeTasks: 3, NodeTasksPerCPU: 1,
+			Layout: []model.StepNode{{Node: "n1", CPUs: 2, Tasks: tasks}},
+			Spec:   &model.StepSpec{Overlap: true, Argv: []string{"true"}}}).(CreateStepResult)
+	}
+	if r := create(0, 1); r.Err != nil {
+		t.Fatalf("two tasks of three: %v", r.Err)
+	}
+	if r := create(0, 1); r.Err != ErrStepsRunning {
+		t.Fatalf("four tasks on a node bound to three: %+v", r)
+	}
+	if r := create(0); r.Err != nil {
+		t.Fatalf("the third task: %v", r.Err)
+	}
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Now: 3})
+	if r := create(0, 1); r.Err != nil {
+		t.Fatalf("two tasks after two ended: %v", r.Err)
+	}
+}

@@ -18,7 +18,16 @@ func (s *Server) unary(ctx context.Context, req any, info *grpc.UnaryServerInfo,
 	t0 := time.Now()
 	requestRead(ctx) // decoded: the request's buffer is free
 	ctx, id := s.identify(ctx)
+	c := s.answers.conn(ctx)
+	if c != nil {
+		if err := s.answers.wait(ctx, c); err != nil {
+			return nil, err
+		}
+	}
 	resp, err := h(ctx, req)
+	if c != nil {
+		s.answers.charge(c, resp)
+	}
 	s.rpc.Record(path.Base(info.FullMethod), id, time.Since(t0))
 	return resp, err
 }

@@ -32,6 +32,9 @@ type Limits struct {
 	// not count (root, SlurmUser).
 	UserRequests int
 	Exempt       func(uid uint32) bool
+	// UserAnswers bounds the answer bytes of one local uid not yet
+	// written to its connections (answers.go); 0: no bound.
+	UserAnswers int64
 }
 
 // ServerOptions are the gRPC options that enforce l.

@@ -41,6 +41,7 @@ type Server struct {
 	verifier *grpcauth.Verifier
 	rpc      *rpcstats.Stats
 	unproven *grpcauth.Probation
+	answers  *userAnswers // nil: unbounded
 }
 
 // NewGRPC builds a gRPC server carrying both services, with peer-credential
@@ -50,8 +51,13 @@ func NewGRPC(svc Backend, nodes nodeproto.Controller, v *grpcauth.Verifier, tcpT
 	if stats == nil {
 		stats = rpcstats.New()
 	}
-	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: stats, unproven: lim.Probation}
-	opts := append([]grpc.ServerOption{grpc.Creds(grpcauth.PeerCreds{TLS: tcpTLS}), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
+	s := &Server{svc: svc, nodes: nodes, verifier: v, rpc: stats, unproven: lim.Probation,
+		answers: newUserAnswers(lim.UserAnswers, lim.Handshake, lim.Exempt)}
+	creds := grpcauth.PeerCreds{TLS: tcpTLS}
+	if s.answers != nil {
+		creds.Wrap = s.answers.wrap
+	}
+	opts := append([]grpc.ServerOption{grpc.Creds(creds), grpc.MaxRecvMsgSize(64 << 20), grpc.MaxSendMsgSize(256 << 20),
 		grpc.InitialWindowSize(8 << 20), grpc.InitialConnWindowSize(16 << 20), grpc.WriteBufferSize(256 << 10),
 		grpc.UnaryInterceptor(s.unary), grpc.StreamInterceptor(s.stream)}, lim.ServerOptions()...)
 	g := grpc.NewServer(opts...)

@@ -219,9 +219,11 @@ type StatRequest struct {
 }
 
 // Reconfigure tells the node that scontrol reconfigure ran: its agent
-// reads gres.conf again and sends a Register with what it finds on the
-// same stream (no reconciliation of its jobs: the stream never broke).
-type Reconfigure struct{}
+// reads its configuration again and sends a Register with what it finds
+// on the same stream (no reconciliation of its jobs: the stream never
+// broke). SlurmConf is the controller's slurm.conf, for a node that runs
+// on the copy its join brought.
+type Reconfigure struct{ SlurmConf string }
 
 func (*Reconfigure) toNode() {}
 

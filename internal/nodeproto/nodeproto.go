@@ -175,7 +175,7 @@ func Encode(m nodemsg.ToNode) *pb.ControllerMessage {
 			RequestId: m.RequestID, JobId: uint32(m.Job), StepId: int32(m.Step), HasStep: m.HasStep,
 		}}}
 	case *nodemsg.Reconfigure:
-		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Reconfigure{Reconfigure: &pb.Reconfigure{}}}
+		return &pb.ControllerMessage{Msg: &pb.ControllerMessage_Reconfigure{Reconfigure: &pb.Reconfigure{SlurmConf: m.SlurmConf}}}
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func (n *Node) open(resume bool) (*instance, error) {
 	if cfg.segmentSize > 0 {
 		size = cfg.segmentSize
 	}
-	var vfs types.VFS = walfs.New()
+	vfs := newZeroVFS(walfs.New(), n.log)
 	if cfg.vfs != nil {
 		vfs = cfg.vfs
 	}

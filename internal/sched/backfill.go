@@ -325,7 +325,7 @@ func endOf(start, limit int64) int64 {
 
 // initBackfill builds the release profile from the running jobs.
 func (s *scheduler) initBackfill() {
-	s.c.bf = newProfile(len(s.c.nodes))
+	s.c.bf = s.sc.newProfile(len(s.c.nodes))
 	for _, j := range s.in.Running {
 		if j == nil || len(j.Alloc) == 0 {
 			continue
@@ -386,7 +386,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	}
 	bf := s.c.bf
 	if (s.cfg.BfMaxJobTest > 0 && bf.count >= s.cfg.BfMaxJobTest) ||
-		(s.cfg.BfMaxJobUser > 0 && bf.perUser[j.UserID] >= s.cfg.BfMaxJobUser) {
+		(s.cfg.BfMaxJobUser > 0 && bf.perUser[j.UserID] >= s.cfg.BfMaxJobUser) || s.arrayResvFull(j) {
 		return
 	}
 	horizon := never
@@ -451,28 +451,21 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 			if s.cfg.BfMaxJobUser > 0 {
 				bf.perUser[j.UserID]++
 			}
+			s.arrayResvMade(j)
 			// Sized for every job that may get a reservation: a deep
 			// queue grew them one doubling (and rehash) at a time.
 			hint := len(s.in.Pending)
 			if s.cfg.BfMaxJobTest > 0 {
 				hint = min(hint, s.cfg.BfMaxJobTest)
 			}
-			if s.plan.StartTimes == nil {
-				s.plan.StartTimes = make(map[model.JobID]int64, hint)
-			}
+			s.plannedMaps(hint, len(s.c.nodes), t > s.now) // scratch.go
 			s.plan.StartTimes[j.ID] = t
-			if s.plan.StartNodes == nil {
-				s.plan.StartNodes = make(map[model.JobID][]string, hint)
-			}
 			names := cutSlab(&s.nameSlab, len(picks))
 			for i, p := range picks {
 				names[i] = s.c.nodes[p.node].Name
 			}
 			s.plan.StartNodes[j.ID] = names
 			if t > s.now {
-				if s.plan.PlannedNodes == nil {
-					s.plan.PlannedNodes = make(map[string]bool, min(hint, len(s.c.nodes)))
-				}
 				for _, p := range picks {
 					// Once per node: a node holds many reservations, and
 					// each insert hashed its name.

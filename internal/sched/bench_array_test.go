@@ -23,6 +23,9 @@ func BenchmarkArrayDrain(b *testing.B) {
 		{"builtin", 0, sched.Config{}},
 		{"backfill", 0, sched.Config{Backfill: true, BfWindow: 86400, BfResolution: 60, BfMaxJobTest: 500}},
 		{"backfill/time=1", 1, sched.Config{Backfill: true, BfWindow: 86400, BfResolution: 60, BfMaxJobTest: 500}},
+		// The controller's default: bf_max_job_array_resv=20.
+		{"backfill/time=1/array_resv=20", 1, sched.Config{Backfill: true, BfWindow: 86400, BfResolution: 60,
+			BfMaxJobTest: 500, BfMaxJobArrayResv: 20}},
 	} {
 		b.Run(fmt.Sprintf("tasks=2000/%s", bc.name), func(b *testing.B) {
 			c := schedtest.New()

@@ -175,6 +175,11 @@ type gpuStep struct {
 // built reports whether the steps were built (stepsOf).
 func (st *nodeSteps) built() bool { return st.ts != nil }
 
+// unbuild marks the steps as not built, keeping the entries' memory for
+// the next build (a Scratch lends it to the next pass). ts is dropped:
+// whether it is set is what built reports.
+func (st *nodeSteps) unbuild() { st.ts = nil }
+
 // at is entry k's instant; cand reports whether it is a candidate.
 func (st *nodeSteps) at(k int) int64  { return st.ts[k] >> 1 }
 func (st *nodeSteps) cand(k int) bool { return st.ts[k]&1 != 0 }
@@ -190,6 +195,8 @@ func (st *nodeSteps) build(rel []release, res []reserve, gpu bool) {
 	n := 2*(len(rel)+2*len(res)) + 8
 	if cap(st.e) < n {
 		st.e = make([]stepEntry, 0, n)
+	}
+	if cap(st.ts) < n {
 		st.ts = make([]int64, 0, n)
 	}
 	st.e, st.ts, st.g = st.e[:0], st.ts[:0], nil

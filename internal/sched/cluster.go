@@ -40,6 +40,11 @@ type cluster struct {
 	touched  []int32
 	curEpoch uint32
 	masked   bool
+	// seen marks nodes already in the partition addPartition builds
+	// (cleared after each); names are the nodes' names index was built
+	// from, for the next pass's cluster (buildCluster), when it has one.
+	seen  []bool
+	names []string
 	// featExc memoises, per --constraint expression, the sorted indices of
 	// nodes that lack the features (nil entry: the expression is invalid).
 	featExc map[string][]int32
@@ -109,22 +114,52 @@ type pick struct {
 }
 
 func newCluster(nodes []*model.Node, parts map[string]*model.Partition, trees bool) *cluster {
-	c := &cluster{
-		nodes:  nodes,
-		index:  make(map[string]int32, len(nodes)),
-		cpu:    make([]int32, len(nodes)),
-		mem:    make([]int64, len(nodes)),
-		member: make([][]membership, len(nodes)),
-		parts:  make(map[string]*partState, len(parts)),
-		held:   make([]bool, len(nodes)),
-		cores:  make([]model.Bitmap, len(nodes)),
-		gpus:   make([]model.Bitmap, len(nodes)),
+	return buildCluster(nil, nodes, parts, trees, nil)
+}
+
+// buildCluster is newCluster in the arrays of old, an earlier pass's
+// cluster (nil: none; see Scratch): every field is set as a new
+// cluster's would be. Where keep says a partition and the nodes are as
+// they were for old, old's placement order for it is taken as is.
+func buildCluster(old *cluster, nodes []*model.Node, parts map[string]*model.Partition, trees bool, keep func(string, *model.Partition) bool) *cluster {
+	n := len(nodes)
+	c := &cluster{nodes: nodes, parts: make(map[string]*partState, len(parts))}
+	var oldParts map[string]*partState
+	if old == nil {
+		c.index = make(map[string]int32, n)
+		c.cpu, c.mem, c.member = make([]int32, n), make([]int64, n), make([][]membership, n)
+		c.held, c.cores, c.gpus, c.seen = make([]bool, n), make([]model.Bitmap, n), make([]model.Bitmap, n), make([]bool, n)
+	} else {
+		c.index = old.index
+		c.cpu, c.mem = reuse(old.cpu, n), reuse(old.mem, n)
+		c.held, c.cores, c.gpus, c.seen = reuse(old.held, n), reuse(old.cores, n), reuse(old.gpus, n), reuse(old.seen, n)
+		// Each node's membership list keeps its room.
+		c.member = slices.Grow(old.member[:0], n)[:n]
+		for i := range c.member {
+			c.member[i] = c.member[i][:0]
+		}
+		if old.mask != nil {
+			c.mask = reuse(old.mask, n)
+		}
+		c.touched, c.abuf, c.hbuf, c.wbuf, c.lbuf = old.touched[:0], old.abuf[:0], old.hbuf[:0], old.wbuf[:0], old.lbuf[:0]
+		oldParts = old.parts
 	}
-	for i, n := range nodes {
-		c.index[n.Name] = int32(i)
-		c.cpu[i], c.mem[i] = -1, max(0, n.Memory-n.AllocMem)
-		if n.Usable() {
-			c.cpu[i] = int32(max(0, n.CPUs-n.AllocCPUs))
+	if old == nil || !sameNames(old.names, nodes) {
+		clear(c.index)
+		for i, nd := range nodes {
+			c.index[nd.Name] = int32(i)
+		}
+	}
+	if old != nil {
+		c.names = old.names[:0]
+		for _, nd := range nodes {
+			c.names = append(c.names, nd.Name)
+		}
+	}
+	for i, nd := range nodes {
+		c.cpu[i], c.mem[i] = -1, max(0, nd.Memory-nd.AllocMem)
+		if nd.Usable() {
+			c.cpu[i] = int32(max(0, nd.CPUs-nd.AllocCPUs))
 			c.free += int64(c.cpu[i])
 		}
 	}
@@ -136,22 +171,53 @@ func newCluster(nodes []*model.Node, parts map[string]*model.Partition, trees bo
 	}
 	slices.Sort(names)
 	for _, name := range names {
-		c.parts[name] = c.addPartition(parts[name], trees)
+		p, prev := parts[name], oldParts[name]
+		if keep != nil && keep(name, p) && prev != nil && prev.p == p {
+			c.parts[name] = c.addPartitionOrder(p, trees, prev, prev.order)
+			continue
+		}
+		c.parts[name] = c.addPartition(p, trees, prev)
 	}
 	return c
 }
 
-func (c *cluster) addPartition(p *model.Partition, trees bool) *partState {
-	ps := &partState{p: p}
-	seen := make(map[int32]bool, len(p.Nodes))
-	for _, name := range p.Nodes {
-		if i, ok := c.index[name]; ok && !seen[i] {
-			seen[i] = true
-			ps.order = append(ps.order, i)
+// sameNames reports whether nodes are named names, in order.
+func sameNames(names []string, nodes []*model.Node) bool {
+	if len(names) != len(nodes) {
+		return false
+	}
+	for i, nd := range nodes {
+		if nd.Name != names[i] {
+			return false
 		}
 	}
+	return true
+}
+
+// addPartition adds p's state, in the arrays of old (p's state in an
+// earlier pass; nil: none) where they fit.
+func (c *cluster) addPartition(p *model.Partition, trees bool, old *partState) *partState {
+	var order []int32
+	if old != nil {
+		order = old.order[:0]
+	}
+	for _, name := range p.Nodes {
+		if i, ok := c.index[name]; ok && !c.seen[i] {
+			c.seen[i] = true
+			order = append(order, i)
+		}
+	}
+	for _, i := range order {
+		c.seen[i] = false
+	}
 	// Lower Weight is preferred (slurm.conf); ties keep the partition's order.
-	slices.SortStableFunc(ps.order, func(a, b int32) int { return c.nodes[a].Weight - c.nodes[b].Weight })
+	slices.SortStableFunc(order, func(a, b int32) int { return c.nodes[a].Weight - c.nodes[b].Weight })
+	return c.addPartitionOrder(p, trees, old, order)
+}
+
+// addPartitionOrder is addPartition with the placement order given.
+func (c *cluster) addPartitionOrder(p *model.Partition, trees bool, old *partState, order []int32) *partState {
+	ps := &partState{p: p, order: order}
 	for pos, i := range ps.order {
 		c.member[i] = append(c.member[i], membership{ps, int32(pos)})
 		if c.cpu[i] > 0 {
@@ -159,7 +225,11 @@ func (c *cluster) addPartition(p *model.Partition, trees bool) *partState {
 		}
 	}
 	if trees {
-		ps.tree = newSegTree(len(ps.order))
+		if old != nil && old.tree != nil {
+			ps.tree = old.tree.reset(len(ps.order))
+		} else {
+			ps.tree = newSegTree(len(ps.order))
+		}
 		for pos, i := range ps.order {
 			ps.tree.setLeaf(pos, c.leaf(i))
 		}

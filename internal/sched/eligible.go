@@ -70,19 +70,22 @@ func exceedsTime(limit, maxTime int64) bool {
 }
 
 // arrayRunning counts an array's tasks that hold resources (running,
-// suspended or completing) plus those started earlier in this plan.
+// suspended or completing) plus those started earlier in this plan. The
+// walk over the array's tasks runs once per array and pass, and only for
+// a throttle: start counts its starts apart (arrayStarted), so a drain of
+// an unthrottled array no longer walks every task on each pass's first
+// start.
 func (s *scheduler) arrayRunning(arrayID model.JobID) int {
-	if n, ok := s.running[arrayID]; ok {
-		return n
-	}
-	n := 0
-	if s.in.Jobs != nil {
-		for _, t := range s.in.Jobs.ArrayTasks(arrayID) {
-			if t.Completing || t.State == model.JobRunning || t.State == model.JobSuspended {
-				n++
+	n, ok := s.running[arrayID]
+	if !ok {
+		if s.in.Jobs != nil {
+			for _, t := range s.in.Jobs.ArrayTasks(arrayID) {
+				if t.Completing || t.State == model.JobRunning || t.State == model.JobSuspended {
+					n++
+				}
 			}
 		}
+		s.running[arrayID] = n
 	}
-	s.running[arrayID] = n
-	return n
+	return n + s.arrayStarted[arrayID]
 }

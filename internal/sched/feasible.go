@@ -92,12 +92,16 @@ func feasibleOn(c *cluster, spec *model.JobSpec, part *model.Partition, cfg Conf
 	return ErrNodeConfig
 }
 
-// shapeKey identifies everything the empty-cluster verdict depends on.
+// shapeKey identifies everything the empty-cluster verdict depends on
+// besides the nodes: the partition (its placement order, in one pass),
+// the request, the job's -w/-x/--constraint, and the node bound it sets
+// itself (which decides PartitionNodes against BadConstraints).
 type shapeKey struct {
-	part     *partState
+	part     *model.Partition
 	r        request
 	req, exc string
 	features string
+	own      int
 }
 
 // shape checks j's shape against ps with every node idle: BadConstraints
@@ -113,7 +117,7 @@ func (s *scheduler) shape(ps *partState, r *request, spec *model.JobSpec, req, e
 	if m := &s.lastShape; m.spec == spec && m.ps == ps && m.r == *r && spec != nil {
 		return m.v
 	}
-	key := shapeKey{ps, *r, strings.Join(spec.ReqNodes, ","), strings.Join(spec.ExcNodes, ","), spec.Features}
+	key := shapeKey{ps.p, *r, strings.Join(spec.ReqNodes, ","), strings.Join(spec.ExcNodes, ","), spec.Features, packNodeBound(spec)}
 	v, ok := s.shapes[key]
 	if !ok {
 		v = s.shapeVerdict(ps, r, spec, req, exc, valid)

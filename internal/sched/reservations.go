@@ -119,7 +119,7 @@ func (s *scheduler) resvPart(ps *partState, ri *resvIdx) *partState {
 				p.Nodes = append(p.Nodes, name)
 			}
 		}
-		sp = s.c.addPartition(&p, true)
+		sp = s.c.addPartition(&p, true, nil)
 		if s.resvParts == nil {
 			s.resvParts = map[resvPartKey]*partState{}
 		}

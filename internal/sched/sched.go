@@ -31,6 +31,10 @@ type Config struct {
 	// reservations per pass; BfMaxJobUser the most per user.
 	BfWindow, BfResolution     int64
 	BfMaxJobTest, BfMaxJobUser int
+	// BfMaxJobArrayResv is the most reservations one pass makes for the
+	// tasks of one array in one partition (bf_max_job_array_resv,
+	// arrayresv.go); 0 = no bound.
+	BfMaxJobArrayResv int
 }
 
 // Input is everything one scheduling cycle looks at: a consistent snapshot
@@ -115,24 +119,26 @@ type Plan struct {
 // job's start in time; preemption will add a step that frees nodes before a
 // Resources wait. Both slot in at consider.
 func Schedule(in *Input, now int64, cfg Config) *Plan {
-	return schedule(in, now, cfg, nil)
+	return schedule(in, now, cfg, nil, nil)
 }
 
-// schedule is Schedule, ended early where stop says so (ScheduleUntil).
-func schedule(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
+// schedule is Schedule, ended early where stop says so, in sc's memory
+// (ScheduleUntil).
+func schedule(in *Input, now int64, cfg Config, stop StopFunc, sc *Scratch) *Plan {
 	s := &scheduler{
 		in:      in,
 		now:     now,
 		cfg:     cfg,
-		c:       newCluster(in.Nodes, in.Partitions, true),
-		plan:    &Plan{Reasons: make(map[model.JobID]string, len(in.Pending))},
-		shapes:  make(map[shapeKey]string),
+		sc:      sc,
+		c:       sc.newCluster(in.Nodes, in.Partitions),
+		plan:    sc.newPlan(len(in.Pending)),
 		deps:    make(map[model.DepTerm]depResult),
 		running: make(map[model.JobID]int),
 		started: make(map[nameUser]bool),
 		victims: make(map[model.JobID]bool),
 		resv:    resv.New(in.Reservations, now),
 	}
+	sc.begin(s)
 	s.lim = newLimiter(in.Limits, cfg, in.Partitions)
 	if cfg.Backfill {
 		s.initBackfill()
@@ -143,8 +149,9 @@ func schedule(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
 		if stop != nil && stop(order, k, s.plan) {
 			break
 		}
-		s.consider(j)
+		s.considerTwin(j)
 	}
+	sc.end(s)
 	return s.plan
 }
 
@@ -153,6 +160,7 @@ type scheduler struct {
 	in     *Input
 	now    int64
 	cfg    Config
+	sc     *Scratch // memory lent by the caller; nil: none
 	c      *cluster
 	plan   *Plan
 	shapes map[shapeKey]string // empty-cluster verdict per job shape
@@ -191,6 +199,15 @@ type scheduler struct {
 	// allocation per job was a tenth of a deep pass's allocations.
 	allocSlab []model.NodeAlloc
 	nameSlab  []string
+	// arrayStarted counts each array's tasks started in this plan, apart
+	// from running (their count in Input) for arrayRunning.
+	arrayStarted map[model.JobID]int
+	// arrayResv counts reservations per array and partition
+	// (bf_max_job_array_resv, arrayresv.go).
+	arrayResv map[arrayResvKey]int
+	// twin is the last job considered when its verdict may be copied
+	// (twin.go).
+	twin *model.Job
 }
 
 // cutSlab returns a slice of n entries (no room to grow into its
@@ -215,21 +232,22 @@ type nameUser struct {
 // order returns the pending jobs in scheduling order, without duplicates
 // or non-pending entries (a stale snapshot must not start a job twice).
 func (s *scheduler) order() []*model.Job {
-	type entry struct {
-		tier int
-		prio uint32
-		j    *model.Job
-	}
-	entries := make([]entry, 0, len(s.in.Pending))
+	type entry = orderEntry
+	entries, out := s.sc.orderBufs(len(s.in.Pending))
+	// The tier of the last partition seen: a queue is mostly runs of one
+	// partition, and a name compared costs less than one hashed.
+	lastPart, lastTier := "", 0
 	for _, j := range s.in.Pending {
 		if j == nil || j.State != model.JobPending {
 			continue
 		}
-		tier := 0
-		if p := s.in.Partitions[j.Partition]; p != nil {
-			tier = p.PriorityTier
+		if j.Partition != lastPart || lastPart == "" {
+			lastPart, lastTier = j.Partition, 0
+			if p := s.in.Partitions[j.Partition]; p != nil {
+				lastTier = p.PriorityTier
+			}
 		}
-		entries = append(entries, entry{tier, j.Priority, j})
+		entries = append(entries, entry{lastTier, j.Priority, j})
 	}
 	slices.SortFunc(entries, func(a, b entry) int {
 		if c := cmp.Compare(b.tier, a.tier); c != 0 {
@@ -240,14 +258,21 @@ func (s *scheduler) order() []*model.Job {
 		}
 		return cmp.Compare(a.j.ID, b.j.ID)
 	})
-	out := make([]*model.Job, 0, len(entries))
 	for i, e := range entries {
 		// A job listed twice sorts next to itself (the ID is the last key).
 		if i == 0 || e.j.ID != entries[i-1].j.ID {
 			out = append(out, e.j)
 		}
 	}
+	s.sc.keepOrder(entries, out)
 	return out
+}
+
+// orderEntry is a pending job with its sort keys (order).
+type orderEntry struct {
+	tier int
+	prio uint32
+	j    *model.Job
 }
 
 // consider runs one job through the gates, cheapest and least
@@ -362,7 +387,10 @@ func (s *scheduler) start(j *model.Job, picks []pick) {
 		s.lim.charge(j, allocUsage(&started))
 	}
 	if j.IsArrayTask() {
-		s.running[j.ArrayJobID] = s.arrayRunning(j.ArrayJobID) + 1
+		if s.arrayStarted == nil {
+			s.arrayStarted = map[model.JobID]int{}
+		}
+		s.arrayStarted[j.ArrayJobID]++
 	}
 	s.started[nameUser{j.Name, j.UserID}] = true
 }

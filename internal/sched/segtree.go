@@ -40,6 +40,23 @@ func newSegTree(n int) *segTree {
 	return t
 }
 
+// reset is newSegTree(n) in t's array when it is the size needed, else
+// a new tree.
+func (t *segTree) reset(n int) *segTree {
+	size := 1
+	for size < n {
+		size <<= 1
+	}
+	if size != t.size {
+		return newSegTree(n)
+	}
+	clear(t.v)
+	for i := range t.v {
+		t.v[i].cpu = -1
+	}
+	return t
+}
+
 // setLeaf stores a leaf without fixing its ancestors; call build after.
 func (t *segTree) setLeaf(pos int, v leafVal) {
 	t.v[t.size+pos] = v

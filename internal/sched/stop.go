@@ -15,6 +15,10 @@ type StopFunc func(order []*model.Job, k int, p *Plan) bool
 // whenever the proof is right. The simulator uses it to cut passes over
 // deep queues short; the controller, which reports every job's reason
 // and planned start, calls Schedule.
-func ScheduleUntil(in *Input, now int64, cfg Config, stop StopFunc) *Plan {
-	return schedule(in, now, cfg, stop)
+//
+// sc, when not nil, lends the pass its memory (see Scratch): the Plan is
+// then valid only until the next pass run with sc. A nil stop never
+// ends a pass early.
+func ScheduleUntil(in *Input, now int64, cfg Config, stop StopFunc, sc *Scratch) *Plan {
+	return schedule(in, now, cfg, stop, sc)
 }

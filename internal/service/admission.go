@@ -230,5 +230,44 @@ func checkJobCount(snap *state.Snapshot, spec *model.JobSpec, max int) error {
 	return nil
 }
 
+// checkHeldBytes refuses, for now, a job that would take what its
+// user's jobs in memory hold of scripts, argv, environments and submit
+// lines past MaxUserJobBytes (each distinct spec counted once: an
+// array's tasks share one). As for MaxJobCount sbatch waits and retries:
+// room comes back as the user's jobs end and age out. A user holding
+// nothing may always submit one; root and SlurmUser are not bound.
+func (s *Service) checkHeldBytes(st *Settings, spec *model.JobSpec, id *api.Identity) error {
+	max := st.MaxUserJobBytes
+	if max <= 0 || id.UID == 0 || id.UID == st.SlurmUID {
+		return nil
+	}
+	held := s.store.HeldBytes(id.UID)
+	if held > 0 && held+state.SpecBytes(spec) > max {
+		return ErrQueueFull
+	}
+	return nil
+}
+
+// msgUserStepBytes is CreateStep's refusal past MaxUserJobBytes.
+const msgUserStepBytes = "Step limit reached for this job: the running steps of its user's jobs hold their argv and environment budget in the controller"
+
+// checkHeldStepBytes is checkHeldBytes for a step: the argv and
+// environments of the steps of one user's jobs count against the same
+// bound, apart from the jobs' own (so a full queue does not stop the
+// user's running jobs' sruns). The per-job step budget alone let a user
+// with many running jobs hold GiBs.
+func (s *Service) checkHeldStepBytes(j *model.Job, spec *model.StepSpec) error {
+	st := s.Settings()
+	max := st.MaxUserJobBytes
+	if max <= 0 || j.UserID == 0 || j.UserID == st.SlurmUID {
+		return nil
+	}
+	held := s.store.HeldStepBytes(j.UserID)
+	if held > 0 && held+state.StepExecBytes(spec) > max {
+		return invalid(msgUserStepBytes)
+	}
+	return nil
+}
+
 // ErrQueueFull is MaxJobCount reached; transports mark it retryable.
 var ErrQueueFull = api.ErrTryAgain

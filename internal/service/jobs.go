@@ -516,7 +516,15 @@ func (s *Service) Reconfigure(ctx context.Context) error {
 	if err := s.InstallConfig(st); err != nil {
 		return err
 	}
-	s.notify.Reconfigure()
+	// A joined node runs on the slurm.conf its join brought: it gets the
+	// file read now, as configless slurmd gets slurmctld's.
+	conf := ""
+	if s.confText != nil {
+		if conf, err = s.confText(); err != nil {
+			conf = ""
+		}
+	}
+	s.notify.Reconfigure(conf)
 	s.notify.Kick()
 	return nil
 }

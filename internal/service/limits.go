@@ -24,6 +24,15 @@ const (
 	// job running a step per core with a large environment still fits.
 	MaxStepExecBytes = 16 << 20
 	stepExecPerCPU   = 128 << 10
+	// MaxRunningSteps bounds the steps of one job running at once (or
+	// runningStepsPerCPU per allocated CPU if more), and the same figures
+	// the tasks of its running steps on one node (per CPU it holds
+	// there): each running task holds pipes, a connection and goroutines
+	// of the node's shared agent, and --overlap steps are bound by nothing
+	// else but MaxStepCount (40,000). A step per core, and a few
+	// overlapping ones beside each, still fit.
+	MaxRunningSteps    = 256
+	runningStepsPerCPU = 4
 	// maxListLen bounds hostlist expressions and dependency lists, which
 	// Slurm caps at 64 KiB and 128 KiB.
 	maxListLen = 64 << 10
@@ -146,4 +155,9 @@ func checkUpdateSizes(fields map[string]string) error {
 // hold in the controller.
 func stepExecBudget(j *model.Job) int64 {
 	return max(MaxStepExecBytes, int64(j.TotalCPUs())*stepExecPerCPU)
+}
+
+// maxRunningSteps is how many steps of a job may run at once.
+func maxRunningSteps(j *model.Job) int {
+	return max(MaxRunningSteps, j.TotalCPUs()*runningStepsPerCPU)
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -124,5 +125,84 @@ func TestMaxJobCount(t *testing.T) {
 	svc.SetSettings(&st)
 	if _, err := svc.SubmitJob(as(1000), s); err != ErrQueueFull {
 		t.Errorf("a 2-task array into 1 free place: %v", err)
+	}
+}
+
+// A user's jobs in memory hold at most MaxUserJobBytes of scripts, argv,
+// environments and submit lines: past it a submission is refused for now
+// (sbatch retries). An array's tasks share one spec and count once, other
+// users and root are not held back.
+func TestMaxUserJobBytes(t *testing.T) {
+	svc, _, _ := setup(t)
+	st := *svc.Settings()
+	st.MaxUserJobBytes = 3 << 20
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
+	big := func(tag string) *model.JobSpec {
+		s := spec()
+		s.Hold = true
+		s.Env = []string{"BIG=" + tag + strings.Repeat("x", 1<<20)}
+		return s
+	}
+	arr := big("array")
+	arr.Array = &model.ArraySpec{Raw: "0-99", TaskIDs: seq(100)}
+	if _, err := svc.SubmitJob(as(1000), arr); err != nil {
+		t.Fatalf("a 100-task array of 1 MiB: %v", err)
+	}
+	if _, err := svc.SubmitJob(as(1000), big("a")); err != nil {
+		t.Fatalf("second MiB: %v", err)
+	}
+	if _, err := svc.SubmitJob(as(1000), big("b")); !errors.Is(err, api.ErrTryAgain) {
+		t.Fatalf("fourth MiB past a 3 MiB bound: %v, want try again", err)
+	}
+	if _, err := svc.SubmitJob(as(1001), big("c")); err != nil {
+		t.Fatalf("another user: %v", err)
+	}
+	for _, tag := range []string{"r1", "r2", "r3", "r4"} {
+		if _, err := svc.SubmitJob(as(0), big(tag)); err != nil {
+			t.Fatalf("root: %v", err)
+		}
+	}
+}
+
+func seq(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// The running steps of one user's jobs hold at most MaxUserJobBytes of
+// argv and environment, counted apart from the jobs' own: the per-job
+// step budget alone let a user with many running jobs hold GiBs.
+func TestMaxUserStepBytes(t *testing.T) {
+	svc, d, _ := setup(t)
+	st := *svc.Settings()
+	st.MaxUserJobBytes = 3<<20 + 4096
+	if err := svc.InstallConfig(&st); err != nil {
+		t.Fatal(err)
+	}
+	step := func(uid uint32, job model.JobID, tag string) error {
+		_, _, err := svc.CreateStep(as(uid), job, stepSpec(func(s *model.StepSpec) {
+			s.Overlap = true
+			s.Env = []string{"BIG=" + tag + strings.Repeat("x", 1<<20)}
+		}))
+		return err
+	}
+	a := running(t, svc, d, 1000, model.NodeAlloc{Node: "n1", CPUs: 1})
+	b := running(t, svc, d, 1000, model.NodeAlloc{Node: "n2", CPUs: 1})
+	for i, job := range []model.JobID{a, b, a} {
+		if err := step(1000, job, strconv.Itoa(i)); err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+	}
+	if err := step(1000, b, "over"); err == nil || !strings.Contains(err.Error(), "Step limit reached") {
+		t.Fatalf("a fourth MiB over two jobs under a 3 MiB bound: %v", err)
+	}
+	c := running(t, svc, d, 1001, model.NodeAlloc{Node: "n2", CPUs: 1})
+	if err := step(1001, c, "other"); err != nil {
+		t.Fatalf("another user's step: %v", err)
 	}
 }

@@ -45,8 +45,9 @@ type Notifier interface {
 	// Fetch makes the job's nodes fetch a file (sbcast) and waits for them.
 	Fetch(ctx context.Context, j *model.Job, req api.BroadcastRequest) ([]string, error)
 	// Reconfigure tells every connected node that the configuration was
-	// read again (their agents read gres.conf again).
-	Reconfigure()
+	// read again (their agents read theirs again); slurmConf is the
+	// controller's, for nodes that run on the copy their join brought.
+	Reconfigure(slurmConf string)
 }
 
 // Service implements every controller call.
@@ -171,6 +172,9 @@ func (s *Service) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.Job
 	if err := checkJobCount(snap, spec, st.MaxJobCount); err != nil {
 		return 0, err
 	}
+	if err := s.checkHeldBytes(st, spec, id); err != nil {
+		return 0, err
+	}
 	if spec.WorkDir == "" || !filepath.IsAbs(spec.WorkDir) {
 		return 0, invalid("Invalid working directory")
 	}
@@ -257,7 +261,7 @@ func (s *Service) schedConfig() sched.Config {
 	sc := st.Scheduler
 	return sched.Config{DefMemPerCPU: st.DefMemPerCPU, DefMemPerNode: st.DefMemPerNode, Preempt: st.Preempt,
 		Backfill: sc.Backfill, BfWindow: sc.BfWindow, BfResolution: sc.BfResolution,
-		BfMaxJobTest: sc.BfMaxJobTest, BfMaxJobUser: sc.BfMaxJobUser}
+		BfMaxJobTest: sc.BfMaxJobTest, BfMaxJobUser: sc.BfMaxJobUser, BfMaxJobArrayResv: sc.BfMaxJobArrayResv}
 }
 
 // SchedConfig is the scheduler configuration derived from the settings.

@@ -49,7 +49,7 @@ func (n *notes) SignalStep(j *model.Job, st *model.Step, sig int, term bool) {
 	n.stepSignals = append(n.stepSignals, fmt.Sprintf("%d.%d sig=%d term=%v", j.ID, st.ID, sig, term))
 }
 func (n *notes) AttachStep(*model.Job, *model.Step, string, string) {}
-func (n *notes) Reconfigure()                                       {}
+func (n *notes) Reconfigure(string)                                 {}
 func (n *notes) StepStats(context.Context, *model.Job, model.StepID, bool) ([]api.StepStat, []string, error) {
 	return nil, nil, nil
 }
@@ -241,6 +241,13 @@ func TestUpdateRules(t *testing.T) {
 	}
 	if _, err := svc.UpdateJob(as(1000), sel, map[string]string{"Bogus": "1"}); err == nil {
 		t.Error("unknown field accepted")
+	}
+	// A QOS nobody defined would leave every QOS limit behind.
+	if _, err := svc.UpdateJob(as(1000), sel, map[string]string{"QOS": "nosuch"}); err == nil || !strings.Contains(err.Error(), "Invalid qos specification") {
+		t.Errorf("update to an unknown QOS: %v", err)
+	}
+	if res, err := svc.UpdateJob(as(1000), sel, map[string]string{"QOS": "Normal"}); err != nil || res[0].Error != "" {
+		t.Errorf("update to QOS normal: %v %v", err, res)
 	}
 	if err := svc.UpdateNodes(as(1000), []string{"n1"}, map[string]string{"State": "DRAIN", "Reason": "x"}); err == nil {
 		t.Error("user drained a node")

@@ -20,6 +20,11 @@ type Settings struct {
 	// within MinJobAge), MaxStepCount the steps of one job, MaxScriptSize
 	// a batch script in bytes; 0 = Slurm's default.
 	MaxJobCount, MaxStepCount, MaxScriptSize int
+	// MaxUserJobBytes bounds the scripts, argv, environments and submit
+	// lines one user's jobs in memory hold (DroverMaxUserJobBytes; 0 =
+	// none): the controller keeps them in memory, where MaxJobCount jobs
+	// of up to 8 MiB each would be 80 GiB.
+	MaxUserJobBytes int64
 	// Preempt is PreemptType, PreemptMode and PreemptExemptTime.
 	Preempt sched.Preempt
 	// Priority is PriorityType=priority/multifactor and its weights.
@@ -53,6 +58,7 @@ type SchedulerSettings struct {
 	Backfill                   bool
 	BfWindow, BfResolution     int64 // seconds
 	BfMaxJobTest, BfMaxJobUser int
+	BfMaxJobArrayResv          int
 	BfInterval                 time.Duration
 	SchedMinInterval           time.Duration
 }

@@ -77,6 +77,9 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 	if max := s.Settings().MaxStepCount; max > 0 && int(j.NextStep) >= max {
 		return nil, nil, invalid("Step limit reached for this job")
 	}
+	if err := s.checkHeldStepBytes(j, spec); err != nil {
+		return nil, nil, err
+	}
 	snap := s.store.Snapshot()
 	if spec.NodeList, err = expandNodes(snap, spec.NodeList); err != nil {
 		return nil, nil, err
@@ -106,7 +109,8 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 			return nil, nil, invalid(err.Error())
 		}
 		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix(),
-			ExecBudget: stepExecBudget(j)})
+			ExecBudget: stepExecBudget(j), MaxRunning: maxRunningSteps(j),
+			NodeTasks: MaxRunningSteps, NodeTasksPerCPU: runningStepsPerCPU})
 		if err != nil {
 			return nil, nil, errCommit(err)
 		}

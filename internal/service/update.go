@@ -93,6 +93,14 @@ func (s *Service) UpdateJob(ctx context.Context, sel api.JobSelection, fields ma
 			ch.Account = &a
 		case "qos":
 			q := strings.ToLower(v)
+			// A QOS nobody defined would take the job out of every QOS
+			// limit (the limits key on the name), which is why a user
+			// might ask for one: Slurm finds none and keeps the job's
+			// own; refused here so that the user sees it. "" is the
+			// default QOS.
+			if db, _ := s.acctDB(); q != "" && db.QOS[q] == nil {
+				return nil, invalid(msgInvalidQOS)
+			}
 			ch.QOS = &q
 		case "numnodes":
 			lo, hi, err := jobspec.ParseNodes(v)

@@ -120,7 +120,7 @@ func (g *gate) planSkip(pending []*model.Job, free int, running []*model.Job, no
 // StartNodes: each reservation's start and nodes), nodes the cluster
 // (index: by name) with the pass's starts taken. skip's third rule reads
 // the plan.
-func (g *gate) ran(now int64, queued int, running []*model.Job, plan *sched.Plan, jobs []*model.Job, nodes []*model.Node, index map[string]int) {
+func (g *gate) ran(now int64, queued int, running []*model.Job, plan *sched.Plan, jobs []*model.Job, nodes []*model.Node, index *nodeIndex) {
 	g.plan.ok = g.fixedPrio
 	if !g.plan.ok {
 		return
@@ -145,7 +145,7 @@ func (g *gate) ran(now int64, queued int, running []*model.Job, plan *sched.Plan
 		p.firstRes = min(p.firstRes, t)
 		p.instants = append(p.instants, t+jobs[id-1].TimeLimit)
 		for _, name := range plan.StartNodes[id] {
-			if k := g.pos[index[name]]; k >= 0 {
+			if k := g.pos[index.of(name)]; k >= 0 {
 				p.first[k] = min(p.first[k], t)
 			}
 		}

@@ -132,7 +132,8 @@ type Workload struct {
 	// (Run): it lets passes that can start nothing be skipped (gate.go).
 	need []int
 	// everyPass runs the passes the gate would skip and fails when one
-	// starts a job (tests).
+	// starts a job, each pass whole and without a Scratch (tests: the
+	// reference replay).
 	everyPass bool
 	// planSkips is how many passes the gate's plan rule skipped (tests).
 	planSkips int
@@ -148,10 +149,9 @@ type Workload struct {
 // the controller would commit them. A job ends at its run time.
 func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 	t0 := time.Now()
-	index := make(map[string]int, len(w.Nodes))
+	index := newNodeIndex(w.Nodes)
 	free, total := 0, 0
-	for i, n := range w.Nodes {
-		index[n.Name] = i
+	for _, n := range w.Nodes {
 		if n.Usable() {
 			free += n.CPUs - n.AllocCPUs
 			total += n.CPUs
@@ -180,6 +180,9 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 		last    int64
 		jobs    = w.Jobs
 		reasons map[model.JobID]string // of the last pass run
+		// scratch lends each pass the last one's memory; a plan is read
+		// before the next pass (what a job keeps of it is copied).
+		scratch sched.Scratch
 	)
 	for done < len(jobs) {
 		now := int64(-1)
@@ -201,7 +204,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			ended = true
 			e := heap.Pop(&ends).(ending)
 			for _, a := range e.job.Alloc {
-				n := w.Nodes[index[a.Node]]
+				n := w.Nodes[index.of(a.Node)]
 				n.AllocCPUs -= a.CPUs
 				n.AllocMem -= a.Mem
 				n.AllocCores = n.AllocCores.AndNot(a.CPUIDs)
@@ -253,11 +256,16 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			in.Pending = g.cut(pending, free, running, now)
 		}
 		var plan *sched.Plan
-		if tl != nil && !w.everyPass {
-			tl.begin(now, w.Nodes)
-			plan = sched.ScheduleUntil(in, now, cfg, tl.stop)
-		} else {
+		switch {
+		case w.everyPass:
+			// The reference the gate's tests compare with: whole passes,
+			// as the controller runs them (no stop, no Scratch).
 			plan = sched.Schedule(in, now, cfg)
+		case tl != nil:
+			tl.begin(now, w.Nodes)
+			plan = sched.ScheduleUntil(in, now, cfg, tl.stop, &scratch)
+		default:
+			plan = sched.ScheduleUntil(in, now, cfg, nil, &scratch)
 		}
 		res.Passes++
 		if skip && len(plan.Starts) > 0 {
@@ -283,7 +291,7 @@ func (w *Workload) Simulate(cfg sched.Config) (Result, error) {
 			}
 			cpus := 0
 			for _, a := range s.Alloc {
-				n := w.Nodes[index[a.Node]]
+				n := w.Nodes[index.of(a.Node)]
 				if n.AllocCPUs+a.CPUs > n.CPUs {
 					return res, fmt.Errorf("sim: node %s oversubscribed by job %d", a.Node, s.Job)
 				}
@@ -379,4 +387,41 @@ func Slice(jobs []Job, start, length int) []Job {
 		}
 	}
 	return out
+}
+
+// nodeIndex finds a node's position by name. The trace model names node k
+// "n(k+1)" (traceWorkload), and the names a plan holds are the nodes' own
+// strings, so the name's number, checked against that node's name, finds
+// it without hashing (a replay looks up every node of every start and
+// reservation); other names go through the map.
+type nodeIndex struct {
+	pos   map[string]int
+	names []string
+}
+
+func newNodeIndex(nodes []*model.Node) *nodeIndex {
+	x := &nodeIndex{pos: make(map[string]int, len(nodes)), names: make([]string, len(nodes))}
+	for i, n := range nodes {
+		x.pos[n.Name], x.names[i] = i, n.Name
+	}
+	return x
+}
+
+// of is name's position (0 for an unknown name, as the map reads).
+func (x *nodeIndex) of(name string) int {
+	if len(name) > 1 && name[0] == 'n' {
+		k := 0
+		for i := 1; i < len(name) && k <= len(x.names); i++ {
+			c := name[i]
+			if c < '0' || c > '9' {
+				k = 0
+				break
+			}
+			k = 10*k + int(c-'0')
+		}
+		if k >= 1 && k <= len(x.names) && x.names[k-1] == name {
+			return k - 1
+		}
+	}
+	return x.pos[name]
 }

@@ -30,8 +30,8 @@ import (
 // window that meets each of them); what they would reserve only holds
 // more.
 type tail struct {
-	need  []int          // CPUs job k+1 needs
-	index map[string]int // node name → index
+	need  []int      // CPUs job k+1 needs
+	index *nodeIndex // node name → index
 	now   int64
 	// first[p] is the earliest start of a reservation on node[p] (never:
 	// none), for the nodes still free; pos[i] is node i's p, or -1.
@@ -45,8 +45,8 @@ type tail struct {
 	stops int
 }
 
-func newTail(need []int, index map[string]int) *tail {
-	return &tail{need: need, index: index, pos: make([]int, len(index))}
+func newTail(need []int, index *nodeIndex) *tail {
+	return &tail{need: need, index: index, pos: make([]int, len(index.names))}
 }
 
 // begin readies t for a pass at now over nodes.
@@ -83,7 +83,7 @@ func (t *tail) record(j *model.Job, p *sched.Plan) {
 	if len(p.Starts) > t.starts {
 		t.starts = len(p.Starts)
 		for _, a := range p.Starts[t.starts-1].Alloc {
-			i := t.index[a.Node]
+			i := t.index.of(a.Node)
 			if q := t.pos[i]; q >= 0 {
 				last := len(t.node) - 1
 				t.first[q], t.node[q] = t.first[last], t.node[last]
@@ -95,7 +95,7 @@ func (t *tail) record(j *model.Job, p *sched.Plan) {
 	}
 	if at, ok := p.StartTimes[j.ID]; ok {
 		for _, name := range p.StartNodes[j.ID] {
-			if q := t.pos[t.index[name]]; q >= 0 {
+			if q := t.pos[t.index.of(name)]; q >= 0 {
 				t.first[q] = min(t.first[q], at)
 			}
 		}

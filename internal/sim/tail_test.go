@@ -15,14 +15,13 @@ func TestTailStop(t *testing.T) {
 	// reservation at 1140 on n1, n2 and four busy nodes: n3 is left free
 	// beyond 1140, n1 and n2 until then.
 	nodes := make([]*model.Node, 10)
-	index := map[string]int{}
 	for i := range nodes {
 		nodes[i] = &model.Node{Name: fmt.Sprintf("n%d", i+1), CPUs: 1, State: model.NodeUp, Responding: true}
 		if i >= 3 {
 			nodes[i].AllocCPUs = 1
 		}
-		index[nodes[i].Name] = i
 	}
+	index := newNodeIndex(nodes)
 	job := func(id int, limit int64) *model.Job {
 		return &model.Job{ID: model.JobID(id), TimeLimit: limit}
 	}
@@ -73,6 +72,23 @@ func TestTailStop(t *testing.T) {
 		tl.stop(tc.order, 1, reserved)
 		if got := tl.stop(tc.order, 2, started); got != tc.stop {
 			t.Errorf("after a start, %d jobs left: stop %v, want %v", len(tc.order)-2, got, tc.stop)
+		}
+	}
+}
+
+// nodeIndex.of reads what a name → position map reads, for the trace
+// model's names and any others.
+func TestNodeIndex(t *testing.T) {
+	var nodes []*model.Node
+	for _, name := range []string{"n1", "n2", "n3", "gpu1", "n5", "n4", "n", "n07", "n10", "n9"} {
+		nodes = append(nodes, &model.Node{Name: name})
+	}
+	x := newNodeIndex(nodes)
+	for _, name := range []string{"n1", "n2", "n3", "gpu1", "n4", "n5", "n", "n07", "n7", "n10", "n9", "n6", "n0",
+		"n11", "n99999999999999999999999", "n1x", "", "x"} {
+		want := x.pos[name]
+		if got := x.of(name); got != want {
+			t.Errorf("of(%q) = %d, the map says %d", name, got, want)
 		}
 	}
 }

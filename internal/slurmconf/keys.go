@@ -58,7 +58,7 @@ SuspendExcNodes SuspendExcParts SuspendExcStates SuspendProgram SuspendRate Susp
 SuspendTimeout SwitchParameters SwitchType TaskEpilog TaskPlugin TaskPluginParam TaskProlog
 TCPTimeout TLSParameters TLSType TmpFS TopologyParam TopologyPlugin TrackWCKey TreeWidth
 UnkillableStepProgram UnkillableStepTimeout UsePam VSizeFactor WaitTime X11Parameters
-DroverSocket DroverTokenFile DroverMinFreeSpace DroverMaxConnsPerUser DroverConnIdleTimeout
+DroverSocket DroverTokenFile DroverMinFreeSpace DroverMaxConnsPerUser DroverConnIdleTimeout DroverMaxUserJobBytes
 DroverFsyncBeforeReply
 `)
 

@@ -22,6 +22,11 @@ type Scheduler struct {
 	// BfMaxJobTest (default 500) and BfMaxJobUser (default 0 = no bound):
 	// the most reservations one pass makes, in all and per user.
 	BfMaxJobTest, BfMaxJobUser int
+	// BfMaxJobArrayResv (bf_max_job_array_resv, 0 to 1000, default 20):
+	// the most tasks of one array per partition that one backfill pass
+	// plans a later start for. Slurm plans the first before it checks the
+	// bound, so 0 acts as 1; the field holds what takes effect.
+	BfMaxJobArrayResv int
 	// BfContinue is accepted for compatibility: Drover's backfill pass
 	// never yields its locks midway, so there is nothing to continue.
 	BfContinue bool
@@ -42,7 +47,7 @@ type Scheduler struct {
 func DefaultScheduler() Scheduler {
 	return Scheduler{
 		Backfill: true, BfWindow: 24 * time.Hour, BfResolution: 60 * time.Second, BfMaxJobTest: 500,
-		BfInterval: 30 * time.Second, DefaultQueueDepth: 100, SchedMinInterval: 2 * time.Microsecond,
+		BfMaxJobArrayResv: 20, BfInterval: 30 * time.Second, DefaultQueueDepth: 100, SchedMinInterval: 2 * time.Microsecond,
 		BatchSchedDelay: 3 * time.Second,
 	}
 }
@@ -55,7 +60,7 @@ var schedulerParamsKnown = map[string]bool{
 	"bf_max_job_start": true, "bf_max_time": true, "bf_yield_interval": true, "bf_yield_sleep": true,
 	"max_rpc_cnt": true, "max_sched_time": true, "partition_job_depth": true, "sched_interval": true,
 	"sched_max_job_start": true, "bf_min_age_reserve": true, "bf_min_prio_reserve": true,
-	"bf_job_part_count_reserve": true, "bf_max_job_array_resv": true, "bf_one_resv_per_job": true,
+	"bf_job_part_count_reserve": true, "bf_one_resv_per_job": true,
 	"bf_running_job_reserve": true, "bf_ignore_newly_avail_nodes": true, "pack_serial_at_end": true,
 	"kill_invalid_depend": true, "preempt_strict_order": true,
 	"requeue_setup_env_fail": true, "salloc_wait_nodes": true, "sbatch_wait_nodes": true,
@@ -120,6 +125,10 @@ func (p *parser) parseSchedulerParameters(pos Pos, v string) {
 		case "bf_max_job_user":
 			if n, ok := num(0, 1_000_000); ok {
 				s.BfMaxJobUser = int(n)
+			}
+		case "bf_max_job_array_resv":
+			if n, ok := num(0, 1000); ok {
+				s.BfMaxJobArrayResv = max(1, int(n))
 			}
 		case "bf_continue":
 			s.BfContinue = true

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"math/rand"
 	"slices"
 	"testing"
 
@@ -75,5 +76,56 @@ func TestNodeSet(t *testing.T) {
 	txn.Commit(3)
 	if s.Snapshot().NodeSet() == before {
 		t.Error("a node's change left the NodeSet as it was")
+	}
+}
+
+// The index walks (each) step through the job map beside the index: the
+// jobs they give are the map's, for indexes that are runs, scattered ids
+// and everything between.
+func TestIndexWalksMatchLookups(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for round := range 50 {
+		s := New(1)
+		txn := s.Begin()
+		id := model.JobID(0)
+		for range rng.Intn(3000) {
+			id += model.JobID(1 + rng.Intn([]int{1, 2, 30}[round%3]))
+			j := &model.Job{ID: id, State: model.JobCompleted}
+			switch rng.Intn([]int{2, 5, 50}[rng.Intn(3)]) {
+			case 0:
+				j.State = model.JobPending
+			case 1:
+				j.State, j.Alloc = model.JobRunning, []model.NodeAlloc{{Node: "n1"}}
+			}
+			txn.PutJob(j)
+		}
+		txn.Commit(1)
+		snap := s.Snapshot()
+		var queued, allocated []model.JobID
+		snap.EachJob(func(j *model.Job) bool {
+			switch j.State {
+			case model.JobPending:
+				queued = append(queued, j.ID)
+			case model.JobRunning:
+				allocated = append(allocated, j.ID)
+			}
+			return true
+		})
+		for _, c := range []struct {
+			each func(func(*model.Job) bool)
+			want []model.JobID
+		}{{snap.EachQueued, queued}, {snap.EachAllocated, allocated}} {
+			var got []model.JobID
+			c.each(func(j *model.Job) bool {
+				if j == nil || j != snap.Job(j.ID) {
+					t.Fatalf("round %d: walk gave %v, not the map's job", round, j)
+				}
+				got = append(got, j.ID)
+				return true
+			})
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("round %d: walk gave %d ids, want %d", round, len(got), len(c.want))
+			}
+		}
 	}
 }

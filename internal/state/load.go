@@ -14,6 +14,7 @@ type JobLoader struct {
 	t                         *Txn
 	jobs                      *immutable.SortedMapBuilder[model.JobID, *model.Job]
 	active, queued, allocated *immutable.SortedMapBuilder[model.JobID, struct{}]
+	held                      *heldIndex
 }
 
 // LoadJobs starts replacing the transaction's jobs; Done publishes them
@@ -25,12 +26,15 @@ func (t *Txn) LoadJobs() *JobLoader {
 		active:    immutable.NewSortedMapBuilder[model.JobID, struct{}](jobIDs{}),
 		queued:    immutable.NewSortedMapBuilder[model.JobID, struct{}](jobIDs{}),
 		allocated: immutable.NewSortedMapBuilder[model.JobID, struct{}](jobIDs{}),
+		held:      newHeldIndex(),
 	}
 }
 
 // Put adds one job, keeping the indexes as PutJob does.
 func (l *JobLoader) Put(j *model.Job) {
 	l.jobs.Set(j.ID, j)
+	l.held.add(j)
+	l.held.setSteps(nil, j)
 	if j.Finished() {
 		return
 	}
@@ -47,4 +51,8 @@ func (l *JobLoader) Put(j *model.Job) {
 func (l *JobLoader) Done() {
 	s := &l.t.snap
 	s.jobs, s.active, s.queued, s.allocated = l.jobs.Map(), l.active.Map(), l.queued.Map(), l.allocated.Map()
+	h := l.t.store.held
+	h.mu.Lock()
+	h.specs, h.users, h.steps, h.stepUsers = l.held.specs, l.held.users, l.held.steps, l.held.stepUsers
+	h.mu.Unlock()
 }

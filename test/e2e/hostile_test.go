@@ -345,3 +345,136 @@ func TestSbcastTransfersBoundedPerUser(t *testing.T) {
 	}
 	c.must("scancel", id)
 }
+
+// TestRunningStepsBoundedPerJob: one job runs at most 256 steps at once
+// (4 per allocated CPU if more). Each running task holds descriptors and
+// goroutines of the agent that every user's jobs on the node share, and
+// --overlap steps had no bound but MaxStepCount (40,000): 300 one-task
+// steps in a one-CPU job all ran.
+func TestRunningStepsBoundedPerJob(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1)
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "-c1", "--wrap", "sleep 300")
+	c.waitState(id, "RUNNING", 30*time.Second)
+	// The descriptors of drover up's processes (controller, agent).
+	fds := func() int {
+		n := 0
+		var walk func(pid string)
+		walk = func(pid string) {
+			ents, _ := os.ReadDir("/proc/" + pid + "/fd")
+			n += len(ents)
+			tasks, _ := os.ReadDir("/proc/" + pid + "/task")
+			for _, task := range tasks {
+				kids, _ := os.ReadFile("/proc/" + pid + "/task/" + task.Name() + "/children")
+				for _, k := range strings.Fields(string(kids)) {
+					walk(k)
+				}
+			}
+		}
+		walk(strconv.Itoa(c.up.Process.Pid))
+		return n
+	}
+	before := fds()
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "steps", id, "300")
+	if code != 0 {
+		t.Fatalf("hostile steps: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile steps: %s(descriptors of drover up and its processes: %d before, %d after)", out, before, fds())
+	var created, refused int
+	if _, err := fmt.Sscanf(out, "created %d refused %d", &created, &refused); err != nil {
+		t.Fatalf("hostile steps reported %q: %v", out, err)
+	}
+	if created > 256 || created == 0 {
+		t.Errorf("one one-CPU job ran %d of 300 steps at once, want 1 to 256", created)
+	}
+	if refused > 0 && !strings.Contains(out, "Step limit reached for this job") {
+		t.Errorf("refusal: %q, want Slurm's step limit words", out)
+	}
+	c.must("scancel", id)
+	c.waitState(id, "CANCELLED", 60*time.Second)
+}
+
+// TestJobBytesBoundedPerUser: what one user's jobs in memory hold of
+// scripts, argv, environments and submit lines is bounded
+// (DroverMaxUserJobBytes, 1 GiB by default): the controller keeps them in
+// memory, and MaxJobCount jobs with a 2 MiB environment each were 20 GiB
+// of it from one user. Past the bound a submission is refused for now
+// (sbatch waits and retries); other users still submit.
+func TestJobBytesBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	other := testUser(t, "drovertest1")
+	c := startUp(t, 1, "--conf", "DroverMaxUserJobBytes=8M")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bigenv", "10", "1536")
+	if code != 0 {
+		t.Fatalf("hostile bigenv: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile bigenv: %s", out)
+	var accepted, refused int
+	if _, err := fmt.Sscanf(out, "accepted %d refused %d", &accepted, &refused); err != nil {
+		t.Fatalf("hostile bigenv reported %q: %v", out, err)
+	}
+	if accepted != 5 || !strings.Contains(out, "temporarily unavailable") {
+		t.Errorf("jobs of 1.5 MiB each under an 8 MiB bound: %d of 10 accepted (want 5), %q", accepted, out)
+	}
+	if o, e, code := c.runAs(other, "", "sbatch", "--hold", "-o", "/dev/null", "--wrap", "true"); code != 0 {
+		t.Errorf("another user's sbatch: exit %d %s %s", code, o, e)
+	}
+	c.run("scancel", "-u", attacker.Username)
+	c.run("scancel", "-u", other.Username)
+}
+
+// TestGRPCAnswersBoundedPerUser: the gRPC answers of one local user not
+// yet written to their connections are bounded (64 MiB; past it a new
+// call waits MessageTimeout for them to go out, then is refused "try
+// again"). gRPC queues a call's whole answer until the client reads it,
+// and the reader opens the flow-control window: 30 listings of 10 MiB
+// each that the client never read were all built and held.
+func TestGRPCAnswersBoundedPerUser(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--conf", "MessageTimeout=2")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	// Ten held jobs with a 1 MiB environment each: a full listing (the
+	// owner gets the environments) is about 10 MiB.
+	if out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bigenv", "10", "1024"); code != 0 || !strings.HasPrefix(out, "accepted 10 ") {
+		t.Fatalf("hostile bigenv: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Cleanup(func() { c.run("scancel", "-u", attacker.Username) })
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "grpclist", "30", "6")
+	if code != 0 {
+		t.Fatalf("hostile grpclist: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile grpclist: %s", out)
+	var answered, refused int
+	if _, err := fmt.Sscanf(out, "answered %d refused %d", &answered, &refused); err != nil {
+		t.Fatalf("hostile grpclist reported %q: %v", out, err)
+	}
+	// One after the other: 64 MiB holds 7 such answers, and the call after
+	// them is refused once MessageTimeout passed.
+	if answered > 8 || answered == 0 || refused != 1 {
+		t.Errorf("unread 10 MiB listings of one user, one after the other: %d answered, %d refused; want 1 to 8 answered, then one refused", answered, refused)
+	}
+	// The user's own reading client still gets its answers.
+	c.extraEnv = []string{"DROVER_TRANSPORT=grpc"}
+	o, e, code := c.runAs(attacker, "", "squeue", "-h", "-u", attacker.Username, "-o", "%i")
+	c.extraEnv = nil
+	if code != 0 || len(strings.Fields(o)) != 10 {
+		t.Errorf("the user's squeue over gRPC: exit %d, %q %s", code, o, e)
+	}
+}

@@ -269,3 +269,39 @@ func TestJoinKeepsJoinedConf(t *testing.T) {
 	job := strings.Fields(b.must("sbatch", "-o", "/dev/null", "--wrap", "true"))[3]
 	b.waitFor("a job on the restarted agent", 30*time.Second, func() bool { return b.jobField(job, "JobState") == "COMPLETED" })
 }
+
+// TestJoinedNodeReconfigureTakesControllerConf: a joined node runs on the
+// slurm.conf its join brought; scontrol reconfigure gives it the
+// controller's current one (as configless slurmd gets slurmctld's), so a
+// Prolog the administrator added runs there for the next job. Before, the
+// node read its old copy again and never saw the change.
+func TestJoinedNodeReconfigureTakesControllerConf(t *testing.T) {
+	t.Parallel()
+	b := startBare(t, []string{"jr1"})
+	token := strings.TrimSpace(b.must("drover", "token", "create", "--nodes", "jr1"))
+	stateDir := filepath.Join(b.dir, "agent-jr1")
+	b.spawn("join", "agent", "-f", filepath.Join(b.dir, "absent.conf"), "--kill-jobs-on-exit", "--join", token,
+		"--controller", fmt.Sprintf("127.0.0.1:%d", b.port), "--state-dir", stateDir, "--name", "jr1")
+	b.waitFor("jr1 joined and idle", 30*time.Second, func() bool { return b.nodeState("jr1") == "idle" })
+
+	prolog := filepath.Join(b.dir, "prolog.sh")
+	writeScript(t, prolog, "#!/bin/sh\ntouch "+b.dir+"/prolog.$SLURM_JOB_ID\n")
+	conf := readFile(t, b.conf)
+	if err := os.WriteFile(b.conf, []byte(conf+"Prolog="+prolog+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b.must("scontrol", "reconfigure")
+	joined := filepath.Join(stateDir, "slurm.conf")
+	b.waitFor("the joined node's slurm.conf to name the Prolog", 30*time.Second, func() bool {
+		got, _ := os.ReadFile(joined)
+		return strings.Contains(string(got), "Prolog="+prolog)
+	})
+	// The agent reads the file right after writing it: the first job may
+	// still start before, the next ones run the Prolog.
+	b.waitFor("a job on jr1 to run the Prolog", 60*time.Second, func() bool {
+		job := strings.Fields(b.must("sbatch", "-o", "/dev/null", "--wrap", "true"))[3]
+		b.waitFor("job "+job+" to end", 30*time.Second, func() bool { return b.jobField(job, "JobState") == "COMPLETED" })
+		_, err := os.Stat(filepath.Join(b.dir, "prolog."+job))
+		return err == nil
+	})
+}

@@ -5949,10 +5949,14 @@ func (*ControllerMessage_ReportAck) isControllerMessage_Msg() {}
 
 func (*ControllerMessage_Reconfigure) isControllerMessage_Msg() {}
 
-// Reconfigure (scontrol reconfigure): the agent reads gres.conf again and
-// registers the GPUs it finds on the same stream.
+// Reconfigure (scontrol reconfigure): the agent reads its configuration
+// again and registers the GPUs it finds on the same stream.
 type Reconfigure struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The controller's slurm.conf as it read it for this reconfigure: a
+	// node that runs on the copy its join brought (configless) takes it in
+	// place of that copy, as slurmd takes the files slurmctld sends.
+	SlurmConf     string `protobuf:"bytes,1,opt,name=slurm_conf,json=slurmConf,proto3" json:"slurm_conf,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5985,6 +5989,13 @@ func (x *Reconfigure) ProtoReflect() protoreflect.Message {
 // Deprecated: Use Reconfigure.ProtoReflect.Descriptor instead.
 func (*Reconfigure) Descriptor() ([]byte, []int) {
 	return file_api_drover_v1_drover_proto_rawDescGZIP(), []int{72}
+}
+
+func (x *Reconfigure) GetSlurmConf() string {
+	if x != nil {
+		return x.SlurmConf
+	}
+	return ""
 }
 
 // LaunchStep runs a step's local tasks; job lets a node that never ran
@@ -9546,8 +9557,10 @@ const file_api_drover_v1_drover_proto_rawDesc = "" +
 	"report_ack\x18\n" +
 	" \x01(\v2\x14.drover.v1.ReportAckH\x00R\treportAck\x12:\n" +
 	"\vreconfigure\x18\v \x01(\v2\x16.drover.v1.ReconfigureH\x00R\vreconfigureB\x05\n" +
-	"\x03msg\"\r\n" +
-	"\vReconfigure\"\x8a\x01\n" +
+	"\x03msg\",\n" +
+	"\vReconfigure\x12\x1d\n" +
+	"\n" +
+	"slurm_conf\x18\x01 \x01(\tR\tslurmConf\"\x8a\x01\n" +
 	"\n" +
 	"LaunchStep\x12 \n" +
 	"\x03job\x18\x01 \x01(\v2\x0e.drover.v1.JobR\x03job\x12#\n" +

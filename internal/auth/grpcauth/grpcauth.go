@@ -26,6 +26,8 @@ type PeerInfo struct {
 	Local    bool // came through the Unix socket; UID/GID are the kernel's word
 	UID, GID uint32
 	PID      int32
+	// Conn is the connection as PeerCreds.Wrap returned it (nil: none).
+	Conn net.Conn
 }
 
 // AuthType names the mechanism.
@@ -39,6 +41,9 @@ func (PeerInfo) AuthType() string { return "peercred" }
 // certificate.
 type PeerCreds struct {
 	TLS credentials.TransportCredentials
+	// Wrap, when set, wraps each Unix-socket connection once its peer is
+	// known (the server counts what it writes to a user's connections).
+	Wrap func(c net.Conn, uid uint32) net.Conn
 }
 
 // ServerHandshake reads SO_PEERCRED from Unix connections.
@@ -71,6 +76,10 @@ func (p PeerCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, 
 	}
 	info.Local, info.UID, info.GID, info.PID = true, cred.Uid, cred.Gid, cred.Pid
 	info.SecurityLevel = credentials.PrivacyAndIntegrity // the kernel vouches for a local socket
+	if p.Wrap != nil {
+		c = p.Wrap(c, cred.Uid)
+		info.Conn = c
+	}
 	return c, info, nil
 }
 

@@ -25,6 +25,19 @@
 //	                        own job whose data never comes; prints "open K
 //	                        later L": the dialled connections the node holds
 //	                        2 s and SECONDS later)
+//	hostile SOCKET steps JOB N  (N overlapping one-task steps `sleep 300`
+//	                        in the caller's own job, their I/O to a
+//	                        listener that holds what the node dials;
+//	                        prints "created K refused R" and the first
+//	                        refusal's words)
+//	hostile SOCKET bigenv N KIB  (N held jobs, each with an environment
+//	                        variable of KIB KiB of its own; prints
+//	                        "accepted A refused R" and the first
+//	                        refusal's words: submitted once each, where
+//	                        sbatch would wait and retry)
+//	hostile SOCKET grpclist N SECONDS  (N ListJobs calls on one gRPC
+//	                        connection whose answers are never read;
+//	                        prints "answered A refused R" SECONDS later)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -82,6 +95,18 @@ func main() {
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
 		tcpIdle(sock, n, time.Duration(secs)*time.Second)
+	case "steps":
+		job, _ := strconv.Atoi(os.Args[3])
+		n, _ := strconv.Atoi(os.Args[4])
+		manySteps(sock, model.JobID(job), n)
+	case "bigenv":
+		n, _ := strconv.Atoi(os.Args[3])
+		kib, _ := strconv.Atoi(os.Args[4])
+		bigEnv(sock, n, kib)
+	case "grpclist":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		grpcList(sock, n, time.Duration(secs)*time.Second)
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
@@ -508,4 +533,144 @@ func hog(sock string, n int) {
 	for _, c := range conns {
 		c.Close()
 	}
+}
+
+func manySteps(sock string, job model.JobID, n int) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	var held []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	created, refused, why := 0, 0, ""
+	for range n {
+		spec := &model.StepSpec{Overlap: true, NTasks: 1, MinNodes: 1, MaxNodes: 1, Argv: []string{"sleep", "300"},
+			IOAddr: ln.Addr().String(), IOKey: "k", Env: []string{"PATH=/usr/bin:/bin"}}
+		if err := call(sock, "CreateStep", localwire.StepCreate{Job: job, Spec: spec}, nil); err != nil {
+			refused++
+			if why == "" {
+				why = err.Error()
+			}
+			continue
+		}
+		created++
+	}
+	fmt.Printf("created %d refused %d\n%s\n", created, refused, why)
+}
+
+func bigEnv(sock string, n, kib int) {
+	accepted, refused, why := 0, 0, ""
+	for i := range n {
+		spec := &model.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "bigenv", Hold: true,
+			TimeLimit: model.Unset, TimeMin: model.Unset, MinNodes: model.Unset, MaxNodes: model.Unset,
+			NTasks: model.Unset, CPUsPerTask: model.Unset, TasksPerNode: model.Unset,
+			MemPerNode: model.Unset, MemPerCPU: model.Unset,
+			Env: []string{fmt.Sprintf("BIG=%d%s", i, strings.Repeat("x", kib<<10))}}
+		var id localwire.JobID
+		if err := call(sock, "SubmitJob", spec, &id); err != nil {
+			refused++
+			if why == "" {
+				why = err.Error()
+			}
+			continue
+		}
+		accepted++
+	}
+	fmt.Printf("accepted %d refused %d\n%s\n", accepted, refused, why)
+}
+
+// grpcList makes up to n ListJobs calls (full specs), one after the
+// other, on one gRPC connection to the socket, and never opens the HTTP/2
+// flow-control window for their answers; it stops at the first call
+// refused with "Resource temporarily unavailable", or one not answered
+// within wait, and prints "answered A refused R": A the calls the
+// controller answered (built, and queued for a reader that never reads).
+func grpcList(sock string, n int, wait time.Duration) {
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("dial:", err)
+		os.Exit(1)
+	}
+	defer c.Close()
+	var wmu sync.Mutex
+	fr := http2.NewFramer(c, c)
+	fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	wmu.Lock()
+	_, _ = c.Write([]byte(http2.ClientPreface))
+	_ = fr.WriteSettings()
+	wmu.Unlock()
+	// results gets, per stream, whether it was answered (true) or ended
+	// without an answer (false).
+	type result struct {
+		id uint32
+		ok bool
+	}
+	results := make(chan result, 2*n)
+	go func() {
+		for {
+			f, err := fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.MetaHeadersFrame:
+				results <- result{f.StreamID, !f.StreamEnded()}
+			case *http2.PingFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WritePing(true, f.Data)
+					wmu.Unlock()
+				}
+			case *http2.SettingsFrame:
+				if !f.IsAck() {
+					wmu.Lock()
+					_ = fr.WriteSettingsAck()
+					wmu.Unlock()
+				}
+			}
+		}
+	}()
+	var hb bytes.Buffer
+	enc := hpack.NewEncoder(&hb)
+	answered, refused := 0, 0
+	for i := range n {
+		hb.Reset()
+		for _, f := range [][2]string{{":method", "POST"}, {":scheme", "http"}, {":path", "/drover.v1.Drover/ListJobs"},
+			{":authority", "localhost"}, {"content-type", "application/grpc"}, {"te", "trailers"}} {
+			_ = enc.WriteField(hpack.HeaderField{Name: f[0], Value: f[1]})
+		}
+		id := uint32(2*i + 1)
+		wmu.Lock()
+		_ = fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: hb.Bytes(), EndHeaders: true})
+		_ = fr.WriteData(id, true, []byte{0, 0, 0, 0, 0}) // an empty ListJobsRequest
+		wmu.Unlock()
+		ok, timeout := false, time.After(wait)
+	await:
+		for {
+			select {
+			case r := <-results:
+				if r.id == id {
+					ok = r.ok
+					break await
+				}
+			case <-timeout:
+				break await
+			}
+		}
+		if !ok {
+			refused++
+			break
+		}
+		answered++
+	}
+	fmt.Printf("answered %d refused %d\n", answered, refused)
 }
