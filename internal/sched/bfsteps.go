@@ -108,23 +108,24 @@ func heapPop(h []avail) []avail {
 // them is large, so page-aligned): every node search starts by reading
 // it, and at 96 bytes each read took two lines (the second one cost the
 // unbounded 10k x 50k pass 4% of its L2 misses). So the GPU words sit
-// behind a pointer (read only by GPU jobs on GPU nodes), whether the
-// steps are built is whether ts is set, and the node's size is kept in
-// 32 bits.
+// behind a pointer (read only by GPU jobs on GPU nodes), the node's size
+// is kept in 32 bits, and whether the steps are built is whether that
+// size is set (cpus1: the CPUs plus one, so a node of no CPUs counts).
 type nodeSteps struct {
 	// ts is each entry's instant t as t<<1, its low bit set when the
 	// entry is a candidate (a release or a reservation's end: the
 	// instants where the node's offer can grow, so the only starts worth
 	// trying besides now+1). Keys keep the instants' order, so find's
 	// binary search reads 8 of them per cache line.
-	ts []int64 // nil until built
+	ts []int64
 	e  []stepEntry
 	g  *gpuSide // nil on a node without GPUs
 	// The node's size, beside the arrays: the earliest-start search
 	// reads it for every node it visits, and the node's own struct is
-	// two more cache misses away. mem is memBig on a node of more MiB
-	// than an int32 holds (nodeMem then reads the node's).
-	cpus, mem int32
+	// two more cache misses away. cpus1 is its CPUs plus one, 0 until
+	// built; mem is memBig on a node of more MiB than an int32 holds
+	// (nodeMem then reads the node's).
+	cpus1, mem int32
 }
 
 const memBig = -1
@@ -148,7 +149,7 @@ func (st *nodeSteps) gpu() []gpuStep {
 }
 
 // nodeCPUs is the node's CPUs.
-func (st *nodeSteps) nodeCPUs() int { return int(st.cpus) }
+func (st *nodeSteps) nodeCPUs() int { return int(st.cpus1) - 1 }
 
 // nodeMem is node i's memory (MiB), from its steps st.
 func (c *cluster) nodeMem(st *nodeSteps, i int32) int64 {
@@ -173,12 +174,12 @@ type gpuStep struct {
 }
 
 // built reports whether the steps were built (stepsOf).
-func (st *nodeSteps) built() bool { return st.ts != nil }
+func (st *nodeSteps) built() bool { return st.cpus1 != 0 }
 
-// unbuild marks the steps as not built, keeping the entries' memory for
-// the next build (a Scratch lends it to the next pass). ts is dropped:
-// whether it is set is what built reports.
-func (st *nodeSteps) unbuild() { st.ts = nil }
+// unbuild marks the steps as not built, keeping the entries' memory
+// (instants, CPU and memory entries, GPU words) for the next build (a
+// Scratch lends it to the next pass).
+func (st *nodeSteps) unbuild() { st.cpus1 = 0 }
 
 // at is entry k's instant; cand reports whether it is a candidate.
 func (st *nodeSteps) at(k int) int64  { return st.ts[k] >> 1 }
@@ -199,10 +200,17 @@ func (st *nodeSteps) build(rel []release, res []reserve, gpu bool) {
 	if cap(st.ts) < n {
 		st.ts = make([]int64, 0, n)
 	}
-	st.e, st.ts, st.g = st.e[:0], st.ts[:0], nil
-	if gpu {
-		st.g = &gpuSide{s: make([]gpuStep, 0, n)}
+	st.e, st.ts = st.e[:0], st.ts[:0]
+	g := st.g
+	if !gpu {
+		g = nil
+	} else if g == nil || cap(g.s) < n {
+		g = &gpuSide{s: make([]gpuStep, 0, n)}
 	}
+	if g != nil {
+		g.s = g.s[:0]
+	}
+	st.g = g
 	for _, r := range rel {
 		st.addRelease(r)
 	}
@@ -303,7 +311,7 @@ func (c *cluster) stepsOf(i int32) *nodeSteps {
 		if st.g != nil {
 			st.g.alloc, st.g.n = word0(n.AllocGPUs), len(n.GPUs)
 		}
-		st.cpus, st.mem = int32(n.CPUs), memBig
+		st.cpus1, st.mem = int32(n.CPUs)+1, memBig
 		if n.Memory <= math.MaxInt32 {
 			st.mem = int32(n.Memory)
 		}

@@ -125,6 +125,38 @@ func TestNodeStepsSize(t *testing.T) {
 	}
 }
 
+// TestNodeStepsUnbuild checks that steps unbuilt for the next pass report
+// so, are built again from the lists into the arrays they had (GPU words
+// included), and that a node of no CPUs counts as built.
+func TestNodeStepsUnbuild(t *testing.T) {
+	for _, cpus := range []int{0, 8} {
+		node := &model.Node{Name: "n1", CPUs: cpus, Memory: 1000, State: model.NodeUp, Responding: true,
+			GPUs: []model.GPU{{Index: 0}, {Index: 1}}}
+		part := &model.Partition{Name: "p", Nodes: []string{"n1"}, State: model.PartUp}
+		c := newCluster([]*model.Node{node}, map[string]*model.Partition{"p": part}, true)
+		c.bf = newProfile(1)
+		c.bf.addRelease(0, release{t: 150, cpu: 2, mem: 10, gpus: model.BitmapOf(1)})
+		c.reserve([]pick{{node: 0, cpus: 1, mem: 5}}, "", 120, 170)
+		st := c.stepsOf(0)
+		if !st.built() || st.nodeCPUs() != cpus {
+			t.Fatalf("%d CPUs: built %v, CPUs %d", cpus, st.built(), st.nodeCPUs())
+		}
+		ts, e, g := slices.Clone(st.ts), slices.Clone(st.e), slices.Clone(st.gpu())
+		ts0, e0, g0 := &st.ts[:1][0], &st.e[:1][0], &st.gpu()[:1][0]
+		st.unbuild()
+		if st.built() {
+			t.Fatalf("%d CPUs: built after unbuild", cpus)
+		}
+		st = c.stepsOf(0)
+		if !slices.Equal(st.ts, ts) || !slices.Equal(st.e, e) || !slices.Equal(st.gpu(), g) {
+			t.Fatalf("%d CPUs: rebuilt steps %v %v %v, want %v %v %v", cpus, st.ts, st.e, st.gpu(), ts, e, g)
+		}
+		if &st.ts[:1][0] != ts0 || &st.e[:1][0] != e0 || &st.gpu()[:1][0] != g0 {
+			t.Fatalf("%d CPUs: rebuilt steps did not keep their arrays", cpus)
+		}
+	}
+}
+
 // TestNodeEarliest compares nodeEarliest's one-scan search with the plain
 // definition: window() at each of the node's instants in time order. Half
 // the nodes have GPUs (of two types), and a third of the jobs ask for them.
