@@ -112,3 +112,71 @@ func BenchmarkLaunchInCgroup(b *testing.B) {
 		})
 	}
 }
+
+// TestNoDescriptorLeaksInCgroup: cgroups.EnterThread keeps the v1 tasks
+// files it joined open for the next launch; a program started in a job's
+// groups (on either path, and again once descriptors are kept) still gets
+// only its stdio. A writable tasks descriptor reaching a job would let it
+// move any of its processes into another group.
+func TestNoDescriptorLeaksInCgroup(t *testing.T) {
+	if os.Geteuid() != 0 || cgroups.Detect() != cgroups.LayoutV1 {
+		t.Skip("needs root and v1 cgroups (EnterThread)")
+	}
+	root := fmt.Sprintf("drover-exec-fd-%d", os.Getpid())
+	m, err := cgroups.New(cgroups.LayoutV1, root+"/n1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		for _, d := range []string{"memory", "cpuset", "cpu", "cpuacct", "devices", "freezer", "pids", ""} {
+			_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, root, "n1"))
+			_ = os.Remove(filepath.Join("/sys/fs/cgroup", d, root))
+		}
+	})
+	g, err := m.Create("job_1", cgroups.Limits{MemoryBytes: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		if err := g.Delete(); err != nil {
+			t.Error(err)
+		}
+	}()
+	v1, _ := g.Targets()
+	for i := range 2 {
+		bothPaths(t, func(t *testing.T, helper bool) {
+			dir := testDir(t, false)
+			spec := scriptSpec(t, helper, dir, "")
+			spec.Path, spec.Args = "ls", []string{"/proc/self/fd"}
+			spec.Stdout, spec.Stderr = "out", "err"
+			spec.CgroupV1Dirs = v1
+			if r := run(t, spec); r.Err != nil || r.ExitCode != 0 {
+				t.Fatalf("launch %d: %+v: %s", i, r, readFile(t, filepath.Join(dir, "err")))
+			}
+			// stdin is /dev/null, ls opens the fourth to read the directory.
+			if got := strings.Fields(readFile(t, filepath.Join(dir, "out"))); strings.Join(got, " ") != "0 1 2 3" {
+				t.Fatalf("launch %d: descriptors %q, want 0 1 2 3", i, got)
+			}
+		})
+	}
+	// The case above is the one that matters only if this process does
+	// hold a joined group's tasks file open now.
+	if !holdsTasksFile(t, root) {
+		t.Fatal("no tasks file of the job's groups held open: nothing was tested")
+	}
+}
+
+func holdsTasksFile(t *testing.T, root string) bool {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil &&
+			strings.Contains(l, "/"+root+"/") && strings.HasSuffix(l, "/tasks") {
+			return true
+		}
+	}
+	return false
+}

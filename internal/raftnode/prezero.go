@@ -1,6 +1,7 @@
 package raftnode
 
 import (
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -103,15 +104,21 @@ type zeroFile struct {
 	closed  bool
 	failed  bool // a zero write failed: stop zeroing (the log is unaffected)
 	waiting int  // log writes waiting for zeros to be written (tests)
+	// syncErr: an fdatasync of the zeros failed. It may have been the
+	// write-back of the log's own pages, and Linux reports such an error
+	// once per open file: the log's next fdatasync on this descriptor
+	// would succeed with its bytes lost. Every later Sync returns it.
+	syncErr error
 	kick    chan struct{}
 	done    chan struct{}
 
-	beforeZeros func() // test hook: a range is picked, its zeros not written yet
+	beforeZeros func()             // test hook: a range is picked, its zeros not written yet
+	fdatasync   func(fd int) error // unix.Fdatasync (tests: a failing one)
 }
 
 func newZeroFile(f types.WritableFile, size int64, synced bool, log *slog.Logger) *zeroFile {
 	z := &zeroFile{WritableFile: f, fd: -1, size: size, log: log, high: -1,
-		kick: make(chan struct{}, 1), done: make(chan struct{})}
+		kick: make(chan struct{}, 1), done: make(chan struct{}), fdatasync: unix.Fdatasync}
 	z.synced.Store(synced)
 	z.cond.L = &z.mu
 	if d, ok := f.(interface{ Fd() uintptr }); ok && size > 0 {
@@ -146,12 +153,18 @@ func (z *zeroFile) WriteAt(p []byte, off int64) (int, error) {
 }
 
 func (z *zeroFile) Sync() error {
+	z.mu.Lock()
+	err := z.syncErr
+	z.mu.Unlock()
+	if err != nil {
+		return err
+	}
 	if z.fd < 0 || !z.synced.Load() {
 		err := z.WritableFile.Sync()
 		z.synced.Store(err == nil)
 		return err
 	}
-	return unix.Fdatasync(z.fd)
+	return z.fdatasync(z.fd)
 }
 
 func (z *zeroFile) Close() error {
@@ -192,14 +205,18 @@ func (z *zeroFile) run() {
 			if err == io.EOF {
 				err = nil // written up to the file's end
 			}
+			synced := false
 			if err == nil {
-				err = unix.Fdatasync(z.fd)
+				err, synced = z.fdatasync(z.fd), true
 			}
 
 			z.mu.Lock()
 			z.busy = false
 			if err != nil {
 				z.failed = true
+				if synced {
+					z.syncErr = fmt.Errorf("raft log: fdatasync (writing zeros ahead): %w", err)
+				}
 			} else {
 				z.zeroed = end
 			}

@@ -6,10 +6,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	walfs "github.com/hashicorp/raft-wal/fs"
+	"golang.org/x/sys/unix"
 )
 
 // The zeros written ahead never cover what the log wrote, however the
@@ -208,5 +210,51 @@ func TestZeroAheadWriteWaitsForItsRange(t *testing.T) {
 	}
 	if !bytes.Equal(got[:100], a) || !bytes.Equal(got[100:5100], b) {
 		t.Fatal("zeros were written over the log")
+	}
+}
+
+// A failed fdatasync of the zeros may be the failed write-back of the
+// log's own pages (fdatasync flushes the whole file), and Linux reports a
+// write-back error once per open file: the log's next fdatasync on the
+// same descriptor would succeed with its bytes lost. So the log's next
+// Sync fails instead (Raft steps down and the node reopens its log).
+func TestZeroAheadSyncErrorReachesTheLog(t *testing.T) {
+	dir := t.TempDir()
+	f, err := newZeroVFS(walfs.New(), slog.Default()).Create(dir, "seg", 2*zeroAhead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	z := f.(*zeroFile)
+	if err := f.Sync(); err != nil { // the first Sync: fsync and the directory's
+		t.Fatal(err)
+	}
+	// The kernel's rule: the error goes to the first fdatasync after it,
+	// the zeros' here; later ones on the descriptor succeed.
+	var once atomic.Bool
+	z.fdatasync = func(fd int) error {
+		if once.CompareAndSwap(false, true) {
+			return unix.EIO
+		}
+		return unix.Fdatasync(fd)
+	}
+	if _, err := f.WriteAt(bytes.Repeat([]byte{1}, 100), 0); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(waitLimit)
+	for {
+		z.mu.Lock()
+		failed := z.failed
+		z.mu.Unlock()
+		if failed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the zeros' failed fdatasync not seen after %v", waitLimit)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	if err := f.Sync(); err == nil {
+		t.Fatal("the log's Sync succeeded after a failed fdatasync of its file")
 	}
 }
