@@ -106,9 +106,9 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 		return CreateStepResult{Err: ErrStepsRunning}
 	}
 	if c.ExecBudget > 0 {
-		held := execBytes(c.Spec)
+		held := state.StepExecBytes(c.Spec)
 		for _, st := range j.RunningSteps() {
-			held += execBytes(st.Spec)
+			held += state.StepExecBytes(st.Spec)
 		}
 		if held > c.ExecBudget {
 			return CreateStepResult{Err: ErrStepExecBudget}
@@ -148,20 +148,6 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 	j.NextStep = id + 1
 	txn.PutJob(j)
 	return CreateStepResult{Step: id}
-}
-
-// execBytes is what a step's argv, --multi-prog argv and environment hold.
-func execBytes(sp *model.StepSpec) int64 {
-	if sp == nil {
-		return 0
-	}
-	var n int64
-	for _, l := range append([][]string{sp.Argv, sp.Env}, sp.TaskArgv...) {
-		for _, v := range l {
-			n += int64(len(v))
-		}
-	}
-	return n
 }
 
 // trimSteps returns a copy of steps without the oldest finished ones
