@@ -195,3 +195,32 @@ func waitFreezer(t *testing.T, dir, state string) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestV1InParentFreezerParentGone: a batch step made while its job's
+// freezer directory is gone (the job torn down meanwhile) is refused,
+// not put in the node's freezer, where the job's kill would miss it.
+func TestV1InParentFreezerParentGone(t *testing.T) {
+	m := testV1(t)
+	m1, ok := m.(*v1Manager)
+	if !ok {
+		t.Skip("v1 only")
+	}
+	if m1.ctl["freezer"] == "" {
+		t.Skip("needs the freezer hierarchy")
+	}
+	job, err := m.Create("job_12", Limits{MemoryBytes: 256 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer job.Delete()
+	if err := os.Remove(filepath.Join(m1.ctl["freezer"], m1.root, "job_12")); err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.Create("job_12/step_batch", Limits{InParentFreezer: true})
+	if err == nil {
+		targets, _ := g.Targets()
+		_ = g.Delete()
+		t.Fatalf("batch step made without its job's freezer group: targets %v", targets)
+	}
+}
+

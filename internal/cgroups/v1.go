@@ -132,6 +132,13 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 			for strings.HasPrefix(dir, top+"/") && !exists(dir, "") {
 				dir = filepath.Dir(dir)
 			}
+			if l.InParentFreezer && slices.Contains(m.ctls[mt], "freezer") && dir != filepath.Dir(filepath.Join(top, rel)) {
+				// The parent's freezer directory is gone (its job torn
+				// down meanwhile): an ancestor's would leave these
+				// processes out of the job's kill, which lists the job's
+				// freezer group.
+				return nil, errors.New("cgroups: the freezer group " + filepath.Dir(rel) + " to share is gone")
+			}
 		}
 		// An ancestor's directory just seen to exist needs no mkdir.
 		if own || dir == top {
