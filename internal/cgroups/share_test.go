@@ -223,4 +223,3 @@ func TestV1InParentFreezerParentGone(t *testing.T) {
 		t.Fatalf("batch step made without its job's freezer group: targets %v", targets)
 	}
 }
-
