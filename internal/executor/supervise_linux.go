@@ -755,7 +755,7 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool, reply func(
 		sv.mu.Unlock()
 	}
 	pgid := proc.Pid()
-	_ = os.WriteFile(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
+	_ = WriteRecord(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
 	sv.mu.Lock()
 	sv.running[dir] = true
 	sv.hold[dir] = ss.Hold
