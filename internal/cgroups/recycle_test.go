@@ -1,11 +1,9 @@
 package cgroups
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 )
 
@@ -62,7 +60,6 @@ func TestV1Recycle(t *testing.T) {
 	if err := job.(Recycler).Recycle(); !err {
 		t.Fatal("an emptied job's tree was not kept")
 	}
-	assertGone(t, m, "job_21")
 	if m.keptTrees() != 1 {
 		t.Fatalf("%d trees kept, want 1", m.keptTrees())
 	}
@@ -76,6 +73,7 @@ func TestV1Recycle(t *testing.T) {
 	if m.keptTrees() != 0 {
 		t.Fatal("the kept tree was not taken")
 	}
+	assertGone(t, m, "job_21") // renamed job_22
 	if v, _ := readInt(job2.(*v1Group).dir("memory"), "memory.limit_in_bytes"); v != 128<<20 {
 		t.Errorf("memory limit %d, want the new job's %d", v, 128<<20)
 	}
@@ -129,7 +127,7 @@ func TestV1Recycle(t *testing.T) {
 // TestV1RecycleRefused: trees that must not be kept are not: one with a
 // step's group left, one whose batch step counted an OOM kill; a frozen
 // empty one is thawed first; one whose limits set other things is not
-// given to a job, and kept trees an earlier agent left are removed.
+// given to a job; an agent that stops drops the pool.
 func TestV1RecycleRefused(t *testing.T) {
 	m := recycleTest(t)
 	job, _ := batchJob(t, m, "job_31", Limits{MemoryBytes: 64 << 20})
@@ -177,40 +175,50 @@ func TestV1RecycleRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	noneKept := func(when string) {
-		t.Helper()
-		for _, mt := range m.dirs {
-			ents, _ := os.ReadDir(filepath.Join(mt, m.root))
-			for _, e := range ents {
-				if strings.HasPrefix(e.Name(), recycledPrefix) {
-					t.Errorf("%s: %s: %s left", when, mt, e.Name())
-				}
-			}
-		}
-	}
 	// An agent that stops drops what it kept.
 	if !job4.(Recycler).Recycle() {
 		t.Fatal("not kept")
 	}
 	m.DropRecycled()
-	noneKept("after DropRecycled")
 	if m.keptTrees() != 0 {
 		t.Error("DropRecycled left trees in the pool")
 	}
+	assertGone(t, m, "job_33")
+}
 
-	// Trees left by an earlier agent (a new manager on the same root).
-	job5, _ := batchJob(t, m, "job_36", Limits{})
-	if !job5.(Recycler).Recycle() {
+// TestV1RecycleSameName: a job made again under its name (requeued) takes
+// its own kept tree back when its limits set the same things, with its
+// use counted from zero; with other limits set, it gets a new tree.
+func TestV1RecycleSameName(t *testing.T) {
+	m := recycleTest(t)
+	job, step := batchJob(t, m, "job_41", Limits{MemoryBytes: 64 << 20})
+	busy := exec.Command("/bin/sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done")
+	startIn(t, step, busy)
+	_ = busy.Wait()
+	if !job.(Recycler).Recycle() {
 		t.Fatal("not kept")
 	}
-	m2, err := New(LayoutV1, m.root)
-	if err != nil {
-		t.Fatal(err)
+	job, step = batchJob(t, m, "job_41", Limits{MemoryBytes: 32 << 20})
+	if m.keptTrees() != 0 {
+		t.Fatal("its own tree was not taken back")
 	}
-	g, err := m2.Create("job_35", Limits{})
-	if err != nil {
-		t.Fatal(err)
+	if st, _ := step.Stats(); st.UserCPU+st.SystemCPU != 0 {
+		t.Errorf("the new run starts with the old one's CPU time: %+v", st)
 	}
-	defer g.Delete()
-	noneKept("after a new manager's first Create")
+	if v, _ := readInt(job.(*v1Group).dir("memory"), "memory.limit_in_bytes"); v != 32<<20 {
+		t.Errorf("memory limit %d, want %d", v, 32<<20)
+	}
+	if !job.(Recycler).Recycle() {
+		t.Fatal("not kept")
+	}
+	// Made again with no memory limit: not that tree (its limit would
+	// stay), a new one.
+	job, _ = batchJob(t, m, "job_41", Limits{})
+	defer job.Delete()
+	if m.keptTrees() != 0 {
+		t.Fatal("the kept tree stayed in the pool")
+	}
+	if v, _ := readInt(job.(*v1Group).dir("memory"), "memory.limit_in_bytes"); v < 1<<40 {
+		t.Errorf("memory limit %d carried over to a job that sets none", v)
+	}
 }

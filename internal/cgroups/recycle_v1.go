@@ -3,7 +3,7 @@ package cgroups
 import (
 	"os"
 	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -16,9 +16,10 @@ import (
 // and the group's end runs later in kernel workers (a 2,000-task array of
 // `true` drained at ~2x the rate with cgroups off here, bench/README.md).
 // A v1 group directory can be renamed within its parent, which costs a
-// few microseconds, so an emptied job tree is renamed out of the way
-// (recycledPrefix) and renamed into place for the next job whose limits
-// set the same things, which then writes its own values over them.
+// few microseconds: an emptied job tree stays where it is, in a pool, and
+// the next job whose limits set the same things renames it to its own
+// name and writes its own values over those limits. (A job made again
+// under the same name, a requeued one, takes its own tree back.)
 //
 // What must not carry over from one job to the next, and how it does not:
 //   - processes: kept only when the job's freezer group (where the batch
@@ -34,10 +35,11 @@ import (
 //     the next Create; devices and pids groups, whose rules cannot be
 //     written back, are never kept;
 //   - a frozen state: the freezer group is thawed before it is kept.
-// v2 groups cannot be renamed: removed as before.
+// A kept tree keeps its job's name: an agent that starts removes it with
+// the other groups of jobs it does not run; one that stops drops its pool
+// (DropRecycled). v2 groups cannot be renamed: removed as before.
 
 const (
-	recycledPrefix = "recycled_"
 	// recyclePoolSize bounds the kept trees of one node.
 	recyclePoolSize = 64
 	// recycleMaxBytes: a tree whose job group still counts more memory
@@ -62,7 +64,6 @@ type recycled struct {
 
 type recyclePool struct {
 	mu    sync.Mutex
-	seq   uint64
 	trees map[string][]recycled // recycleKey → kept trees
 	n     int
 }
@@ -92,7 +93,9 @@ func recycleKey(own []bool, l Limits) string {
 // takeRecycled puts a kept tree at rel (a top-level group with limits l)
 // when one of the same key is kept, and returns the key of rel's group.
 // Create's mkdirs then find rel's directories (or make them when none
-// was kept).
+// was kept). The pool's lock is held through the renames: a group made
+// meanwhile under the name of the tree being renamed (a requeued job)
+// finds it either still kept under that name or gone.
 func (m *v1Manager) takeRecycled(rel string, l Limits) (key string) {
 	// A top-level group has its own directory wherever it cannot be
 	// left to the node's (Create).
@@ -103,15 +106,26 @@ func (m *v1Manager) takeRecycled(rel string, l Limits) (key string) {
 	key = recycleKey(own, l)
 	p := &m.pool
 	p.mu.Lock()
+	defer p.mu.Unlock()
+	for k, ts := range p.trees {
+		if i := slices.IndexFunc(ts, func(t recycled) bool { return t.name == rel }); i >= 0 {
+			// Its own tree (made again under its name): taken back as it
+			// is when its limits set the same things, else removed.
+			p.trees[k] = slices.Delete(ts, i, i+1)
+			p.n--
+			if k != key {
+				m.removeKept(rel)
+			}
+			return key
+		}
+	}
 	ts := p.trees[key]
 	if len(ts) == 0 {
-		p.mu.Unlock()
 		return key
 	}
 	t := ts[len(ts)-1]
 	p.trees[key] = ts[:len(ts)-1]
 	p.n--
-	p.mu.Unlock()
 	if !m.renameTree(t.name, rel, own) {
 		m.removeKept(t.name)
 	}
@@ -150,8 +164,8 @@ func (m *v1Manager) removeKept(name string) {
 }
 
 // RecycleDropper is a manager that keeps emptied groups (v1): DropRecycled
-// removes them, for an agent that stops (a later one would sweep them,
-// but a node may see none).
+// removes them, for an agent that stops (a later one would remove them
+// as groups of jobs it does not run, but a node may see none).
 type RecycleDropper interface {
 	DropRecycled()
 }
@@ -174,23 +188,10 @@ func (m *v1Manager) DropRecycled() {
 	}
 }
 
-// sweepRecycled removes the kept trees an earlier agent left (its pool
-// was in its memory).
-func (m *v1Manager) sweepRecycled() {
-	for _, mt := range m.dirs {
-		ents, _ := os.ReadDir(filepath.Join(mt, m.root))
-		for _, e := range ents {
-			if e.IsDir() && strings.HasPrefix(e.Name(), recycledPrefix) {
-				m.removeKept(e.Name())
-			}
-		}
-	}
-}
-
 // Recycle keeps the job's tree (g, a top-level group, with its batch
 // step's group) for a later Create, as the comment above says, or
-// reports false having changed nothing that matters (it may have thawed
-// an empty freezer group).
+// reports false having changed nothing that matters (it may have reset
+// the counters and thawed the freezer of an empty tree).
 func (g *v1Group) Recycle() bool {
 	m := g.m
 	if strings.Contains(g.rel, "/") || g.own == nil || g.key == "" {
@@ -277,22 +278,14 @@ func (g *v1Group) Recycle() bool {
 		}
 	}
 	m.pool.mu.Lock()
-	m.pool.seq++
-	name := recycledPrefix + strconv.FormatUint(m.pool.seq, 10)
-	m.pool.mu.Unlock()
-	if !m.renameTree(g.rel, name, g.own) {
-		return false
-	}
-	m.pool.mu.Lock()
 	defer m.pool.mu.Unlock()
-	if m.pool.n >= recyclePoolSize { // filled meanwhile: empty, so simply removed
-		m.removeKept(name)
-		return true
+	if m.pool.n >= recyclePoolSize { // filled meanwhile: for Delete
+		return false
 	}
 	if m.pool.trees == nil {
 		m.pool.trees = map[string][]recycled{}
 	}
-	m.pool.trees[g.key] = append(m.pool.trees[g.key], recycled{name: name, own: g.own})
+	m.pool.trees[g.key] = append(m.pool.trees[g.key], recycled{name: g.rel, own: g.own})
 	m.pool.n++
 	return true
 }

@@ -172,7 +172,6 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 // saves mkdir two reads and two writes per cpuset; where that cannot be
 // set, mkdir copies them.
 func (m *v1Manager) init() {
-	m.sweepRecycled()
 	if m.cpuMt != "" {
 		top := filepath.Join(m.cpuMt, m.root)
 		if m.mkdir(m.cpuMt, top) == nil {
