@@ -82,46 +82,41 @@ var (
 
 // joinTasks are the tasks files of the groups threads were last moved
 // into, open for writing (joinCacheSize at most, the least recently used
-// closed first; joinOrder oldest first), by file (device and inode, found
-// with a stat of the path): every batch launch joins the node's groups in
-// the hierarchies where jobs set no limit (devices, pids), a job's steps
-// join its groups where they set none of their own, and a job's groups are
-// most often an earlier job's, kept and renamed (recycle_v1.go). Opening a
-// tasks file costs about ten times the stat that finds it here. A removed
-// group's file is never found again (a group made anew at the same path
-// has another inode); it only ages out.
+// closed first; joinOrder oldest first). Every batch launch joins the
+// node's groups in the hierarchies where jobs set no limit (devices,
+// pids), and a job's steps join its groups where they set none of their
+// own: opening a tasks file costs about three times the write that moves
+// the thread.
 var (
 	joinMu    sync.Mutex
-	joinTasks = map[fileID]int{}
-	joinOrder []fileID
+	joinTasks = map[string]int{}
+	joinOrder []string
 )
 
-type fileID struct{ dev, ino uint64 }
+const joinCacheSize = 16
 
-const joinCacheSize = 64
-
-// writeJoin moves thread tid into the group dir, through a kept
-// descriptor of its tasks file or a new one. The lock is held through the
-// write, as in writeHome: an evicted descriptor's number must not be
-// written to once reused.
+// writeJoin moves thread tid into the group dir. A descriptor kept from
+// an earlier launch whose group was removed since (perhaps made again at
+// the same path: a requeued job) fails the write (ENODEV): the file is
+// then opened afresh. One whose group was renamed (kept for a later job,
+// recycle_v1.go) would not fail: it is used only while it is still the
+// file at dir (same inode). The lock is held through the write, as in
+// writeHome: an evicted descriptor's number must not be written to once
+// reused.
 func writeJoin(dir, tid string) error {
 	joinMu.Lock()
 	defer joinMu.Unlock()
-	p := filepath.Join(dir, "tasks")
-	var st unix.Stat_t
-	if err := unix.Stat(p, &st); err == nil {
-		id := fileID{uint64(st.Dev), st.Ino}
-		if fd, ok := joinTasks[id]; ok {
-			if writeTid(fd, tid) == nil {
-				i := slices.Index(joinOrder, id)
-				joinOrder = append(slices.Delete(joinOrder, i, i+1), id)
-				return nil
-			}
-			unix.Close(fd)
-			delete(joinTasks, id)
-			joinOrder = slices.DeleteFunc(joinOrder, func(d fileID) bool { return d == id })
+	if fd, ok := joinTasks[dir]; ok {
+		if sameFile(fd, filepath.Join(dir, "tasks")) && writeTid(fd, tid) == nil {
+			i := slices.Index(joinOrder, dir)
+			joinOrder = append(slices.Delete(joinOrder, i, i+1), dir)
+			return nil
 		}
+		unix.Close(fd)
+		delete(joinTasks, dir)
+		joinOrder = slices.DeleteFunc(joinOrder, func(d string) bool { return d == dir })
 	}
+	p := filepath.Join(dir, "tasks")
 	fd, err := openRetry(p, unix.O_WRONLY|unix.O_CLOEXEC)
 	if err != nil {
 		return &os.PathError{Op: "open", Path: p, Err: err}
@@ -130,24 +125,20 @@ func writeJoin(dir, tid string) error {
 		unix.Close(fd)
 		return &os.PathError{Op: "write " + strconv.Quote(tid), Path: p, Err: err}
 	}
-	// Kept by the file it opened (not what the path named a moment ago).
-	if unix.Fstat(fd, &st) != nil {
-		unix.Close(fd)
-		return nil
-	}
-	id := fileID{uint64(st.Dev), st.Ino}
-	if old, ok := joinTasks[id]; ok { // (opened anew after a failed write)
-		unix.Close(old)
-		joinOrder = slices.DeleteFunc(joinOrder, func(d fileID) bool { return d == id })
-	}
 	if len(joinOrder) == joinCacheSize {
 		unix.Close(joinTasks[joinOrder[0]])
 		delete(joinTasks, joinOrder[0])
 		joinOrder = slices.Delete(joinOrder, 0, 1)
 	}
-	joinTasks[id] = fd
-	joinOrder = append(joinOrder, id)
+	joinTasks[dir] = fd
+	joinOrder = append(joinOrder, dir)
 	return nil
+}
+
+// sameFile: fd is the file at path now.
+func sameFile(fd int, path string) bool {
+	var a, b unix.Stat_t
+	return unix.Fstat(fd, &a) == nil && unix.Stat(path, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
 func writeTid(fd int, tid string) error {
