@@ -35,9 +35,15 @@
 //	                        "accepted A refused R" and the first
 //	                        refusal's words: submitted once each, where
 //	                        sbatch would wait and retry)
+//	hostile SOCKET bigline N KIB  (bigenv with the KIB in the submit line,
+//	                        which a full listing carries)
 //	hostile SOCKET grpclist N SECONDS  (N ListJobs calls on one gRPC
 //	                        connection whose answers are never read;
 //	                        prints "answered A refused R" SECONDS later)
+//	hostile SOCKET locallist N SECONDS  (N local connections, each sending
+//	                        a full ListJobs and never reading; prints
+//	                        "refused R" SECONDS later: R answered "Resource
+//	                        temporarily unavailable" (try again))
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -99,10 +105,10 @@ func main() {
 		job, _ := strconv.Atoi(os.Args[3])
 		n, _ := strconv.Atoi(os.Args[4])
 		manySteps(sock, model.JobID(job), n)
-	case "bigenv":
+	case "bigenv", "bigline":
 		n, _ := strconv.Atoi(os.Args[3])
 		kib, _ := strconv.Atoi(os.Args[4])
-		bigEnv(sock, n, kib)
+		bigEnv(sock, n, kib, os.Args[2] == "bigline")
 	case "grpclist":
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
@@ -110,6 +116,10 @@ func main() {
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
+	case "locallist":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		localList(sock, n, time.Duration(secs)*time.Second)
 	}
 }
 
@@ -567,7 +577,7 @@ func manySteps(sock string, job model.JobID, n int) {
 	fmt.Printf("created %d refused %d\n%s\n", created, refused, why)
 }
 
-func bigEnv(sock string, n, kib int) {
+func bigEnv(sock string, n, kib int, line bool) {
 	accepted, refused, why := 0, 0, ""
 	for i := range n {
 		spec := &model.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "bigenv", Hold: true,
@@ -575,6 +585,9 @@ func bigEnv(sock string, n, kib int) {
 			NTasks: model.Unset, CPUsPerTask: model.Unset, TasksPerNode: model.Unset,
 			MemPerNode: model.Unset, MemPerCPU: model.Unset,
 			Env: []string{fmt.Sprintf("BIG=%d%s", i, strings.Repeat("x", kib<<10))}}
+		if line { // in the submit line instead, which listings carry
+			spec.SubmitLine, spec.Env = spec.Env[0], []string{"PATH=/bin"}
+		}
 		var id localwire.JobID
 		if err := call(sock, "SubmitJob", spec, &id); err != nil {
 			refused++
@@ -673,4 +686,36 @@ func grpcList(sock string, n int, wait time.Duration) {
 		answered++
 	}
 	fmt.Printf("answered %d refused %d\n", answered, refused)
+}
+
+func localList(sock string, n int, wait time.Duration) {
+	body, _ := localwire.Encode(&localwire.ListQuery{})
+	req, _ := localwire.Encode(&localwire.Request{Method: "ListJobs", Body: body})
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			continue
+		}
+		if _, err := c.Write(localwire.Preface()); err != nil || localwire.WriteFrame(c, req) != nil {
+			c.Close()
+			continue
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(wait)
+	refused := 0
+	for _, c := range conns {
+		// A refusal is a small frame; a listing is never read.
+		_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		var hdr [4]byte
+		if _, err := io.ReadFull(c, hdr[:]); err == nil && binary.BigEndian.Uint32(hdr[:]) < 4096 {
+			b := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+			if _, err := io.ReadFull(c, b); err == nil && bytes.Contains(b, []byte(api.ErrTryAgain.Error())) {
+				refused++
+			}
+		}
+		c.Close()
+	}
+	fmt.Printf("refused %d\n", refused)
 }
