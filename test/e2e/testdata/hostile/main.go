@@ -25,11 +25,12 @@
 //	                        own job whose data never comes; prints "open K
 //	                        later L": the dialled connections the node holds
 //	                        2 s and SECONDS later)
-//	hostile SOCKET steps JOB N  (N overlapping one-task steps `sleep 300`
-//	                        in the caller's own job, their I/O to a
+//	hostile SOCKET steps JOB[,JOB...] N  (N overlapping one-task steps
+//	                        `sleep 300` in each of the caller's own jobs,
+//	                        one job after the other, their I/O to a
 //	                        listener that holds what the node dials;
-//	                        prints "created K refused R" and the first
-//	                        refusal's words)
+//	                        prints "created K refused R" per job and the
+//	                        first refusal's words)
 //	hostile SOCKET bigenv N KIB  (N held jobs, each with an environment
 //	                        variable of KIB KiB of its own; prints
 //	                        "accepted A refused R" and the first
@@ -102,9 +103,13 @@ func main() {
 		secs, _ := strconv.Atoi(os.Args[4])
 		tcpIdle(sock, n, time.Duration(secs)*time.Second)
 	case "steps":
-		job, _ := strconv.Atoi(os.Args[3])
+		var jobs []model.JobID
+		for _, f := range strings.Split(os.Args[3], ",") {
+			job, _ := strconv.Atoi(f)
+			jobs = append(jobs, model.JobID(job))
+		}
 		n, _ := strconv.Atoi(os.Args[4])
-		manySteps(sock, model.JobID(job), n)
+		manySteps(sock, jobs, n)
 	case "bigenv", "bigline":
 		n, _ := strconv.Atoi(os.Args[3])
 		kib, _ := strconv.Atoi(os.Args[4])
@@ -545,7 +550,7 @@ func hog(sock string, n int) {
 	}
 }
 
-func manySteps(sock string, job model.JobID, n int) {
+func manySteps(sock string, jobs []model.JobID, n int) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Println("listen:", err)
@@ -561,20 +566,24 @@ func manySteps(sock string, job model.JobID, n int) {
 			held = append(held, c)
 		}
 	}()
-	created, refused, why := 0, 0, ""
-	for range n {
-		spec := &model.StepSpec{Overlap: true, NTasks: 1, MinNodes: 1, MaxNodes: 1, Argv: []string{"sleep", "300"},
-			IOAddr: ln.Addr().String(), IOKey: "k", Env: []string{"PATH=/usr/bin:/bin"}}
-		if err := call(sock, "CreateStep", localwire.StepCreate{Job: job, Spec: spec}, nil); err != nil {
-			refused++
-			if why == "" {
-				why = err.Error()
+	why := ""
+	for _, job := range jobs {
+		created, refused := 0, 0
+		for range n {
+			spec := &model.StepSpec{Overlap: true, NTasks: 1, MinNodes: 1, MaxNodes: 1, Argv: []string{"sleep", "300"},
+				IOAddr: ln.Addr().String(), IOKey: "k", Env: []string{"PATH=/usr/bin:/bin"}}
+			if err := call(sock, "CreateStep", localwire.StepCreate{Job: job, Spec: spec}, nil); err != nil {
+				refused++
+				if why == "" {
+					why = err.Error()
+				}
+				continue
 			}
-			continue
+			created++
 		}
-		created++
+		fmt.Printf("created %d refused %d\n", created, refused)
 	}
-	fmt.Printf("created %d refused %d\n%s\n", created, refused, why)
+	fmt.Println(why)
 }
 
 func bigEnv(sock string, n, kib int, line bool) {
