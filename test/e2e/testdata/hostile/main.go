@@ -45,6 +45,9 @@
 //	                        a full ListJobs and never reading; prints
 //	                        "refused R" SECONDS later: R answered "Resource
 //	                        temporarily unavailable" (try again))
+//	hostile SOCKET watch JOB N SECONDS  (one WatchJobs naming JOB N times,
+//	                        its chunks read for SECONDS; prints "chunks K"
+//	                        or the refusal)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -121,6 +124,11 @@ func main() {
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
+	case "watch":
+		job, _ := strconv.Atoi(os.Args[3])
+		n, _ := strconv.Atoi(os.Args[4])
+		secs, _ := strconv.Atoi(os.Args[5])
+		watch(sock, model.JobID(job), n, time.Duration(secs)*time.Second)
 	case "locallist":
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
@@ -727,4 +735,38 @@ func localList(sock string, n int, wait time.Duration) {
 		c.Close()
 	}
 	fmt.Printf("refused %d\n", refused)
+}
+
+func watch(sock string, job model.JobID, n int, wait time.Duration) {
+	ids := make([]model.JobID, n)
+	for i := range ids {
+		ids[i] = job
+	}
+	body, _ := localwire.Encode(&localwire.ListQuery{IDs: ids})
+	req, _ := localwire.Encode(&localwire.Request{Method: "WatchJobs", Body: body})
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("dial:", err)
+		return
+	}
+	defer c.Close()
+	if _, err := c.Write(localwire.Preface()); err != nil || localwire.WriteFrame(c, req) != nil {
+		fmt.Println("write failed")
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	chunks := 0
+	for {
+		b, err := localwire.ReadFrame(c, localwire.MaxAnswer)
+		if err != nil {
+			break
+		}
+		var a localwire.Answer
+		if localwire.DecodeAnswer(b, &a) == nil && a.Err != nil {
+			fmt.Println("refused:", a.Err.Msg)
+			return
+		}
+		chunks++
+	}
+	fmt.Printf("chunks %d\n", chunks)
 }
