@@ -558,6 +558,8 @@ func (a *Agent) report(m *pb.AgentMessage) {
 // not reported: the controller relaunches or fails it when the node
 // registers again.
 func (a *Agent) shutdown() {
+	// Kept groups (cgroups.Recycler) hold nothing: not left behind.
+	defer a.dropRecycled()
 	a.mu.Lock()
 	a.stopping = true
 	var kill, detach []*job

@@ -9,6 +9,8 @@ import (
 	"syscall"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/drover-hpc/drover/internal/executor"
 )
 
 // A finished job's directories (its spool directory, its supervisor
@@ -102,7 +104,8 @@ func (a *Agent) newSuperDir(dir string) error {
 // keptSuperFiles stay in a kept directory, truncated to nothing, for the
 // next record to overwrite: a file created and later unlinked costs ~0.2 ms
 // of CPU on this kind of disk, truncating and rewriting one a tenth of
-// that (bench/README.md). They are the two every batch job writes (its
+// that (bench/README.md), done as executor.EmptyRecord and WriteRecord
+// say (a truncate by path would have ext4 flush the next record to disk). They are the two every batch job writes (its
 // record; its supervisor's pgid). An empty one reads as none: no record
 // (reattach), no process group (orphanOf).
 var keptSuperFiles = map[string]bool{"job.pb": true, "pgid": true}
@@ -114,7 +117,7 @@ func (a *Agent) recycleSuperDir(dir string) {
 	for _, f := range superFiles {
 		p := filepath.Join(dir, f)
 		if keep && keptSuperFiles[f] {
-			if err := syscall.Truncate(p, 0); err == nil || errors.Is(err, syscall.ENOENT) {
+			if executor.EmptyRecord(p) == nil { // (missing: nil too)
 				continue
 			}
 			keep = false

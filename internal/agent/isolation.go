@@ -507,3 +507,21 @@ func (a *Agent) removeStrayGroups() {
 		}
 	}
 }
+
+// isStopping: the agent is shutting down (shutdown).
+func (a *Agent) isStopping() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.stopping
+}
+
+// dropRecycled removes the emptied job groups kept for later jobs
+// (cgroups.Recycler): no job follows on this agent.
+func (a *Agent) dropRecycled() {
+	if a.iso == nil {
+		return
+	}
+	if d, ok := a.iso.cg.(cgroups.RecycleDropper); ok {
+		d.DropRecycled()
+	}
+}

@@ -288,13 +288,21 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	timedOut, batch, cg := j.timedOut, j.batch, j.cg
 	j.mu.Unlock()
 	var ooms uint64
+	recycled := false
 	if batch != nil {
 		batch.close()
 		if u := batch.usage(a.node, nodeAlloc(j.model, a.node).GPUs); u != nil {
 			end.Usage = wire.UsageToPB(u)
 		}
 		ooms = batch.ooms()
-		if batch.g != nil {
+		if r, ok := cg.(cgroups.Recycler); ok && batch.g != nil && ooms == 0 && !a.isStopping() && r.Recycle() {
+			// Empty: kept, batch step included, for a later job
+			// (cgroups.Recycler).
+			recycled = true
+			j.mu.Lock()
+			j.cg = nil
+			j.mu.Unlock()
+		} else if batch.g != nil {
 			// The leaf first: the job's group then goes with one rmdir
 			// per hierarchy instead of being listed to find it.
 			_ = batch.g.Delete()
@@ -306,7 +314,7 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	}
 	// Its processes are gone with its cgroup: its spool directory may serve
 	// the user's next job (jobdirs.go).
-	gone := a.removeJobGroup(j)
+	gone := recycled || a.removeJobGroup(j)
 	j.mu.Lock()
 	prologErr := j.prologErr
 	j.mu.Unlock()

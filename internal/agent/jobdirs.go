@@ -146,7 +146,7 @@ func emptyForReuse(dir string, uid, gid uint32) bool {
 	if st.Size == 0 {
 		return true
 	}
-	return ownScriptDo(filepath.Join(dir, scriptName), uid, gid, nil, 0, func(fd int) error {
+	return ownScriptDo(filepath.Join(dir, scriptName), uid, gid, nil, 0, func(fd int, _ *unix.Stat_t) error {
 		return unix.Ftruncate(fd, 0)
 	}) == nil
 }
@@ -157,9 +157,10 @@ func ownScript(st *unix.Stat_t, uid uint32) bool {
 }
 
 // ownScriptDo opens path for writing as the user, never through a link,
-// checks the open file (not its name) with ownScript and runs fn on it.
+// checks the open file (not its name) with ownScript and runs fn on it
+// (st: what that check saw).
 // O_NONBLOCK: a FIFO put there fails instead of blocking.
-func ownScriptDo(path string, uid, gid uint32, groups []uint32, flags int, fn func(fd int) error) error {
+func ownScriptDo(path string, uid, gid uint32, groups []uint32, flags int, fn func(fd int, st *unix.Stat_t) error) error {
 	return executor.AsUser(uid, gid, groups, func() error {
 		fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC|flags, 0o700)
 		if err != nil {
@@ -173,7 +174,7 @@ func ownScriptDo(path string, uid, gid uint32, groups []uint32, flags int, fn fu
 		if !ownScript(&st, uid) {
 			return errors.New("not the kept script")
 		}
-		return fn(fd)
+		return fn(fd, &st)
 	})
 }
 
@@ -182,9 +183,14 @@ func ownScriptDo(path string, uid, gid uint32, groups []uint32, flags int, fn fu
 // makes). An error: the caller makes the directory afresh.
 func rewriteScript(dir, script string, uid, gid uint32, groups []uint32) (string, error) {
 	path := filepath.Join(dir, scriptName)
-	err := ownScriptDo(path, uid, gid, groups, unix.O_CREAT, func(fd int) error {
-		if err := unix.Ftruncate(fd, 0); err != nil {
-			return err
+	err := ownScriptDo(path, uid, gid, groups, unix.O_CREAT, func(fd int, st *unix.Stat_t) error {
+		// Emptied when its last job ended (emptyForReuse). A truncation
+		// here, even of an empty file, would have ext4 flush the new
+		// script to disk when it is closed (see executor.WriteRecord).
+		if st.Size > 0 {
+			if err := unix.Ftruncate(fd, 0); err != nil {
+				return err
+			}
 		}
 		for b := []byte(script); len(b) > 0; {
 			n, err := unix.Write(fd, b)

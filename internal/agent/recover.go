@@ -135,7 +135,7 @@ func (a *Agent) startSupervised(j *job, es *executor.Spec) (executor.Process, er
 	// The record alone: the job's spool and error file follow from it
 	// (jobPaths), so a batch job needs no meta.json (one file less to
 	// create and remove per job).
-	if err := os.WriteFile(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
+	if err := executor.WriteRecord(filepath.Join(dir, "job.pb"), b, 0o600); err != nil {
 		return nil, err
 	}
 	// Supervised from before the start: the script may run before the

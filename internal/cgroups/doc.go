@@ -16,7 +16,10 @@
 // pids limit of its own; the freezer of a batch step): directories cost
 // the kernel more than anything else a job's start and end do here; on
 // v2 one directory, with cpuset, cpu, memory and pids delegated down to
-// it. NewAt works on another base (tests give a directory that mimics a
+// it. For the same reason an emptied top-level v1 group (with its one
+// leaf, the batch step's) can be kept for the next Create whose limits
+// set the same things (Recycler, recycle_v1.go): renamed, not made again.
+// NewAt works on another base (tests give a directory that mimics a
 // hierarchy).
 //
 // Devices: on v1 the devices controller keeps an allow/deny list per
@@ -25,5 +28,6 @@
 // are inherited by sub-groups.
 //
 // It knows nothing of jobs, steps or users: callers name groups ("job_5",
-// "job_5/step_0") and choose the limits.
+// "job_5/step_0") and choose the limits. (Recycle knows one name: the
+// batch step's leaf, "step_batch", the only sub-group a kept tree holds.)
 package cgroups

@@ -14,6 +14,12 @@ import (
 // time of this process per job (the kernel's work on cgroup directories
 // is charged to the caller), beside wall time. Needs root and cgroups.
 func BenchmarkJobGroupLife(b *testing.B) {
+	b.Run("remove", func(b *testing.B) { jobGroupLife(b, false) })
+	// The job's tree kept for the next job (recycle_v1.go).
+	b.Run("recycle", func(b *testing.B) { jobGroupLife(b, true) })
+}
+
+func jobGroupLife(b *testing.B, recycle bool) {
 	m := testV1(b)
 	ru := func() time.Duration {
 		var r syscall.Rusage
@@ -33,6 +39,9 @@ func BenchmarkJobGroupLife(b *testing.B) {
 		}
 		if _, err := sg.Stats(); err != nil {
 			b.Fatal(err)
+		}
+		if r, ok := jg.(Recycler); recycle && ok && r.Recycle() {
+			continue
 		}
 		if err := sg.Delete(); err != nil {
 			b.Fatal(err)

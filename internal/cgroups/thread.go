@@ -98,14 +98,16 @@ const joinCacheSize = 16
 // writeJoin moves thread tid into the group dir. A descriptor kept from
 // an earlier launch whose group was removed since (perhaps made again at
 // the same path: a requeued job) fails the write (ENODEV): the file is
-// then opened afresh. The lock is held through the write, as in
+// then opened afresh. One whose group was renamed (kept for a later job,
+// recycle_v1.go) would not fail: it is used only while it is still the
+// file at dir (same inode). The lock is held through the write, as in
 // writeHome: an evicted descriptor's number must not be written to once
 // reused.
 func writeJoin(dir, tid string) error {
 	joinMu.Lock()
 	defer joinMu.Unlock()
 	if fd, ok := joinTasks[dir]; ok {
-		if writeTid(fd, tid) == nil {
+		if sameFile(fd, filepath.Join(dir, "tasks")) && writeTid(fd, tid) == nil {
 			i := slices.Index(joinOrder, dir)
 			joinOrder = append(slices.Delete(joinOrder, i, i+1), dir)
 			return nil
@@ -131,6 +133,12 @@ func writeJoin(dir, tid string) error {
 	joinTasks[dir] = fd
 	joinOrder = append(joinOrder, dir)
 	return nil
+}
+
+// sameFile: fd is the file at path now.
+func sameFile(fd int, path string) bool {
+	var a, b unix.Stat_t
+	return unix.Fstat(fd, &a) == nil && unix.Stat(path, &b) == nil && a.Ino == b.Ino && a.Dev == b.Dev
 }
 
 func writeTid(fd int, tid string) error {

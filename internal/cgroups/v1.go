@@ -27,6 +27,8 @@ type v1Manager struct {
 	// one of them can be left to a group's parent (see shareable), the
 	// group may keep its processes in its parent's directory.
 	ctls map[string][]string
+	// pool: emptied job groups kept for later jobs (recycle_v1.go).
+	pool recyclePool
 
 	once      sync.Once
 	memswOnce sync.Once
@@ -118,6 +120,13 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		// The node's freezer would be frozen and killed with it.
 		return nil, errors.New("cgroups: " + rel + " has no parent group to share a freezer with")
 	}
+	key := ""
+	if !strings.Contains(rel, "/") {
+		// A job's group: one kept from an earlier job whose limits set the
+		// same things, if there is one (recycle_v1.go); the mkdirs below
+		// then find its directories there.
+		key = m.takeRecycled(rel, l)
+	}
 	m.once.Do(m.init)
 	g := &v1Group{m: m, rel: rel, targets: make([]string, 0, len(m.dirs)), own: make([]bool, 0, len(m.dirs))}
 	// made: the directories this call made (each the topmost new one of
@@ -169,6 +178,7 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		g.targets = append(g.targets, dir)
 		g.own = append(g.own, own)
 	}
+	g.key = key
 	if err := g.Update(l); err != nil {
 		_ = g.Delete()
 		return nil, err
@@ -290,6 +300,9 @@ type v1Group struct {
 	// own, per mount: the group has its own directory there (else its
 	// processes are in an ancestor's, see Create).
 	own []bool
+	// key: a job's group made by Create, which Recycle may keep
+	// (recycleKey); "" for any other.
+	key string
 }
 
 func (g *v1Group) Rel() string { return g.rel }

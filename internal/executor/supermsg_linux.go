@@ -27,7 +27,16 @@ func writeMsg(c *net.UnixConn, m *superMsg, fds ...int) error {
 	if err := enc.Encode(m); err != nil {
 		return err
 	}
-	b := buf.Bytes()
+	return writePacket(c, buf.Bytes(), fds...)
+}
+
+// writeBinMsg writes m in the binary form (superbin_linux.go), for a
+// supervisor that reads it.
+func writeBinMsg(c *net.UnixConn, m *superMsg) error {
+	return writePacket(c, encodeSuperBin(m))
+}
+
+func writePacket(c *net.UnixConn, b []byte, fds ...int) error {
 	if len(b) > maxSuperMsg {
 		// The reader would get it cut short, fail to parse it and end
 		// the connection: every supervised job of the node lost.
@@ -59,7 +68,14 @@ func readMsg(c *net.UnixConn, buf, oob []byte) (superMsg, error) {
 	if n == 0 {
 		return m, io.EOF
 	}
-	if err := json.Unmarshal(buf[:n], &m); err != nil {
+	if buf[0] == superBinTag {
+		fds := m.fds
+		m, err = decodeSuperBin(buf[:n])
+		m.fds = fds
+	} else {
+		err = json.Unmarshal(buf[:n], &m)
+	}
+	if err != nil {
 		for _, fd := range m.fds {
 			unix.Close(fd)
 		}

@@ -30,7 +30,8 @@ import (
 // programs that ended while no agent listened in their directories.
 //
 // The agent talks to it over a Unix SOCK_SEQPACKET socket (root only), one
-// JSON message per packet; pipe descriptors travel with their packet:
+// JSON message per packet ("start" in a binary form where the supervisor
+// reads it, superbin_linux.go); pipe descriptors travel with their packet:
 //
 //	→ {"op":"start","dir":D,"spec":{...}}   ← {"op":"started","dir":D,"pgid":N} or {"op":"error",...}
 //	→ {"op":"list"}                          ← {"op":"running","dirs":[...]}
@@ -98,7 +99,10 @@ type superMsg struct {
 	// those asked for); the supervisor keeps its own copies so that a
 	// later agent can ask for them again ("fds").
 	Pipes [3]bool `json:"pipes,omitempty"`
-	fds   []int
+	// Bin, in the answer to "list": the supervisor reads "start" in the
+	// binary form of that version (superbin_linux.go).
+	Bin int `json:"bin,omitempty"`
+	fds []int
 }
 
 // Supervisor is the agent's connection to its node's supervisor.
@@ -111,6 +115,7 @@ type Supervisor struct {
 	replies chan superMsg
 	waiters map[string]*supervised
 	running map[string]bool // from the last list
+	bin     bool            // the supervisor reads "start" in the binary form
 	lost    chan struct{}   // closed when the connection is gone
 	// ended holds the results of held programs whose "ended" found no
 	// waiter (between the list and a Reattach).
@@ -279,7 +284,12 @@ func (s *Supervisor) call(m superMsg) (superMsg, error) {
 	s.callMu.Lock()
 	defer s.callMu.Unlock()
 	s.mu.Lock()
-	err := writeMsg(s.conn, &m)
+	var err error
+	if s.bin && m.Op == "start" {
+		err = writeBinMsg(s.conn, &m)
+	} else {
+		err = writeMsg(s.conn, &m)
+	}
 	s.mu.Unlock()
 	if err != nil {
 		return superMsg{}, err
@@ -303,6 +313,9 @@ func (s *Supervisor) list() error {
 	for _, d := range r.Dirs {
 		s.running[d] = true
 	}
+	s.mu.Lock()
+	s.bin = r.Bin == superBinVersion
+	s.mu.Unlock()
 	return nil
 }
 
@@ -626,7 +639,7 @@ func (sv *supervisor) serve(conn *net.UnixConn) {
 				dirs = append(dirs, d)
 			}
 			sv.mu.Unlock()
-			sv.send(superMsg{Op: "running", Dirs: dirs})
+			sv.send(superMsg{Op: "running", Dirs: dirs, Bin: superBinVersion})
 		case "start":
 			dir := m.Dir
 			err := sv.start(dir, m.Spec, m.Pipes, func(pgid int, kept []*os.File) {
@@ -755,7 +768,7 @@ func (sv *supervisor) start(dir string, ss *superSpec, want [3]bool, reply func(
 		sv.mu.Unlock()
 	}
 	pgid := proc.Pid()
-	_ = os.WriteFile(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
+	_ = WriteRecord(filepath.Join(dir, "pgid"), []byte(strconv.Itoa(pgid)), 0o644)
 	sv.mu.Lock()
 	sv.running[dir] = true
 	sv.hold[dir] = ss.Hold
