@@ -105,18 +105,24 @@ func (c *fdConn) Read(b []byte) (int, error) {
 		c.r += n
 		return n, nil
 	}
-	fd, err := c.wait(unix.POLLIN)
-	if err != nil {
-		return 0, err
-	}
 	// Small reads (a frame's 4-byte header) go through a buffer, so that
-	// a short answer is one recv, not two.
+	// a short answer is one recv, not two. They wait first: an answer's
+	// start is rarely there yet. A large read (a listing's body) tries
+	// first: its bytes are usually arriving.
 	dst, buffered := b, len(b) < 512
+	var fd int
+	var err error
 	if buffered {
 		if c.buf == nil {
 			c.buf = make([]byte, 4096)
 		}
 		dst = c.buf
+		fd, err = c.wait(unix.POLLIN)
+	} else {
+		fd, err = c.descriptor()
+	}
+	if err != nil {
+		return 0, err
 	}
 	for {
 		n, _, err := unix.Recvfrom(fd, dst, unix.MSG_DONTWAIT)
@@ -147,24 +153,39 @@ func (c *fdConn) Read(b []byte) (int, error) {
 	}
 }
 
+// Write sends b whole. It waits only when the socket's buffer is full: a
+// call's request usually fits at once.
 func (c *fdConn) Write(b []byte) (int, error) {
 	done := 0
-	for done < len(b) {
-		fd, err := c.wait(unix.POLLOUT)
-		if err != nil {
-			return done, err
-		}
+	fd, err := c.descriptor()
+	for err == nil && done < len(b) {
 		// MSG_NOSIGNAL: a controller that closed gives EPIPE, not SIGPIPE.
-		n, err := unix.SendmsgN(fd, b[done:], nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
+		n, serr := unix.SendmsgN(fd, b[done:], nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 		switch {
-		case err == syscall.EINTR || err == syscall.EAGAIN:
-			continue
-		case err != nil:
-			return done, os.NewSyscallError("sendmsg", err)
+		case serr == syscall.EINTR:
+		case serr == syscall.EAGAIN:
+			fd, err = c.wait(unix.POLLOUT)
+		case serr != nil:
+			err = os.NewSyscallError("sendmsg", serr)
+		default:
+			done += n
 		}
-		done += n
 	}
-	return done, nil
+	return done, err
+}
+
+// descriptor returns the descriptor for an operation that does not
+// wait, or the error that ends it.
+func (c *fdConn) descriptor() (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.fd < 0:
+		return -1, net.ErrClosed
+	case c.shut:
+		return -1, os.ErrDeadlineExceeded
+	}
+	return c.fd, nil
 }
 
 func (c *fdConn) isShut() bool {
