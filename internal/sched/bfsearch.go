@@ -16,10 +16,12 @@ import (
 // earliest, the first possible start of the node (see skipped), lbl its
 // bound at the level the job reads (bfbounds.go); they are for the job
 // when epoch is curEpoch, and earliest is exact (not a bound) when exact
-// is. One entry, not an array per field: a visit read four cache lines.
+// is. One entry, not an array per field: a visit read four cache lines;
+// 32 bytes, so that an entry never spans two.
 type maskEntry struct {
 	earliest, lbl int64
 	epoch, exact  uint32
+	seen          seenBound // kept from job to job (bfbounds.go)
 }
 
 // avail is one node's earliest instant and the tasks it could take.
@@ -59,9 +61,12 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		c.mask = make([]maskEntry, len(c.nodes))
 	}
 	c.curEpoch++
-	bs, lv := c.boundsFor(newBoundKey(r, unit, ps), limit, now)
+	bs, lv, fresh := c.boundsFor(newBoundKey(r, unit, ps), limit, now)
 	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, ps: ps, bs: bs, lv: lv}
 	level := bs.levels[lv]
+	if fresh && level.limit < never && !plainSearch {
+		c.searchFresh(level)
+	}
 	// Excluded nodes are masked for this job only: their bounds hold for
 	// the shape, not for it.
 	for _, i := range exc {
@@ -148,6 +153,14 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	also := int64(0)
 	if !same {
 		also = j.limit
+		// A job-limit bound an earlier job of the level found may put the
+		// node past the cap without a search (bfbounds.go, seenBound).
+		if s := c.seenFor(i, level, j.limit); s > limitT && s > from {
+			m := &c.mask[i]
+			m.lbl, m.earliest, m.exact = lb, s, 0
+			bs.raiseAbove(j.lv, pos, s)
+			return s
+		}
 	}
 	lt, ln, fitsAlso := c.nodeEarliestAlso(i, &j.r, j.unit, limit, also, j.now, j.horizon, lb)
 	c.mask[i].lbl = max(lb, min(lt, ln))
@@ -168,6 +181,9 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	}
 	m := &c.mask[i]
 	m.earliest, m.exact = max(from, min(t, next)), 0
+	if !same {
+		c.see(i, level, j.limit, m.earliest)
+	}
 	if exact {
 		m.exact = c.curEpoch
 	}
@@ -180,7 +196,7 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 func (c *cluster) touch(i int32, pos int) {
 	j := &c.job
 	lb := j.bs.levels[j.lv].at(pos)
-	c.mask[i] = maskEntry{earliest: lb, lbl: lb, epoch: c.curEpoch}
+	c.mask[i] = maskEntry{earliest: lb, lbl: lb, epoch: c.curEpoch, seen: c.mask[i].seen}
 	c.touched = append(c.touched, int32(pos))
 }
 

@@ -123,6 +123,9 @@ func TestNodeStepsSize(t *testing.T) {
 	if s := unsafe.Sizeof(nodeSteps{}); s != 64 {
 		t.Fatalf("nodeSteps takes %d bytes, want 64 (one cache line)", s)
 	}
+	if s := unsafe.Sizeof(maskEntry{}); s != 32 {
+		t.Fatalf("maskEntry takes %d bytes, want 32 (two to a cache line, none across two)", s)
+	}
 }
 
 // TestNodeStepsUnbuild checks that steps unbuilt for the next pass report
