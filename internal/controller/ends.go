@@ -80,12 +80,16 @@ func (c *Controller) jobsEnded(conn *agentConn, node string, batch []*nodemsg.Jo
 		err error
 	}
 	out := make([]outcome, len(ends))
-	var wait time.Duration
-	if c.endsMayWait() {
-		wait = endWait
-	}
+	mayWait := c.endsMayWait()
 	apply := func(i int) {
 		e := ends[i]
+		// A requeue (a launch that failed on the node) goes at once: the
+		// job is back in the queue before anything else the node says
+		// next (its drain, its health) is committed.
+		var wait time.Duration
+		if mayWait && !e.Requeue {
+			wait = endWait
+		}
 		end := e.EndTime
 		if end == 0 {
 			end = c.clock.Now().Unix()

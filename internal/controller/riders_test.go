@@ -27,19 +27,24 @@ func (d *deferring) ApplyDeferred(t fsm.Type, body any, wait time.Duration) (any
 }
 
 func (d *deferring) ended(t *testing.T, c *Controller, job model.JobID, run uint32) time.Duration {
+	return d.endedAs(t, c, &nodemsg.JobEnded{Job: job, Run: run})
+}
+
+func (d *deferring) endedAs(t *testing.T, c *Controller, e *nodemsg.JobEnded) time.Duration {
+	job := e.Job
 	t.Helper()
 	d.wmu.Lock()
 	before := len(d.waits[fsm.TypeJobEnded])
 	d.wmu.Unlock()
 	s := &ackScript{want: 1, acks: make(chan struct{}, 4), in: []nodemsg.FromNode{
 		&nodemsg.Register{Node: "n1", CPUs: 2, Memory: 1000, Ended: []model.JobID{job}},
-		&nodemsg.JobEnded{Job: job, Run: run},
+		e,
 	}}
 	if err := c.ServeAgent(s, "127.0.0.1", "n1"); err != nil {
 		t.Fatal(err)
 	}
-	if j := c.store.Snapshot().Job(job); j == nil || !j.Finished() {
-		t.Fatalf("job %d not ended: %+v", job, j)
+	if j := c.store.Snapshot().Job(job); j == nil || j.State == model.JobRunning {
+		t.Fatalf("job %d still running: %+v", job, j)
 	}
 	d.wmu.Lock()
 	defer d.wmu.Unlock()
@@ -100,8 +105,22 @@ func TestEndsWaitOnlyWhenNothingWaitsForThem(t *testing.T) {
 		t.Errorf("an end with nothing queued was offered a wait of %v, want %v", w, endWait)
 	}
 
-	// More fresh jobs than endsMayWait looks at: at once.
+	// A requeue (a launch that failed on the node): at once, even with
+	// nothing queued.
 	id := submit()
+	run5 := start(id)
+	if w := d.endedAs(t, c, &nodemsg.JobEnded{Job: id, Run: run5, Requeue: true}); w != 0 {
+		t.Errorf("a requeue was offered a wait of %v, want none", w)
+	}
+	if j := st.Snapshot().Job(id); j == nil || j.State != model.JobPending {
+		t.Fatalf("requeued job: %+v, want PENDING", j)
+	}
+	if _, err := d.Apply(fsm.TypeCancel, &fsm.Cancel{Jobs: []model.JobID{id}, Now: now}); err != nil {
+		t.Fatal(err)
+	}
+
+	// More fresh jobs than endsMayWait looks at: at once.
+	id = submit()
 	run4 := start(id)
 	for range maxFreshQueue + 1 {
 		submit()
