@@ -94,17 +94,11 @@ func (c *Controller) jobsEnded(conn *agentConn, node string, batch []*nodemsg.Jo
 		if end == 0 {
 			end = c.clock.Now().Unix()
 		}
-		w := wait
-		if e.Requeue {
-			// A job the node could not run goes back to the queue:
-			// it waits now, and users see it pending at once.
-			w = 0
-		}
 		out[i].res, out[i].err = applyDeferred(c.raft, fsm.TypeJobEnded, &fsm.JobEnded{
 			Job: e.Job, ExitCode: e.ExitCode, Signal: e.Signal,
 			State: e.State, Reason: e.Reason, Now: end, StartTime: e.StartTime,
 			Usage: e.Usage, Requeue: e.Requeue, Run: e.Run,
-		}, w)
+		}, wait)
 	}
 	if len(ends) == 1 {
 		apply(0)
