@@ -38,7 +38,7 @@ build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands a
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover ./cmd/drover
 	CGO_ENABLED=$(CLI_CGO) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli ./cmd/drover-cli
 	CGO_ENABLED=$(CLI_CGO) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli-remote ./cmd/drover-cli-remote
-	@for b in drover drover-cli drover-cli-remote; do $(call rewrite,$(BIN)/$$b); done
+	@for b in drover drover-cli drover-cli-remote; do $(call rewrite,$(BIN)/$$b) || exit 1; done
 	@for c in $$($(BIN)/drover-cli --list-commands); do ln -sf $(CLI) $(BIN)/$$c; done
 
 demo: build ## start a local cluster, run sample jobs, show the commands, stop
