@@ -263,7 +263,7 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	ts, e := st.ts, st.e
 	cpu0, mem0 := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, st.nodeCPUs()) // unit is 1 for a packed job
-	var need holdThresholds                  // holdsNeed's, worked out at its first call
+	var need holdThresholds                  // admits none until holdsFirst works them out
 	// GPUs in use now (as a word: nodes of at most 64 GPUs), and those of
 	// the job's type; releases and reservations apply theirs from the
 	// node's steps (g: none on a node without GPUs, where typeMask is 0).
@@ -366,7 +366,8 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 			continue
 		}
 		cpu, mem := baseCPU-int(peakCPU), max(0, baseMem-peakMem)
-		if !c.holdsNeed(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU), &need) {
+		if gpuN := bits.OnesCount64(typeMask &^ usedGPU); !need.admits(cpu, mem, gpuN) &&
+			(need.known || !c.holdsFirst(i, st, r, unit, t, end, cpu, mem, gpuWord, gpuN, &need)) {
 			continue
 		}
 		if also <= limit {
@@ -388,7 +389,8 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 			}
 		}
 		cpu, mem = baseCPU-int(peakCPU), max(0, baseMem-peakMem)
-		return t, t, c.holdsNeed(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU), &need)
+		gpuN := bits.OnesCount64(typeMask &^ usedGPU)
+		return t, t, need.admits(cpu, mem, gpuN) || (!need.known && c.holdsFirst(i, st, r, unit, t, end, cpu, mem, gpuWord, gpuN, &need))
 	}
 	return never, never, false
 }
@@ -438,17 +440,22 @@ type holdThresholds struct {
 	ok, known bool
 }
 
-// holdsNeed is holds, from the thresholds in need (worked out on the first
-// call for the node) where the GPUs offered are counted already.
-func (c *cluster) holdsNeed(i int32, st *nodeSteps, r *request, unit int, t, end int64, cpu int, mem int64, gpuWord bool, gpu int, need *holdThresholds) bool {
+// admits reports whether an offer meets the thresholds.
+func (h *holdThresholds) admits(cpu int, mem int64, gpu int) bool {
+	return h.ok && cpu >= h.cpu && mem >= h.mem && gpu >= h.gpu
+}
+
+// holdsFirst is holds for the earliest-start search's first test of a
+// node: it works out the thresholds in need, which later tests of the node
+// compare the offer with (admits), where the GPUs offered are counted
+// already (else holds counts them, and need stays unknown).
+func (c *cluster) holdsFirst(i int32, st *nodeSteps, r *request, unit int, t, end int64, cpu int, mem int64, gpuWord bool, gpu int, need *holdThresholds) bool {
 	if !gpuWord && r.hasGPU() {
 		return c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, gpu)
 	}
-	if !need.known {
-		need.cpu, need.mem, need.gpu, need.ok = r.holdNeed(unit, st.nodeCPUs(), c.nodeMem(st, i))
-		need.known = true
-	}
-	return need.ok && cpu >= need.cpu && mem >= need.mem && gpu >= need.gpu
+	need.cpu, need.mem, need.gpu, need.ok = r.holdNeed(unit, st.nodeCPUs(), c.nodeMem(st, i))
+	need.known = true
+	return need.admits(cpu, mem, gpu)
 }
 
 // holds reports whether node i, offering cpu CPUs and mem MiB over
