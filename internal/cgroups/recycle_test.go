@@ -222,3 +222,36 @@ func TestV1RecycleSameName(t *testing.T) {
 		t.Errorf("memory limit %d carried over to a job that sets none", v)
 	}
 }
+
+// TestV1RecycleWritesWhatDiffers: a kept tree is given the next job's
+// limits, whichever of them differ from those it has, over several jobs.
+func TestV1RecycleWritesWhatDiffers(t *testing.T) {
+	m := recycleTest(t)
+	if m.cpuMt == "" {
+		t.Skip("needs the cpuset hierarchy")
+	}
+	all, _ := readString(m.cpuMt, "cpuset.cpus") // the machine's
+	for i, l := range []Limits{
+		{CPUs: "0", MemoryBytes: 64 << 20},
+		{CPUs: all, MemoryBytes: 64 << 20},
+		{CPUs: all, MemoryBytes: 96 << 20},
+		{CPUs: "0", MemoryBytes: 96 << 20},
+		{CPUs: "0", MemoryBytes: 64 << 20},
+	} {
+		job, _ := batchJob(t, m, "job_5"+string(rune('0'+i)), l)
+		if i > 0 && m.keptTrees() != 0 {
+			t.Fatalf("job %d: the kept tree was not taken", i)
+		}
+		g := job.(*v1Group)
+		if v, _ := readString(g.dir("cpuset"), "cpuset.cpus"); v != l.CPUs {
+			t.Errorf("job %d: cpuset.cpus %q, want %q", i, v, l.CPUs)
+		}
+		if v, _ := readInt(g.dir("memory"), "memory.limit_in_bytes"); v != l.MemoryBytes {
+			t.Errorf("job %d: memory limit %d, want %d", i, v, l.MemoryBytes)
+		}
+		if !job.(Recycler).Recycle() {
+			t.Fatalf("job %d: not kept", i)
+		}
+	}
+	m.DropRecycled()
+}

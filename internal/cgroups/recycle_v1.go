@@ -60,6 +60,7 @@ type Recycler interface {
 type recycled struct {
 	name string
 	own  []bool // per mount: the tree has a directory there
+	lim  Limits // the limits its directories have
 }
 
 type recyclePool struct {
@@ -91,12 +92,12 @@ func recycleKey(own []bool, l Limits) string {
 }
 
 // takeRecycled puts a kept tree at rel (a top-level group with limits l)
-// when one of the same key is kept, and returns the key of rel's group.
-// Create's mkdirs then find rel's directories (or make them when none
-// was kept). The pool's lock is held through the renames: a group made
+// when one of the same key is kept, and returns the key of rel's group
+// and the limits the tree has (nil: none taken). Create's mkdirs then
+// find rel's directories (or make them when none was kept). The pool's lock is held through the renames: a group made
 // meanwhile under the name of the tree being renamed (a requeued job)
 // finds it either still kept under that name or gone.
-func (m *v1Manager) takeRecycled(rel string, l Limits) (key string) {
+func (m *v1Manager) takeRecycled(rel string, l Limits) (key string, kept *Limits) {
 	// A top-level group has its own directory wherever it cannot be
 	// left to the node's (Create).
 	own := make([]bool, len(m.dirs))
@@ -111,25 +112,66 @@ func (m *v1Manager) takeRecycled(rel string, l Limits) (key string) {
 		if i := slices.IndexFunc(ts, func(t recycled) bool { return t.name == rel }); i >= 0 {
 			// Its own tree (made again under its name): taken back as it
 			// is when its limits set the same things, else removed.
+			t := ts[i]
 			p.trees[k] = slices.Delete(ts, i, i+1)
 			p.n--
 			if k != key {
 				m.removeKept(rel)
+				return key, nil
 			}
-			return key
+			return key, &t.lim
 		}
 	}
 	ts := p.trees[key]
 	if len(ts) == 0 {
-		return key
+		return key, nil
 	}
 	t := ts[len(ts)-1]
 	p.trees[key] = ts[:len(ts)-1]
 	p.n--
 	if !m.renameTree(t.name, rel, own) {
 		m.removeKept(t.name)
+		return key, nil
 	}
-	return key
+	return key, &t.lim
+}
+
+// changedLimits is what Create writes over a kept tree that has kept's
+// limits to give it l's: the limits that differ (all of l when nothing
+// was kept). The key says both set the same things.
+func changedLimits(kept *Limits, l Limits) Limits {
+	if kept == nil {
+		return l
+	}
+	d := l
+	if d.CPUs == kept.CPUs {
+		d.CPUs = ""
+	}
+	if d.Mems == kept.Mems {
+		d.Mems = ""
+	}
+	if d.MemoryBytes == kept.MemoryBytes && d.MemSwapBytes == kept.MemSwapBytes {
+		d.MemoryBytes, d.MemSwapBytes = 0, 0
+	}
+	return d
+}
+
+// mergeLimits is what a group has after l was written over had.
+func mergeLimits(had, l Limits) Limits {
+	if l.CPUs != "" {
+		had.CPUs = l.CPUs
+	}
+	if l.Mems != "" {
+		had.Mems = l.Mems
+	}
+	if l.MemoryBytes > 0 {
+		had.MemoryBytes, had.MemSwapBytes = l.MemoryBytes, l.MemSwapBytes
+	}
+	if l.PidsMax > 0 {
+		had.PidsMax = l.PidsMax
+	}
+	had.DenyDevices = append(had.DenyDevices, l.DenyDevices...)
+	return had
 }
 
 // renameTree renames the top-level group from to to in every hierarchy
@@ -285,7 +327,7 @@ func (g *v1Group) Recycle() bool {
 	if m.pool.trees == nil {
 		m.pool.trees = map[string][]recycled{}
 	}
-	m.pool.trees[g.key] = append(m.pool.trees[g.key], recycled{name: g.rel, own: g.own})
+	m.pool.trees[g.key] = append(m.pool.trees[g.key], recycled{name: g.rel, own: g.own, lim: g.lim})
 	m.pool.n++
 	return true
 }

@@ -120,12 +120,12 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		// The node's freezer would be frozen and killed with it.
 		return nil, errors.New("cgroups: " + rel + " has no parent group to share a freezer with")
 	}
-	key := ""
+	key, kept := "", (*Limits)(nil)
 	if !strings.Contains(rel, "/") {
 		// A job's group: one kept from an earlier job whose limits set the
 		// same things, if there is one (recycle_v1.go); the mkdirs below
 		// then find its directories there.
-		key = m.takeRecycled(rel, l)
+		key, kept = m.takeRecycled(rel, l)
 	}
 	m.once.Do(m.init)
 	g := &v1Group{m: m, rel: rel, targets: make([]string, 0, len(m.dirs)), own: make([]bool, 0, len(m.dirs))}
@@ -179,7 +179,10 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		g.own = append(g.own, own)
 	}
 	g.key = key
-	if err := g.Update(l); err != nil {
+	if kept != nil {
+		g.lim = *kept // the limits a kept tree has: those that differ are written
+	}
+	if err := g.Update(changedLimits(kept, l)); err != nil {
 		_ = g.Delete()
 		return nil, err
 	}
@@ -303,6 +306,9 @@ type v1Group struct {
 	// key: a job's group made by Create, which Recycle may keep
 	// (recycleKey); "" for any other.
 	key string
+	// lim: the limits written (by Create and Update), which a kept tree
+	// still has.
+	lim Limits
 }
 
 func (g *v1Group) Rel() string { return g.rel }
@@ -333,6 +339,15 @@ func (g *v1Group) ownDir(c string) string {
 }
 
 func (g *v1Group) Update(l Limits) error {
+	if err := g.update(l); err != nil {
+		g.key = "" // its limits are not known for sure: never kept
+		return err
+	}
+	g.lim = mergeLimits(g.lim, l)
+	return nil
+}
+
+func (g *v1Group) update(l Limits) error {
 	for i, mt := range g.m.dirs {
 		if g.own == nil || g.own[i] {
 			continue
