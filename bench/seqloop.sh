@@ -9,6 +9,9 @@
 # Per run: submission and drain rates, and CPU per job of the controller,
 # the agent, the whole machine and the loop's own processes (sbatch, awk,
 # subshells: what the loop reaped).
+# HELD=1: bench.sh's "held" loop instead (`sbatch -H -J b_held`, the same
+# awk and subshell after each): nothing runs, so no drain; the figures are
+# the submission rate and CPU per submission.
 #   N=1000 ROUNDS=3 BEFORE=/tmp/main/bin bash bench/seqloop.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,21 +44,22 @@ one() { # one LABEL BINDIR
     c0=$(cput "$ctl"); a0=$(cput "$agt"); m0=$(busy); k0=$(kids)
     t0=$(now); dl=$(awk -v n="$t0" 'BEGIN{printf "%.6f", n+300}'); n=0; fail=0
     while [ $n -lt "$N" ]; do
-      sbatch -J b_seq --wrap=true -o /dev/null > /dev/null 2>> "$d/sbatch.err" || fail=$((fail+1))
+      sbatch $held -J $name --wrap=true -o /dev/null > /dev/null 2>> "$d/sbatch.err" || fail=$((fail+1))
       n=$((n+1))
       awk -v n="$(now)" -v d="$dl" 'BEGIN{exit !(n>d)}' && break
     done
     t1=$(now); k1=$(kids)
-    while [ -n "$(squeue -h -n b_seq -o %i | head -1)" ]; do
+    while [ -z "$held" ] && [ -n "$(squeue -h -n b_seq -o %i | head -1)" ]; do
       awk -v n="$(now)" -v d="$dl" 'BEGIN{exit !(n>d)}' && { echo "seqloop.sh: not drained in 300 s" >&2; exit 1; }
       sleep 0.5
     done
     t2=$(now)
     awk -v l="$label" -v n=$n -v f=$fail -v t0="$t0" -v t1="$t1" -v t2="$t2" -v hz="$(getconf CLK_TCK)" \
       -v c=$(( $(cput "$ctl") - c0 )) -v a=$(( $(cput "$agt") - a0 )) -v m=$(( $(busy) - m0 )) -v k=$((k1 - k0)) \
-      -v ld="$(cut -d' ' -f1 /proc/loadavg)" 'BEGIN{
-      printf "%-8s %d jobs (failed sbatch %d): submitted %.1f/s (%.2f ms each), drained %.1f jobs/s | CPU ms per job: controller %.2f, agent %.2f, machine %.2f, loop %.2f | load %s\n",
-        l, n, f, n/(t1-t0), 1000*(t1-t0)/n, n/(t2-t0), 1000*c/hz/n, 1000*a/hz/n, 1000*m/hz/n, 1000*k/hz/n, ld}'
+      -v ld="$(cut -d' ' -f1 /proc/loadavg)" -v held="$held" 'BEGIN{
+      drained = held == "" ? sprintf(", drained %.1f jobs/s", n/(t2-t0)) : ""
+      printf "%-8s %d jobs (failed sbatch %d): submitted %.1f/s (%.2f ms each)%s | CPU ms per job: controller %.2f, agent %.2f, machine %.2f, loop %.2f | load %s\n",
+        l, n, f, n/(t1-t0), 1000*(t1-t0)/n, drained, 1000*c/hz/n, 1000*a/hz/n, 1000*m/hz/n, 1000*k/hz/n, ld}'
   ) || rc=$?
   kill -TERM "$up" 2>/dev/null || true
   wait "$up" 2>/dev/null || true
@@ -63,7 +67,9 @@ one() { # one LABEL BINDIR
   return $rc
 }
 
-echo "seqloop: N=$N, ROUNDS=$ROUNDS, load average $(cut -d' ' -f1-3 /proc/loadavg)"
+held= name=b_seq
+[ -n "${HELD:-}" ] && held=-H name=b_held
+echo "seqloop: N=$N, ROUNDS=$ROUNDS${held:+, held}, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 for _ in $(seq "$ROUNDS"); do
   [ -n "${BEFORE:-}" ] && one before "$(cd "$BEFORE" && pwd)"
   one after "$BIN"

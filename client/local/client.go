@@ -78,8 +78,9 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// conn returns the idle connection (reused) or a new one.
-func (c *Client) conn(ctx context.Context) (conn net.Conn, reused bool, err error) {
+// conn returns the idle connection (reused) or a new one, connected by
+// dl (none if zero; Timeout at most).
+func (c *Client) conn(dl time.Time) (conn net.Conn, reused bool, err error) {
 	c.mu.Lock()
 	conn, since := c.idle, c.idleSince
 	c.idle = nil
@@ -90,8 +91,10 @@ func (c *Client) conn(ctx context.Context) (conn net.Conn, reused bool, err erro
 	if conn != nil {
 		conn.Close()
 	}
-	d := net.Dialer{Timeout: Timeout}
-	conn, err = d.DialContext(ctx, "unix", c.socket)
+	if dl.IsZero() || time.Until(dl) > Timeout {
+		dl = time.Now().Add(Timeout)
+	}
+	conn, err = dialFD(c.socket, dl)
 	if err != nil {
 		return nil, false, api.ErrNoController
 	}
@@ -117,10 +120,12 @@ var streams = map[string]bool{"WatchJobs": true, "AcctJobs": true}
 // chunks of an answer in several go to chunk.
 func (c *Client) call(ctx context.Context, method string, arg, out any, chunk func([]byte) error) error {
 	stream := streams[method]
-	if _, ok := ctx.Deadline(); !ok && !stream {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, Timeout)
-		defer cancel()
+	// The connection keeps the deadline itself (poll's timeout), so a
+	// call without one needs no timer: a command's first timer starts
+	// the runtime's poller, which nothing else here uses.
+	dl, ok := ctx.Deadline()
+	if !ok && !stream {
+		dl = time.Now().Add(Timeout)
 	}
 	req := localwire.Request{Method: method}
 	if arg != nil {
@@ -134,15 +139,15 @@ func (c *Client) call(ctx context.Context, method string, arg, out any, chunk fu
 	if err != nil {
 		return err
 	}
-	conn, reused, err := c.conn(ctx)
+	conn, reused, err := c.conn(dl)
 	if err == nil {
-		err = c.exchange(ctx, conn, msg, reused, stream, out, chunk)
+		err = c.exchange(ctx, dl, conn, msg, reused, stream, out, chunk)
 		if errors.Is(err, errStale) {
 			// The kept connection was closed by the controller (it is
 			// restarting) before this call could be written: nothing
 			// was done, so the call goes once more on a new one.
-			if conn, _, err = c.conn(ctx); err == nil {
-				err = c.exchange(ctx, conn, msg, false, stream, out, chunk)
+			if conn, _, err = c.conn(dl); err == nil {
+				err = c.exchange(ctx, dl, conn, msg, false, stream, out, chunk)
 			}
 		}
 	}
@@ -156,9 +161,9 @@ var errLost = errors.New(api.ErrNoController.Error())
 // errStale is a kept connection that turned out closed.
 var errStale = errors.New("stale connection")
 
-// exchange sends msg on conn and reads the answer; it owns conn.
-func (c *Client) exchange(ctx context.Context, conn net.Conn, msg []byte, reused, stream bool, out any, chunk func([]byte) error) error {
-	dl, _ := ctx.Deadline()
+// exchange sends msg on conn and reads the answer by dl (none if zero);
+// it owns conn.
+func (c *Client) exchange(ctx context.Context, dl time.Time, conn net.Conn, msg []byte, reused, stream bool, out any, chunk func([]byte) error) error {
 	_ = conn.SetDeadline(dl)
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()

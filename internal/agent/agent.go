@@ -103,9 +103,12 @@ type Agent struct {
 	trashSeq atomic.Uint64
 	// fetching counts each user's sbcast transfers running here (bcast.go).
 	fetching map[uint32]int
-	killAll  bool // KillJobsOnExit
-	sup      *executor.Supervisor
-	iso      *isolation
+	// attaching counts each user's sattach connections here
+	// (stepclients.go).
+	attaching map[uint32]int
+	killAll   bool // KillJobsOnExit
+	sup       *executor.Supervisor
+	iso       *isolation
 	// unhealthy is the reason of the health checks' last failure; "" =
 	// healthy.
 	unhealthy   string

@@ -33,13 +33,32 @@ const stdinLimit = 256 << 10
 // closed at once.
 const maxAttached = 32
 
+// maxAttachedPerUser bounds one user's sattach connections on this node,
+// all their steps together: maxAttached per step alone let a user with
+// many steps (256 per job, many small jobs) hold thousands.
+const maxAttachedPerUser = 2 * maxAttached
+
 // addClient adds a connection to the step's clients and serves what it
 // sends; srun marks srun's own connection.
 func (s *stepRun) addClient(c *stepio.Conn, srun bool) bool {
+	var uid uint32
+	if !srun {
+		s.j.mu.Lock()
+		uid = s.j.model.UserID
+		s.j.mu.Unlock()
+		if !s.a.takeAttach(uid) {
+			c.Close()
+			s.a.log.Warn("sattach refused: the user has as many here as they may", "job", s.j.id, "step", s.st.ID, "limit", maxAttachedPerUser)
+			return false
+		}
+	}
 	s.mu.Lock()
 	if s.closed || (!srun && s.ending && len(s.procs) == 0) {
 		s.mu.Unlock()
 		c.Close()
+		if !srun {
+			s.a.giveAttach(uid)
+		}
 		return false
 	}
 	if !srun {
@@ -50,6 +69,7 @@ func (s *stepRun) addClient(c *stepio.Conn, srun bool) bool {
 		if attached >= maxAttached {
 			s.mu.Unlock()
 			c.Close()
+			s.a.giveAttach(uid)
 			s.a.log.Warn("sattach refused: the step has as many as it may", "job", s.j.id, "step", s.st.ID, "limit", maxAttached)
 			return false
 		}
@@ -66,8 +86,36 @@ func (s *stepRun) addClient(c *stepio.Conn, srun bool) bool {
 		}
 	}
 	s.mu.Unlock()
-	go s.readClient(c)
+	if srun {
+		go s.readClient(c)
+	} else {
+		go func() { s.readClient(c); s.a.giveAttach(uid) }()
+	}
 	return true
+}
+
+// takeAttach counts an sattach connection of uid's; false: uid has
+// maxAttachedPerUser here.
+func (a *Agent) takeAttach(uid uint32) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.attaching[uid] >= maxAttachedPerUser {
+		return false
+	}
+	if a.attaching == nil {
+		a.attaching = map[uint32]int{}
+	}
+	a.attaching[uid]++
+	return true
+}
+
+// giveAttach ends what takeAttach counted.
+func (a *Agent) giveAttach(uid uint32) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.attaching[uid]--; a.attaching[uid] <= 0 {
+		delete(a.attaching, uid)
+	}
 }
 
 // dropClient forgets a client that went away; losing srun arms the kill.

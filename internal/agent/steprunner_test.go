@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -359,5 +360,73 @@ func TestRunnerHookContract(t *testing.T) {
 	}
 	if want := []string{"pre:a", "pre:bad", "stop:a"}; !slices.Equal(log, want) {
 		t.Errorf("calls %q, want %q", log, want)
+	}
+}
+
+// TestSattachBoundedPerUserOnNode: one user's sattach connections on a
+// node are bounded all steps together (maxAttachedPerUser), not only per
+// step: a user with many steps held maxAttached per step. Another user's
+// are not held up, and a connection that ends makes room.
+func TestSattachBoundedPerUserOnNode(t *testing.T) {
+	a, _ := testAgent(t)
+	srun := newFakeSrun(t)
+	var mu sync.Mutex
+	var far []*stepio.Conn // the sattach side of each connection
+	go func() {
+		for c := range srun.conns {
+			mu.Lock()
+			far = append(far, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range far {
+			c.Close()
+		}
+	})
+	attach := func(s *stepRun) bool {
+		t.Helper()
+		conn, err := stepio.Dial(srun.ln.Addr().String(), srun.key, stepio.Hello{Job: uint32(s.j.id)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s.addClient(conn, false)
+	}
+	steps := maxAttachedPerUser / maxAttached
+	for i := range steps {
+		s := testStepFor(a, uint32(i+1))
+		for k := range maxAttached {
+			if !attach(s) {
+				t.Fatalf("step %d: sattach %d refused within the bounds", i, k)
+			}
+		}
+	}
+	more := testStepFor(a, uint32(steps+1))
+	if attach(more) {
+		t.Fatalf("a sattach past %d of one user's on the node was kept", maxAttachedPerUser)
+	}
+	other := testStepFor(a, uint32(steps+2))
+	other.j.model.UserID = 1001
+	if !attach(other) {
+		t.Error("another user's sattach was refused")
+	}
+	// One of the user's connections ends: room for one more.
+	waitFor(t, "the sattach side of every kept connection", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(far) >= maxAttachedPerUser+1
+	})
+	mu.Lock()
+	far[0].Close()
+	mu.Unlock()
+	waitFor(t, "the ended connection's count to come back", func() bool {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		return a.attaching[0] < maxAttachedPerUser
+	})
+	if !attach(more) {
+		t.Error("a sattach after one of the user's ended was refused")
 	}
 }

@@ -223,3 +223,47 @@ func TestV1InParentFreezerParentGone(t *testing.T) {
 		t.Fatalf("batch step made without its job's freezer group: targets %v", targets)
 	}
 }
+
+// TestSubGroupOfGoneParentLeavesNothing: a step made after its job's
+// group was removed (the job torn down meanwhile) is refused, and neither
+// it nor a new copy of its job's group is left behind: nobody would ever
+// remove those (the job's end is past), and a node that runs for months
+// would keep a group per such step.
+func TestSubGroupOfGoneParentLeavesNothing(t *testing.T) {
+	m := testV1(t)
+	for _, l := range []Limits{{}, {InParentFreezer: true}, {CPUs: "0"}, {MemoryBytes: 64 << 20}} {
+		job, err := m.Create("job_13", Limits{MemoryBytes: 256 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := job.Delete(); err != nil {
+			t.Fatal(err)
+		}
+		if g, err := m.Create("job_13/step_0", l); err == nil {
+			_ = g.Delete()
+			t.Errorf("%+v: a step of a removed job's group was made", l)
+		}
+		var left []string
+		switch m := m.(type) {
+		case *v1Manager:
+			for _, d := range m.dirs {
+				if dir := filepath.Join(d, m.root, "job_13"); exists(dir, "") {
+					left = append(left, dir)
+				}
+			}
+		case *v2Manager:
+			if dir := filepath.Join(m.base, m.root, "job_13"); exists(dir, "") {
+				left = append(left, dir)
+			}
+		}
+		if len(left) > 0 {
+			t.Errorf("%+v: left behind: %v", l, left)
+			if g, err := m.Open("job_13"); err == nil {
+				_ = g.Delete()
+			}
+			for _, d := range left {
+				_ = removeTree(d)
+			}
+		}
+	}
+}

@@ -129,6 +129,17 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 	}
 	m.once.Do(m.init)
 	g := &v1Group{m: m, rel: rel, targets: make([]string, 0, len(m.dirs)), own: make([]bool, 0, len(m.dirs))}
+	// made: the directories this call made (each the topmost new one of
+	// its hierarchy), removed again when it fails: a refused group must
+	// leave nothing behind, nor bring back a parent torn down meanwhile
+	// (nobody would remove that one: the node would keep it for months).
+	var made []string
+	fail := func(err error) (Group, error) {
+		for i := len(made) - 1; i >= 0; i-- {
+			_ = removeTree(made[i])
+		}
+		return nil, err
+	}
 	for _, mt := range m.dirs {
 		top := filepath.Join(mt, m.root)
 		dir := filepath.Join(top, rel)
@@ -146,13 +157,22 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 				// down meanwhile): an ancestor's would leave these
 				// processes out of the job's kill, which lists the job's
 				// freezer group.
-				return nil, errors.New("cgroups: the freezer group " + filepath.Dir(rel) + " to share is gone")
+				return fail(errors.New("cgroups: the freezer group " + filepath.Dir(rel) + " to share is gone"))
 			}
 		}
 		// An ancestor's directory just seen to exist needs no mkdir.
 		if own || dir == top {
-			if err := m.mkdir(mt, dir); err != nil {
-				return nil, err
+			nd, err := m.mkdir(mt, dir)
+			if nd != "" {
+				made = append(made, nd)
+			}
+			if err != nil {
+				return fail(err)
+			}
+			if mt == m.ctl["memory"] && nd != "" && nd != dir && strings.HasPrefix(nd, top+"/") {
+				// Every group has a memory directory of its own: this
+				// one's parent is gone (its job torn down meanwhile).
+				return fail(errors.New("cgroups: the group " + filepath.Dir(rel) + " is gone"))
 			}
 		}
 		g.targets = append(g.targets, dir)
@@ -177,7 +197,7 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 func (m *v1Manager) init() {
 	if m.cpuMt != "" {
 		top := filepath.Join(m.cpuMt, m.root)
-		if m.mkdir(m.cpuMt, top) == nil {
+		if _, err := m.mkdir(m.cpuMt, top); err == nil {
 			_ = writeFile(top, "cgroup.clone_children", "1")
 		}
 	}
@@ -186,21 +206,30 @@ func (m *v1Manager) init() {
 // mkdir creates dir (and missing parents down from the mount mt). Only
 // new directories cost more than one system call: a new cpuset has no
 // CPUs and no memory nodes, so nothing could run in it until they are
-// copied from its parent.
-func (m *v1Manager) mkdir(mt, dir string) error {
-	err := os.Mkdir(dir, 0o755)
+// copied from its parent. made is the topmost directory it made ("" for
+// none), for the caller to remove should it give up.
+func (m *v1Manager) mkdir(mt, dir string) (made string, err error) {
+	err = os.Mkdir(dir, 0o755)
+	made = dir
 	switch {
 	case errors.Is(err, os.ErrExist):
-		return nil
+		return "", nil
 	case errors.Is(err, os.ErrNotExist) && dir != mt:
-		if err := m.mkdir(mt, filepath.Dir(dir)); err != nil {
-			return err
+		up, err := m.mkdir(mt, filepath.Dir(dir))
+		if err != nil {
+			return up, err
 		}
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return err
+		if up != "" {
+			made = up
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			if !errors.Is(err, os.ErrExist) {
+				return up, err
+			}
+			made = up // made meanwhile by another
 		}
 	case err != nil:
-		return err
+		return "", err
 	}
 	if mt == m.ctl["memory"] && !strings.HasPrefix(dir, filepath.Join(mt, m.root)+"/") {
 		// The node's own groups (drover, drover/<node>): on older
@@ -210,27 +239,27 @@ func (m *v1Manager) mkdir(mt, dir string) error {
 		// reads 1 and takes no 0).
 		if v, _ := readString(dir, "memory.use_hierarchy"); v == "0" {
 			if err := writeFile(dir, "memory.use_hierarchy", "1"); err != nil {
-				return err
+				return made, err
 			}
 		}
 	}
 	if mt == m.cpuMt {
 		// With clone_children the kernel copied both (or neither).
 		if v, _ := readString(dir, "cpuset.cpus"); v != "" {
-			return nil
+			return made, nil
 		}
 		parent := filepath.Dir(dir)
 		for _, f := range []string{"cpuset.cpus", "cpuset.mems"} {
 			pv, err := readString(parent, f)
 			if err != nil {
-				return err
+				return made, err
 			}
 			if err := writeFile(dir, f, pv); err != nil {
-				return err
+				return made, err
 			}
 		}
 	}
-	return nil
+	return made, nil
 }
 
 func (m *v1Manager) Open(rel string) (Group, error) {

@@ -34,18 +34,40 @@ func (m *v2Manager) Create(rel string, l Limits) (Group, error) {
 	if err != nil {
 		return nil, err
 	}
-	parts := append(strings.Split(m.root, "/"), strings.Split(rel, "/")...)
+	nodeParts := strings.Split(m.root, "/")
+	parts := append(nodeParts, strings.Split(rel, "/")...)
 	dir := m.base
-	for _, p := range parts {
+	// made: the topmost directory this call made, removed again when it
+	// fails: a refused group leaves nothing behind, nor brings back a
+	// parent group torn down meanwhile (nobody would remove that one).
+	made := ""
+	fail := func(err error) (Group, error) {
+		if made != "" {
+			_ = removeTree(made)
+		}
+		return nil, err
+	}
+	for i, p := range parts {
 		// A group's controllers are those its parent delegates: enable
 		// them in every ancestor on the way down (none of which holds
 		// processes, so the no-internal-process rule is kept).
 		if err := enableControllers(dir); err != nil {
-			return nil, err
+			return fail(err)
 		}
 		dir = filepath.Join(dir, p)
-		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, err
+		err := os.Mkdir(dir, 0o755)
+		switch {
+		case err == nil:
+			if made == "" {
+				made = dir
+			}
+			if i >= len(nodeParts) && i < len(parts)-1 {
+				// A parent group below the node's was gone (its job
+				// torn down meanwhile).
+				return fail(errors.New("cgroups: the group " + filepath.Dir(rel) + " is gone"))
+			}
+		case !errors.Is(err, os.ErrExist):
+			return fail(err)
 		}
 	}
 	g := &v2Group{m: m, rel: rel, dir: dir}

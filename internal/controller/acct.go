@@ -107,7 +107,12 @@ func (c *Controller) drainOutbox(ctx context.Context, snap *state.Snapshot) erro
 			return err
 		}
 	}
-	if _, err := c.raft.Apply(fsm.TypeAcctAck, &fsm.AcctAck{Seq: last}); err != nil {
+	// A full batch means a backlog: its acknowledgement goes at once.
+	var wait time.Duration
+	if len(recs) < acctBatch {
+		wait = ackWait
+	}
+	if _, err := applyDeferred(c.raft, fsm.TypeAcctAck, &fsm.AcctAck{Seq: last}, wait); err != nil {
 		return err
 	}
 	a.mu.Lock()

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"sync"
+	"time"
 
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/nodemsg"
@@ -79,17 +80,25 @@ func (c *Controller) jobsEnded(conn *agentConn, node string, batch []*nodemsg.Jo
 		err error
 	}
 	out := make([]outcome, len(ends))
+	mayWait := c.endsMayWait()
 	apply := func(i int) {
 		e := ends[i]
+		// A requeue (a launch that failed on the node) goes at once: the
+		// job is back in the queue before anything else the node says
+		// next (its drain, its health) is committed.
+		var wait time.Duration
+		if mayWait && !e.Requeue {
+			wait = endWait
+		}
 		end := e.EndTime
 		if end == 0 {
 			end = c.clock.Now().Unix()
 		}
-		out[i].res, out[i].err = c.raft.Apply(fsm.TypeJobEnded, &fsm.JobEnded{
+		out[i].res, out[i].err = applyDeferred(c.raft, fsm.TypeJobEnded, &fsm.JobEnded{
 			Job: e.Job, ExitCode: e.ExitCode, Signal: e.Signal,
 			State: e.State, Reason: e.Reason, Now: end, StartTime: e.StartTime,
 			Usage: e.Usage, Requeue: e.Requeue, Run: e.Run,
-		})
+		}, wait)
 	}
 	if len(ends) == 1 {
 		apply(0)

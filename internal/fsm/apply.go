@@ -108,6 +108,8 @@ func (f *FSM) apply(txn *state.Txn, t Type, body any) any {
 		return applySlice(txn, c)
 	case *Reservation:
 		return applyReservation(txn, c)
+	case *Group:
+		return f.applyGroup(txn, c)
 	default:
 		return fmt.Errorf("unhandled command type %d", t)
 	}

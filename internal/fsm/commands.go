@@ -281,8 +281,10 @@ func Encode(t Type, body any) ([]byte, error) {
 // a string was not valid UTF-8: encoding/json writes such bytes as
 // U+FFFD, so the replayed job would differ from the leader's. (A string
 // that contains the text \ufffd itself is sent the slow way too.)
+// A Group always is: it holds only the bodies of its entries that are
+// (NewGroup), and decodes the others.
 func EquivalentAfterDecode(t Type, data []byte) bool {
-	return t == TypeSubmit && !bytes.Contains(data, replacementEscape)
+	return t == TypeGroup || t == TypeSubmit && !bytes.Contains(data, replacementEscape)
 }
 
 var replacementEscape = []byte(`\ufffd`)

@@ -31,6 +31,14 @@ type CreateStep struct {
 	// MaxRunning alone let steps of many tasks pile onto one node.
 	NodeTasks       int `json:"node_tasks,omitempty"`
 	NodeTasksPerCPU int `json:"node_tasks_per_cpu,omitempty"`
+	// UserNodeTasks: NodeTasks bounds an --overlap step's tasks with
+	// those of every running step of its user's jobs on each node too,
+	// per CPU those jobs hold there (false: no such bound, as in entries
+	// logged before it). Many small jobs of one user on a node each got
+	// NodeTasks of their own, all held by the one agent every user's jobs
+	// there share. A step without --overlap needs CPUs of its own: its
+	// job's bound it by theirs.
+	UserNodeTasks bool `json:"user_node_tasks,omitempty"`
 }
 
 // CreateStepResult is the new step's id, or why there is none.
@@ -47,6 +55,8 @@ var (
 	ErrStepExecBudget = errors.New("Step limit reached for this job: its running steps' argv and environment fill the controller's budget")
 	// ErrStepsRunning: the same words, for MaxRunning and NodeTasks.
 	ErrStepsRunning = errors.New("Step limit reached for this job: too many of its steps are running at once")
+	// ErrUserStepsRunning: the same words, for UserNodeTasks.
+	ErrUserStepsRunning = errors.New("Step limit reached for this job: its user's running steps have too many tasks on a node")
 )
 
 // StepEnded records that every task of a step ended on one node.
@@ -104,6 +114,9 @@ func applyCreateStep(txn *state.Txn, c *CreateStep) any {
 	}
 	if c.NodeTasks > 0 && tooManyTasks(j, c) {
 		return CreateStepResult{Err: ErrStepsRunning}
+	}
+	if c.NodeTasks > 0 && c.UserNodeTasks && c.Spec != nil && c.Spec.Overlap && tooManyUserTasks(txn.Snapshot(), j, c) {
+		return CreateStepResult{Err: ErrUserStepsRunning}
 	}
 	if c.ExecBudget > 0 {
 		held := state.StepExecBytes(c.Spec)
@@ -187,6 +200,44 @@ func tooManyTasks(j *model.Job, c *CreateStep) bool {
 			}
 		}
 		if tasks > max(c.NodeTasks, c.NodeTasksPerCPU*allocCPUs(j, n.Node)) {
+			return true
+		}
+	}
+	return false
+}
+
+// tooManyUserTasks reports whether c's step would take the tasks of the
+// running steps of j's user's jobs on one of its nodes past c's bound,
+// per CPU those jobs hold there. One walk over the jobs holding nodes.
+func tooManyUserTasks(snap *state.Snapshot, j *model.Job, c *CreateStep) bool {
+	type held struct{ tasks, cpus int }
+	on := make(map[string]*held, len(c.Layout))
+	for _, n := range c.Layout {
+		on[n.Node] = &held{tasks: len(n.Tasks)}
+	}
+	snap.EachAllocated(func(o *model.Job) bool {
+		if o.UserID != j.UserID {
+			return true
+		}
+		for _, a := range o.Alloc {
+			if h := on[a.Node]; h != nil {
+				h.cpus += a.CPUs
+			}
+		}
+		for _, st := range o.Steps {
+			if st.Finished() {
+				continue
+			}
+			for _, l := range st.Layout {
+				if h := on[l.Node]; h != nil {
+					h.tasks += len(l.Tasks)
+				}
+			}
+		}
+		return true
+	})
+	for _, h := range on {
+		if h.tasks > max(c.NodeTasks, c.NodeTasksPerCPU*h.cpus) {
 			return true
 		}
 	}

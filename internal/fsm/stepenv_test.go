@@ -124,3 +124,45 @@ func TestStepTasksPerNodeBound(t *testing.T) {
 		t.Fatalf("two tasks after two ended: %v", r.Err)
 	}
 }
+
+// The tasks of the running --overlap steps of one user's jobs on a node
+// are bounded together (per CPU those jobs hold there): many small jobs
+// must not each bring NodeTasks of their own onto the node's one agent.
+// Another user's jobs, steps that need CPUs of their own, and entries
+// logged without the bound are not held to it.
+func TestUserStepTasksPerNodeBound(t *testing.T) {
+	h := newHarness(t)
+	for i, uid := range []uint32{1000, 1000, 1001} {
+		h.apply(TypeSubmit, &Submit{Spec: spec(), Partition: "p", UID: uid, Now: 1})
+		h.apply(TypeSchedule, &Schedule{Now: 2, Starts: []StartEntry{{Job: model.JobID(i + 1), Alloc: []model.NodeAlloc{{Node: "n1", CPUs: 1}}}}})
+	}
+	create := func(job model.JobID, user, overlap bool, tasks ...int) CreateStepResult {
+		return h.apply(TypeCreateStep, &CreateStep{Job: job, Now: 2, MaxRunning: 100, NodeTasks: 3, NodeTasksPerCPU: 1,
+			UserNodeTasks: user, Layout: []model.StepNode{{Node: "n1", CPUs: 1, Tasks: tasks}},
+			Spec: &model.StepSpec{Overlap: overlap, Argv: []string{"true"}}}).(CreateStepResult)
+	}
+	if r := create(1, true, true, 0, 1); r.Err != nil {
+		t.Fatalf("job 1: two tasks of three: %v", r.Err)
+	}
+	if r := create(2, true, true, 0, 1); r.Err != ErrUserStepsRunning {
+		t.Fatalf("job 2 of the same user: four tasks on a node bound to three: %+v", r)
+	}
+	if r := create(2, true, true, 0); r.Err != nil {
+		t.Fatalf("job 2: the user's third task: %v", r.Err)
+	}
+	if r := create(3, true, true, 0, 1, 2); r.Err != nil {
+		t.Fatalf("another user's job: %v", r.Err)
+	}
+	if r := create(2, true, false, 0); r.Err != nil {
+		t.Fatalf("a step with CPUs of its own: %v", r.Err)
+	}
+	if r := create(1, false, true, 0); r.Err != nil {
+		t.Fatalf("an entry logged without the bound: %v", r.Err)
+	}
+	// Five tasks of the user's run now; three end.
+	h.apply(TypeStepEnded, &StepEnded{Job: 1, Step: 0, Node: "n1", Now: 3})
+	h.apply(TypeStepEnded, &StepEnded{Job: 2, Step: 1, Node: "n1", Now: 3})
+	if r := create(2, true, true, 0); r.Err != nil {
+		t.Fatalf("a task after three of the user's ended: %v", r.Err)
+	}
+}

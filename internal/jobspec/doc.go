@@ -6,10 +6,10 @@
 // directive syntax of batch scripts.
 //
 // Precedence follows Slurm: command line over input environment variables
-// over #SBATCH directives. All three are parsed with one pflag FlagSet per
-// command, after a getopt_long-compatible normalisation step (abbreviated long
-// options, clustered short options, optional arguments, glibc wording for
-// usage errors).
+// over #SBATCH directives. All three go through a getopt_long-compatible
+// normalisation step (abbreviated long options, clustered short options,
+// optional arguments, glibc wording for usage errors) and are then applied
+// option by option from one table (optTable).
 //
 // GPUs (--gres, -G/--gpus, --gpus-per-node, --gpus-per-task, --cpus-per-gpu,
 // --mem-per-gpu) become Spec.GPUs. Slurm keeps the three count options side

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/spf13/pflag"
-
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -139,22 +137,19 @@ func newParser(kind Kind, ctx Context, env *environ, idx *optIndex) *parser {
 	}
 }
 
-// optValue binds one option to the parser pflag fills, through a
-// binding: Parse's two passes share one FlagSet (building it, ~150
-// options, cost about as much as the rest of a submission's parse).
+// optValue binds one option to the parser it fills, through a binding:
+// Parse's two passes share one optSet.
 type optValue struct {
 	to *binding
 	d  *optDef
 }
 
-// binding is the parser a FlagSet's options currently fill.
+// binding is the parser an optSet's options currently fill.
 type binding struct{ p *parser }
 
-// noValue is what pflag passes for an option given without an argument.
+// noValue is what an option given without an argument is set with.
 const noValue = "\x00"
 
-func (v *optValue) String() string { return "" }
-func (v *optValue) Type() string   { return v.d.meta }
 func (v *optValue) Set(s string) error {
 	given := s != noValue || v.d.arg == reqArg
 	if !given {
@@ -168,34 +163,68 @@ func (v *optValue) Set(s string) error {
 	return v.d.set(p, s, given)
 }
 
-// flagSet is a FlagSet filling p.
-func (p *parser) flagSet() *pflag.FlagSet { return newFlagSet(p.kind, &binding{p}) }
-
-func newFlagSet(kind Kind, to *binding) *pflag.FlagSet {
-	fs := pflag.NewFlagSet(kind.String(), pflag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	fs.SetInterspersed(false)
-	for i := range optTable {
-		d := &optTable[i]
-		if !d.kinds.has(kind) {
-			continue
-		}
-		short := ""
-		if d.short != 0 {
-			short = string(d.short)
-		}
-		f := fs.VarPF(&optValue{to, d}, d.long, short, d.help)
-		if d.arg != reqArg {
-			f.NoOptDefVal = noValue
-		}
-	}
-	return fs
+// optSet applies options already normalised by optIndex.normalize
+// ("--long" or "--long=value", each known to the index) to the bound
+// parser. It replaced a pflag FlagSet, which only dispatched them and
+// whose ~150 options cost each sbatch ~50 µs to build; its error words
+// for a value an option refuses are kept (invalidValue).
+type optSet struct {
+	idx *optIndex
+	to  *binding
 }
 
+func (p *parser) flagSet() *optSet { return &optSet{p.idx, &binding{p}} }
+
+// set gives option d the value v (noValue: given without one).
+func (fs *optSet) set(d *optDef, v string) error {
+	if err := (&optValue{fs.to, d}).Set(v); err != nil {
+		return &invalidValue{d: d, value: v, cause: err}
+	}
+	return nil
+}
+
+// parse applies normalised options in order.
+func (fs *optSet) parse(opts []string) error {
+	for _, o := range opts {
+		name, v, hasVal := strings.Cut(strings.TrimPrefix(o, "--"), "=")
+		d := fs.idx.long[name]
+		if d == nil {
+			return fmt.Errorf("unknown flag: --%s", name)
+		}
+		if !hasVal {
+			if d.arg == reqArg {
+				return fmt.Errorf("flag needs an argument: --%s", name)
+			}
+			v = noValue
+		}
+		if err := fs.set(d, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// invalidValue is an option's refusal of its value, in pflag's words;
+// the refusal itself (usually an *Error) is what callers look at.
+type invalidValue struct {
+	d     *optDef
+	value string
+	cause error
+}
+
+func (e *invalidValue) Error() string {
+	name := "--" + e.d.long
+	if e.d.short != 0 {
+		name = "-" + string(e.d.short) + ", " + name
+	}
+	return fmt.Sprintf("invalid argument %q for %q flag: %v", e.value, name, e.cause)
+}
+
+func (e *invalidValue) Unwrap() error { return e.cause }
+
 // apply parses normalized options (see optIndex.normalize) into p.
-func (p *parser) apply(fs *pflag.FlagSet, opts []string) error {
-	return p.wrapErr(fs.Parse(opts))
+func (p *parser) apply(fs *optSet, opts []string) error {
+	return p.wrapErr(fs.parse(opts))
 }
 
 func (p *parser) wrapErr(err error) error {
@@ -245,8 +274,8 @@ func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
 	env := newEnviron(ctx.Environ)
 	first.env = env
 	first.layer = layerCLI
-	to := &binding{first}
-	fs := newFlagSet(kind, to)
+	fs := first.flagSet()
+	to := fs.to
 	if err := first.apply(fs, cli); err != nil {
 		return nil, err
 	}
@@ -279,7 +308,7 @@ func Parse(kind Kind, args []string, ctx Context) (*Options, error) {
 
 // loadScript reads the batch script (file, stdin or --wrap) and applies its
 // #SBATCH directives as the lowest layer.
-func (p *parser) loadScript(fs *pflag.FlagSet, first *parser, rest []string) error {
+func (p *parser) loadScript(fs *optSet, first *parser, rest []string) error {
 	shown := "stdin"
 	switch {
 	case first.wrapSet:
@@ -319,7 +348,7 @@ func (p *parser) loadScript(fs *pflag.FlagSet, first *parser, rest []string) err
 }
 
 // applyEnv applies the command's input environment variables.
-func (p *parser) applyEnv(fs *pflag.FlagSet) error {
+func (p *parser) applyEnv(fs *optSet) error {
 	for _, eo := range envTables[p.kind] {
 		v, ok := p.env.lookup(eo.env)
 		d := p.idx.long[eo.long]
@@ -337,7 +366,7 @@ func (p *parser) applyEnv(fs *pflag.FlagSet) error {
 		case v == "":
 			continue
 		}
-		if err := fs.Set(d.long, v); err != nil {
+		if err := fs.set(d, v); err != nil {
 			return p.wrapErr(err)
 		}
 	}

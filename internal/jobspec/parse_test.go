@@ -359,7 +359,16 @@ func TestOptionTables(t *testing.T) {
 			}
 			seen[d.long] = true
 		}
-		_ = newParser(k, Context{}, newEnviron(nil), idx).flagSet() // panics on duplicate shorthands
+		shorts := map[byte]string{}
+		for _, d := range optTable {
+			if d.short == 0 || !d.kinds.has(k) {
+				continue
+			}
+			if o, dup := shorts[d.short]; dup {
+				t.Errorf("%v: -%c is both --%s and --%s", k, d.short, o, d.long)
+			}
+			shorts[d.short] = d.long
+		}
 		for _, eo := range envTables[k] {
 			if idx.long[eo.long] == nil {
 				t.Errorf("%v: %s names unknown option --%s", k, eo.env, eo.long)

@@ -27,12 +27,15 @@ type budget struct {
 
 	mu   sync.Mutex
 	used map[uint32]int64
+	// calls: each user's calls between their start and their answer's
+	// end (answering), streams aside.
+	calls map[uint32]int
 	// freed is closed (and replaced) whenever some share comes back.
 	freed chan struct{}
 }
 
 func newBudget(max int64, exempt func(uint32) bool) *budget {
-	return &budget{max: max, exempt: exempt, used: map[uint32]int64{}, freed: make(chan struct{})}
+	return &budget{max: max, exempt: exempt, used: map[uint32]int64{}, calls: map[uint32]int{}, freed: make(chan struct{})}
 }
 
 // take waits until uid may hold n more bytes, at most until the
@@ -78,6 +81,65 @@ func (b *budget) give(uid uint32, n int64) {
 	close(b.freed)
 	b.freed = make(chan struct{})
 	b.mu.Unlock()
+}
+
+// MaxUserCalls is how many calls of one user (streams aside) may be
+// answering at once, as over gRPC: an answer (a listing: megabytes) is
+// built before it is charged to the user's bound (it waits there, up to
+// the I/O timeout, holding its memory), so without this count each of a
+// user's 256 connections could hold one that way.
+const MaxUserCalls = 8
+
+// enter waits until uid has fewer than MaxUserCalls calls answering, at
+// most until the deadline, and counts one more; false: none came free.
+// A true must be followed by leave.
+func (b *budget) enter(uid uint32, deadline time.Time) bool {
+	if b.exempt != nil && b.exempt(uid) {
+		return true
+	}
+	var timer *time.Timer
+	for {
+		b.mu.Lock()
+		if b.calls[uid] < MaxUserCalls {
+			b.calls[uid]++
+			b.mu.Unlock()
+			if timer != nil {
+				timer.Stop()
+			}
+			return true
+		}
+		freed := b.freed
+		b.mu.Unlock()
+		if timer == nil {
+			timer = time.NewTimer(time.Until(deadline))
+		}
+		select {
+		case <-freed:
+		case <-timer.C:
+			return false
+		}
+	}
+}
+
+// leave ends a call enter counted.
+func (b *budget) leave(uid uint32) {
+	if b.exempt != nil && b.exempt(uid) {
+		return
+	}
+	b.mu.Lock()
+	if b.calls[uid]--; b.calls[uid] <= 0 {
+		delete(b.calls, uid)
+	}
+	close(b.freed)
+	b.freed = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// answering is how many calls of uid enter counted (tests).
+func (b *budget) answering(uid uint32) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls[uid]
 }
 
 // inFlight is what uid holds now (tests).

@@ -41,6 +41,17 @@ func (s *Server) call(ctx context.Context, c net.Conn, id *api.Identity, req *lo
 			Msg: "unknown call " + req.Method + " (the controller is older than the commands?)"}})
 		return true
 	}
+	if !streams[req.Method] {
+		// The call's answer is built and held until written: counted
+		// per user (MaxUserCalls). A stream's chunks are small, and a
+		// watch lasts as long as the job it waits for.
+		if !s.mem.enter(id.UID, time.Now().Add(s.lim.IO)) {
+			s.log.Warn("local call refused: the user has its most calls answering at once",
+				"uid", id.UID, "call", req.Method, "bound", MaxUserCalls)
+			return s.answer(c, &localwire.Answer{Err: localwire.ToError(api.ErrTryAgain)}) == nil
+		}
+		defer s.mem.leave(id.UID)
+	}
 	t0 := time.Now()
 	var sendErr error
 	var sending time.Duration // in chunks' writes: the client's pace, not the controller's work

@@ -10,10 +10,12 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/drover-hpc/drover/client/local"
+	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/localwire"
 	"github.com/drover-hpc/drover/internal/model"
@@ -208,5 +210,117 @@ func TestLargeAnswersAreChargedToTheCaller(t *testing.T) {
 	srv.mem.give(7, 1<<20)
 	if n := srv.mem.inFlight(8) + srv.mem.inFlight(7); n != 0 {
 		t.Errorf("%d bytes still charged after the answers", n)
+	}
+}
+
+// slowLists is a service whose ListPartitions stays in the handler until
+// release closes, counting the calls inside it.
+type slowLists struct {
+	*fake
+	release      chan struct{}
+	inside, most atomic.Int32
+}
+
+func (f *slowLists) ListPartitions(ctx context.Context) ([]*model.Partition, error) {
+	n := f.inside.Add(1)
+	for m := f.most.Load(); n > m && !f.most.CompareAndSwap(m, n); m = f.most.Load() {
+	}
+	<-f.release
+	f.inside.Add(-1)
+	return []*model.Partition{{Name: "p"}}, nil
+}
+
+// TestAUsersCallsAnsweringAreBounded: one user's calls that build an
+// answer (a listing, held until written) run at most MaxUserCalls at once,
+// whatever the number of connections; one past them waits the I/O
+// timeout, then is answered "try again";
+// a stream (sacct's) is not counted, and every count comes back.
+func TestAUsersCallsAnsweringAreBounded(t *testing.T) {
+	f := &slowLists{fake: newFake(), release: make(chan struct{})}
+	sock, srv := serveServer(t, f, Limits{IO: 300 * time.Millisecond})
+	uid := uint32(os.Getuid())
+	req, _ := localwire.Encode(&localwire.Request{Method: "ListPartitions"})
+	var conns []net.Conn
+	for range MaxUserCalls + 4 {
+		c := raw(t, sock)
+		if err := localwire.WriteFrame(c, req); err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+	}
+	waitUntil(t, "MaxUserCalls calls inside the service", func() bool { return f.inside.Load() == MaxUserCalls })
+	// Each connection's answer, as it comes.
+	answers := make(chan string, len(conns))
+	for _, c := range conns {
+		go func() {
+			b, err := localwire.ReadFrame(c, localwire.MaxAnswer)
+			var a localwire.Answer
+			switch {
+			case err != nil:
+				answers <- "no answer: " + err.Error()
+			case localwire.DecodeAnswer(b, &a) != nil:
+				answers <- "undecodable answer"
+			case a.Err != nil:
+				answers <- a.Err.Msg
+			default:
+				answers <- "ok"
+			}
+		}()
+	}
+	// The four past the bound are answered "try again" while the others
+	// are still inside.
+	for range 4 {
+		if got := <-answers; got != api.ErrTryAgain.Error() {
+			t.Fatalf("a call past the bound answered %q, want %q", got, api.ErrTryAgain)
+		}
+	}
+	if n := srv.mem.answering(uid); n != MaxUserCalls {
+		t.Errorf("%d calls counted answering, want %d", n, MaxUserCalls)
+	}
+	// A stream is not counted: sacct's goes through meanwhile.
+	cl := local.Dial(sock)
+	defer cl.Close()
+	if err := cl.AcctJobs(context.Background(), acct.Query{}, func([]*acct.Job) error { return nil }); err != nil {
+		t.Errorf("a stream beside the user's calls at the bound: %v", err)
+	}
+	close(f.release)
+	for range MaxUserCalls {
+		if got := <-answers; got != "ok" {
+			t.Errorf("a call within the bound answered %q", got)
+		}
+	}
+	// The user's next call goes through once the others ended.
+	cl2 := local.Dial(sock)
+	defer cl2.Close()
+	if _, err := cl2.ListPartitions(context.Background()); err != nil {
+		t.Errorf("a call once the others ended: %v", err)
+	}
+	if m := f.most.Load(); m > MaxUserCalls {
+		t.Errorf("%d calls of one user inside at once, bound %d", m, MaxUserCalls)
+	}
+	waitUntil(t, "the user's counts to come back", func() bool { return srv.mem.answering(uid) == 0 })
+}
+
+// TestCallBoundIsPerUser: one user at MaxUserCalls holds up only its own
+// calls, not another user's nor an exempt one's.
+func TestCallBoundIsPerUser(t *testing.T) {
+	b := newBudget(1<<30, func(uid uint32) bool { return uid == 0 })
+	soon := time.Now().Add(50 * time.Millisecond)
+	for range MaxUserCalls {
+		if !b.enter(1, soon) {
+			t.Fatal("a call within the bound waited")
+		}
+	}
+	if b.enter(1, soon) {
+		t.Fatal("a call past the bound went in")
+	}
+	if !b.enter(2, soon) || !b.enter(0, soon) {
+		t.Fatal("uid 1 at its bound held up uid 2 or root")
+	}
+	got := make(chan bool)
+	go func() { got <- b.enter(1, time.Now().Add(10*time.Second)) }()
+	b.leave(1)
+	if !<-got || b.answering(1) != MaxUserCalls {
+		t.Errorf("a waiter was not let in by the call that ended (answering %d)", b.answering(1))
 	}
 }

@@ -42,6 +42,7 @@ type Node struct {
 	done     chan struct{}
 	stopOnce sync.Once
 	reopens  atomic.Int64
+	riders   riders // commands waiting to ride with the next commit (group.go)
 }
 
 // instance is one opening of the log and the Raft member over it.
@@ -261,6 +262,14 @@ func (n *Node) Apply(t fsm.Type, body any) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if q := n.riders.take(); len(q) > 0 {
+		return n.applyWith(q, &rider{t: t, body: body, data: data})
+	}
+	return n.applyData(t, body, data)
+}
+
+// applyData commits one encoded command (a Group included).
+func (n *Node) applyData(t fsm.Type, body any, data []byte) (any, error) {
 	n.mu.RLock()
 	inst := n.inst
 	n.mu.RUnlock()
@@ -314,8 +323,10 @@ func (n *Node) Snapshot() error {
 	return inst.r.Snapshot().Error()
 }
 
-// Close stops Raft and closes its log.
+// Close commits the commands waiting for a companion (group.go), stops
+// Raft and closes its log.
 func (n *Node) Close() error {
+	n.flushRiders()
 	n.stopOnce.Do(func() { close(n.stop) })
 	<-n.done
 	n.mu.Lock()

@@ -34,7 +34,7 @@ func TestBoundLevels(t *testing.T) {
 	r := request{tasks: 1, cpt: 1}
 	k := newBoundKey(&r, 1, ps)
 	level := func(limit int64) (*boundSet, int, func(pos int) int64) {
-		bs, lv := c.boundsFor(k, limit, 0)
+		bs, lv, _ := c.boundsFor(k, limit, 0)
 		l := bs.levels[lv]
 		return bs, lv, func(pos int) int64 { return l.at(pos) }
 	}

@@ -13,7 +13,8 @@ import (
 )
 
 // TestSearchShortcutsKeepPlans compares plans made with the backfill
-// search's shortcuts (bfpack.go, bfseed.go) and without them: starts with their
+// search's shortcuts (bfpack.go, bfseed.go, job-limit bounds in
+// bfbounds.go) and without them: starts with their
 // CPU and GPU ids, planned starts and nodes, and every reason must be the
 // same, on the benchmark's cluster shape, on clusters with overlapping
 // partitions, GPU types, features, exclusions and exclusive jobs, and on

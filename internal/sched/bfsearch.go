@@ -16,10 +16,12 @@ import (
 // earliest, the first possible start of the node (see skipped), lbl its
 // bound at the level the job reads (bfbounds.go); they are for the job
 // when epoch is curEpoch, and earliest is exact (not a bound) when exact
-// is. One entry, not an array per field: a visit read four cache lines.
+// is. One entry, not an array per field: a visit read four cache lines;
+// 32 bytes, so that an entry never spans two.
 type maskEntry struct {
 	earliest, lbl int64
 	epoch, exact  uint32
+	seen          seenBound // kept from job to job (bfbounds.go)
 }
 
 // avail is one node's earliest instant and the tasks it could take.
@@ -59,9 +61,12 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 		c.mask = make([]maskEntry, len(c.nodes))
 	}
 	c.curEpoch++
-	bs, lv := c.boundsFor(newBoundKey(r, unit, ps), limit, now)
+	bs, lv, fresh := c.boundsFor(newBoundKey(r, unit, ps), limit, now)
 	c.job = bfJob{r: *r, unit: unit, limit: limit, now: now, horizon: horizon, ps: ps, bs: bs, lv: lv}
 	level := bs.levels[lv]
+	if fresh && level.limit < never && !plainSearch {
+		c.searchFresh(level)
+	}
 	// Excluded nodes are masked for this job only: their bounds hold for
 	// the shape, not for it.
 	for _, i := range exc {
@@ -148,6 +153,14 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	also := int64(0)
 	if !same {
 		also = j.limit
+		// A job-limit bound an earlier job of the level found may put the
+		// node past the cap without a search (bfbounds.go, seenBound).
+		if s := c.seenFor(i, level, j.limit); s > limitT && s > from {
+			m := &c.mask[i]
+			m.lbl, m.earliest, m.exact = lb, s, 0
+			bs.raiseAbove(j.lv, pos, s)
+			return s
+		}
 	}
 	lt, ln, fitsAlso := c.nodeEarliestAlso(i, &j.r, j.unit, limit, also, j.now, j.horizon, lb)
 	c.mask[i].lbl = max(lb, min(lt, ln))
@@ -168,6 +181,9 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 	}
 	m := &c.mask[i]
 	m.earliest, m.exact = max(from, min(t, next)), 0
+	if !same {
+		c.see(i, level, j.limit, m.earliest)
+	}
 	if exact {
 		m.exact = c.curEpoch
 	}
@@ -180,7 +196,7 @@ func (c *cluster) visit(i int32, pos int, limitT int64) int64 {
 func (c *cluster) touch(i int32, pos int) {
 	j := &c.job
 	lb := j.bs.levels[j.lv].at(pos)
-	c.mask[i] = maskEntry{earliest: lb, lbl: lb, epoch: c.curEpoch}
+	c.mask[i] = maskEntry{earliest: lb, lbl: lb, epoch: c.curEpoch, seen: c.mask[i].seen}
 	c.touched = append(c.touched, int32(pos))
 }
 
@@ -193,7 +209,11 @@ func (c *cluster) unmask() {
 	j := &c.job
 	level := j.bs.levels[j.lv]
 	for _, pos := range c.touched {
-		level.set(int(pos), c.mask[j.ps.order[pos]].lbl)
+		// Most leaves hold it already (a search that found the node past
+		// the cap leaves its mask entry at the level's bound).
+		if v := c.mask[j.ps.order[pos]].lbl; level.at(int(pos)) != v {
+			level.set(int(pos), v)
+		}
 	}
 	c.touched = c.touched[:0]
 }
@@ -243,6 +263,7 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 	ts, e := st.ts, st.e
 	cpu0, mem0 := int(c.cpu[i]), c.mem[i]
 	needCPU := r.cpusOn(unit, st.nodeCPUs()) // unit is 1 for a packed job
+	var need holdThresholds                  // admits none until holdsFirst works them out
 	// GPUs in use now (as a word: nodes of at most 64 GPUs), and those of
 	// the job's type; releases and reservations apply theirs from the
 	// node's steps (g: none on a node without GPUs, where typeMask is 0).
@@ -345,7 +366,8 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 			continue
 		}
 		cpu, mem := baseCPU-int(peakCPU), max(0, baseMem-peakMem)
-		if !c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU)) {
+		if gpuN := bits.OnesCount64(typeMask &^ usedGPU); !need.admits(cpu, mem, gpuN) &&
+			(need.known || !c.holdsFirst(i, st, r, unit, t, end, cpu, mem, gpuWord, gpuN, &need)) {
 			continue
 		}
 		if also <= limit {
@@ -367,9 +389,73 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 			}
 		}
 		cpu, mem = baseCPU-int(peakCPU), max(0, baseMem-peakMem)
-		return t, t, c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, bits.OnesCount64(typeMask&^usedGPU))
+		gpuN := bits.OnesCount64(typeMask &^ usedGPU)
+		return t, t, need.admits(cpu, mem, gpuN) || (!need.known && c.holdsFirst(i, st, r, unit, t, end, cpu, mem, gpuWord, gpuN, &need))
 	}
 	return never, never, false
+}
+
+// holdNeed is what a node of nodeCPUs CPUs and nodeMem MiB must offer
+// over a window to hold unit tasks of r (a packed job: one), as holds
+// decides it: at least cpu CPUs, mem MiB and gpu GPUs of the job's type;
+// ok is false when no offer does. Each of holds' tests compares one of the
+// three with an amount fixed by the request and the node, so the three
+// thresholds say what it says: the earliest-start search compares them at
+// every start it tries, where holds worked the request's arithmetic out
+// again at each (1.3 M times in the unbounded 10k x 50k pass).
+func (r *request) holdNeed(unit, nodeCPUs int, nodeMem int64) (cpu int, mem int64, gpu int, ok bool) {
+	if r.pack {
+		// capTasksOn(1, ...) > 0.
+		cpu, gpu = r.cpusOn(1, nodeCPUs), max(0, r.gpuNode, r.gpuTask)
+		if r.exclusive && nodeCPUs < r.cpt {
+			return 0, 0, 0, false
+		}
+		switch r.mem {
+		case memPerGPU:
+			mem = r.memOnG(0, r.gpusOn(1), nodeMem)
+		case memPerCPU:
+			if r.exclusive {
+				mem = min(r.memVal*int64(nodeCPUs), nodeMem)
+			} else if per := r.memVal * int64(r.cpt); per > 0 {
+				mem = per
+			}
+		case memFixed, memWholeNode:
+			mem = r.memOn(0, nodeMem)
+		}
+		return max(cpu, r.cpt), mem, gpu, true
+	}
+	// fits(unit, ...); an exclusive job's CPUs are the node's.
+	cpus := r.cpusOn(unit, nodeCPUs)
+	if unit < 1 || cpus < unit*r.cpt {
+		return 0, 0, 0, false
+	}
+	gpu = r.gpusOn(unit)
+	return max(cpus, 0), r.memOnG(cpus, gpu, nodeMem), gpu, true
+}
+
+// holdThresholds is holdNeed's answer for one node, once known.
+type holdThresholds struct {
+	cpu, gpu  int
+	mem       int64
+	ok, known bool
+}
+
+// admits reports whether an offer meets the thresholds.
+func (h *holdThresholds) admits(cpu int, mem int64, gpu int) bool {
+	return h.ok && cpu >= h.cpu && mem >= h.mem && gpu >= h.gpu
+}
+
+// holdsFirst is holds for the earliest-start search's first test of a
+// node: it works out the thresholds in need, which later tests of the node
+// compare the offer with (admits), where the GPUs offered are counted
+// already (else holds counts them, and need stays unknown).
+func (c *cluster) holdsFirst(i int32, st *nodeSteps, r *request, unit int, t, end int64, cpu int, mem int64, gpuWord bool, gpu int, need *holdThresholds) bool {
+	if !gpuWord && r.hasGPU() {
+		return c.holds(i, st, r, unit, t, end, cpu, mem, gpuWord, gpu)
+	}
+	need.cpu, need.mem, need.gpu, need.ok = r.holdNeed(unit, st.nodeCPUs(), c.nodeMem(st, i))
+	need.known = true
+	return need.admits(cpu, mem, gpu)
 }
 
 // holds reports whether node i, offering cpu CPUs and mem MiB over

@@ -47,14 +47,15 @@ type cluster struct {
 	names []string
 	// featExc memoises, per --constraint expression, the sorted indices of
 	// nodes that lack the features (nil entry: the expression is invalid).
-	featExc map[string][]int32
-	bounds  map[boundKey]*boundSet // bfbounds.go
-	job     bfJob                  // the job earliestBound masked for
-	tbuf    []int64                // scratch for nodeEarliest
-	abuf    []avail                // scratch for earliestBound
-	hbuf    []avail
-	wbuf    []pick // scratch for viewWindow placements (newPicks)
-	lbuf    []pick // scratch for the other views' placements (newPicks)
+	featExc  map[string][]int32
+	bounds   map[boundKey]*boundSet // bfbounds.go
+	levelIDs int32                  // the levels made so far in the pass (seenBound)
+	job      bfJob                  // the job earliestBound masked for
+	tbuf     []int64                // scratch for nodeEarliest
+	abuf     []avail                // scratch for earliestBound
+	hbuf     []avail
+	wbuf     []pick // scratch for viewWindow placements (newPicks)
+	lbuf     []pick // scratch for the other views' placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
 	// use, -1 none (resvplan.go).

@@ -123,6 +123,9 @@ func TestNodeStepsSize(t *testing.T) {
 	if s := unsafe.Sizeof(nodeSteps{}); s != 64 {
 		t.Fatalf("nodeSteps takes %d bytes, want 64 (one cache line)", s)
 	}
+	if s := unsafe.Sizeof(maskEntry{}); s != 32 {
+		t.Fatalf("maskEntry takes %d bytes, want 32 (two to a cache line, none across two)", s)
+	}
 }
 
 // TestNodeStepsUnbuild checks that steps unbuilt for the next pass report
@@ -433,6 +436,54 @@ func TestLowerBound(t *testing.T) {
 		}
 		if got := firstDelta(c, v); got != want {
 			t.Fatalf("firstDelta(%v, %d) = %d, want %d", a, v, got, want)
+		}
+	}
+}
+
+// TestHoldNeed compares holdNeed's thresholds with the tests they stand
+// for (fits for unit tasks; capTasksOn for one task of a packed job) on
+// random requests, node sizes and offers around the thresholds.
+func TestHoldNeed(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	kinds := []memKind{memNone, memPerCPU, memPerGPU, memFixed, memWholeNode}
+	for round := range 20000 {
+		r := request{pack: rng.Intn(2) == 0, cpt: 1 + rng.Intn(6), exclusive: rng.Intn(6) == 0,
+			mem: kinds[rng.Intn(len(kinds))], memVal: int64(rng.Intn(3000)), minCPN: rng.Intn(3) * rng.Intn(20)}
+		switch rng.Intn(3) {
+		case 0:
+			r.gpuNode = 1 + rng.Intn(4)
+		case 1:
+			r.gpuTask = 1 + rng.Intn(2)
+		}
+		if r.gpuNode+r.gpuTask > 0 && rng.Intn(2) == 0 {
+			r.cpg = 1 + rng.Intn(8)
+		}
+		unit := 1 + rng.Intn(4)
+		if r.pack {
+			unit = 1
+		}
+		nodeCPUs, nodeMem := 1+rng.Intn(64), int64(1+rng.Intn(64000))
+		hc, hm, hg, ok := r.holdNeed(unit, nodeCPUs, nodeMem)
+		for range 30 {
+			cpu, mem, gpu := rng.Intn(nodeCPUs+2)-1, int64(rng.Intn(int(nodeMem)+2)), rng.Intn(10)
+			switch rng.Intn(4) { // offers at the thresholds and just below
+			case 0:
+				cpu, mem, gpu = hc, hm, hg
+			case 1:
+				cpu, mem, gpu = hc-rng.Intn(2), hm-int64(rng.Intn(2)), hg-rng.Intn(2)
+			}
+			mem, gpu = max(0, mem), max(0, gpu) // the search never offers less
+			var want bool
+			if r.pack {
+				want = r.capTasksOn(1, cpu, mem, gpu, nodeCPUs, nodeMem) > 0
+			} else {
+				_, _, want = r.fits(unit, cpu, mem, gpu, nodeCPUs, nodeMem)
+			}
+			got := ok && cpu >= hc && mem >= hm && gpu >= hg
+			if got != want {
+				t.Fatalf("round %d: %+v unit %d on %d CPUs %d MiB, offer %d CPUs %d MiB %d GPUs: thresholds (%d, %d, %d, %v) say %v, want %v",
+					round, r, unit, nodeCPUs, nodeMem, cpu, mem, gpu, hc, hm, hg, ok, got, want)
+			}
 		}
 	}
 }

@@ -30,7 +30,10 @@ const (
 	// there): each running task holds pipes, a connection and goroutines
 	// of the node's shared agent, and --overlap steps are bound by nothing
 	// else but MaxStepCount (40,000). A step per core, and a few
-	// overlapping ones beside each, still fit.
+	// overlapping ones beside each, still fit. The tasks of the running
+	// --overlap steps of all one user's jobs on a node are bound by the
+	// same figures (per CPU those jobs hold there): each job's own bound
+	// alone let many small jobs of one user bring 256 each.
 	MaxRunningSteps    = 256
 	runningStepsPerCPU = 4
 	// maxListLen bounds hostlist expressions and dependency lists, which

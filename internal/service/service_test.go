@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -348,5 +349,38 @@ func TestFeasibilityFollowsNodeChanges(t *testing.T) {
 	}
 	if _, err := svc.SubmitJob(as(1000), wide()); err != nil {
 		t.Fatalf("after n1 got 8 CPUs: %v", err)
+	}
+}
+
+// TestWatchNamesFewJobs: every commit wakes every watch, which looks up
+// each job it names: a watch names each job once (a job named again and
+// again costs one lookup) and at most maxWatchIDs jobs, past which it is
+// refused. The commands watch one job.
+func TestWatchNamesFewJobs(t *testing.T) {
+	svc, _, _ := setup(t)
+	ctx := as(1000)
+	id, err := svc.SubmitJob(ctx, spec())
+	if err != nil {
+		t.Fatal(err)
+	}
+	many := make([]model.JobID, 100000)
+	for i := range many {
+		many[i] = id
+	}
+	var got []*model.Job
+	if err := svc.WatchJobs(ctx, many, func(jobs []*model.Job) bool { got = jobs; return false }); err != nil || len(got) != 1 {
+		t.Fatalf("one job named 100,000 times: %v, %d jobs", err, len(got))
+	}
+	distinct := make([]model.JobID, maxWatchIDs+1)
+	for i := range distinct {
+		distinct[i] = id + model.JobID(i)
+	}
+	err = svc.WatchJobs(ctx, distinct, func([]*model.Job) bool { return false })
+	var ae *api.Error
+	if !errors.As(err, &ae) || !strings.Contains(ae.Msg, "Invalid job id specified") {
+		t.Fatalf("a watch of %d jobs: %v, want Invalid job id specified", len(distinct), err)
+	}
+	if err := svc.WatchJobs(ctx, distinct[:maxWatchIDs], func([]*model.Job) bool { return false }); err != nil {
+		t.Errorf("a watch of %d jobs: %v", maxWatchIDs, err)
 	}
 }

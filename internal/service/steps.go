@@ -110,7 +110,7 @@ func (s *Service) CreateStep(ctx context.Context, jobID model.JobID, spec *model
 		}
 		res, err := s.raft.Apply(fsm.TypeCreateStep, &fsm.CreateStep{Job: jobID, Spec: spec, Layout: layout, Now: s.clock.Now().Unix(),
 			ExecBudget: stepExecBudget(j), MaxRunning: maxRunningSteps(j),
-			NodeTasks: MaxRunningSteps, NodeTasksPerCPU: runningStepsPerCPU})
+			NodeTasks: MaxRunningSteps, NodeTasksPerCPU: runningStepsPerCPU, UserNodeTasks: true})
 		if err != nil {
 			return nil, nil, errCommit(err)
 		}

@@ -1,12 +1,14 @@
 package slurmconf
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -44,12 +46,51 @@ func ControllerOnly() Option {
 
 // Load reads and parses the slurm.conf at path.
 func Load(path string, opts ...Option) (*Config, error) {
-	f, err := os.Open(path)
+	b, err := readFile(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	return Parse(f, path, opts...)
+	return Parse(bytes.NewReader(b), path, opts...)
+}
+
+// readFile reads path whole with plain system calls: every Slurm command
+// reads slurm.conf, and os.Open would start the runtime's poller for it
+// (an epoll instance, an eventfd), which a command on the local socket
+// does not otherwise use. Its errors read as os.Open's and os.File's.
+func readFile(path string) ([]byte, error) {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	size := 0
+	var st syscall.Stat_t
+	if syscall.Fstat(fd, &st) == nil && st.Mode&syscall.S_IFMT == syscall.S_IFREG {
+		size = int(st.Size)
+	}
+	b := make([]byte, 0, size+512)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := syscall.Read(fd, b[len(b):cap(b)])
+		switch {
+		case err == syscall.EINTR:
+			continue
+		case err != nil:
+			return nil, &os.PathError{Op: "read", Path: path, Err: err}
+		case n == 0:
+			return b, nil
+		}
+		b = b[:len(b)+n]
+	}
 }
 
 // Parse parses a slurm.conf read from r. name is used in messages and as

@@ -400,6 +400,49 @@ func TestRunningStepsBoundedPerJob(t *testing.T) {
 	c.waitState(id, "CANCELLED", 60*time.Second)
 }
 
+// TestRunningStepsBoundedPerUserNode: many small jobs of one user on a
+// node do not each bring the per-job bound of running --overlap steps'
+// tasks (256, or 4 per CPU) onto the node's one agent: the user's
+// running steps there are bound together by the same figure, per CPU its
+// jobs hold on the node. Two one-CPU jobs, 200 overlapping steps asked in
+// each: before, 400 ran on the node; now 256, the rest refused with
+// Slurm's step limit words.
+func TestRunningStepsBoundedPerUserNode(t *testing.T) {
+	t.Parallel()
+	attacker := testUser(t, "drovertest2")
+	c := startUp(t, 1, "--cpus", "2")
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tool := buildHostile(t, c)
+	a := c.runAsSbatch(t, attacker, "-o", "/dev/null", "-c1", "--wrap", "sleep 300")
+	b := c.runAsSbatch(t, attacker, "-o", "/dev/null", "-c1", "--wrap", "sleep 300")
+	c.waitState(a, "RUNNING", 30*time.Second)
+	c.waitState(b, "RUNNING", 30*time.Second)
+	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "steps", a+","+b, "200")
+	if code != 0 {
+		t.Fatalf("hostile steps: exit %d\n%s\n%s", code, out, errOut)
+	}
+	t.Logf("hostile steps: %s", out)
+	var createdA, refusedA, createdB, refusedB int
+	if _, err := fmt.Sscanf(out, "created %d refused %d\ncreated %d refused %d", &createdA, &refusedA, &createdB, &refusedB); err != nil {
+		t.Fatalf("hostile steps reported %q: %v", out, err)
+	}
+	if createdA != 200 {
+		t.Errorf("the first job ran %d of 200 steps, want all (its own bound is 256)", createdA)
+	}
+	if total := createdA + createdB; total > 256 || createdB == 0 {
+		t.Errorf("two one-CPU jobs of one user ran %d + %d steps at once on one node, want 200 + 1 to 56", createdA, createdB)
+	}
+	if !strings.Contains(out, "Step limit reached for this job") {
+		t.Errorf("refusal: %q, want Slurm's step limit words", out)
+	}
+	c.must("scancel", a, b)
+	c.waitState(a, "CANCELLED", 60*time.Second)
+	c.waitState(b, "CANCELLED", 60*time.Second)
+}
+
 // TestJobBytesBoundedPerUser: what one user's jobs in memory hold of
 // scripts, argv, environments and submit lines is bounded
 // (DroverMaxUserJobBytes, 1 GiB by default): the controller keeps them in

@@ -74,6 +74,18 @@ func TestMultiNodeAndNodeLoss(t *testing.T) {
 	// The other nodes keep working.
 	ok := c.sbatch("-N", "2", "-o", "/dev/null", "--wrap", "true")
 	c.waitState(ok, "COMPLETED", 30*time.Second)
+
+	// The hung agent killed, `drover up` starts another: the node comes
+	// back and ends what the lost jobs left running, cgroups included (a
+	// node that runs for months must not keep a group per lost job).
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	c.waitFor("the lost jobs' cgroups on "+node2+" removed", 60*time.Second, func() bool {
+		m, _ := filepath.Glob("/sys/fs/cgroup/*/drover/" + node2 + "/job_*")
+		v2, _ := filepath.Glob("/sys/fs/cgroup/drover/" + node2 + "/job_*")
+		return len(m)+len(v2) == 0
+	})
 }
 
 // agentPID finds the agent process of a node of this cluster (other

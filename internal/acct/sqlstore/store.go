@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +35,17 @@ type Config struct {
 type Store struct {
 	db *sql.DB
 	d  *dialect
+
+	// SQLite only: PutJobs' statements, prepared once. Parsing them was
+	// most of the cost of a small batch (the controller writes one every
+	// 200 ms); prepared outside any transaction, since the one
+	// connection is the transaction's while it runs.
+	prepMu sync.Mutex
+	prep   *prepared
+}
+
+type prepared struct {
+	jobs, steps, drop *sql.Stmt
 }
 
 var _ acct.Store = (*Store)(nil)
@@ -172,7 +184,50 @@ func DSN(driver, host string, port int, user, pass, loc string) string {
 }
 
 // Close closes the connections.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.prepMu.Lock()
+	if p := s.prep; p != nil {
+		p.jobs.Close()
+		p.steps.Close()
+		p.drop.Close()
+		s.prep = nil
+	}
+	s.prepMu.Unlock()
+	return s.db.Close()
+}
+
+// prepared returns PutJobs' statements on SQLite (nil elsewhere).
+func (s *Store) prepared(ctx context.Context) (*prepared, error) {
+	if s.d.name != "sqlite" {
+		return nil, nil
+	}
+	s.prepMu.Lock()
+	defer s.prepMu.Unlock()
+	if s.prep != nil {
+		return s.prep, nil
+	}
+	p := &prepared{}
+	var err error
+	for _, x := range []struct {
+		st **sql.Stmt
+		q  string
+	}{
+		{&p.jobs, upsert(s.d, "jobs", jobCols, jobKeys, 1)},
+		{&p.steps, upsert(s.d, "steps", stepCols, stepKeys, 1)},
+		{&p.drop, "DELETE FROM steps WHERE cluster = ? AND job_id = ? AND start_time < ?"},
+	} {
+		if *x.st, err = s.db.PrepareContext(ctx, x.q); err != nil {
+			for _, st := range []*sql.Stmt{p.jobs, p.steps, p.drop} {
+				if st != nil {
+					st.Close()
+				}
+			}
+			return nil, err
+		}
+	}
+	s.prep = p
+	return p, nil
+}
 
 // Ping reports whether the database answers.
 func (s *Store) Ping(ctx context.Context) error { return s.wrap(s.db.PingContext(ctx)) }
@@ -182,18 +237,22 @@ func (s *Store) PutJobs(ctx context.Context, jobs []*acct.Job) error {
 	if len(jobs) == 0 {
 		return nil
 	}
+	p, err := s.prepared(ctx)
+	if err != nil {
+		return s.wrap(err)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return s.wrap(err)
 	}
 	defer tx.Rollback()
-	if err := s.putJobs(ctx, tx, jobs); err != nil {
+	if err := s.putJobs(ctx, tx, p, jobs); err != nil {
 		return s.wrap(err)
 	}
 	return s.wrap(tx.Commit())
 }
 
-func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error {
+func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, p *prepared, jobs []*acct.Job) error {
 	// A record may come twice in one batch: the last one wins, as it
 	// would in separate transactions (one statement cannot upsert a key
 	// twice on PostgreSQL).
@@ -207,11 +266,14 @@ func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error
 			uniq = append(uniq, j)
 		}
 	}
-	jobKeys := []string{"cluster", "job_id"}
-	if err := putRows(ctx, tx, s.d, "jobs", jobCols, jobKeys, len(uniq), func(i int) *acct.Job { return uniq[i] }); err != nil {
+	var jobSt, stepSt *sql.Stmt
+	if p != nil {
+		jobSt, stepSt = p.jobs, p.steps
+	}
+	if err := putRows(ctx, tx, s.d, jobSt, "jobs", jobCols, jobKeys, len(uniq), func(i int) *acct.Job { return uniq[i] }); err != nil {
 		return err
 	}
-	if err := s.dropEarlierRuns(ctx, tx, uniq); err != nil {
+	if err := s.dropEarlierRuns(ctx, tx, p, uniq); err != nil {
 		return err
 	}
 	var steps []stepRow
@@ -220,23 +282,32 @@ func (s *Store) putJobs(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error
 			steps = append(steps, stepRow{cluster: j.Cluster, jobID: j.JobID, Step: *st})
 		}
 	}
-	stepKeys := []string{"cluster", "job_id", "step_id"}
-	return putRows(ctx, tx, s.d, "steps", stepCols, stepKeys, len(steps), func(i int) *stepRow { return &steps[i] })
+	return putRows(ctx, tx, s.d, stepSt, "steps", stepCols, stepKeys, len(steps), func(i int) *stepRow { return &steps[i] })
 }
+
+var (
+	jobKeys  = []string{"cluster", "job_id"}
+	stepKeys = []string{"cluster", "job_id", "step_id"}
+)
 
 // putRows upserts n rows. A database server gets them many to a statement
 // (one round trip per chunk). SQLite runs in this process, where the cost
 // is SQL parsing, which grows with the statement's rows and was half the
 // accounting's CPU: there one single-row statement is prepared per
 // transaction and run for each row.
-func putRows[T any](ctx context.Context, tx *sql.Tx, d *dialect, table string, cols []column[T], key []string, n int, row func(int) *T) error {
+func putRows[T any](ctx context.Context, tx *sql.Tx, d *dialect, prep *sql.Stmt, table string, cols []column[T], key []string, n int, row func(int) *T) error {
 	if n == 0 {
 		return nil
 	}
 	if d.name == "sqlite" {
-		st, err := tx.PrepareContext(ctx, upsert(d, table, cols, key, 1))
-		if err != nil {
-			return err
+		var st *sql.Stmt
+		if prep != nil {
+			st = tx.StmtContext(ctx, prep)
+		} else {
+			var err error
+			if st, err = tx.PrepareContext(ctx, upsert(d, table, cols, key, 1)); err != nil {
+				return err
+			}
 		}
 		defer st.Close()
 		vals := make([]any, 0, len(cols))
@@ -267,7 +338,22 @@ func putRows[T any](ctx context.Context, tx *sql.Tx, d *dialect, table string, c
 // the records' own steps are written, so those are kept whatever their
 // times; steps missing from a record (the controller trims long step
 // lists) that started during the current run stay too.
-func (s *Store) dropEarlierRuns(ctx context.Context, tx *sql.Tx, jobs []*acct.Job) error {
+func (s *Store) dropEarlierRuns(ctx context.Context, tx *sql.Tx, p *prepared, jobs []*acct.Job) error {
+	if p != nil {
+		// SQLite: one prepared statement run per job costs less than
+		// parsing a new statement of many conditions for each batch.
+		st := tx.StmtContext(ctx, p.drop)
+		defer st.Close()
+		for _, j := range jobs {
+			if j.Start <= 0 {
+				continue
+			}
+			if _, err := st.ExecContext(ctx, j.Cluster, int64(j.JobID), j.Start); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	const per = 200 // jobs a statement
 	a := &args{d: s.d}
 	var conds []string

@@ -25,19 +25,29 @@
 //	                        own job whose data never comes; prints "open K
 //	                        later L": the dialled connections the node holds
 //	                        2 s and SECONDS later)
-//	hostile SOCKET steps JOB N  (N overlapping one-task steps `sleep 300`
-//	                        in the caller's own job, their I/O to a
+//	hostile SOCKET steps JOB[,JOB...] N  (N overlapping one-task steps
+//	                        `sleep 300` in each of the caller's own jobs,
+//	                        one job after the other, their I/O to a
 //	                        listener that holds what the node dials;
-//	                        prints "created K refused R" and the first
-//	                        refusal's words)
+//	                        prints "created K refused R" per job and the
+//	                        first refusal's words)
 //	hostile SOCKET bigenv N KIB  (N held jobs, each with an environment
 //	                        variable of KIB KiB of its own; prints
 //	                        "accepted A refused R" and the first
 //	                        refusal's words: submitted once each, where
 //	                        sbatch would wait and retry)
+//	hostile SOCKET bigline N KIB  (bigenv with the KIB in the submit line,
+//	                        which a full listing carries)
 //	hostile SOCKET grpclist N SECONDS  (N ListJobs calls on one gRPC
 //	                        connection whose answers are never read;
 //	                        prints "answered A refused R" SECONDS later)
+//	hostile SOCKET locallist N SECONDS  (N local connections, each sending
+//	                        a full ListJobs and never reading; prints
+//	                        "refused R" SECONDS later: R answered "Resource
+//	                        temporarily unavailable" (try again))
+//	hostile SOCKET watch JOB N SECONDS  (one WatchJobs naming JOB N times,
+//	                        its chunks read for SECONDS; prints "chunks K"
+//	                        or the refusal)
 //	hostile SOCKET hog N   (N connections that stall inside a frame; prints
 //	                        "open K" and "ready", holds them until stdin ends)
 package main
@@ -96,13 +106,17 @@ func main() {
 		secs, _ := strconv.Atoi(os.Args[4])
 		tcpIdle(sock, n, time.Duration(secs)*time.Second)
 	case "steps":
-		job, _ := strconv.Atoi(os.Args[3])
+		var jobs []model.JobID
+		for _, f := range strings.Split(os.Args[3], ",") {
+			job, _ := strconv.Atoi(f)
+			jobs = append(jobs, model.JobID(job))
+		}
 		n, _ := strconv.Atoi(os.Args[4])
-		manySteps(sock, model.JobID(job), n)
-	case "bigenv":
+		manySteps(sock, jobs, n)
+	case "bigenv", "bigline":
 		n, _ := strconv.Atoi(os.Args[3])
 		kib, _ := strconv.Atoi(os.Args[4])
-		bigEnv(sock, n, kib)
+		bigEnv(sock, n, kib, os.Args[2] == "bigline")
 	case "grpclist":
 		n, _ := strconv.Atoi(os.Args[3])
 		secs, _ := strconv.Atoi(os.Args[4])
@@ -110,6 +124,15 @@ func main() {
 	case "hog":
 		n, _ := strconv.Atoi(os.Args[3])
 		hog(sock, n)
+	case "watch":
+		job, _ := strconv.Atoi(os.Args[3])
+		n, _ := strconv.Atoi(os.Args[4])
+		secs, _ := strconv.Atoi(os.Args[5])
+		watch(sock, model.JobID(job), n, time.Duration(secs)*time.Second)
+	case "locallist":
+		n, _ := strconv.Atoi(os.Args[3])
+		secs, _ := strconv.Atoi(os.Args[4])
+		localList(sock, n, time.Duration(secs)*time.Second)
 	}
 }
 
@@ -535,7 +558,7 @@ func hog(sock string, n int) {
 	}
 }
 
-func manySteps(sock string, job model.JobID, n int) {
+func manySteps(sock string, jobs []model.JobID, n int) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Println("listen:", err)
@@ -551,23 +574,27 @@ func manySteps(sock string, job model.JobID, n int) {
 			held = append(held, c)
 		}
 	}()
-	created, refused, why := 0, 0, ""
-	for range n {
-		spec := &model.StepSpec{Overlap: true, NTasks: 1, MinNodes: 1, MaxNodes: 1, Argv: []string{"sleep", "300"},
-			IOAddr: ln.Addr().String(), IOKey: "k", Env: []string{"PATH=/usr/bin:/bin"}}
-		if err := call(sock, "CreateStep", localwire.StepCreate{Job: job, Spec: spec}, nil); err != nil {
-			refused++
-			if why == "" {
-				why = err.Error()
+	why := ""
+	for _, job := range jobs {
+		created, refused := 0, 0
+		for range n {
+			spec := &model.StepSpec{Overlap: true, NTasks: 1, MinNodes: 1, MaxNodes: 1, Argv: []string{"sleep", "300"},
+				IOAddr: ln.Addr().String(), IOKey: "k", Env: []string{"PATH=/usr/bin:/bin"}}
+			if err := call(sock, "CreateStep", localwire.StepCreate{Job: job, Spec: spec}, nil); err != nil {
+				refused++
+				if why == "" {
+					why = err.Error()
+				}
+				continue
 			}
-			continue
+			created++
 		}
-		created++
+		fmt.Printf("created %d refused %d\n", created, refused)
 	}
-	fmt.Printf("created %d refused %d\n%s\n", created, refused, why)
+	fmt.Println(why)
 }
 
-func bigEnv(sock string, n, kib int) {
+func bigEnv(sock string, n, kib int, line bool) {
 	accepted, refused, why := 0, 0, ""
 	for i := range n {
 		spec := &model.JobSpec{Script: "#!/bin/sh\ntrue\n", WorkDir: "/tmp", Name: "bigenv", Hold: true,
@@ -575,6 +602,9 @@ func bigEnv(sock string, n, kib int) {
 			NTasks: model.Unset, CPUsPerTask: model.Unset, TasksPerNode: model.Unset,
 			MemPerNode: model.Unset, MemPerCPU: model.Unset,
 			Env: []string{fmt.Sprintf("BIG=%d%s", i, strings.Repeat("x", kib<<10))}}
+		if line { // in the submit line instead, which listings carry
+			spec.SubmitLine, spec.Env = spec.Env[0], []string{"PATH=/bin"}
+		}
 		var id localwire.JobID
 		if err := call(sock, "SubmitJob", spec, &id); err != nil {
 			refused++
@@ -673,4 +703,70 @@ func grpcList(sock string, n int, wait time.Duration) {
 		answered++
 	}
 	fmt.Printf("answered %d refused %d\n", answered, refused)
+}
+
+func localList(sock string, n int, wait time.Duration) {
+	body, _ := localwire.Encode(&localwire.ListQuery{})
+	req, _ := localwire.Encode(&localwire.Request{Method: "ListJobs", Body: body})
+	var conns []net.Conn
+	for range n {
+		c, err := net.Dial("unix", sock)
+		if err != nil {
+			continue
+		}
+		if _, err := c.Write(localwire.Preface()); err != nil || localwire.WriteFrame(c, req) != nil {
+			c.Close()
+			continue
+		}
+		conns = append(conns, c)
+	}
+	time.Sleep(wait)
+	refused := 0
+	for _, c := range conns {
+		// A refusal is a small frame; a listing is never read.
+		_ = c.SetReadDeadline(time.Now().Add(50 * time.Millisecond))
+		var hdr [4]byte
+		if _, err := io.ReadFull(c, hdr[:]); err == nil && binary.BigEndian.Uint32(hdr[:]) < 4096 {
+			b := make([]byte, binary.BigEndian.Uint32(hdr[:]))
+			if _, err := io.ReadFull(c, b); err == nil && bytes.Contains(b, []byte(api.ErrTryAgain.Error())) {
+				refused++
+			}
+		}
+		c.Close()
+	}
+	fmt.Printf("refused %d\n", refused)
+}
+
+func watch(sock string, job model.JobID, n int, wait time.Duration) {
+	ids := make([]model.JobID, n)
+	for i := range ids {
+		ids[i] = job
+	}
+	body, _ := localwire.Encode(&localwire.ListQuery{IDs: ids})
+	req, _ := localwire.Encode(&localwire.Request{Method: "WatchJobs", Body: body})
+	c, err := net.Dial("unix", sock)
+	if err != nil {
+		fmt.Println("dial:", err)
+		return
+	}
+	defer c.Close()
+	if _, err := c.Write(localwire.Preface()); err != nil || localwire.WriteFrame(c, req) != nil {
+		fmt.Println("write failed")
+		return
+	}
+	_ = c.SetReadDeadline(time.Now().Add(wait))
+	chunks := 0
+	for {
+		b, err := localwire.ReadFrame(c, localwire.MaxAnswer)
+		if err != nil {
+			break
+		}
+		var a localwire.Answer
+		if localwire.DecodeAnswer(b, &a) == nil && a.Err != nil {
+			fmt.Println("refused:", a.Err.Msg)
+			return
+		}
+		chunks++
+	}
+	fmt.Printf("chunks %d\n", chunks)
 }
