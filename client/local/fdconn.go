@@ -126,6 +126,9 @@ func (c *fdConn) Read(b []byte) (int, error) {
 	}
 	for {
 		n, _, err := unix.Recvfrom(fd, dst, unix.MSG_DONTWAIT)
+		if err == nil {
+			raceAcquireIO(fd)
+		}
 		switch {
 		case err == syscall.EINTR:
 			continue
@@ -159,6 +162,7 @@ func (c *fdConn) Write(b []byte) (int, error) {
 	done := 0
 	fd, err := c.descriptor()
 	for err == nil && done < len(b) {
+		raceReleaseIO(fd)
 		// MSG_NOSIGNAL: a controller that closed gives EPIPE, not SIGPIPE.
 		n, serr := unix.SendmsgN(fd, b[done:], nil, nil, unix.MSG_DONTWAIT|unix.MSG_NOSIGNAL)
 		switch {
