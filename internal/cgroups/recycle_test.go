@@ -1,10 +1,14 @@
 package cgroups
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // recycleTest is a v1 manager with every hierarchy Recycle needs.
@@ -256,4 +260,45 @@ func TestV1RecycleWritesWhatDiffers(t *testing.T) {
 		}
 	}
 	m.DropRecycled()
+}
+
+// TestV1RecycleRefusesThread: v1 lets one thread sit in a group its
+// process is not in (EnterThread puts a launch's thread there), and a
+// tree holding only such a thread must not be kept: the thread would be
+// in the next job's group.
+func TestV1RecycleRefusesThread(t *testing.T) {
+	m := recycleTest(t)
+	job, _ := batchJob(t, m, "job_41", Limits{MemoryBytes: 64 << 20})
+	defer job.Delete()
+	fz := job.(*v1Group).ownDir("freezer")
+	type result struct {
+		kept bool
+		err  error
+	}
+	done := make(chan result, 1)
+	var run func()
+	run = func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with the goroutine
+		if unix.Gettid() == os.Getpid() {
+			// The process's leader would be listed in cgroup.procs:
+			// another thread (this one stays locked) does the check.
+			go run()
+			return
+		}
+		restore, err := EnterThread([]string{fz})
+		if err != nil {
+			done <- result{err: err}
+			return
+		}
+		kept := job.(Recycler).Recycle()
+		done <- result{kept: kept, err: restore()}
+	}
+	go run()
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.kept {
+		t.Fatal("a tree kept with another process's thread in it")
+	}
 }
