@@ -452,6 +452,12 @@ func (a *Agent) removeJobGroup(j *job) (removed bool) {
 	g := j.cg
 	j.cg = nil
 	j.mu.Unlock()
+	if a.replaced(j) {
+		// The groups have the job's names, and a newer run of it uses
+		// them: they are its to kill, keep or remove.
+		a.log.Warn("a stale run ended after its job's new run started: its cgroup is left to the new run", "job", j.id)
+		return false
+	}
 	if g == nil {
 		if a.iso == nil {
 			return false
@@ -466,6 +472,16 @@ func (a *Agent) removeJobGroup(j *job) (removed bool) {
 		return false
 	}
 	return true
+}
+
+// replaced reports whether another run of j's job holds the agent's
+// record of it: replaceStale gave up waiting for j and started that run,
+// which uses the job's cgroups under the same names.
+func (a *Agent) replaced(j *job) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	cur, ok := a.jobs[j.id]
+	return ok && cur != j
 }
 
 // oomSignal is the signal part of an OUT_OF_MEMORY job's ExitCode: Slurm

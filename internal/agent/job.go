@@ -289,13 +289,16 @@ func (a *Agent) finish(j *job, res executor.Result) {
 	j.mu.Unlock()
 	var ooms uint64
 	recycled := false
+	replaced := a.replaced(j)
 	if batch != nil {
 		batch.close()
 		if u := batch.usage(a.node, nodeAlloc(j.model, a.node).GPUs); u != nil {
 			end.Usage = wire.UsageToPB(u)
 		}
 		ooms = batch.ooms()
-		if r, ok := cg.(cgroups.Recycler); ok && batch.g != nil && ooms == 0 && !a.isStopping() && r.Recycle() {
+		if replaced {
+			// The job's groups are the new run's now (removeJobGroup).
+		} else if r, ok := cg.(cgroups.Recycler); ok && batch.g != nil && ooms == 0 && !a.isStopping() && r.Recycle() {
 			// Empty: kept, batch step included, for a later job
 			// (cgroups.Recycler).
 			recycled = true
