@@ -45,19 +45,30 @@ func (b *budget) take(uid uint32, n int64, deadline time.Time) bool {
 	if b.exempt != nil && b.exempt(uid) {
 		return true
 	}
+	return b.wait(deadline, func() bool {
+		if u := b.used[uid]; u == 0 || u+n <= b.max {
+			b.used[uid] = u + n
+			return true
+		}
+		return false
+	})
+}
+
+// wait calls try with b.mu held until it says yes (true), again whenever
+// something comes back, at most until the deadline (false).
+func (b *budget) wait(deadline time.Time, try func() bool) bool {
 	var timer *time.Timer
 	for {
 		b.mu.Lock()
-		if u := b.used[uid]; u == 0 || u+n <= b.max {
-			b.used[uid] = u + n
-			b.mu.Unlock()
+		ok := try()
+		freed := b.freed
+		b.mu.Unlock()
+		if ok {
 			if timer != nil {
 				timer.Stop()
 			}
 			return true
 		}
-		freed := b.freed
-		b.mu.Unlock()
 		if timer == nil {
 			timer = time.NewTimer(time.Until(deadline))
 		}
@@ -97,28 +108,13 @@ func (b *budget) enter(uid uint32, deadline time.Time) bool {
 	if b.exempt != nil && b.exempt(uid) {
 		return true
 	}
-	var timer *time.Timer
-	for {
-		b.mu.Lock()
+	return b.wait(deadline, func() bool {
 		if b.calls[uid] < MaxUserCalls {
 			b.calls[uid]++
-			b.mu.Unlock()
-			if timer != nil {
-				timer.Stop()
-			}
 			return true
 		}
-		freed := b.freed
-		b.mu.Unlock()
-		if timer == nil {
-			timer = time.NewTimer(time.Until(deadline))
-		}
-		select {
-		case <-freed:
-		case <-timer.C:
-			return false
-		}
-	}
+		return false
+	})
 }
 
 // leave ends a call enter counted.
