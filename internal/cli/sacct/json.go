@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"io"
 
-	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/version"
 )
 
@@ -73,6 +72,7 @@ type jsonJob struct {
 
 type jsonArray struct {
 	JobID  uint32 `json:"job_id"`
+	Task   string `json:"task,omitempty"` // a pending remainder's tasks ("1-3,5")
 	TaskID *int32 `json:"task_id,omitempty"`
 }
 
@@ -148,12 +148,13 @@ func exitJSON(status, signal int32) jsonExit {
 	return e
 }
 
-func writeJSON(w io.Writer, jobs []*acct.Job, now int64, sel *selection, noSteps bool) error {
+func writeJSON(w io.Writer, recs []record, now int64, sel *selection, noSteps bool) error {
 	doc := jsonDoc{Jobs: []jsonJob{}, Warnings: []any{}, Errors: []any{}}
 	doc.Meta.Plugin.Type, doc.Meta.Plugin.Name, doc.Meta.Plugin.DataParser = "openapi/drover", "Drover", "v0.0.38"
 	doc.Meta.Slurm.Release = version.Version
 	r := &row{now: now, u: &units{}}
-	for _, j := range jobs {
+	for _, rec := range recs {
+		j := rec.j
 		if whole, steps := sel.match(j); !whole && len(steps) == 0 {
 			continue
 		}
@@ -167,7 +168,11 @@ func writeJSON(w io.Writer, jobs []*acct.Job, now int64, sel *selection, noSteps
 		if j.Start != 0 {
 			jj.AllocationNodes = j.NNodes
 		}
-		if j.ArrayTaskID >= 0 {
+		switch {
+		case rec.tasks != "":
+			// The array's own record in Slurm: its id, no task id.
+			jj.JobID, jj.Array = j.ArrayJobID, jsonArray{JobID: j.ArrayJobID, Task: rec.tasks}
+		case j.ArrayTaskID >= 0:
 			t := j.ArrayTaskID
 			jj.Array = jsonArray{JobID: j.ArrayJobID, TaskID: &t}
 		}
