@@ -18,7 +18,7 @@ type record struct {
 	tasks string // the remainder's task ids as ranges ("1-3,5")
 }
 
-// remainderFields are the record fields records reads to tell a task that
+// remainderFields are the record fields fold reads to tell a task that
 // never ran and to group them.
 var remainderFields = []string{"state", "start", "restarts", "partition", "name", "reason"}
 
@@ -29,21 +29,26 @@ func waiting(j *acct.Job) bool {
 	return j.ArrayTaskID >= 0 && j.State == "PENDING" && j.Start == 0 && j.Restarts == 0
 }
 
-// records turns the database's records into rows. Unless perTask
-// (--array), the never-started tasks of one array that share partition,
-// name and hold state fold into one row at the place of their first
-// record; its fields are the lowest task's (the one the scheduler looks
-// at first), as squeue shows the same remainder. A task the -j list
-// names itself ("123_4") keeps its own row, and so does a lone waiting
-// task (printed "123_4", as squeue does). bitstrLen cuts the ranges
-// (SLURM_BITSTR_LEN; 0 = no limit).
-func records(jobs []*acct.Job, sel *selection, perTask bool, bitstrLen int) []record {
-	out := make([]record, 0, len(jobs))
+// folding is the pending remainders of arrays among a list of records:
+// the record that prints each (at the place of the group's first record)
+// and the records it stands for. Both maps stay nil when no array task
+// waits, so the common listing pays nothing for it.
+type folding struct {
+	rows   map[*acct.Job]record
+	folded map[*acct.Job]bool
+}
+
+// fold groups, unless perTask (--array), the never-started tasks of one
+// array that share partition, name and hold state; a group prints with
+// the lowest task's fields (the one the scheduler looks at first), as
+// squeue shows the same remainder. A task the -j list names itself
+// ("123_4") keeps its own row, and so does a lone waiting task (printed
+// "123_4", as squeue does). bitstrLen cuts the ranges (SLURM_BITSTR_LEN;
+// 0 = no limit).
+func fold(jobs []*acct.Job, sel *selection, perTask bool, bitstrLen int) *folding {
+	f := &folding{}
 	if perTask {
-		for _, j := range jobs {
-			out = append(out, record{j: j})
-		}
-		return out
+		return f
 	}
 	type key struct {
 		cluster    string
@@ -51,38 +56,63 @@ func records(jobs []*acct.Job, sel *selection, perTask bool, bitstrLen int) []re
 		part, name string
 		held       bool
 	}
-	groups := map[key]int{} // index in out
-	tasks := map[int][]int{}
+	type group struct {
+		low     *acct.Job
+		members []*acct.Job // in list order: the first prints the row
+	}
+	var groups map[key]*group
 	for _, j := range jobs {
 		if !waiting(j) || sel.named(j) {
-			out = append(out, record{j: j})
 			continue
 		}
 		if whole, _ := sel.match(j); !whole {
-			out = append(out, record{j: j})
 			continue
+		}
+		if groups == nil {
+			groups = map[key]*group{}
 		}
 		k := key{j.Cluster, j.ArrayJobID, j.Partition, j.Name, strings.HasPrefix(j.Reason, "JobHeld")}
-		i, ok := groups[k]
-		if !ok {
-			groups[k] = len(out)
-			tasks[len(out)] = []int{int(j.ArrayTaskID)}
-			out = append(out, record{j: j})
-			continue
+		g := groups[k]
+		if g == nil {
+			g = &group{low: j}
+			groups[k] = g
 		}
-		tasks[i] = append(tasks[i], int(j.ArrayTaskID))
-		if j.ArrayTaskID < out[i].j.ArrayTaskID {
-			out[i].j = j
+		g.members = append(g.members, j)
+		if j.ArrayTaskID < g.low.ArrayTaskID {
+			g.low = j
 		}
 	}
-	for i, ids := range tasks {
-		if len(ids) < 2 {
+	for _, g := range groups {
+		if len(g.members) < 2 {
 			continue
+		}
+		if f.rows == nil {
+			f.rows, f.folded = map[*acct.Job]record{}, map[*acct.Job]bool{}
+		}
+		ids := make([]int, len(g.members))
+		for i, j := range g.members {
+			ids[i] = int(j.ArrayTaskID)
+			f.folded[j] = i > 0
 		}
 		slices.Sort(ids)
-		out[i].tasks = cli.TaskExpr(ids, 0, bitstrLen)
+		f.rows[g.members[0]] = record{j: g.low, tasks: cli.TaskExpr(ids, 0, bitstrLen)}
 	}
-	return out
+	return f
+}
+
+// row is what record j prints as, or false when it is folded into an
+// earlier row.
+func (f *folding) row(j *acct.Job) (record, bool) {
+	if f.rows == nil {
+		return record{j: j}, true
+	}
+	if f.folded[j] {
+		return record{}, false
+	}
+	if r, ok := f.rows[j]; ok {
+		return r, true
+	}
+	return record{j: j}, true
 }
 
 // named reports whether the -j list names j's array task itself

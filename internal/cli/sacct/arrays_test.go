@@ -1,12 +1,16 @@
 package sacct
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/drover-hpc/drover/internal/acct"
+	"github.com/drover-hpc/drover/internal/cli"
 )
 
 // array is the records of array 100 with tasks 1..n (job ids 100..),
@@ -117,5 +121,20 @@ func TestPendingArrayJSON(t *testing.T) {
 	}
 	if t3.Array.TaskID == nil || *t3.Array.TaskID != 3 || t3.Array.Task != "" || t3.State.Current != "RUNNING" {
 		t.Errorf("task 3: %+v", t3)
+	}
+}
+
+// BenchmarkPendingArray100k is sacct -P over a 100,000-task array that
+// waits: one output row.
+func BenchmarkPendingArray100k(b *testing.B) {
+	jobs := array(100_000)
+	f := &fake{jobs: jobs}
+	e := &cli.Env{Prog: "sacct", Stdout: io.Discard, Stderr: io.Discard, Now: func() time.Time { return now },
+		Dial: func() (cli.Client, error) { return f, nil }}
+	b.ResetTimer()
+	for range b.N {
+		if Run(context.Background(), e, []string{"-X", "-P", "-a"}) != 0 {
+			b.Fatal("failed")
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"io"
 
+	"github.com/drover-hpc/drover/internal/acct"
 	"github.com/drover-hpc/drover/internal/version"
 )
 
@@ -148,13 +149,17 @@ func exitJSON(status, signal int32) jsonExit {
 	return e
 }
 
-func writeJSON(w io.Writer, recs []record, now int64, sel *selection, noSteps bool) error {
+func writeJSON(w io.Writer, jobs []*acct.Job, rows *folding, now int64, sel *selection, noSteps bool) error {
 	doc := jsonDoc{Jobs: []jsonJob{}, Warnings: []any{}, Errors: []any{}}
 	doc.Meta.Plugin.Type, doc.Meta.Plugin.Name, doc.Meta.Plugin.DataParser = "openapi/drover", "Drover", "v0.0.38"
 	doc.Meta.Slurm.Release = version.Version
 	r := &row{now: now, u: &units{}}
-	for _, rec := range recs {
-		j := rec.j
+	for _, j := range jobs {
+		rec, ok := rows.row(j)
+		if !ok {
+			continue
+		}
+		j = rec.j
 		if whole, steps := sel.match(j); !whole && len(steps) == 0 {
 			continue
 		}

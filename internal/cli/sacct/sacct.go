@@ -200,7 +200,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	w := bufio.NewWriterSize(env.Stdout, 64<<10)
 	defer w.Flush()
 	if o.json {
-		if err := writeJSON(w, records(jobs, sel, o.array, 0), now.Unix(), sel, o.allocations); err != nil {
+		if err := writeJSON(w, jobs, fold(jobs, sel, o.array, 0), now.Unix(), sel, o.allocations); err != nil {
 			fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
 			return 1
 		}
@@ -217,8 +217,13 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		p.header()
 	}
 	r := &row{now: now.Unix(), u: u}
-	for _, rec := range records(jobs, sel, o.array, env.BitstrLen()) {
-		j := rec.j
+	rows := fold(jobs, sel, o.array, env.BitstrLen())
+	for _, j := range jobs {
+		rec, ok := rows.row(j)
+		if !ok {
+			continue
+		}
+		j = rec.j
 		whole, steps := sel.match(j)
 		r.tasks = ""
 		if whole && o.dups {
