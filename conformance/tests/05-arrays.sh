@@ -7,7 +7,7 @@ for i in 1 2 3; do
 	wait_final "${id}_$i"
 	eq "task $i output file and variables" "$(cat "arr-${id}_$i.out" 2>/dev/null)" "$id $i 3 1 3"
 done
-wait_sacct "${id}_3" COMPLETED
+for i in 1 2 3; do wait_sacct "${id}_$i" COMPLETED; done
 eq "sacct lists every task" "$(sacct -n -X -P -o JobID,State -j "$id" | sort)" "$(printf '%s_1|COMPLETED\n%s_2|COMPLETED\n%s_3|COMPLETED' "$id" "$id" "$id")"
 
 id=$(submit --array=0-3%1 -o /dev/null --wrap 'sleep 2')
@@ -23,4 +23,6 @@ has "bad --array: words" "$ERR" "Invalid job array specification"
 id=$(submit -H --array=0-2 -o /dev/null --wrap true)
 eq "squeue folds pending tasks" "$(squeue -h -j "$id" -o %i)" "${id}_[0-2]"
 eq "squeue -r lists tasks" "$(squeue -h -r -j "$id" -o %i | wc -l)" 3
+until_true 30 sacct_field_is "$id" JobID "${id}_[0-2]"
+eq "sacct folds pending tasks" "$(sacct -n -X -P -o JobID,State -j "$id")" "${id}_[0-2]|PENDING"
 scancel "$id"

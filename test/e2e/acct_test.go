@@ -156,6 +156,44 @@ func TestAccounting(t *testing.T) {
 			t.Errorf("a window in the future: %q", out)
 		}
 	})
+
+	// Slurm keeps an array's tasks in one record until they start: sacct
+	// prints the waiting ones as one row "ID_[1,3-5]", started tasks on
+	// rows of their own.
+	t.Run("pending array tasks print as one row", func(t *testing.T) {
+		parr := c.sbatch("-J", "acct_parr", "-H", "-a", "1-5", "-o", "/dev/null", "--wrap", "true")
+		rows := func(args ...string) string {
+			return c.must("sacct", append([]string{"-X", "-j", parr, "-P", "-o", "JobID,JobName,State"}, args...)...)
+		}
+		want := "JobID|JobName|State\n" + parr + "_[1-5]|acct_parr|PENDING\n"
+		// The records reach the database shortly after sbatch returns.
+		got := rows()
+		for deadline := time.Now().Add(30 * time.Second); got != want && time.Now().Before(deadline); got = rows() {
+			time.Sleep(50 * time.Millisecond)
+		}
+		if got != want {
+			t.Fatalf("held array:\n%s\nwant\n%s", got, want)
+		}
+		if got := rows("--array", "-n"); strings.Count(got, "|PENDING\n") != 5 || !strings.HasPrefix(got, parr+"_1|") {
+			t.Errorf("--array: %q", got)
+		}
+		if got := rows("-n", "-j", parr+"_3"); got != parr+"_3|acct_parr|PENDING\n" {
+			t.Errorf("-j %s_3: %q", parr, got)
+		}
+		c.must("scontrol", "release", parr+"_2")
+		c.waitAcct(parr+"_2", "COMPLETED", 60*time.Second)
+		// submitit's poll: it reads ID_[ranges] rows as those tasks.
+		out := c.must("sacct", "-j", parr, "-o", "JobID,State", "--parsable2")
+		if want := "JobID|State\n" + parr + "_[1,3-5]|PENDING\n" + parr + "_2|COMPLETED\n" +
+			parr + "_2.batch|COMPLETED\n"; out != want {
+			t.Errorf("after task 2 ran:\n%s\nwant\n%s", out, want)
+		}
+		c.must("scancel", parr)
+		c.waitAcct(parr+"_5", "CANCELLED", 30*time.Second)
+		if got := rows("-n"); strings.Contains(got, "PENDING") || !strings.Contains(got, parr+"_2|acct_parr|COMPLETED\n") {
+			t.Errorf("cancelled array: %q", got)
+		}
+	})
 }
 
 func pad(s string, w int) string {

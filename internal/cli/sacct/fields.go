@@ -13,10 +13,11 @@ import (
 
 // row is one line of output: a job, or one of its steps (s != nil).
 type row struct {
-	j   *acct.Job
-	s   *acct.Step
-	now int64
-	u   *units
+	j     *acct.Job
+	s     *acct.Step
+	tasks string // an array's pending remainder (record.tasks)
+	now   int64
+	u     *units
 }
 
 // field is one column sacct can print. width is Slurm's default (negative:
@@ -59,6 +60,9 @@ var fields = []*field{
 		return itoa(int64(r.j.ArrayJobID))
 	}},
 	{"ArrayTaskID", 11, nil, false, func(r *row) string {
+		if r.tasks != "" {
+			return r.tasks
+		}
 		if r.j.ArrayTaskID < 0 {
 			return ""
 		}
@@ -103,8 +107,17 @@ var fields = []*field{
 	}},
 	{"GID", 6, []string{"gid"}, false, func(r *row) string { return r.jobOnly(itoa(int64(r.j.GID))) }},
 	{"Group", 9, []string{"group"}, false, func(r *row) string { return r.jobOnly(r.j.Group) }},
-	{"JobID", -12, nil, false, func(r *row) string { return jobID(r.j, r.s) }},
+	{"JobID", -12, nil, false, func(r *row) string {
+		if r.tasks != "" {
+			return itoa(int64(r.j.ArrayJobID)) + "_[" + r.tasks + "]"
+		}
+		return jobID(r.j, r.s)
+	}},
 	{"JobIDRaw", -12, nil, false, func(r *row) string {
+		if r.tasks != "" {
+			// The remainder is the array's own record in Slurm.
+			return itoa(int64(r.j.ArrayJobID))
+		}
 		id := itoa(int64(r.j.JobID))
 		if r.s != nil {
 			id += "." + stepName(r.s.StepID)

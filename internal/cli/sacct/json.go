@@ -73,6 +73,7 @@ type jsonJob struct {
 
 type jsonArray struct {
 	JobID  uint32 `json:"job_id"`
+	Task   string `json:"task,omitempty"` // a pending remainder's tasks ("1-3,5")
 	TaskID *int32 `json:"task_id,omitempty"`
 }
 
@@ -148,12 +149,17 @@ func exitJSON(status, signal int32) jsonExit {
 	return e
 }
 
-func writeJSON(w io.Writer, jobs []*acct.Job, now int64, sel *selection, noSteps bool) error {
+func writeJSON(w io.Writer, jobs []*acct.Job, rows *folding, now int64, sel *selection, noSteps bool) error {
 	doc := jsonDoc{Jobs: []jsonJob{}, Warnings: []any{}, Errors: []any{}}
 	doc.Meta.Plugin.Type, doc.Meta.Plugin.Name, doc.Meta.Plugin.DataParser = "openapi/drover", "Drover", "v0.0.38"
 	doc.Meta.Slurm.Release = version.Version
 	r := &row{now: now, u: &units{}}
 	for _, j := range jobs {
+		rec, ok := rows.row(j)
+		if !ok {
+			continue
+		}
+		j = rec.j
 		if whole, steps := sel.match(j); !whole && len(steps) == 0 {
 			continue
 		}
@@ -167,7 +173,11 @@ func writeJSON(w io.Writer, jobs []*acct.Job, now int64, sel *selection, noSteps
 		if j.Start != 0 {
 			jj.AllocationNodes = j.NNodes
 		}
-		if j.ArrayTaskID >= 0 {
+		switch {
+		case rec.tasks != "":
+			// The array's own record in Slurm: its id, no task id.
+			jj.JobID, jj.Array = j.ArrayJobID, jsonArray{JobID: j.ArrayJobID, Task: rec.tasks}
+		case j.ArrayTaskID >= 0:
 			t := j.ArrayTaskID
 			jj.Array = jsonArray{JobID: j.ArrayJobID, TaskID: &t}
 		}

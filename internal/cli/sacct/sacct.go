@@ -62,12 +62,14 @@ const helpText = `sacct [<OPTION>]
          --noconvert:   print memory without converting units
          --json:        JSON output
      -X, --allocations: jobs only, no steps
+         --array:       one row per array task (pending ones too)
      -h, --help, --usage, -V, --version
 `
 
 type options struct {
 	all, brief, completion, long, allClusters, noHeader, parsable, parsable2   bool
 	allocations, me, noconvert, json, helpFormat, help, usage, version, dups   bool
+	array                                                                      bool
 	delimiter, format, accounts, clusters, nodes, names, jobs, qos, partitions string
 	states, users, units, start, end                                           string
 	verbose                                                                    int
@@ -115,7 +117,7 @@ func flags(o *options) *pflag.FlagSet {
 	fs.Bool("truncate", false, "")
 	fs.Bool("local", false, "")
 	fs.Bool("federation", false, "")
-	fs.Bool("array", false, "")
+	fs.BoolVar(&o.array, "array", false, "")
 	fs.Bool("whole-hetjob", false, "")
 	fs.SetNormalizeFunc(func(_ *pflag.FlagSet, name string) pflag.NormalizedName {
 		return pflag.NormalizedName(name)
@@ -198,7 +200,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	w := bufio.NewWriterSize(env.Stdout, 64<<10)
 	defer w.Flush()
 	if o.json {
-		if err := writeJSON(w, jobs, now.Unix(), sel, o.allocations); err != nil {
+		if err := writeJSON(w, jobs, fold(jobs, sel, o.array, 0), now.Unix(), sel, o.allocations); err != nil {
 			fmt.Fprintf(env.Stderr, "%s: error: %v\n", env.Prog, err)
 			return 1
 		}
@@ -215,8 +217,15 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		p.header()
 	}
 	r := &row{now: now.Unix(), u: u}
+	rows := fold(jobs, sel, o.array, env.BitstrLen())
 	for _, j := range jobs {
+		rec, ok := rows.row(j)
+		if !ok {
+			continue
+		}
+		j = rec.j
 		whole, steps := sel.match(j)
+		r.tasks = ""
 		if whole && o.dups {
 			// -D: every run of a requeued job, the earlier ones REQUEUED.
 			for i := range j.Runs {
@@ -224,7 +233,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 				p.row(r)
 			}
 		}
-		r.j = j
+		r.j, r.tasks = j, rec.tasks
 		if whole {
 			r.s = nil
 			p.row(r)
@@ -533,6 +542,11 @@ func query(o *options, env *cli.Env, now time.Time, cols []column) (acct.Query, 
 	}
 	if o.dups {
 		set["runs"] = true
+	}
+	if !o.array {
+		for _, n := range remainderFields {
+			set[n] = true
+		}
 	}
 	q.NoSteps = !needSteps
 	if !o.json {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -242,7 +241,7 @@ func buildRows(jobs []*model.Job, f *filter, perTask bool, bitstrLen int) []*job
 		if r.job.Spec != nil && r.job.Spec.Array != nil {
 			throttle = r.job.Spec.Array.Throttle
 		}
-		r.expr = taskExpr(r.tasks, throttle, bitstrLen)
+		r.expr = cli.TaskExpr(r.tasks, throttle, bitstrLen)
 	}
 	return rows
 }
@@ -258,35 +257,6 @@ func reasonOf(j *model.Job) string {
 		return model.ReasonHeldUser
 	}
 	return model.ReasonNone
-}
-
-// taskExpr writes sorted task ids as ranges ("1-3,5"), cut to fit
-// bitstrLen bytes with "..." (0 = no limit), then the throttle ("%4").
-func taskExpr(ids []int, throttle, bitstrLen int) string {
-	var b []byte
-	for i := 0; i < len(ids); {
-		k := i
-		for k+1 < len(ids) && ids[k+1] == ids[k]+1 {
-			k++
-		}
-		if len(b) > 0 {
-			b = append(b, ',')
-		}
-		b = strconv.AppendInt(b, int64(ids[i]), 10)
-		if k > i {
-			b = append(b, '-')
-			b = strconv.AppendInt(b, int64(ids[k]), 10)
-		}
-		i = k + 1
-	}
-	if bitstrLen > 0 && len(b) > bitstrLen-1 {
-		b = append(b[:max(bitstrLen-4, 0)], "..."...)
-	}
-	if throttle > 0 {
-		b = append(b, '%')
-		b = strconv.AppendInt(b, int64(throttle), 10)
-	}
-	return string(b)
 }
 
 // sortKey is one -S field.

@@ -25,7 +25,6 @@ const (
 	StepFormat      = "%.15i %.8j %.9P %.8u %.9M %N"
 	JobStateFormat  = "%.18i %.2t"
 	DefaultSort     = "P,t,-p"
-	defaultBitstr   = 64
 	jobsNoValue     = "\x00"
 	invalidJobIDMsg = "slurm_load_jobs error: " + cli.MsgInvalidJobID
 )
@@ -393,13 +392,9 @@ func run(ctx context.Context, env *cli.Env, o *options) error {
 	if err != nil {
 		return err
 	}
-	bitstr := defaultBitstr
+	bitstr := env.BitstrLen()
 	if o.array {
 		bitstr = 0
-	} else if v, ok := env.LookupEnv("SLURM_BITSTR_LEN"); ok {
-		if n, err := strconv.Atoi(v); err == nil && n >= 0 {
-			bitstr = n
-		}
 	}
 	client, err := env.Client()
 	if err != nil {

@@ -400,17 +400,17 @@ func TestHelpers(t *testing.T) {
 			t.Errorf("appendMem(%d) = %q, want %q", mib, got, want)
 		}
 	}
-	if got := taskExpr([]int{1, 2, 3, 5, 7, 8}, 4, 64); got != "1-3,5,7-8%4" {
+	if got := cli.TaskExpr([]int{1, 2, 3, 5, 7, 8}, 4, 64); got != "1-3,5,7-8%4" {
 		t.Errorf("taskExpr = %q", got)
 	}
 	var many []int
 	for i := 0; i < 100; i += 2 {
 		many = append(many, i)
 	}
-	if got := taskExpr(many, 0, 64); len(got) != 63 || !strings.HasSuffix(got, "...") {
+	if got := cli.TaskExpr(many, 0, 64); len(got) != 63 || !strings.HasSuffix(got, "...") {
 		t.Errorf("long taskExpr = %q (%d)", got, len(got))
 	}
-	if got := taskExpr(many, 0, 0); strings.HasSuffix(got, "...") {
+	if got := cli.TaskExpr(many, 0, 0); strings.HasSuffix(got, "...") {
 		t.Errorf("unlimited taskExpr cut: %q", got)
 	}
 	keys, err := parseSort("P,t,-p")
