@@ -79,7 +79,8 @@ type Manager interface {
 	// Create makes the group rel ("job_5", "job_5/step_0") and its parents
 	// if missing, and applies l.
 	Create(rel string, l Limits) (Group, error)
-	// Open returns an existing group.
+	// Open returns an existing group (on v1: one with a directory in any
+	// hierarchy, a half-made or half-removed one included).
 	Open(rel string) (Group, error)
 	// List names the existing direct children of the node's subtree.
 	List() ([]string, error)

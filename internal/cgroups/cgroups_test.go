@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -515,4 +516,71 @@ func TestV1DeleteKillsLiveGroup(t *testing.T) {
 		t.Error("sleep exited cleanly: Delete did not kill it")
 	}
 	assertGone(t, m, "job_5")
+}
+
+// TestV1HalfMadeGroupIsRemoved: an agent killed (or frozen, then killed)
+// in the middle of Create leaves a job group in the hierarchies made
+// before its memory one (cpuset first). The next agent finds it in List
+// and removes it as a group of a job it does not run: Open must give it
+// (before, Open looked for the memory directory only and the empty
+// cpuset directory stayed for good: seen after TestMultiNodeAndNodeLoss,
+// whose node2 agent is frozen just as it starts a job).
+func TestV1HalfMadeGroupIsRemoved(t *testing.T) {
+	m, ok := testV1(t).(*v1Manager)
+	if !ok {
+		t.Skip("v1 only: a v2 group is one directory")
+	}
+	for _, upTo := range []string{"cpuset", "cpuacct", "pids"} {
+		if _, err := m.Create("job_1", Limits{CPUs: "0", MemoryBytes: 64 << 20}); err != nil {
+			t.Fatal(err) // the node's directories (and the job's, removed again below)
+		}
+		if g, err := m.Open("job_1"); err != nil || g.Delete() != nil {
+			t.Fatal(err)
+		}
+		// What Create made before the process died: the job's directory in
+		// each hierarchy up to upTo, in Create's order, the memory one
+		// left out (a Delete cut short leaves the last ones: pids).
+		var made []string
+		for _, mt := range m.dirs {
+			if mt == m.ctl["memory"] {
+				if upTo == "pids" {
+					continue
+				}
+				break
+			}
+			if upTo == "pids" && mt != m.ctl["pids"] {
+				continue
+			}
+			dir := filepath.Join(mt, m.root, "job_1")
+			if _, err := m.mkdir(mt, dir); err != nil {
+				t.Fatal(err)
+			}
+			made = append(made, dir)
+			if mt == m.ctl[upTo] {
+				break
+			}
+		}
+		if len(made) == 0 {
+			t.Fatalf("%s: nothing made", upTo)
+		}
+		names, err := m.List()
+		if err != nil || !slices.Contains(names, "job_1") {
+			t.Fatalf("%s: List %v %v", upTo, names, err)
+		}
+		g, err := m.Open("job_1")
+		if err != nil {
+			t.Errorf("%s: Open of a half-made group (%v): %v", upTo, made, err)
+			for _, d := range made {
+				_ = removeTree(d)
+			}
+			continue
+		}
+		if err := g.Delete(); err != nil {
+			t.Errorf("%s: Delete: %v", upTo, err)
+		}
+		assertGone(t, m, "job_1")
+	}
+	if _, err := m.Open("job_1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Open of a group with no directory: %v", err)
+	}
 }

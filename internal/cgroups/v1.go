@@ -268,13 +268,22 @@ func (m *v1Manager) Open(rel string) (Group, error) {
 		return nil, err
 	}
 	g := &v1Group{m: m, rel: rel, own: make([]bool, len(m.dirs))}
-	if _, err := os.Stat(g.dir("memory")); err != nil {
-		return nil, ErrNotFound
-	}
 	// Where it has no directory of its own it lives in its parent's
-	// (Create): a previous agent's group is known by what exists.
+	// (Create): a previous agent's group is known by what exists. Every
+	// group has a memory directory, except one whose Create or Delete was
+	// cut short (its agent killed between two mkdirs or rmdirs: cpuset is
+	// made first): found all the same, so that the next agent removes it
+	// as a group of a job it does not run (else the directory stays for
+	// good). No process is in such a group (they are placed after Create,
+	// and killed before Delete's rmdirs): its Delete removes what is left.
+	found := false
 	for i, mt := range m.dirs {
-		g.own[i] = mt == m.ctl["memory"] || exists(filepath.Join(mt, m.root, rel), "")
+		e := exists(filepath.Join(mt, m.root, rel), "")
+		found = found || e
+		g.own[i] = mt == m.ctl["memory"] || e
+	}
+	if !found {
+		return nil, ErrNotFound
 	}
 	return g, nil
 }

@@ -188,6 +188,7 @@ func (c *cluster) stop() {
 			c.t.Errorf("data race reported in %s:\n%s", f, tail(string(b), 6000))
 		}
 	}
+	c.checkCgroupsGone() // first: a leak is a failure whose logs follow
 	if c.t.Failed() {
 		c.t.Logf("drover up output:\n%s", c.out.String())
 		// The controller's log, then every node's: a failure on node2 shows
@@ -205,15 +206,15 @@ func (c *cluster) stop() {
 		}
 	}
 	c.up = nil
-	c.checkCgroupsGone()
 }
 
-// checkCgroupsGone reports (go test -v: "LEAK:") job cgroups of this
-// cluster's nodes that outlived `drover up`: every job's end (or the agent's stop, which
-// kills its jobs under `drover up`) removes its group, and one left
-// behind is a directory (and on v1 a css_set) leaked on a node that runs
-// for months. The nodes' own directories then go too: every cluster of a
-// run has node names of its own.
+// checkCgroupsGone fails the test on job cgroups of this cluster's nodes
+// that outlived `drover up`: every job's end (or the agent's stop, which
+// kills its jobs under `drover up`, or the next agent's start, which
+// removes the groups of jobs it does not run) removes its group, and one
+// left behind is a directory (and on v1 a css_set) leaked on a node that
+// runs for months. The nodes' own directories then go too: every cluster
+// of a run has node names of its own.
 func (c *cluster) checkCgroupsGone() {
 	if c.prefix == "" {
 		return
@@ -225,10 +226,7 @@ func (c *cluster) checkCgroupsGone() {
 		}
 	}
 	if len(left) > 0 {
-		// Reported, not failed: an empty cpuset-only job group was seen
-		// to stay once under load (TestMultiNodeAndNodeLoss), cause not
-		// found yet; a failure here would make CI flaky.
-		c.t.Logf("LEAK: job cgroups left after the cluster stopped: %v", left)
+		c.t.Errorf("LEAK: job cgroups left after the cluster stopped: %v", left)
 	}
 	for _, d := range c.nodeCgroupDirs() {
 		removeCgroupTree(d)
