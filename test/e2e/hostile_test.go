@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -129,6 +130,9 @@ func TestHostileLocalUser(t *testing.T) {
 func buildHostile(t *testing.T, c *cluster) string {
 	t.Helper()
 	tool := filepath.Join(c.dir, "hostile")
+	if _, err := os.Stat(tool); err == nil {
+		return tool // built for this cluster already
+	}
 	build := exec.Command("go", "build", "-o", tool, "./test/e2e/testdata/hostile")
 	_, file, _, _ := runtime.Caller(0)
 	build.Dir = filepath.Join(filepath.Dir(file), "..", "..")
@@ -136,6 +140,22 @@ func buildHostile(t *testing.T, c *cluster) string {
 		t.Fatalf("build the hostile client: %v\n%s", err, out)
 	}
 	return tool
+}
+
+// runHostile runs the hostile client (buildHostile) as u against the
+// cluster's local socket with args, and fails the test unless it exits 0;
+// it returns what the client printed.
+func (c *cluster) runHostile(t *testing.T, u *user.User, args ...string) string {
+	t.Helper()
+	cfg, err := slurmconf.Load(c.conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := c.runAs(u, "", buildHostile(t, c), append([]string{cfg.SocketPath()}, args...)...)
+	if code != 0 {
+		t.Fatalf("hostile %s: exit %d\n%s\n%s", args[0], code, out, errOut)
+	}
+	return out
 }
 
 // TestHostileSubmissionShapes: the controller checks what a client parsed
@@ -151,15 +171,7 @@ func TestHostileSubmissionShapes(t *testing.T) {
 	t.Parallel()
 	attacker := testUser(t, "drovertest2")
 	c := startUp(t, 1)
-	cfg, err := slurmconf.Load(c.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := buildHostile(t, c)
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "shapes")
-	if code != 0 {
-		t.Fatalf("hostile shapes: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "shapes")
 	t.Logf("hostile submissions as %s:\n%s", attacker.Username, out)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	if len(lines) < 6 {
@@ -233,17 +245,9 @@ func TestGRPCRequestsInFlightBoundedPerUser(t *testing.T) {
 	t.Parallel()
 	attacker := testUser(t, "drovertest2")
 	c := startUp(t, 1, "--conf", "MessageTimeout=3")
-	cfg, err := slurmconf.Load(c.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := buildHostile(t, c)
 	// 40 calls that announce 60 MiB and stall after 10 bytes; looked at
 	// 10 s later (3 s for a request to arrive).
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "grpcstall", "40", "10")
-	if code != 0 {
-		t.Fatalf("hostile grpcstall: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "grpcstall", "40", "10")
 	var refused, ended, pending int
 	if _, err := fmt.Sscanf(out, "refused %d ended %d pending %d", &refused, &ended, &pending); err != nil {
 		t.Fatalf("hostile grpcstall reported %q: %v", out, err)
@@ -272,20 +276,12 @@ func TestSattachConnectionsBoundedPerStep(t *testing.T) {
 	t.Parallel()
 	attacker := testUser(t, "drovertest2")
 	c := startUp(t, 1)
-	cfg, err := slurmconf.Load(c.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := buildHostile(t, c)
 	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "--wrap", "srun sleep 120")
 	c.waitFor("step 0 to run", 30*time.Second, func() bool {
 		o, _, _ := c.run("squeue", "-h", "-s", "-j", id, "-o", "%i")
 		return strings.Contains(o, id+".0")
 	})
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "attach", id, "0", "100")
-	if code != 0 {
-		t.Fatalf("hostile attach: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "attach", id, "0", "100")
 	var attached, refused int
 	if _, err := fmt.Sscanf(out, "attached %d refused %d", &attached, &refused); err != nil {
 		t.Fatalf("hostile attach reported %q: %v", out, err)
@@ -308,17 +304,9 @@ func TestSbcastTransfersBoundedPerUser(t *testing.T) {
 	t.Parallel()
 	attacker := testUser(t, "drovertest2")
 	c := startUp(t, 1, "--conf", "MessageTimeout=3")
-	cfg, err := slurmconf.Load(c.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := buildHostile(t, c)
 	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "--wrap", "sleep 120")
 	c.waitState(id, "RUNNING", 30*time.Second)
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bcast", id, "100", "10")
-	if code != 0 {
-		t.Fatalf("hostile bcast: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "bcast", id, "100", "10")
 	t.Logf("hostile bcast: %s", out)
 	var soon, later int
 	if _, err := fmt.Sscanf(out, "open %d later %d", &soon, &later); err != nil {
@@ -355,11 +343,6 @@ func TestRunningStepsBoundedPerJob(t *testing.T) {
 	t.Parallel()
 	attacker := testUser(t, "drovertest2")
 	c := startUp(t, 1)
-	cfg, err := slurmconf.Load(c.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := buildHostile(t, c)
 	id := c.runAsSbatch(t, attacker, "-o", "/dev/null", "-c1", "--wrap", "sleep 300")
 	c.waitState(id, "RUNNING", 30*time.Second)
 	// The descriptors of drover up's processes (controller, agent).
@@ -381,10 +364,7 @@ func TestRunningStepsBoundedPerJob(t *testing.T) {
 		return n
 	}
 	before := fds()
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "steps", id, "300")
-	if code != 0 {
-		t.Fatalf("hostile steps: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "steps", id, "300")
 	t.Logf("hostile steps: %s(descriptors of drover up and its processes: %d before, %d after)", out, before, fds())
 	var created, refused int
 	if _, err := fmt.Sscanf(out, "created %d refused %d", &created, &refused); err != nil {
@@ -411,19 +391,11 @@ func TestRunningStepsBoundedPerUserNode(t *testing.T) {
 	t.Parallel()
 	attacker := testUser(t, "drovertest2")
 	c := startUp(t, 1, "--cpus", "2")
-	cfg, err := slurmconf.Load(c.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := buildHostile(t, c)
 	a := c.runAsSbatch(t, attacker, "-o", "/dev/null", "-c1", "--wrap", "sleep 300")
 	b := c.runAsSbatch(t, attacker, "-o", "/dev/null", "-c1", "--wrap", "sleep 300")
 	c.waitState(a, "RUNNING", 30*time.Second)
 	c.waitState(b, "RUNNING", 30*time.Second)
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "steps", a+","+b, "200")
-	if code != 0 {
-		t.Fatalf("hostile steps: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "steps", a+","+b, "200")
 	t.Logf("hostile steps: %s", out)
 	var createdA, refusedA, createdB, refusedB int
 	if _, err := fmt.Sscanf(out, "created %d refused %d\ncreated %d refused %d", &createdA, &refusedA, &createdB, &refusedB); err != nil {
@@ -454,15 +426,7 @@ func TestJobBytesBoundedPerUser(t *testing.T) {
 	attacker := testUser(t, "drovertest2")
 	other := testUser(t, "drovertest1")
 	c := startUp(t, 1, "--conf", "DroverMaxUserJobBytes=8M")
-	cfg, err := slurmconf.Load(c.conf)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tool := buildHostile(t, c)
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "bigenv", "10", "1536")
-	if code != 0 {
-		t.Fatalf("hostile bigenv: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "bigenv", "10", "1536")
 	t.Logf("hostile bigenv: %s", out)
 	var accepted, refused int
 	if _, err := fmt.Sscanf(out, "accepted %d refused %d", &accepted, &refused); err != nil {
@@ -499,10 +463,7 @@ func TestGRPCAnswersBoundedPerUser(t *testing.T) {
 		t.Fatalf("hostile bigenv: exit %d\n%s\n%s", code, out, errOut)
 	}
 	t.Cleanup(func() { c.run("scancel", "-u", attacker.Username) })
-	out, errOut, code := c.runAs(attacker, "", tool, cfg.SocketPath(), "grpclist", "30", "6")
-	if code != 0 {
-		t.Fatalf("hostile grpclist: exit %d\n%s\n%s", code, out, errOut)
-	}
+	out := c.runHostile(t, attacker, "grpclist", "30", "6")
 	t.Logf("hostile grpclist: %s", out)
 	var answered, refused int
 	if _, err := fmt.Sscanf(out, "answered %d refused %d", &answered, &refused); err != nil {
