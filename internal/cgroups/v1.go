@@ -112,6 +112,26 @@ func (m *v1Manager) Layout() Layout { return LayoutV1 }
 // Targets name the parent there; Delete still removes rel everywhere (a
 // sub-group with limits of its own may have made it).
 func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
+	return m.create(rel, l, nil)
+}
+
+// CreateChild is Create of parent's sub-group name (ChildMaker). Where the
+// child lives in an ancestor's directory it takes parent's from what
+// parent's Create found (parent's own directory, or the node's, which that
+// Create made sure of) instead of looking for them again: a batch step's
+// group made this way costs its own directories' mkdirs and nothing more.
+// A parent not made by this manager's Create (one opened after a restart)
+// is looked up as Create does.
+func (m *v1Manager) CreateChild(parent Group, name string, l Limits) (Group, error) {
+	pg, ok := parent.(*v1Group)
+	if !ok || pg.m != m || len(pg.targets) != len(m.dirs) || strings.Contains(name, "/") {
+		return m.Create(parent.Rel()+"/"+name, l)
+	}
+	return m.create(pg.rel+"/"+name, l, pg)
+}
+
+// create is Create; parent, when set, is rel's parent group (CreateChild).
+func (m *v1Manager) create(rel string, l Limits, parent *v1Group) (Group, error) {
 	rel, err := cleanRel(rel)
 	if err != nil {
 		return nil, err
@@ -143,7 +163,7 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		}
 		return nil, err
 	}
-	for _, mt := range m.dirs {
+	for i, mt := range m.dirs {
 		top := filepath.Join(mt, m.root)
 		dir := filepath.Join(top, rel)
 		own := true
@@ -151,9 +171,13 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 			own = false
 			// The nearest group above that has a directory here (a
 			// step's job may share the node's too).
-			dir = filepath.Dir(dir)
-			for strings.HasPrefix(dir, top+"/") && !exists(dir, "") {
+			if parent != nil {
+				dir = parent.targets[i]
+			} else {
 				dir = filepath.Dir(dir)
+				for strings.HasPrefix(dir, top+"/") && !exists(dir, "") {
+					dir = filepath.Dir(dir)
+				}
 			}
 			if l.InParentFreezer && slices.Contains(m.ctls[mt], "freezer") && dir != filepath.Dir(filepath.Join(top, rel)) {
 				// The parent's freezer directory is gone (its job torn
@@ -163,8 +187,9 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 				return fail(errors.New("cgroups: the freezer group " + filepath.Dir(rel) + " to share is gone"))
 			}
 		}
-		// An ancestor's directory just seen to exist needs no mkdir.
-		if (own && !renamed) || (!own && dir == top) {
+		// An ancestor's directory just seen to exist (or made sure of by
+		// parent's Create) needs no mkdir.
+		if (own && !renamed) || (!own && dir == top && parent == nil) {
 			nd, err := m.mkdir(mt, dir)
 			if nd != "" {
 				made = append(made, nd)
