@@ -19,6 +19,10 @@
 // it. For the same reason an emptied top-level v1 group (with its one
 // leaf, the batch step's) can be kept for the next Create whose limits
 // set the same things (Recycler, recycle_v1.go): renamed, not made again.
+// Path walks in cgroupfs are the next cost (kernfs walks by reference,
+// name by name): a sub-group is made from its parent group's known
+// directories (ChildMaker), and the files of a job's end are opened
+// relative to their directories (at, files.go).
 // NewAt works on another base (tests give a directory that mimics a
 // hierarchy).
 //
