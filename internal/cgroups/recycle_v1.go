@@ -253,6 +253,12 @@ func (g *v1Group) Recycle() bool {
 	fzStep := false // the batch step has a freezer directory of its own
 	for i, mt := range m.dirs {
 		if !g.own[i] {
+			// A step with limits of its own there (some of the job's
+			// GPUs: devices) made the job's directory: a renamed tree
+			// would leave it under this job's name for good.
+			if exists(filepath.Join(mt, m.root, g.rel), "") {
+				return false
+			}
 			continue
 		}
 		for _, c := range m.ctls[mt] {
