@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // TestSegTreeFirst compares the tree with a linear scan over random
@@ -101,6 +103,21 @@ func TestCompressNames(t *testing.T) {
 	for _, tc := range cases {
 		if got := compressNames(tc.in); got != tc.want {
 			t.Errorf("compressNames(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestPartOf: the kept last lookup answers as the maps do, names
+// alternating, repeated, unknown to one map or both.
+func TestPartOf(t *testing.T) {
+	a, b := &model.Partition{Name: "a"}, &model.Partition{Name: "b"}
+	psA, psC := &partState{}, &partState{}
+	s := &scheduler{in: &Input{Partitions: map[string]*model.Partition{"a": a, "b": b}},
+		c: &cluster{parts: map[string]*partState{"a": psA, "c": psC}}}
+	for _, name := range []string{"a", "a", "b", "a", "c", "c", "", "zz", "b", "b", "a"} {
+		p, ps := s.partOf(name)
+		if p != s.in.Partitions[name] || ps != s.c.parts[name] {
+			t.Fatalf("partOf(%q) = %v, %p; want %v, %p", name, p, ps, s.in.Partitions[name], s.c.parts[name])
 		}
 	}
 }
