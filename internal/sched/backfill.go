@@ -521,7 +521,7 @@ func (c *cluster) windowOnce(i int32) (int, int64) {
 // window offer where the node holds reservations.
 func (c *cluster) nextAvoid(ps *partState, from, minCPU, minIdle, minGPU int, minMem int64) int {
 	for {
-		pos := ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
+		pos := ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: treeMem(minMem)})
 		if pos < 0 {
 			return -1
 		}

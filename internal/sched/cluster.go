@@ -246,7 +246,7 @@ func (c *cluster) leaf(i int32) leafVal {
 	if cpu < 0 || c.held[i] {
 		return leafVal{cpu: -1}
 	}
-	v := leafVal{cpu: cpu, mem: c.mem[i]}
+	v := leafVal{cpu: cpu, mem: treeMem(c.mem[i])}
 	if int(cpu) >= c.nodes[i].CPUs {
 		v.idle = int32(c.nodes[i].CPUs)
 	}
@@ -336,7 +336,7 @@ func (c *cluster) gpuFree(v view, i int32, r *request) int {
 // of any type, a bound for typed requests).
 func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int, minMem int64) int {
 	if v == viewLive && ps.tree != nil {
-		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
+		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: treeMem(minMem)})
 	}
 	if v == viewAvoid && ps.tree != nil {
 		return c.nextAvoid(ps, from, minCPU, minIdle, minGPU, minMem) // backfill.go

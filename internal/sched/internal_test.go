@@ -4,6 +4,8 @@ import (
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // TestSegTreeFirst compares the tree with a linear scan over random
@@ -19,7 +21,7 @@ func TestSegTreeFirst(t *testing.T) {
 		leaves := make([]leafVal, n)
 		tr := newSegTree(n)
 		set := func(i int) {
-			l := leafVal{cpu: int32(rng.Intn(9) - 1), mem: int64(rng.Intn(1000)), gpu: int32(rng.Intn(3) * rng.Intn(5))}
+			l := leafVal{cpu: int32(rng.Intn(9) - 1), mem: int32(rng.Intn(1000)), gpu: int32(rng.Intn(3) * rng.Intn(5))}
 			if rng.Intn(3) == 0 {
 				l.idle = l.cpu
 			}
@@ -38,7 +40,7 @@ func TestSegTreeFirst(t *testing.T) {
 			}
 			from := rng.Intn(n + 1)
 			m := leafVal{cpu: int32(1 + rng.Intn(8)), idle: int32(rng.Intn(2) * rng.Intn(8)),
-				gpu: int32(rng.Intn(2) * rng.Intn(5)), mem: int64(rng.Intn(1000))}
+				gpu: int32(rng.Intn(2) * rng.Intn(5)), mem: int32(rng.Intn(1000))}
 			want := -1
 			for i := from; i < n; i++ {
 				l := leaves[i]
@@ -62,6 +64,27 @@ func TestSegTreeFirst(t *testing.T) {
 	}
 }
 
+// TestSegTreeHugeMemory: memory past 32 bits is clamped in the tree
+// (treeMem), so a node with more than 2 PiB is still a candidate for a
+// request asking for more than that, and one under it is not.
+func TestSegTreeHugeMemory(t *testing.T) {
+	const pib2 = int64(1) << 31 // MiB
+	tr := newSegTree(3)
+	for pos, mem := range []int64{pib2 - 2, 4 * pib2, 3 * pib2} {
+		tr.setLeaf(pos, leafVal{cpu: 8, mem: treeMem(mem)})
+	}
+	tr.build()
+	for _, c := range []struct {
+		from int
+		mem  int64
+		want int
+	}{{0, pib2 - 2, 0}, {0, pib2 - 1, 1}, {0, pib2, 1}, {0, 8 * pib2, 1}, {2, 8 * pib2, 2}, {0, -1 << 40, 0}} {
+		if got := tr.first(c.from, leafVal{cpu: 1, mem: treeMem(c.mem)}); got != c.want {
+			t.Errorf("first(%d, mem %d) = %d, want %d", c.from, c.mem, got, c.want)
+		}
+	}
+}
+
 func TestCompressNames(t *testing.T) {
 	cases := []struct {
 		in   []string
@@ -80,6 +103,21 @@ func TestCompressNames(t *testing.T) {
 	for _, tc := range cases {
 		if got := compressNames(tc.in); got != tc.want {
 			t.Errorf("compressNames(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestPartOf: the kept last lookup answers as the maps do, names
+// alternating, repeated, unknown to one map or both.
+func TestPartOf(t *testing.T) {
+	a, b := &model.Partition{Name: "a"}, &model.Partition{Name: "b"}
+	psA, psC := &partState{}, &partState{}
+	s := &scheduler{in: &Input{Partitions: map[string]*model.Partition{"a": a, "b": b}},
+		c: &cluster{parts: map[string]*partState{"a": psA, "c": psC}}}
+	for _, name := range []string{"a", "a", "b", "a", "c", "c", "", "zz", "b", "b", "a"} {
+		p, ps := s.partOf(name)
+		if p != s.in.Partitions[name] || ps != s.c.parts[name] {
+			t.Fatalf("partOf(%q) = %v, %p; want %v, %p", name, p, ps, s.in.Partitions[name], s.c.parts[name])
 		}
 	}
 }
