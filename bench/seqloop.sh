@@ -7,8 +7,9 @@
 # With BEFORE=DIR (another build's bin/, e.g. main's) the two builds are
 # run in turn, ROUNDS times each, in one hold of /tmp/drover-e2e.lock.
 # Per run: submission and drain rates, and CPU per job of the controller,
-# the agent, the whole machine and the loop's own processes (sbatch, awk,
-# subshells: what the loop reaped).
+# the agent, the node's supervisor and the jobs it ran (what it reaped),
+# the whole machine and the loop's own processes (sbatch, awk, subshells:
+# what the loop reaped).
 # HELD=1: bench.sh's "held" loop instead (`sbatch -H -J b_held`, the same
 # awk and subshell after each): nothing runs, so no drain; the figures are
 # the submission rate and CPU per submission.
@@ -41,7 +42,10 @@ one() { # one LABEL BINDIR
     kids() { awk '{print $16+$17}' "/proc/$me/stat"; }
     for _ in $(seq 20); do sbatch -J warm --wrap=true -o /dev/null > /dev/null; done # page cache, first segment
     while [ -n "$(squeue -h -o %i | head -1)" ]; do sleep 0.1; done
-    c0=$(cput "$ctl"); a0=$(cput "$agt"); m0=$(busy); k0=$(kids)
+    sup=$(pgrep -f "__supervise $d/" | head -1) # started by the first job
+    [ -n "$sup" ] || { echo "seqloop.sh: no supervisor" >&2; exit 1; }
+    reaped() { awk '{print $16+$17}' "/proc/$1/stat"; }
+    c0=$(cput "$ctl"); a0=$(cput "$agt"); m0=$(busy); k0=$(kids); s0=$(cput "$sup"); j0=$(reaped "$sup")
     t0=$(now); dl=$(awk -v n="$t0" 'BEGIN{printf "%.6f", n+300}'); n=0; fail=0
     while [ $n -lt "$N" ]; do
       sbatch $held -J $name --wrap=true -o /dev/null > /dev/null 2>> "$d/sbatch.err" || fail=$((fail+1))
@@ -56,10 +60,11 @@ one() { # one LABEL BINDIR
     t2=$(now)
     awk -v l="$label" -v n=$n -v f=$fail -v t0="$t0" -v t1="$t1" -v t2="$t2" -v hz="$(getconf CLK_TCK)" \
       -v c=$(( $(cput "$ctl") - c0 )) -v a=$(( $(cput "$agt") - a0 )) -v m=$(( $(busy) - m0 )) -v k=$((k1 - k0)) \
+      -v s=$(( $(cput "$sup") - s0 )) -v j=$(( $(reaped "$sup") - j0 )) \
       -v ld="$(cut -d' ' -f1 /proc/loadavg)" -v held="$held" 'BEGIN{
       drained = held == "" ? sprintf(", drained %.1f jobs/s", n/(t2-t0)) : ""
-      printf "%-8s %d jobs (failed sbatch %d): submitted %.1f/s (%.2f ms each)%s | CPU ms per job: controller %.2f, agent %.2f, machine %.2f, loop %.2f | load %s\n",
-        l, n, f, n/(t1-t0), 1000*(t1-t0)/n, drained, 1000*c/hz/n, 1000*a/hz/n, 1000*m/hz/n, 1000*k/hz/n, ld}'
+      printf "%-8s %d jobs (failed sbatch %d): submitted %.1f/s (%.2f ms each)%s | CPU ms per job: controller %.2f, agent %.2f, supervisor %.2f, jobs %.2f, machine %.2f, loop %.2f | load %s\n",
+        l, n, f, n/(t1-t0), 1000*(t1-t0)/n, drained, 1000*c/hz/n, 1000*a/hz/n, 1000*s/hz/n, 1000*j/hz/n, 1000*m/hz/n, 1000*k/hz/n, ld}'
   ) || rc=$?
   kill -TERM "$up" 2>/dev/null || true
   wait "$up" 2>/dev/null || true

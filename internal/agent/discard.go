@@ -74,7 +74,7 @@ func (a *Agent) discard(dir string, remove func(string)) {
 	}
 	n := a.trashSeq.Add(1)
 	gone := filepath.Join(filepath.Dir(dir), gonePrefix+strconv.FormatUint(n, 10)+"-"+filepath.Base(dir))
-	if os.Rename(dir, gone) != nil {
+	if renameDir(dir, gone) != nil {
 		remove(dir)
 		return
 	}
@@ -92,7 +92,7 @@ func (a *Agent) discard(dir string, remove func(string)) {
 func (a *Agent) newSuperDir(dir string) error {
 	select {
 	case kept := <-a.superPool:
-		if os.Rename(kept, dir) == nil {
+		if renameDir(kept, dir) == nil {
 			return nil
 		}
 		_ = os.RemoveAll(kept)
@@ -136,6 +136,19 @@ func (a *Agent) recycleSuperDir(dir string) {
 	}
 	if err := syscall.Rmdir(dir); err != nil && !errors.Is(err, syscall.ENOENT) {
 		_ = os.RemoveAll(dir)
+	}
+}
+
+// renameDir renames a directory with rename(2) alone: an empty directory
+// at to is replaced, anything else there refuses (ENOTEMPTY, ENOTDIR).
+// os.Rename looks to up first to refuse any directory there, one more
+// path lookup per rename (a job's start and end make four of these).
+func renameDir(from, to string) error {
+	for {
+		err := unix.Rename(from, to)
+		if err != unix.EINTR {
+			return err
+		}
 	}
 }
 

@@ -162,3 +162,74 @@ func TestReusedDirWithoutRecord(t *testing.T) {
 		t.Error("an empty pgid file named a process group")
 	}
 }
+
+// TestKeptSuperDirOverLeftover: a kept supervisor directory goes into
+// place over an empty directory an earlier run left at the path (rename(2)
+// replaces it); over one that holds something the directory is made afresh
+// and the leftover's contents are gone. (A kept directory is told from a
+// fresh one by its emptied job.pb: inode numbers are reused.)
+func TestKeptSuperDirOverLeftover(t *testing.T) {
+	spool := t.TempDir()
+	a := &Agent{spool: spool}
+	a.startTrash()
+	keep := func(id uint32) {
+		t.Helper()
+		d := a.superDir(id)
+		if err := a.newSuperDir(d); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(d, "job.pb"), []byte("record"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		a.discard(d, a.recycleSuperDir)
+		deadline := time.Now().Add(10 * time.Second)
+		for len(a.superPool) != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %d's directory not kept within 10 s", id)
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	names := func(dir string) []string {
+		t.Helper()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n []string
+		for _, e := range ents {
+			n = append(n, e.Name())
+		}
+		return n
+	}
+
+	keep(1)
+	empty := a.superDir(2)
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.newSuperDir(empty); err != nil {
+		t.Fatal(err)
+	}
+	if n := names(empty); len(n) != 1 || n[0] != "job.pb" {
+		t.Errorf("over an empty leftover: holds %v, not the kept directory's emptied job.pb", n)
+	}
+
+	keep(3)
+	full := a.superDir(4)
+	if err := os.Mkdir(full, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(full, "result.json"), []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.newSuperDir(full); err != nil {
+		t.Fatal(err)
+	}
+	if n := names(full); len(n) != 0 {
+		t.Errorf("made over a leftover that held a file: holds %v", n)
+	}
+	if countGone(t, filepath.Join(spool, "super")) != 0 || len(a.superPool) != 0 {
+		t.Errorf("the kept directory that could not go into place is still there")
+	}
+}

@@ -88,7 +88,7 @@ func (a *Agent) jobDir(id, uid, gid uint32) (dir string, reused bool, err error)
 		dir = jobDirPath(a.spool, id)
 		// rename replaces an empty leftover at dir and fails on anything
 		// else (which newJobDir then removes).
-		if os.Rename(kept, dir) == nil {
+		if renameDir(kept, dir) == nil {
 			if keptDirOK(dir, uid, gid) {
 				return dir, true, nil
 			}

@@ -1,7 +1,6 @@
 package cgroups
 
 import (
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,10 +93,12 @@ func recycleKey(own []bool, l Limits) string {
 // takeRecycled puts a kept tree at rel (a top-level group with limits l)
 // when one of the same key is kept, and returns the key of rel's group
 // and the limits the tree has (nil: none taken). Create's mkdirs then
-// find rel's directories (or make them when none was kept). The pool's lock is held through the renames: a group made
+// find rel's directories (or make them when none was kept); renamed: the
+// tree was just renamed to rel, so rel's own directories are known to be
+// there (Create makes none). The pool's lock is held through the renames: a group made
 // meanwhile under the name of the tree being renamed (a requeued job)
 // finds it either still kept under that name or gone.
-func (m *v1Manager) takeRecycled(rel string, l Limits) (key string, kept *Limits) {
+func (m *v1Manager) takeRecycled(rel string, l Limits) (key string, kept *Limits, renamed bool) {
 	// A top-level group has its own directory wherever it cannot be
 	// left to the node's (Create).
 	own := make([]bool, len(m.dirs))
@@ -117,23 +118,23 @@ func (m *v1Manager) takeRecycled(rel string, l Limits) (key string, kept *Limits
 			p.n--
 			if k != key {
 				m.removeKept(rel)
-				return key, nil
+				return key, nil, false
 			}
-			return key, &t.lim
+			return key, &t.lim, false
 		}
 	}
 	ts := p.trees[key]
 	if len(ts) == 0 {
-		return key, nil
+		return key, nil, false
 	}
 	t := ts[len(ts)-1]
 	p.trees[key] = ts[:len(ts)-1]
 	p.n--
 	if !m.renameTree(t.name, rel, own) {
 		m.removeKept(t.name)
-		return key, nil
+		return key, nil, false
 	}
-	return key, &t.lim
+	return key, &t.lim, true
 }
 
 // changedLimits is what Create writes over a kept tree that has kept's
@@ -176,24 +177,37 @@ func mergeLimits(had, l Limits) Limits {
 
 // renameTree renames the top-level group from to to in every hierarchy
 // where own says it has a directory, all or none (a rename that fails is
-// undone, so that a half-moved tree is never used).
+// undone, so that a half-moved tree is never used). rename(2) itself, not
+// os.Rename: that one first looks the new name up (to refuse a directory
+// there), a lookup of a missing name in cgroupfs that cost as much as the
+// rename; cgroupfs refuses an existing name itself (EEXIST).
 func (m *v1Manager) renameTree(from, to string, own []bool) bool {
 	for i, mt := range m.dirs {
 		if !own[i] {
 			continue
 		}
 		top := filepath.Join(mt, m.root)
-		if err := os.Rename(filepath.Join(top, from), filepath.Join(top, to)); err != nil {
+		if err := rename(filepath.Join(top, from), filepath.Join(top, to)); err != nil {
 			for j := range i {
 				if own[j] {
 					t := filepath.Join(m.dirs[j], m.root)
-					_ = os.Rename(filepath.Join(t, to), filepath.Join(t, from))
+					_ = rename(filepath.Join(t, to), filepath.Join(t, from))
 				}
 			}
 			return false
 		}
 	}
 	return true
+}
+
+// rename is rename(2), retried on EINTR.
+func rename(from, to string) error {
+	for {
+		err := syscall.Rename(from, to)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 // removeKept removes a kept tree's directories (empty: nothing to kill).

@@ -120,12 +120,15 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		// The node's freezer would be frozen and killed with it.
 		return nil, errors.New("cgroups: " + rel + " has no parent group to share a freezer with")
 	}
-	key, kept := "", (*Limits)(nil)
+	key, kept, renamed := "", (*Limits)(nil), false
 	if !strings.Contains(rel, "/") {
 		// A job's group: one kept from an earlier job whose limits set the
-		// same things, if there is one (recycle_v1.go); the mkdirs below
-		// then find its directories there.
-		key, kept = m.takeRecycled(rel, l)
+		// same things, if there is one (recycle_v1.go). Renamed into place
+		// just now, its own directories need no mkdir (each one that finds
+		// its directory there is a failed mkdir, a path lookup in cgroupfs:
+		// ~5% of the agent's CPU per short job). One taken back under its
+		// own name is not known to be whole: the mkdirs below find or make.
+		key, kept, renamed = m.takeRecycled(rel, l)
 	}
 	m.once.Do(m.init)
 	g := &v1Group{m: m, rel: rel, targets: make([]string, 0, len(m.dirs)), own: make([]bool, 0, len(m.dirs))}
@@ -161,7 +164,7 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 			}
 		}
 		// An ancestor's directory just seen to exist needs no mkdir.
-		if own || dir == top {
+		if (own && !renamed) || (!own && dir == top) {
 			nd, err := m.mkdir(mt, dir)
 			if nd != "" {
 				made = append(made, nd)
