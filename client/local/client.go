@@ -79,8 +79,8 @@ func (c *Client) Close() error {
 }
 
 // conn returns the idle connection (reused) or a new one, connected by
-// dl (none if zero; Timeout at most).
-func (c *Client) conn(dl time.Time) (conn net.Conn, reused bool, err error) {
+// dl (none if zero; Timeout at most) unless ctx ends first.
+func (c *Client) conn(ctx context.Context, dl time.Time) (conn net.Conn, reused bool, err error) {
 	c.mu.Lock()
 	conn, since := c.idle, c.idleSince
 	c.idle = nil
@@ -94,8 +94,11 @@ func (c *Client) conn(dl time.Time) (conn net.Conn, reused bool, err error) {
 	if dl.IsZero() || time.Until(dl) > Timeout {
 		dl = time.Now().Add(Timeout)
 	}
-	conn, err = dialFD(c.socket, dl)
+	conn, err = dialFD(c.socket, dl, ctx.Done())
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
 		return nil, false, api.ErrNoController
 	}
 	return conn, false, nil
@@ -139,14 +142,14 @@ func (c *Client) call(ctx context.Context, method string, arg, out any, chunk fu
 	if err != nil {
 		return err
 	}
-	conn, reused, err := c.conn(dl)
+	conn, reused, err := c.conn(ctx, dl)
 	if err == nil {
 		err = c.exchange(ctx, dl, conn, msg, reused, stream, out, chunk)
 		if errors.Is(err, errStale) {
 			// The kept connection was closed by the controller (it is
 			// restarting) before this call could be written: nothing
 			// was done, so the call goes once more on a new one.
-			if conn, _, err = c.conn(dl); err == nil {
+			if conn, _, err = c.conn(ctx, dl); err == nil {
 				err = c.exchange(ctx, dl, conn, msg, false, stream, out, chunk)
 			}
 		}
