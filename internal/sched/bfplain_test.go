@@ -165,3 +165,38 @@ func mixedCluster(seed int64, nodes, jobs int) *schedtest.Cluster {
 	}
 	return c
 }
+
+// TestSearchShortcutsWideGPUNodes is TestSearchShortcutsKeepPlans on mixed
+// clusters where some GPU nodes have more than 64 GPUs, alike in CPUs and
+// memory to the others: the earliest-start search counts such a node's
+// GPUs apart (holds), and must not take the thresholds kept from a node
+// whose GPUs it counted as a word.
+func TestSearchShortcutsWideGPUNodes(t *testing.T) {
+	defer sched.SetPlainSearch(false)
+	wide := 0
+	for seed := range int64(3) {
+		c := mixedCluster(seed, 150, 1200)
+		for i, n := range c.Nodes {
+			if len(n.GPUs) > 0 && i%3 == 0 {
+				schedtest.AddGPUs(n, n.GPUs[0].Type, 72)
+				wide++
+			}
+		}
+		in := c.Input()
+		cfg := sched.Config{Backfill: true, BfResolution: 60}
+		sched.SetPlainSearch(true)
+		want := sched.Schedule(in, 100000, cfg)
+		sched.SetPlainSearch(false)
+		got := sched.Schedule(in, 100000, cfg)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: plans differ with the search's shortcuts (%d starts, %d planned; want %d, %d)",
+				seed, len(got.Starts), len(got.StartTimes), len(want.Starts), len(want.StartTimes))
+		}
+		if len(got.StartTimes) < 100 {
+			t.Fatalf("seed %d: only %d planned starts", seed, len(got.StartTimes))
+		}
+	}
+	if wide == 0 {
+		t.Fatal("no node has more than 64 GPUs")
+	}
+}
