@@ -210,6 +210,9 @@ type scheduler struct {
 	twin *model.Job
 	// lastPart is the last partition partOf looked up.
 	lastPart partLookup
+	// liveMiss holds the requests whose placement on the live view
+	// failed in this pass (backfill.go).
+	liveMiss map[liveKey]struct{}
 }
 
 // partLookup is a partition's configuration and its cluster state, by
