@@ -328,7 +328,9 @@ func radixOrder(entries, buf []orderEntry) []orderEntry {
 	if len(entries) < 2 {
 		return entries
 	}
-	var counts [8][256]int
+	// On the heap: 8 KB on the goroutine's stack grew it (a copy of the
+	// stack) in every pass that started on a small one.
+	counts := new([8][256]int32)
 	for _, e := range entries {
 		for d := range 8 {
 			counts[d][byte(e.key>>(8*d))]++
@@ -337,10 +339,10 @@ func radixOrder(entries, buf []orderEntry) []orderEntry {
 	src, dst := entries, buf[:len(entries)]
 	for d := range 8 {
 		c := &counts[d]
-		if c[byte(src[0].key>>(8*d))] == len(src) {
+		if int(c[byte(src[0].key>>(8*d))]) == len(src) {
 			continue
 		}
-		at := 0
+		at := int32(0)
 		for b, n := range c {
 			c[b], at = at, at+n
 		}
