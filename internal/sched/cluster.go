@@ -51,11 +51,13 @@ type cluster struct {
 	bounds   map[boundKey]*boundSet // bfbounds.go
 	levelIDs int32                  // the levels made so far in the pass (seenBound)
 	job      bfJob                  // the job earliestBound masked for
+	need     needMemo               // holdsFirst's last thresholds (bfsearch.go)
 	tbuf     []int64                // scratch for nodeEarliest
 	abuf     []avail                // scratch for earliestBound
 	hbuf     []avail
-	wbuf     []pick // scratch for viewWindow placements (newPicks)
-	lbuf     []pick // scratch for the other views' placements (newPicks)
+	kbuf     []int32 // scratch for earliestBound: the nodes found within the cap
+	wbuf     []pick  // scratch for viewWindow placements (newPicks)
+	lbuf     []pick  // scratch for the other views' placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
 	// use, -1 none (resvplan.go).

@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"cmp"
 	"math/rand"
 	"slices"
 	"testing"
@@ -118,6 +119,36 @@ func TestPartOf(t *testing.T) {
 		p, ps := s.partOf(name)
 		if p != s.in.Partitions[name] || ps != s.c.parts[name] {
 			t.Fatalf("partOf(%q) = %v, %p; want %v, %p", name, p, ps, s.in.Partitions[name], s.c.parts[name])
+		}
+	}
+}
+
+// TestRadixOrder compares radixOrder with a comparison sort on random keys:
+// priorities and IDs over narrow and wide ranges (so that some bytes are
+// shared by every key and skipped), and duplicates.
+func TestRadixOrder(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for round := range 200 {
+		n := rng.Intn(3000)
+		prios, ids := uint32(1+rng.Intn(5)), 1+rng.Intn(1<<uint(1+rng.Intn(31)))
+		if rng.Intn(2) == 0 {
+			prios = uint32(1 + rng.Intn(1<<31))
+		}
+		entries := make([]orderEntry, n)
+		for k := range entries {
+			key := uint64(^(rng.Uint32()%prios))<<32 | uint64(rng.Intn(ids))
+			entries[k] = orderEntry{key: key, j: &model.Job{ID: model.JobID(k)}}
+		}
+		want := slices.Clone(entries)
+		slices.SortStableFunc(want, func(a, b orderEntry) int { return cmp.Compare(a.key, b.key) })
+		got := radixOrder(slices.Clone(entries), make([]orderEntry, n))
+		if len(got) != n {
+			t.Fatalf("round %d: %d entries, want %d", round, len(got), n)
+		}
+		for k := range got {
+			if got[k].key != want[k].key || got[k].j != want[k].j {
+				t.Fatalf("round %d: entry %d is key %x job %d, want %x job %d", round, k, got[k].key, got[k].j.ID, want[k].key, want[k].j.ID)
+			}
 		}
 	}
 }
