@@ -251,8 +251,7 @@ func controllerAddr(cfg *slurmconf.Config) string {
 
 // session is one connection to the controller: register, then serve.
 func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOption) error {
-	conn, err := grpc.NewClient("passthrough:///"+addr,
-		append(creds, grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256<<20)))...)
+	conn, err := grpc.NewClient("passthrough:///"+addr, append(creds, streamOptions()...)...)
 	if err != nil {
 		return err
 	}
@@ -264,6 +263,18 @@ func (a *Agent) session(ctx context.Context, addr string, creds []grpc.DialOptio
 		return err
 	}
 	return a.serve(sctx, cancel, stream)
+}
+
+// streamOptions are the Connect stream's dial options. Fixed flow-control
+// windows (the controller's side has the same) turn off gRPC's bandwidth
+// estimation, which answered every message the controller sent (each
+// launch, each end's acknowledgement) with a window update and a ping, and
+// the controller with a ping reply: two more TLS records, writes, reads
+// and goroutine wake-ups on both sides per message, for a window that a
+// node's stream never needs to grow past these.
+func streamOptions() []grpc.DialOption {
+	return []grpc.DialOption{grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(256 << 20)),
+		grpc.WithInitialWindowSize(8 << 20), grpc.WithInitialConnWindowSize(16 << 20)}
 }
 
 // agentStream is the agent's side of the Connect stream.

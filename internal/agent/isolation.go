@@ -232,7 +232,8 @@ func (a *Agent) jobGroup(j *job) (cgroups.Group, error) {
 // nil = all) gets a cpuset of its own; one that holds only some of the
 // job's GPUs is also denied the others.
 func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups.Group, error) {
-	if _, err := a.jobGroup(j); err != nil {
+	jg, err := a.jobGroup(j)
+	if err != nil {
 		return nil, err
 	}
 	l := cgroups.Limits{}
@@ -281,6 +282,12 @@ func (a *Agent) stepGroup(j *job, step string, cpus, gpus model.Bitmap) (cgroups
 	// steps'). Steps run by srun keep a freezer of their own: one is
 	// killed while its job lives on.
 	l.InParentFreezer = step == "batch"
+	if cm, ok := a.iso.cg.(cgroups.ChildMaker); ok {
+		// The job's directories as its group's Create found them, not
+		// looked up again (cgroupfs path walks, ~5% of the agent's CPU
+		// per short job).
+		return cm.CreateChild(jg, "step_"+step, l)
+	}
 	return a.iso.cg.Create(jobGroupName(j.id)+"/step_"+step, l)
 }
 

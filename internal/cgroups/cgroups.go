@@ -86,6 +86,14 @@ type Manager interface {
 	List() ([]string, error)
 }
 
+// ChildMaker is a Manager that makes a sub-group of one of its groups
+// from what it knows of that group (v1: where the group's processes live
+// in each hierarchy), without looking the parent's directories up again.
+// The result is Create(parent.Rel()+"/"+name, l)'s.
+type ChildMaker interface {
+	CreateChild(parent Group, name string, l Limits) (Group, error)
+}
+
 // Group is one control group.
 type Group interface {
 	Rel() string

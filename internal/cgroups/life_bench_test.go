@@ -33,7 +33,12 @@ func jobGroupLife(b *testing.B, recycle bool) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		sg, err := m.Create(job+"/step_batch", Limits{InParentFreezer: true})
+		var sg Group
+		if cm, ok := m.(ChildMaker); ok { // as the agent makes it
+			sg, err = cm.CreateChild(jg, "step_batch", Limits{InParentFreezer: true})
+		} else {
+			sg, err = m.Create(job+"/step_batch", Limits{InParentFreezer: true})
+		}
 		if err != nil {
 			b.Fatal(err)
 		}

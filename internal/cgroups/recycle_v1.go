@@ -259,6 +259,10 @@ func (g *v1Group) Recycle() bool {
 	if full {
 		return false
 	}
+	// The checks and resets below read and write ~17 files in the job's
+	// few directories: each opened relative to its directory's descriptor.
+	var a at
+	defer a.close()
 	fz := g.ownDir("freezer")
 	mem := g.ownDir("memory")
 	if fz == "" || mem == "" {
@@ -284,7 +288,7 @@ func (g *v1Group) Recycle() bool {
 		// where a batch step has a directory of its own.
 		dir := filepath.Join(mt, m.root, g.rel)
 		var st syscall.Stat_t
-		if syscall.Stat(dir, &st) != nil {
+		if a.stat(dir, &st) != nil {
 			return false
 		}
 		subs := st.Nlink - 2
@@ -295,7 +299,7 @@ func (g *v1Group) Recycle() bool {
 			if m.shareable(mt, Limits{InParentFreezer: true}) {
 				return false
 			}
-			if syscall.Stat(filepath.Join(dir, batchStepName), &st) != nil || st.Nlink != 2 {
+			if a.stat(filepath.Join(dir, batchStepName), &st) != nil || st.Nlink != 2 {
 				return false
 			}
 			fzStep = fzStep || mt == m.ctl["freezer"]
@@ -312,41 +316,41 @@ func (g *v1Group) Recycle() bool {
 		if d != fz && !fzStep {
 			continue
 		}
-		if b, err := readFile(d, "tasks"); err != nil || len(b) != 0 {
+		if b, err := a.readFile(d, "tasks"); err != nil || len(b) != 0 {
 			return false
 		}
 	}
 	step := filepath.Join(mem, batchStepName)
-	hasStep := exists(step, "")
-	if use, err := readInt(mem, "memory.usage_in_bytes"); err != nil || use > recycleMaxBytes {
+	hasStep := a.exists(step)
+	if use, err := a.readInt(mem, "memory.usage_in_bytes"); err != nil || use > recycleMaxBytes {
 		return false
 	}
 	for _, d := range []string{mem, step} {
 		if d == step && !hasStep {
 			continue
 		}
-		if oc, err := readKeyed(d, "memory.oom_control"); err != nil || oc["oom_kill"] != 0 {
+		if oc, err := a.readKeyed(d, "memory.oom_control"); err != nil || oc["oom_kill"] != 0 {
 			return false
 		}
 	}
 	// From here on the tree is reset for its next job.
-	if writeFile(fz, "freezer.state", "THAWED") != nil {
+	if a.writeFile(fz, "freezer.state", "THAWED") != nil {
 		return false
 	}
 	for _, d := range []string{mem, step} {
 		if d == step && !hasStep {
 			continue
 		}
-		if writeFile(d, "memory.max_usage_in_bytes", "0") != nil {
+		if a.writeFile(d, "memory.max_usage_in_bytes", "0") != nil {
 			return false
 		}
 	}
 	if c := g.ownDir("cpuacct"); c != "" {
 		for _, d := range []string{c, filepath.Join(c, batchStepName)} {
-			if d != c && !exists(d, "") {
+			if d != c && !a.exists(d) {
 				continue
 			}
-			if writeFile(d, "cpuacct.usage", "0") != nil {
+			if a.writeFile(d, "cpuacct.usage", "0") != nil {
 				return false
 			}
 		}

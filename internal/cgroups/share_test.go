@@ -267,3 +267,88 @@ func TestSubGroupOfGoneParentLeavesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestV1CreateChild: a sub-group made from its parent group (CreateChild)
+// is the one Create makes under the same name, its targets and own
+// directories the same, for a fresh job group, a kept one renamed into
+// place, and a step with limits of its own; a parent opened again (no
+// Create behind it) is looked up as Create does; the child lives in its
+// job's freezer and is removed with it.
+func TestV1CreateChild(t *testing.T) {
+	m := testV1(t)
+	m1, ok := m.(*v1Manager)
+	if !ok {
+		t.Skip("v1 only")
+	}
+	jl := Limits{MemoryBytes: 256 << 20}
+	cases := []struct {
+		name string
+		l    Limits
+	}{{"step_batch", Limits{InParentFreezer: true}}, {"step_0", Limits{}}, {"step_1", Limits{PidsMax: 50}}}
+	check := func(job Group, how string) {
+		t.Helper()
+		for _, c := range cases {
+			child, err := m1.CreateChild(job, c.name, c.l)
+			if err != nil {
+				t.Fatalf("%s: CreateChild %s: %v", how, c.name, err)
+			}
+			got, _ := child.Targets()
+			gotOwn := slices.Clone(child.(*v1Group).own)
+			if err := child.Delete(); err != nil {
+				t.Fatal(err)
+			}
+			again, err := m.Create(job.Rel()+"/"+c.name, c.l)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _ := again.Targets()
+			if !slices.Equal(got, want) || !slices.Equal(gotOwn, again.(*v1Group).own) {
+				t.Errorf("%s, %s: CreateChild %v %v, Create %v %v", how, c.name, got, gotOwn, want, again.(*v1Group).own)
+			}
+			if err := again.Delete(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	job, err := m.Create("job_21", jl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(job, "fresh job group")
+	// Kept and renamed into place for the next job (the batch step's leaf
+	// is what a kept tree may hold).
+	if _, err := m1.CreateChild(job, "step_batch", Limits{InParentFreezer: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !job.(Recycler).Recycle() {
+		t.Fatal("job_21's tree not kept")
+	}
+	next, err := m.Create("job_22", jl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Delete()
+	if _, err := os.Stat(filepath.Join(m1.ctl["memory"], m1.root, "job_22")); err != nil {
+		t.Fatalf("job_22 not made from the kept tree: %v", err)
+	}
+	check(next, "kept tree renamed")
+	opened, err := m.Open("job_22")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(opened, "opened group")
+
+	// The batch step made from its parent lives in the job's freezer and
+	// goes with the job.
+	batch, err := m1.CreateChild(next, "step_batch", Limits{InParentFreezer: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	targets, _ := batch.Targets()
+	if fz := filepath.Join(m1.ctl["freezer"], m1.root, "job_22"); m1.ctl["freezer"] != "" && !slices.Contains(targets, fz) {
+		t.Errorf("batch step not in its job's freezer group %s: %v", fz, targets)
+	}
+	if err := batch.Delete(); err != nil {
+		t.Fatal(err)
+	}
+}

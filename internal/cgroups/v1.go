@@ -112,6 +112,26 @@ func (m *v1Manager) Layout() Layout { return LayoutV1 }
 // Targets name the parent there; Delete still removes rel everywhere (a
 // sub-group with limits of its own may have made it).
 func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
+	return m.create(rel, l, nil)
+}
+
+// CreateChild is Create of parent's sub-group name (ChildMaker). Where the
+// child lives in an ancestor's directory it takes parent's from what
+// parent's Create found (parent's own directory, or the node's, which that
+// Create made sure of) instead of looking for them again: a batch step's
+// group made this way costs its own directories' mkdirs and nothing more.
+// A parent not made by this manager's Create (one opened after a restart)
+// is looked up as Create does.
+func (m *v1Manager) CreateChild(parent Group, name string, l Limits) (Group, error) {
+	pg, ok := parent.(*v1Group)
+	if !ok || pg.m != m || len(pg.targets) != len(m.dirs) || strings.Contains(name, "/") {
+		return m.Create(parent.Rel()+"/"+name, l)
+	}
+	return m.create(pg.rel+"/"+name, l, pg)
+}
+
+// create is Create; parent, when set, is rel's parent group (CreateChild).
+func (m *v1Manager) create(rel string, l Limits, parent *v1Group) (Group, error) {
 	rel, err := cleanRel(rel)
 	if err != nil {
 		return nil, err
@@ -143,7 +163,7 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 		}
 		return nil, err
 	}
-	for _, mt := range m.dirs {
+	for i, mt := range m.dirs {
 		top := filepath.Join(mt, m.root)
 		dir := filepath.Join(top, rel)
 		own := true
@@ -151,9 +171,13 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 			own = false
 			// The nearest group above that has a directory here (a
 			// step's job may share the node's too).
-			dir = filepath.Dir(dir)
-			for strings.HasPrefix(dir, top+"/") && !exists(dir, "") {
+			if parent != nil {
+				dir = parent.targets[i]
+			} else {
 				dir = filepath.Dir(dir)
+				for strings.HasPrefix(dir, top+"/") && !exists(dir, "") {
+					dir = filepath.Dir(dir)
+				}
 			}
 			if l.InParentFreezer && slices.Contains(m.ctls[mt], "freezer") && dir != filepath.Dir(filepath.Join(top, rel)) {
 				// The parent's freezer directory is gone (its job torn
@@ -163,8 +187,9 @@ func (m *v1Manager) Create(rel string, l Limits) (Group, error) {
 				return fail(errors.New("cgroups: the freezer group " + filepath.Dir(rel) + " to share is gone"))
 			}
 		}
-		// An ancestor's directory just seen to exist needs no mkdir.
-		if (own && !renamed) || (!own && dir == top) {
+		// An ancestor's directory just seen to exist (or made sure of by
+		// parent's Create) needs no mkdir.
+		if (own && !renamed) || (!own && dir == top && parent == nil) {
 			nd, err := m.mkdir(mt, dir)
 			if nd != "" {
 				made = append(made, nd)
@@ -470,48 +495,53 @@ func (g *v1Group) Procs() ([]int, error) { return procsUnder(g.trackDir()) }
 
 func (g *v1Group) Stats() (Stats, error) {
 	var st Stats
+	// Its files opened relative to their directories (see at): a job's
+	// end reads ~8 of them in 2 or 3 directories.
+	var a at
+	defer a.close()
 	d := g.dir("memory")
 	var err error
-	if st.MemoryCurrent, err = readInt(d, "memory.usage_in_bytes"); err != nil {
+	if st.MemoryCurrent, err = a.readInt(d, "memory.usage_in_bytes"); err != nil {
 		return st, err
 	}
-	st.MemoryPeak, _ = readInt(d, "memory.max_usage_in_bytes")
-	st.OOMKills = oomKillsV1(d)
+	st.MemoryPeak, _ = a.readInt(d, "memory.max_usage_in_bytes")
+	st.OOMKills = oomKillsV1(&a, d)
 	if c := g.dir("cpuacct"); c != "" {
-		u, errU := readInt(c, "cpuacct.usage_user")
-		s, errS := readInt(c, "cpuacct.usage_sys")
+		u, errU := a.readInt(c, "cpuacct.usage_user")
+		s, errS := a.readInt(c, "cpuacct.usage_sys")
 		if errU == nil && errS == nil {
 			st.UserCPU, st.SystemCPU = time.Duration(u), time.Duration(s)
-		} else if ks, err := readKeyed(c, "cpuacct.stat"); err == nil {
+		} else if ks, err := a.readKeyed(c, "cpuacct.stat"); err == nil {
 			// USER_HZ is 100 on Linux.
 			st.UserCPU, st.SystemCPU = time.Duration(ks["user"])*10*time.Millisecond, time.Duration(ks["system"])*10*time.Millisecond
 		}
 	}
 	if p := g.ownDir("pids"); p != "" {
-		st.Pids, _ = readInt(p, "pids.current")
+		st.Pids, _ = a.readInt(p, "pids.current")
 	} else if g.m.ctl["pids"] != "" {
 		// In its parent's pids group: counted as the pids controller
 		// does (threads), through its own directory.
-		st.Pids = tasksUnder(g.trackDir())
+		st.Pids = tasksUnder(&a, g.trackDir())
 	}
 	return st, nil
 }
 
 // tasksUnder counts the threads of the group dir and its descendants.
-func tasksUnder(dir string) int64 {
-	b, err := readFile(dir, "tasks")
+// a: the caller's at, or nil.
+func tasksUnder(a *at, dir string) int64 {
+	b, err := a.readFile(dir, "tasks")
 	if err != nil {
 		return 0
 	}
 	n := int64(strings.Count(string(b), "\n"))
 	var st syscall.Stat_t
-	if syscall.Stat(dir, &st) == nil && st.Nlink == 2 { // a leaf (see oomKillsV1)
+	if a.stat(dir, &st) == nil && st.Nlink == 2 { // a leaf (see oomKillsV1)
 		return n
 	}
 	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if e.IsDir() {
-			n += tasksUnder(filepath.Join(dir, e.Name()))
+			n += tasksUnder(nil, filepath.Join(dir, e.Name()))
 		}
 	}
 	return n
@@ -522,23 +552,24 @@ func tasksUnder(dir string) int64 {
 // step's), v2 in that group and its ancestors: summing the subtree gives
 // a job's group the v2 meaning. Only a group with sub-groups costs more
 // than the one read.
-func oomKillsV1(dir string) uint64 {
+// a: the caller's at, or nil.
+func oomKillsV1(a *at, dir string) uint64 {
 	var n int64
-	if oc, err := readKeyed(dir, "memory.oom_control"); err == nil {
+	if oc, err := a.readKeyed(dir, "memory.oom_control"); err == nil {
 		n = max(0, oc["oom_kill"])
 	}
 	// A directory's link count is 2 plus its sub-directories (kernfs keeps
 	// it): a leaf (a batch step's group, every time a job ends) is not
 	// listed.
 	var st syscall.Stat_t
-	if syscall.Stat(dir, &st) == nil && st.Nlink == 2 {
+	if a.stat(dir, &st) == nil && st.Nlink == 2 {
 		return uint64(n)
 	}
 	ents, _ := os.ReadDir(dir)
 	var sub uint64
 	for _, e := range ents {
 		if e.IsDir() {
-			sub += oomKillsV1(filepath.Join(dir, e.Name()))
+			sub += oomKillsV1(nil, filepath.Join(dir, e.Name()))
 		}
 	}
 	return uint64(n) + sub

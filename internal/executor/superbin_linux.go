@@ -12,8 +12,10 @@ import (
 // JSON text begins with. A supervisor that reads it says so in its answer
 // to "list" (superMsg.Bin); an agent sends it only to such a supervisor (a
 // supervisor left running by an earlier build speaks JSON alone), and the
-// supervisor still takes JSON (from an earlier agent). Its answers stay
-// JSON.
+// supervisor still takes JSON (from an earlier agent). It answers in the
+// binary form an agent that has sent it something in that form (such an
+// agent reads both), in JSON one that has not; "running", which says what
+// the supervisor reads, is always JSON.
 
 const (
 	superBinTag     = 0x01

@@ -31,9 +31,9 @@ func writeMsg(c *net.UnixConn, m *superMsg, fds ...int) error {
 }
 
 // writeBinMsg writes m in the binary form (superbin_linux.go), for a
-// supervisor that reads it.
-func writeBinMsg(c *net.UnixConn, m *superMsg) error {
-	return writePacket(c, encodeSuperBin(m))
+// peer that reads it.
+func writeBinMsg(c *net.UnixConn, m *superMsg, fds ...int) error {
+	return writePacket(c, encodeSuperBin(m), fds...)
 }
 
 func writePacket(c *net.UnixConn, b []byte, fds ...int) error {
@@ -71,7 +71,7 @@ func readMsg(c *net.UnixConn, buf, oob []byte) (superMsg, error) {
 	if buf[0] == superBinTag {
 		fds := m.fds
 		m, err = decodeSuperBin(buf[:n])
-		m.fds = fds
+		m.fds, m.bin = fds, true
 	} else {
 		err = json.Unmarshal(buf[:n], &m)
 	}
