@@ -33,13 +33,15 @@ help: ## list targets
 # still finds it up to date.
 rewrite = cp -f $(1) $(1).tmp && mv -f $(1).tmp $(1)
 
-build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands alone), bin/drover-cli-remote (the commands over gRPC) and the command symlinks
+build: ## build bin/drover (daemons, everything), bin/drover-cli (the commands alone), bin/drover-sbatch (sbatch alone), bin/drover-cli-remote (the commands over gRPC) and the command symlinks
 	@mkdir -p $(BIN)
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover ./cmd/drover
 	CGO_ENABLED=$(CLI_CGO) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli ./cmd/drover-cli
 	CGO_ENABLED=$(CLI_CGO) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-cli-remote ./cmd/drover-cli-remote
-	@for b in drover drover-cli drover-cli-remote; do $(call rewrite,$(BIN)/$$b) || exit 1; done
+	CGO_ENABLED=$(CLI_CGO) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/drover-sbatch ./cmd/drover-sbatch
+	@for b in drover drover-cli drover-cli-remote drover-sbatch; do $(call rewrite,$(BIN)/$$b) || exit 1; done
 	@for c in $$($(BIN)/drover-cli --list-commands); do ln -sf $(CLI) $(BIN)/$$c; done
+	@if [ "$(CLI)" = drover-cli ]; then ln -sf drover-sbatch $(BIN)/sbatch; fi
 
 demo: build ## start a local cluster, run sample jobs, show the commands, stop
 	bash scripts/demo.sh
