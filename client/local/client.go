@@ -79,8 +79,8 @@ func (c *Client) Close() error {
 }
 
 // conn returns the idle connection (reused) or a new one, connected by
-// dl (none if zero; Timeout at most).
-func (c *Client) conn(dl time.Time) (conn net.Conn, reused bool, err error) {
+// dl (none if zero; Timeout at most) unless ctx ends first.
+func (c *Client) conn(ctx context.Context, dl time.Time) (conn net.Conn, reused bool, err error) {
 	c.mu.Lock()
 	conn, since := c.idle, c.idleSince
 	c.idle = nil
@@ -94,8 +94,11 @@ func (c *Client) conn(dl time.Time) (conn net.Conn, reused bool, err error) {
 	if dl.IsZero() || time.Until(dl) > Timeout {
 		dl = time.Now().Add(Timeout)
 	}
-	conn, err = dialFD(c.socket, dl)
+	conn, err = dialFD(c.socket, dl, ctx.Done())
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
 		return nil, false, api.ErrNoController
 	}
 	return conn, false, nil
@@ -127,26 +130,23 @@ func (c *Client) call(ctx context.Context, method string, arg, out any, chunk fu
 	if !ok && !stream {
 		dl = time.Now().Add(Timeout)
 	}
+	// The buffers are sized for a usual call (a submission with its
+	// script and environment is 1-3 KB): grown from nothing, encoding one
+	// took about twenty allocations, and in a process that lives for a
+	// few milliseconds their fresh heap pages cost more than the copying.
 	req := localwire.Request{Method: method}
 	if arg != nil {
-		b, err := localwire.Encode(arg)
-		if err != nil {
-			return err
-		}
-		req.Body = b
+		req.Body = localwire.AppendCompact(make([]byte, 0, 4<<10), arg)
 	}
-	msg, err := localwire.Encode(&req)
-	if err != nil {
-		return err
-	}
-	conn, reused, err := c.conn(dl)
+	msg := localwire.AppendCompact(make([]byte, 0, len(req.Body)+len(method)+24), &req)
+	conn, reused, err := c.conn(ctx, dl)
 	if err == nil {
 		err = c.exchange(ctx, dl, conn, msg, reused, stream, out, chunk)
 		if errors.Is(err, errStale) {
 			// The kept connection was closed by the controller (it is
 			// restarting) before this call could be written: nothing
 			// was done, so the call goes once more on a new one.
-			if conn, _, err = c.conn(dl); err == nil {
+			if conn, _, err = c.conn(ctx, dl); err == nil {
 				err = c.exchange(ctx, dl, conn, msg, false, stream, out, chunk)
 			}
 		}
@@ -171,7 +171,9 @@ func (c *Client) exchange(ctx context.Context, dl time.Time, conn net.Conn, msg 
 	if !reused {
 		// The preface goes with the call, in one write (one read for
 		// the controller).
-		w = &prefaced{Conn: conn, pre: localwire.Preface()}
+		// Room for the frame too: prefaced appends it to the preface.
+		pre := append(make([]byte, 0, localwire.PrefaceLen+4+len(msg)), localwire.Preface()...)
+		w = &prefaced{Conn: conn, pre: pre}
 	}
 	if err := localwire.WriteFrame(w, msg); err != nil {
 		if !reused {

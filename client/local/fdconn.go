@@ -32,29 +32,57 @@ type fdConn struct {
 var _ net.Conn = (*fdConn)(nil)
 
 // dialFD connects to the Unix socket at path, waiting at most until
-// deadline (none if zero) while the controller's backlog is full.
-func dialFD(path string, deadline time.Time) (*fdConn, error) {
+// deadline (none if zero) while the controller's backlog is full, and
+// no longer once done is closed.
+func dialFD(path string, deadline time.Time, done <-chan struct{}) (*fdConn, error) {
 	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, os.NewSyscallError("socket", err)
 	}
-	if !deadline.IsZero() {
-		// A blocking connect waits for room in the backlog at most
-		// SO_SNDTIMEO (the sends never block: MSG_DONTWAIT).
-		tv := syscall.NsecToTimeval(max(time.Until(deadline), time.Millisecond).Nanoseconds())
-		_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
-	}
 	for {
-		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
-		if err != syscall.EINTR {
-			break
+		if !deadline.IsZero() || done != nil {
+			// A blocking connect waits for room in the backlog at most
+			// SO_SNDTIMEO (the sends never block: MSG_DONTWAIT); in
+			// slices where it can be cancelled, so that a cancel is
+			// seen while a controller that stopped accepting keeps it
+			// waiting (then EAGAIN: tried again).
+			wait := time.Duration(1<<63 - 1)
+			if !deadline.IsZero() {
+				wait = max(time.Until(deadline), time.Millisecond)
+			}
+			if done != nil {
+				wait = min(wait, connectSlice)
+			}
+			tv := syscall.NsecToTimeval(wait.Nanoseconds())
+			_ = syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_SNDTIMEO, &tv)
 		}
+		err = syscall.Connect(fd, &syscall.SockaddrUnix{Name: path})
+		if err == syscall.EINTR {
+			continue
+		}
+		if err == syscall.EAGAIN && (deadline.IsZero() || time.Now().Before(deadline)) && !closed(done) {
+			continue
+		}
+		break
 	}
 	if err != nil {
 		syscall.Close(fd)
 		return nil, &net.OpError{Op: "dial", Net: "unix", Addr: &net.UnixAddr{Name: path, Net: "unix"}, Err: os.NewSyscallError("connect", err)}
 	}
 	return &fdConn{fd: fd}, nil
+}
+
+// connectSlice is how long a connect that can be cancelled waits at a
+// time for room in the controller's backlog.
+const connectSlice = 250 * time.Millisecond
+
+func closed(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	default:
+		return false
+	}
 }
 
 // wait polls for events until the deadline; it returns the descriptor

@@ -8,6 +8,7 @@ import (
 	"net"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -169,7 +170,7 @@ func TestFDConnBufferedReads(t *testing.T) {
 		defer c.Close()
 		_, _ = c.Write(want)
 	}()
-	conn, err := dialFD(sock, time.Now().Add(10*time.Second))
+	conn, err := dialFD(sock, time.Now().Add(10*time.Second), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,5 +190,50 @@ func TestFDConnBufferedReads(t *testing.T) {
 	}
 	if !bytes.Equal(got, want) {
 		t.Fatalf("%d bytes read in small pieces, not the %d written", len(got), len(want))
+	}
+}
+
+// A call cancelled while it waits to connect (the controller stopped
+// accepting: its listen backlog is full) ends with the cancel, not when
+// the connection's time-out (Timeout, a minute) runs out.
+func TestFDConnCancelWhileConnecting(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "full.sock")
+	fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: sock}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Listen(fd, 0); err != nil { // never accepts
+		t.Fatal(err)
+	}
+	// Fill the backlog: a connect then waits for room (or fails at once
+	// when it has no time to wait).
+	for full := false; !full; {
+		c, err := dialFD(sock, time.Now().Add(time.Millisecond), nil)
+		if err != nil {
+			full = true
+			continue
+		}
+		defer c.Close()
+	}
+	c := Dial(sock)
+	defer c.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.SubmitJob(ctx, &model.JobSpec{Script: "true"})
+		done <- err
+	}()
+	cancel() // before or while it waits in connect: it ends with the cancel either way
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("a call cancelled while connecting: %v, want context.Canceled", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("a call cancelled while connecting still waits after 30 s")
 	}
 }

@@ -9,10 +9,11 @@ import (
 	"os"
 
 	"github.com/drover-hpc/drover/internal/app/commands"
+	"github.com/drover-hpc/drover/internal/app/commands/table"
 	"github.com/drover-hpc/drover/internal/app/remote"
 )
 
 func main() {
 	commands.DialRemote = remote.Dial
-	os.Exit(commands.Main(os.Args))
+	os.Exit(commands.Main(os.Args, table.Commands))
 }

@@ -4,13 +4,14 @@
 // protobuf — so it starts as fast as Slurm's commands. The daemons and
 // `drover up` are in cmd/drover, which runs the same commands too, over
 // gRPC where the controller is not on this machine (drover-cli hands
-// those to it).
+// those to it). sbatch has a binary of its own (cmd/drover-sbatch).
 package main
 
 import (
 	"os"
 
 	"github.com/drover-hpc/drover/internal/app/commands"
+	"github.com/drover-hpc/drover/internal/app/commands/table"
 )
 
-func main() { os.Exit(commands.Main(os.Args)) }
+func main() { os.Exit(commands.Main(os.Args, table.Commands)) }

@@ -17,6 +17,7 @@ import (
 	"github.com/drover-hpc/drover/internal/acct/storage"
 	"github.com/drover-hpc/drover/internal/agent"
 	"github.com/drover-hpc/drover/internal/app/commands"
+	"github.com/drover-hpc/drover/internal/app/commands/table"
 	"github.com/drover-hpc/drover/internal/app/remote"
 	"github.com/drover-hpc/drover/internal/ctld"
 	"github.com/drover-hpc/drover/internal/dbd"
@@ -29,7 +30,7 @@ import (
 
 // Commands are the Slurm commands this binary also runs (see package
 // commands, which cmd/drover-cli links alone).
-var Commands = commands.Commands
+var Commands = table.Commands
 
 // Main runs the invocation and returns the exit status.
 func Main(argv []string) int {
@@ -117,7 +118,7 @@ func Main(argv []string) int {
 		usage(os.Stderr)
 		return 1
 	}
-	return commands.Run(name, args)
+	return commands.Run(name, Commands[name], args)
 }
 
 func usage(w *os.File) {

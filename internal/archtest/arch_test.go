@@ -50,7 +50,7 @@ func TestCommandsDoNotImportServerPackages(t *testing.T) {
 		"github.com/hashicorp/raft"}
 	// The commands' binaries too: drover-cli-remote is drover-cli with
 	// the gRPC client, never the daemons.
-	for _, p := range []string{"internal/cli/...", "cmd/drover-cli", "cmd/drover-cli-remote"} {
+	for _, p := range []string{"internal/cli/...", "cmd/drover-cli", "cmd/drover-cli-remote", "cmd/drover-sbatch"} {
 		for pkg, ds := range deps(t, p) {
 			for _, d := range ds {
 				for _, s := range server {
@@ -178,12 +178,27 @@ func TestAgentDoesNotImportController(t *testing.T) {
 // controllers are the full binary's (cmd/drover), to which the lean one
 // hands such commands.
 func TestLeanCommandsLinkNoGRPC(t *testing.T) {
-	for _, p := range []string{"cmd/drover-cli", "internal/app/commands", "client/local", "internal/localwire"} {
+	for _, p := range []string{"cmd/drover-cli", "cmd/drover-sbatch", "internal/app/commands", "client/local", "internal/localwire"} {
 		for pkg, ds := range deps(t, p) {
 			for _, d := range ds {
 				if strings.HasPrefix(d, "google.golang.org/") || d == mod+"api/drover/v1" {
 					t.Errorf("%s links %s; the commands' binary speaks the local protocol (client/local), gRPC is the full binary's", pkg, d)
 				}
+			}
+		}
+	}
+}
+
+// TestSbatchBinaryLinksSbatchAlone keeps cmd/drover-sbatch to its one
+// command: every package a Go binary links is paid for at each start
+// (initialisation, the runtime's walk of the function table, page
+// faults), and sbatch starts once per submission. The command table
+// (package table) and the other commands are drover-cli's.
+func TestSbatchBinaryLinksSbatchAlone(t *testing.T) {
+	for pkg, ds := range deps(t, "cmd/drover-sbatch") {
+		for _, d := range ds {
+			if d == mod+"internal/app/commands/table" || (strings.HasPrefix(d, mod+"internal/cli/") && d != mod+"internal/cli/sbatch") {
+				t.Errorf("%s links %s; drover-sbatch is sbatch alone", pkg, d)
 			}
 		}
 	}

@@ -302,3 +302,36 @@ func TestV1RecycleRefusesThread(t *testing.T) {
 		t.Fatal("a tree kept with another process's thread in it")
 	}
 }
+
+// TestV1RecycleStepDirElsewhere: a step whose limits need a hierarchy
+// where its job has no directory (a step given some of a job's GPUs when
+// the job holds all of the node's: its devices group) makes the job's
+// directory there. Its job's tree is then not kept: renamed for the next
+// job without it, that directory stayed under the old job's name for as
+// long as the agent ran, after its `drover up` stopped too.
+func TestV1RecycleStepDirElsewhere(t *testing.T) {
+	m := recycleTest(t)
+	if m.ctl["devices"] == "" {
+		t.Skip("needs the devices hierarchy")
+	}
+	job, _ := batchJob(t, m, "job_61", Limits{MemoryBytes: 64 << 20})
+	step, err := m.Create("job_61/step_0", Limits{DenyDevices: []Device{{'c', 195, 1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !exists(filepath.Join(m.ctl["devices"], m.root, "job_61"), "") {
+		t.Fatal("the step made no devices directory of its job")
+	}
+	if err := step.Delete(); err != nil {
+		t.Fatal(err)
+	}
+	// As the agent ends a job: kept, else removed.
+	if !job.(Recycler).Recycle() {
+		if err := job.Delete(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next, _ := batchJob(t, m, "job_62", Limits{MemoryBytes: 64 << 20})
+	defer next.Delete()
+	assertGone(t, m, "job_61")
+}

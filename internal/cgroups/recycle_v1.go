@@ -22,8 +22,8 @@ import (
 //
 // What must not carry over from one job to the next, and how it does not:
 //   - processes: kept only when the job's freezer group (where the batch
-//     step's processes and every step's group are) holds none and has no
-//     sub-group but the batch step's (Recycle);
+//     step's processes and every step's group are) holds no thread and
+//     has no sub-group but the batch step's (Recycle);
 //   - counters read as the job's or its batch step's use: CPU time is set
 //     to zero, the memory high-water mark to the current use, which must
 //     be small (recycleMaxBytes: what the kernel still counts for freed
@@ -268,8 +268,15 @@ func (g *v1Group) Recycle() bool {
 	if fz == "" || mem == "" {
 		return false
 	}
+	fzStep := false // the batch step has a freezer directory of its own
 	for i, mt := range m.dirs {
 		if !g.own[i] {
+			// A step with limits of its own there (some of the job's
+			// GPUs: devices) made the job's directory: a renamed tree
+			// would leave it under this job's name for good.
+			if exists(filepath.Join(mt, m.root, g.rel), "") {
+				return false
+			}
 			continue
 		}
 		for _, c := range m.ctls[mt] {
@@ -295,12 +302,23 @@ func (g *v1Group) Recycle() bool {
 			if a.stat(filepath.Join(dir, batchStepName), &st) != nil || st.Nlink != 2 {
 				return false
 			}
+			fzStep = fzStep || mt == m.ctl["freezer"]
 		}
 	}
-	// Every process of the job is in its freezer group or below it; no
-	// sub-group there (checked above): none left if this lists none.
-	if b, err := a.readFile(fz, "cgroup.procs"); err != nil || len(b) != 0 {
-		return false
+	// Every process of the job is in its freezer group or below it: in
+	// the batch step's group where the freezer shares its hierarchy with
+	// memory (then the step cannot keep its processes in the job's
+	// directory); no other sub-group (checked above). None is left if
+	// these list no thread: tasks, not cgroup.procs, which kernels before
+	// 5.3 leave a process out of once its leader thread exited while
+	// other threads of it still run.
+	for _, d := range []string{fz, filepath.Join(fz, batchStepName)} {
+		if d != fz && !fzStep {
+			continue
+		}
+		if b, err := a.readFile(d, "tasks"); err != nil || len(b) != 0 {
+			return false
+		}
 	}
 	step := filepath.Join(mem, batchStepName)
 	hasStep := a.exists(step)

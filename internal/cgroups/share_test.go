@@ -315,13 +315,22 @@ func TestV1CreateChild(t *testing.T) {
 		t.Fatal(err)
 	}
 	check(job, "fresh job group")
-	// Kept and renamed into place for the next job (the batch step's leaf
-	// is what a kept tree may hold).
-	if _, err := m1.CreateChild(job, "step_batch", Limits{InParentFreezer: true}); err != nil {
+	// step_1 (pids) left job_21 a directory where the job has none of its
+	// own, so that tree is not kept: another job's is.
+	if err := job.Delete(); err != nil {
 		t.Fatal(err)
 	}
-	if !job.(Recycler).Recycle() {
-		t.Fatal("job_21's tree not kept")
+	kept, err := m.Create("job_20", jl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Kept and renamed into place for the next job (the batch step's leaf
+	// is what a kept tree may hold).
+	if _, err := m1.CreateChild(kept, "step_batch", Limits{InParentFreezer: true}); err != nil {
+		t.Fatal(err)
+	}
+	if !kept.(Recycler).Recycle() {
+		t.Fatal("job_20's tree not kept")
 	}
 	next, err := m.Create("job_22", jl)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -265,14 +266,31 @@ var bodies = map[Type]func() any{
 	TypeReservation:  func() any { return new(Reservation) },
 }
 
-// Encode serialises a command for the log: one type byte, then JSON.
+// Encode serialises a command for the log: one type byte, then JSON (the
+// bytes json.Marshal gives). The entry is the one allocation: Marshal's
+// result copied behind the type byte was two, a submission's largest
+// garbage (~5 KiB each), and the collector's work grows with the queue.
 func Encode(t Type, body any) ([]byte, error) {
-	b, err := json.Marshal(body)
+	buf := encodeBufs.Get().(*bytes.Buffer)
+	buf.Reset()
+	err := json.NewEncoder(buf).Encode(body)
+	var out []byte
+	if err == nil {
+		b := bytes.TrimSuffix(buf.Bytes(), []byte{'\n'}) // Encoder's, not Marshal's
+		out = make([]byte, 1+len(b))
+		out[0] = byte(t)
+		copy(out[1:], b)
+	}
+	if buf.Cap() <= 1<<20 { // a big one-off (a large array's) is not kept
+		encodeBufs.Put(buf)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("encode command %d: %w", t, err)
 	}
-	return append([]byte{byte(t)}, b...), nil
+	return out, nil
 }
+
+var encodeBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
 // EquivalentAfterDecode reports whether Decode(data) would give back a body
 // equivalent to the one Encode turned into data, so that the leader may

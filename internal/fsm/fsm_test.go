@@ -2,6 +2,7 @@ package fsm
 
 import (
 	"bytes"
+	"encoding/json"
 	"testing"
 
 	"github.com/drover-hpc/drover/internal/model"
@@ -219,5 +220,35 @@ func TestReleasedAtTimeLimit(t *testing.T) {
 	h.apply(TypeJobEnded, &JobEnded{Job: 2, Now: 5})
 	if j := h.snap().Job(2); j.State != model.JobFailed || j.ExitCode != 3 {
 		t.Errorf("released allocation: %v %d:%d", j.State, j.ExitCode, j.Signal)
+	}
+}
+
+// TestEncodeIsMarshal: a log entry is the type byte and exactly the bytes
+// json.Marshal gives (older entries replay, EquivalentAfterDecode holds),
+// whatever the pooled buffer held before, and it shares no memory with
+// the next entry.
+func TestEncodeIsMarshal(t *testing.T) {
+	bodies := []any{
+		&Submit{Spec: &model.JobSpec{Name: "a<b>&", Script: "#!/bin/sh\ntrue\n", Env: []string{"X=\u00e9", "Y=\n"}}, Partition: "p", Now: 1},
+		&AcctAck{Seq: 7},
+		&Submit{Spec: &model.JobSpec{Name: "b"}},
+	}
+	var prev []byte
+	for i, body := range bodies {
+		got, err := Encode(TypeSubmit, body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, _ := json.Marshal(body)
+		if want := append([]byte{byte(TypeSubmit)}, js...); !bytes.Equal(got, want) {
+			t.Fatalf("body %d: Encode gave\n%q\nwant\n%q", i, got, want)
+		}
+		if prev != nil && &prev[0] == &got[0] {
+			t.Fatalf("body %d: entries share memory", i)
+		}
+		prev = got
+	}
+	if _, err := Encode(TypeSubmit, func() {}); err == nil {
+		t.Fatal("a body JSON cannot hold encoded without an error")
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strconv"
+	"unsafe"
 
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -40,6 +42,11 @@ type jobField struct {
 	index int // in model.Job
 	name  string
 	kind  byte
+	// The writer reads the field at its offset (a snapshot writes every
+	// job; reflect's Field and IsZero per field were half its time).
+	off     uintptr
+	typ     reflect.Type
+	nilable bool // zero exactly when its first word is nil (slice, pointer, map)
 }
 
 // jobFields is model.Job's schema; Spec travels in its own records.
@@ -51,10 +58,14 @@ var jobFields = func() []jobField {
 		if !f.IsExported() || f.Name == "Spec" {
 			continue
 		}
-		out = append(out, jobField{index: i, name: f.Name, kind: kindOf(f.Type)})
+		k := f.Type.Kind()
+		out = append(out, jobField{index: i, name: f.Name, kind: kindOf(f.Type), off: f.Offset, typ: f.Type,
+			nilable: k == reflect.Slice || k == reflect.Pointer || k == reflect.Map})
 	}
 	return out
 }()
+
+var uint32s = reflect.TypeFor[[]uint32]()
 
 func kindOf(t reflect.Type) byte {
 	switch t.Kind() {
@@ -112,22 +123,50 @@ func (jw *jobWriter) spec(s *model.JobSpec) error {
 func (jw *jobWriter) job(j *model.Job, specRef uint32) error {
 	b := append(jw.buf[:0], recJob)
 	b = binary.AppendUvarint(b, uint64(specRef))
-	v := reflect.ValueOf(j).Elem()
+	base := unsafe.Pointer(j)
 	for n, f := range jobFields {
-		fv := v.Field(f.index)
-		if fv.IsZero() {
-			continue
+		p := unsafe.Add(base, f.off)
+		var i int64
+		var u uint64
+		var s string
+		var fv reflect.Value
+		switch f.kind {
+		case kindInt:
+			i = intAt(p, f.typ.Size())
+			if i == 0 {
+				continue
+			}
+		case kindUint:
+			u = uintAt(p, f.typ.Size())
+			if u == 0 {
+				continue
+			}
+		case kindBool:
+			if !*(*bool)(p) {
+				continue
+			}
+		case kindString:
+			// A string kind may be a named type: same layout.
+			if s = *(*string)(p); s == "" {
+				continue
+			}
+		default:
+			if f.nilable && *(*unsafe.Pointer)(p) == nil {
+				continue
+			}
+			if fv = reflect.NewAt(f.typ, p).Elem(); !f.nilable && fv.IsZero() {
+				continue
+			}
 		}
 		b = binary.AppendUvarint(b, uint64(n+1))
 		switch f.kind {
 		case kindInt:
-			b = binary.AppendVarint(b, fv.Int())
+			b = binary.AppendVarint(b, i)
 		case kindUint:
-			b = binary.AppendUvarint(b, fv.Uint())
+			b = binary.AppendUvarint(b, u)
 		case kindBool:
 			b = append(b, 1)
 		case kindString:
-			s := fv.String()
 			if ref, ok := jw.strings[s]; ok {
 				b = binary.AppendUvarint(b, ref)
 				break
@@ -137,6 +176,10 @@ func (jw *jobWriter) job(j *model.Job, specRef uint32) error {
 			b = binary.AppendUvarint(b, uint64(len(s)))
 			b = append(b, s...)
 		default:
+			if f.typ == uint32s { // a job's groups: json.Marshal's bytes without its reflection
+				b = appendUint32s(b, *(*[]uint32)(p))
+				break
+			}
 			js, err := json.Marshal(fv.Interface())
 			if err != nil {
 				return fmt.Errorf("job %d %s: %w", j.ID, f.name, err)
@@ -149,6 +192,52 @@ func (jw *jobWriter) job(j *model.Job, specRef uint32) error {
 	jw.buf = b
 	_, err := jw.w.Write(b)
 	return err
+}
+
+// intAt and uintAt read an integer field of the given size.
+func intAt(p unsafe.Pointer, size uintptr) int64 {
+	switch size {
+	case 1:
+		return int64(*(*int8)(p))
+	case 2:
+		return int64(*(*int16)(p))
+	case 4:
+		return int64(*(*int32)(p))
+	}
+	return *(*int64)(p)
+}
+
+func uintAt(p unsafe.Pointer, size uintptr) uint64 {
+	switch size {
+	case 1:
+		return uint64(*(*uint8)(p))
+	case 2:
+		return uint64(*(*uint16)(p))
+	case 4:
+		return uint64(*(*uint32)(p))
+	}
+	return *(*uint64)(p)
+}
+
+// appendUint32s appends the length and JSON of a non-nil []uint32, as
+// json.Marshal writes it.
+func appendUint32s(b []byte, v []uint32) []byte {
+	n := 2 + max(len(v)-1, 0)
+	for _, x := range v {
+		n++
+		for ; x >= 10; x /= 10 {
+			n++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(n))
+	b = append(b, '[')
+	for k, x := range v {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendUint(b, uint64(x), 10)
+	}
+	return append(b, ']')
 }
 
 func (jw *jobWriter) end() error { return jw.w.WriteByte(recEnd) }

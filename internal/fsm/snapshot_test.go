@@ -235,3 +235,16 @@ func TestJobRecordsMatchFieldsByName(t *testing.T) {
 		t.Fatalf("restored %+v", j)
 	}
 }
+
+// TestGroupsWrittenAsJSON: the writer's own form of a job's groups is
+// json.Marshal's, length included.
+func TestGroupsWrittenAsJSON(t *testing.T) {
+	for _, v := range [][]uint32{{}, {0}, {9}, {10}, {1000, 1001}, {4294967295, 0, 99, 100, 7}} {
+		js, _ := json.Marshal(v)
+		want := binary.AppendUvarint(nil, uint64(len(js)))
+		want = append(want, js...)
+		if got := appendUint32s(nil, v); !bytes.Equal(got, want) {
+			t.Errorf("%v: %q, want %q", v, got, want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -461,5 +462,48 @@ func TestOtherBuildAlwaysReadsItsRefusal(t *testing.T) {
 			t.Fatalf("try %d: the other build read %q, %v instead of its refusal", i, b, err)
 		}
 		c.Close()
+	}
+}
+
+// keeper records the specs it is given, as the service keeps a job's.
+type keeper struct {
+	*fake
+	specs []*model.JobSpec
+}
+
+func (k *keeper) SubmitJob(ctx context.Context, spec *model.JobSpec) (model.JobID, error) {
+	k.specs = append(k.specs, spec)
+	return model.JobID(len(k.specs)), nil
+}
+
+// TestSubmittedSpecsOwnTheirBytes: request frames are read into reused
+// buffers (cleared after decoding); what a call keeps of its request —
+// a job's spec, script and environment — is its own copy, whole after
+// later calls on the same and other connections.
+func TestSubmittedSpecsOwnTheirBytes(t *testing.T) {
+	k := &keeper{fake: newFake()}
+	sock, _, _ := start(t, k, Limits{})
+	mk := func(i int) *model.JobSpec {
+		umask := uint32(0)
+		return &model.JobSpec{Name: fmt.Sprintf("job%d", i), Script: strings.Repeat(fmt.Sprint(i), 100),
+			Env: []string{fmt.Sprintf("A=%d", i), "B=" + strings.Repeat("x", i)}, Umask: &umask}
+	}
+	for conn := range 3 {
+		c := local.Dial(sock)
+		for i := range 5 {
+			if _, err := c.SubmitJob(context.Background(), mk(conn*5+i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Close()
+	}
+	if len(k.specs) != 15 {
+		t.Fatalf("%d specs kept, want 15", len(k.specs))
+	}
+	for i, got := range k.specs {
+		want := mk(i)
+		if got.Name != want.Name || got.Script != want.Script || !slices.Equal(got.Env, want.Env) {
+			t.Fatalf("spec %d kept as %q %q %q, want %q %q %q", i, got.Name, got.Script, got.Env, want.Name, want.Script, want.Env)
+		}
 	}
 }

@@ -109,6 +109,8 @@ func (b Bitmap) FirstFree(n, limit int, want func(int) bool) (Bitmap, bool) {
 // looks past two sets without building their union. It reads them a
 // word at a time: the scheduler picks the CPU ids of every job it starts
 // with it, and an id at a time was a thousand instructions per node.
+// Without want, a word's free ids are taken together too: adding them
+// one by one was still a twelfth of the main pass over 50,000 jobs.
 func (b Bitmap) FirstFreeBesides(also Bitmap, n, limit int, want func(int) bool) (Bitmap, bool) {
 	var out Bitmap
 	got := 0
@@ -117,9 +119,26 @@ func (b Bitmap) FirstFreeBesides(also Bitmap, n, limit int, want func(int) bool)
 		if rem := limit - w*64; rem < 64 {
 			free &= 1<<uint(rem) - 1
 		}
+		if want == nil {
+			// The whole word's share at once: the lowest n-got free ids.
+			take := free
+			if bits.OnesCount64(free) > n-got {
+				rest := free
+				for range n - got {
+					rest &= rest - 1
+				}
+				take = free &^ rest
+			}
+			if take != 0 {
+				out = out.with(w*64 + 63 - bits.LeadingZeros64(take))
+				out[w] |= take
+				got += bits.OnesCount64(take)
+			}
+			continue
+		}
 		for ; free != 0 && got < n; free &= free - 1 {
 			id := w*64 + bits.TrailingZeros64(free)
-			if want != nil && !want(id) {
+			if !want(id) {
 				continue
 			}
 			out = out.with(id)

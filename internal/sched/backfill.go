@@ -300,6 +300,39 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 	c.bf.addDelta(to, cpus, true)
 }
 
+// placeLive is place on the live view, which fails at once for a request
+// that failed there before in the pass, when neither names nor excludes
+// nodes. Within a pass the live view only shrinks (starts take resources,
+// block holds nodes back; nothing is given back until the next pass), and
+// first-fit fails exactly when no set of nodes can take the job, so a
+// failure stays one. Once a deep queue fills the cluster, most jobs fail
+// to start now, of a few hundred requests, and each failure walked the
+// partition tree down every subtree whose maxima (of different nodes) met
+// the request: a sixteenth of the unbounded 10k x 50k pass.
+func (s *scheduler) placeLive(ps *partState, r *request, req, exc []int32) ([]pick, bool) {
+	if len(req) > 0 || len(exc) > 0 || plainSearch {
+		return s.c.place(viewLive, ps, r, req, exc)
+	}
+	k := liveKey{ps: ps, r: *r}
+	if _, miss := s.liveMiss[k]; miss {
+		return nil, false
+	}
+	picks, ok := s.c.place(viewLive, ps, r, req, exc)
+	if !ok {
+		if s.liveMiss == nil {
+			s.liveMiss = map[liveKey]struct{}{}
+		}
+		s.liveMiss[k] = struct{}{}
+	}
+	return picks, ok
+}
+
+// liveKey is a request placed in a partition (placeLive).
+type liveKey struct {
+	ps *partState
+	r  request
+}
+
 // jobLimit is how long j may run once started: its time limit, else the
 // partition's DefaultTime, else its MaxTime; 0 means no limit.
 func jobLimit(j *model.Job, p *model.Partition) int64 {
@@ -346,7 +379,7 @@ func (s *scheduler) considerBackfill(j *model.Job, ps *partState, r *request, re
 	var picks []pick
 	liveFits := s.c.free-s.excFree >= r.minCPUs() && ps.free-s.excFreePart >= r.minCPUs()
 	if liveFits {
-		picks, liveFits = s.c.place(viewLive, ps, r, req, exc)
+		picks, liveFits = s.placeLive(ps, r, req, exc)
 	}
 	fits := liveFits
 	if fits && s.c.bf.count > 0 && s.c.conflicts(picks, r, s.now, end) {
@@ -521,7 +554,7 @@ func (c *cluster) windowOnce(i int32) (int, int64) {
 // window offer where the node holds reservations.
 func (c *cluster) nextAvoid(ps *partState, from, minCPU, minIdle, minGPU int, minMem int64) int {
 	for {
-		pos := ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
+		pos := ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: treeMem(minMem)})
 		if pos < 0 {
 			return -1
 		}

@@ -38,7 +38,8 @@ type packSearch struct {
 
 // plainSearch turns off the reservation search's shortcuts that must not
 // change a plan (the running sum here, new levels' bounds from other
-// shapes in bfseed.go, job-limit bounds in bfbounds.go), so tests can
+// shapes in bfseed.go, job-limit bounds in bfbounds.go, the thresholds
+// kept from node to node in bfsearch.go), so tests can
 // compare plans made with and without them.
 var plainSearch bool
 

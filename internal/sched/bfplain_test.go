@@ -165,3 +165,84 @@ func mixedCluster(seed int64, nodes, jobs int) *schedtest.Cluster {
 	}
 	return c
 }
+
+// TestSearchShortcutsWideGPUNodes is TestSearchShortcutsKeepPlans on mixed
+// clusters where some GPU nodes have more than 64 GPUs, alike in CPUs and
+// memory to the others: the earliest-start search counts such a node's
+// GPUs apart (holds), and must not take the thresholds kept from a node
+// whose GPUs it counted as a word.
+func TestSearchShortcutsWideGPUNodes(t *testing.T) {
+	defer sched.SetPlainSearch(false)
+	wide := 0
+	for seed := range int64(3) {
+		c := mixedCluster(seed, 150, 1200)
+		for i, n := range c.Nodes {
+			if len(n.GPUs) > 0 && i%3 == 0 {
+				schedtest.AddGPUs(n, n.GPUs[0].Type, 72)
+				wide++
+			}
+		}
+		in := c.Input()
+		cfg := sched.Config{Backfill: true, BfResolution: 60}
+		sched.SetPlainSearch(true)
+		want := sched.Schedule(in, 100000, cfg)
+		sched.SetPlainSearch(false)
+		got := sched.Schedule(in, 100000, cfg)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("seed %d: plans differ with the search's shortcuts (%d starts, %d planned; want %d, %d)",
+				seed, len(got.Starts), len(got.StartTimes), len(want.Starts), len(want.StartTimes))
+		}
+		if len(got.StartTimes) < 100 {
+			t.Fatalf("seed %d: only %d planned starts", seed, len(got.StartTimes))
+		}
+	}
+	if wide == 0 {
+		t.Fatal("no node has more than 64 GPUs")
+	}
+}
+
+// TestLiveMissKeyed: a request that failed to start now in one partition,
+// or with nodes excluded, still starts in another partition, or without
+// the exclusion (placeLive keeps failures per partition and request, and
+// none for jobs that exclude nodes).
+func TestLiveMissKeyed(t *testing.T) {
+	cfg := sched.Config{Backfill: true, BfResolution: 60}
+	run := func(c *schedtest.Cluster, cpus int, nodes ...string) {
+		for _, n := range nodes {
+			s := schedtest.Spec()
+			s.TimeLimit = 3600
+			c.Run(c.Submit(s), 99000, []model.NodeAlloc{{Node: n, CPUs: cpus, Mem: 1024}})
+		}
+	}
+	submit := func(c *schedtest.Cluster, part string, prio uint32, exc ...string) *model.Job {
+		s := schedtest.Spec()
+		s.Partition, s.TimeLimit, s.CPUsPerTask, s.ExcNodes = part, 600, 4, exc
+		j := c.Submit(s)
+		j.Priority = prio
+		return j
+	}
+	check := func(name string, p *sched.Plan, want *model.Job) {
+		t.Helper()
+		if len(p.Starts) != 1 || p.Starts[0].Job != want.ID || p.Starts[0].Alloc[0].Node != "b2" {
+			t.Fatalf("%s: starts %+v, want job %d on b2 only", name, p.Starts, want.ID)
+		}
+	}
+	c := schedtest.New()
+	c.AddNodes("a", 2, 4, 8192)
+	c.AddNodes("b", 2, 4, 8192)
+	c.AddPartition("pa", "a1", "a2")
+	c.AddPartition("pb", "b1", "b2")
+	run(c, 2, "a1", "a2") // pa has 4 CPUs free, 2 on each node
+	run(c, 4, "b1")
+	submit(c, "pa", 20)      // waits: no node of pa has 4 CPUs free
+	j := submit(c, "pb", 10) // the same request in pb: starts on b2
+	check("partitions", sched.Schedule(c.Input(), 100000, cfg), j)
+
+	c = schedtest.New()
+	c.AddNodes("b", 2, 4, 8192)
+	c.AddPartition("pb")
+	run(c, 4, "b1")
+	submit(c, "pb", 20, "b2") // waits: b1 is busy, b2 excluded
+	j = submit(c, "pb", 10)   // the same request: starts on b2
+	check("exclusion", sched.Schedule(c.Input(), 100000, cfg), j)
+}

@@ -86,17 +86,23 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	}
 	// Visited leaves read never until the walk ends, so the least bound
 	// is always a node not yet visited (never: no node is left that could
-	// take the job).
-	visited := len(c.touched)
+	// take the job). A node found past the cap reads its start at once,
+	// as the end of the walk would set it: the cap only falls, so the walk
+	// never reaches it again, and most visits end so (a second update of
+	// the tree each).
+	kept := c.kbuf[:0]
+	defer func() { c.kbuf = kept[:0] }()
 	limitT := horizon
 	for level.root() <= limitT && level.root() < never {
 		pos := level.least()
 		i := ps.order[pos]
 		t := c.visit(i, pos, limitT)
-		level.set(pos, never)
 		if t > limitT {
+			level.set(pos, c.mask[i].earliest) // past limitT (see visit)
 			continue
 		}
+		level.set(pos, never)
+		kept = append(kept, int32(pos))
 		a := avail{t, max(1, c.bf.steps[i].nodeCPUs()/r.cpt)} // visit built the steps
 		found = append(found, a)
 		best = heapPush(best, a)
@@ -109,7 +115,7 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 			limitT = min(horizon, best[0].t)
 		}
 	}
-	for _, pos := range c.touched[visited:] {
+	for _, pos := range kept {
 		level.set(int(pos), c.mask[ps.order[pos]].earliest)
 	}
 	slices.SortFunc(found, func(a, b avail) int { return cmp.Compare(a.t, b.t) })
@@ -289,6 +295,12 @@ func (c *cluster) nodeEarliestAlso(i int32, r *request, unit int, limit, also, n
 			}
 		}
 	}
+	// The last node's thresholds, where they are this node's too (a node
+	// whose GPUs are not counted as a word leaves them to holds).
+	if m := &c.need; m.epoch == c.curEpoch && r == &c.job.r && m.unit == unit && m.cpus == st.nodeCPUs() &&
+		m.mem == c.nodeMem(st, i) && (gpuWord || !r.hasGPU()) && !plainSearch {
+		need = m.h
+	}
 	// An entry whose reservations leave fewer than needCPU CPUs blocks
 	// every start whose window meets it: up to the next entry, while the
 	// node's base offer stays the same, later candidates are refused
@@ -455,7 +467,26 @@ func (c *cluster) holdsFirst(i int32, st *nodeSteps, r *request, unit int, t, en
 	}
 	need.cpu, need.mem, need.gpu, need.ok = r.holdNeed(unit, st.nodeCPUs(), c.nodeMem(st, i))
 	need.known = true
+	if r == &c.job.r {
+		c.need = needMemo{epoch: c.curEpoch, unit: unit, cpus: st.nodeCPUs(), mem: c.nodeMem(st, i), h: *need}
+	}
 	return need.admits(cpu, mem, gpu)
+}
+
+// needMemo is the thresholds holdsFirst last worked out for the job being
+// reserved (c.job, while curEpoch is epoch), for nodes of cpus CPUs and
+// mem MiB: a cluster's nodes are mostly alike, and every search of a node
+// worked them out again at its first test (611 k times in the unbounded
+// 10k x 50k pass, a fortieth of it). Only what holdNeed reads is in the
+// key (the request is the job's, unchanged within the epoch); a node
+// whose GPUs holdsFirst does not count as a word never sets it, and the
+// GPU threshold is a count whatever the node's GPUs are.
+type needMemo struct {
+	epoch uint32
+	unit  int
+	cpus  int
+	mem   int64
+	h     holdThresholds
 }
 
 // holds reports whether node i, offering cpu CPUs and mem MiB over

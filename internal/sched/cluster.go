@@ -51,11 +51,13 @@ type cluster struct {
 	bounds   map[boundKey]*boundSet // bfbounds.go
 	levelIDs int32                  // the levels made so far in the pass (seenBound)
 	job      bfJob                  // the job earliestBound masked for
+	need     needMemo               // holdsFirst's last thresholds (bfsearch.go)
 	tbuf     []int64                // scratch for nodeEarliest
 	abuf     []avail                // scratch for earliestBound
 	hbuf     []avail
-	wbuf     []pick // scratch for viewWindow placements (newPicks)
-	lbuf     []pick // scratch for the other views' placements (newPicks)
+	kbuf     []int32 // scratch for earliestBound: the nodes found within the cap
+	wbuf     []pick  // scratch for viewWindow placements (newPicks)
+	lbuf     []pick  // scratch for the other views' placements (newPicks)
 	// resvBlk: per node, the reservation windows the backfill search
 	// plans around; resvUse: the reservation the job being placed may
 	// use, -1 none (resvplan.go).
@@ -246,7 +248,7 @@ func (c *cluster) leaf(i int32) leafVal {
 	if cpu < 0 || c.held[i] {
 		return leafVal{cpu: -1}
 	}
-	v := leafVal{cpu: cpu, mem: c.mem[i]}
+	v := leafVal{cpu: cpu, mem: treeMem(c.mem[i])}
 	if int(cpu) >= c.nodes[i].CPUs {
 		v.idle = int32(c.nodes[i].CPUs)
 	}
@@ -336,7 +338,7 @@ func (c *cluster) gpuFree(v view, i int32, r *request) int {
 // of any type, a bound for typed requests).
 func (c *cluster) next(v view, ps *partState, from, minCPU, minIdle, minGPU int, minMem int64) int {
 	if v == viewLive && ps.tree != nil {
-		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: minMem})
+		return ps.tree.first(from, leafVal{cpu: int32(minCPU), idle: int32(minIdle), gpu: int32(minGPU), mem: treeMem(minMem)})
 	}
 	if v == viewAvoid && ps.tree != nil {
 		return c.nextAvoid(ps, from, minCPU, minIdle, minGPU, minMem) // backfill.go

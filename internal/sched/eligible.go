@@ -38,8 +38,8 @@ func (s *scheduler) eligible(j *model.Job) string {
 	if j.Begin() > s.now {
 		return model.ReasonBeginTime
 	}
-	p := s.in.Partitions[j.Partition]
-	if p == nil || s.c.parts[j.Partition] == nil {
+	p, ps := s.partOf(j.Partition)
+	if p == nil || ps == nil {
 		return reasonPartitionConfig
 	}
 	// DRAIN refuses new submissions only; queued jobs may still start.

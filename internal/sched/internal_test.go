@@ -1,9 +1,12 @@
 package sched
 
 import (
+	"cmp"
 	"math/rand"
 	"slices"
 	"testing"
+
+	"github.com/drover-hpc/drover/internal/model"
 )
 
 // TestSegTreeFirst compares the tree with a linear scan over random
@@ -19,7 +22,7 @@ func TestSegTreeFirst(t *testing.T) {
 		leaves := make([]leafVal, n)
 		tr := newSegTree(n)
 		set := func(i int) {
-			l := leafVal{cpu: int32(rng.Intn(9) - 1), mem: int64(rng.Intn(1000)), gpu: int32(rng.Intn(3) * rng.Intn(5))}
+			l := leafVal{cpu: int32(rng.Intn(9) - 1), mem: int32(rng.Intn(1000)), gpu: int32(rng.Intn(3) * rng.Intn(5))}
 			if rng.Intn(3) == 0 {
 				l.idle = l.cpu
 			}
@@ -38,7 +41,7 @@ func TestSegTreeFirst(t *testing.T) {
 			}
 			from := rng.Intn(n + 1)
 			m := leafVal{cpu: int32(1 + rng.Intn(8)), idle: int32(rng.Intn(2) * rng.Intn(8)),
-				gpu: int32(rng.Intn(2) * rng.Intn(5)), mem: int64(rng.Intn(1000))}
+				gpu: int32(rng.Intn(2) * rng.Intn(5)), mem: int32(rng.Intn(1000))}
 			want := -1
 			for i := from; i < n; i++ {
 				l := leaves[i]
@@ -62,6 +65,27 @@ func TestSegTreeFirst(t *testing.T) {
 	}
 }
 
+// TestSegTreeHugeMemory: memory past 32 bits is clamped in the tree
+// (treeMem), so a node with more than 2 PiB is still a candidate for a
+// request asking for more than that, and one under it is not.
+func TestSegTreeHugeMemory(t *testing.T) {
+	const pib2 = int64(1) << 31 // MiB
+	tr := newSegTree(3)
+	for pos, mem := range []int64{pib2 - 2, 4 * pib2, 3 * pib2} {
+		tr.setLeaf(pos, leafVal{cpu: 8, mem: treeMem(mem)})
+	}
+	tr.build()
+	for _, c := range []struct {
+		from int
+		mem  int64
+		want int
+	}{{0, pib2 - 2, 0}, {0, pib2 - 1, 1}, {0, pib2, 1}, {0, 8 * pib2, 1}, {2, 8 * pib2, 2}, {0, -1 << 40, 0}} {
+		if got := tr.first(c.from, leafVal{cpu: 1, mem: treeMem(c.mem)}); got != c.want {
+			t.Errorf("first(%d, mem %d) = %d, want %d", c.from, c.mem, got, c.want)
+		}
+	}
+}
+
 func TestCompressNames(t *testing.T) {
 	cases := []struct {
 		in   []string
@@ -80,6 +104,51 @@ func TestCompressNames(t *testing.T) {
 	for _, tc := range cases {
 		if got := compressNames(tc.in); got != tc.want {
 			t.Errorf("compressNames(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestPartOf: the kept last lookup answers as the maps do, names
+// alternating, repeated, unknown to one map or both.
+func TestPartOf(t *testing.T) {
+	a, b := &model.Partition{Name: "a"}, &model.Partition{Name: "b"}
+	psA, psC := &partState{}, &partState{}
+	s := &scheduler{in: &Input{Partitions: map[string]*model.Partition{"a": a, "b": b}},
+		c: &cluster{parts: map[string]*partState{"a": psA, "c": psC}}}
+	for _, name := range []string{"a", "a", "b", "a", "c", "c", "", "zz", "b", "b", "a"} {
+		p, ps := s.partOf(name)
+		if p != s.in.Partitions[name] || ps != s.c.parts[name] {
+			t.Fatalf("partOf(%q) = %v, %p; want %v, %p", name, p, ps, s.in.Partitions[name], s.c.parts[name])
+		}
+	}
+}
+
+// TestRadixOrder compares radixOrder with a comparison sort on random keys:
+// priorities and IDs over narrow and wide ranges (so that some bytes are
+// shared by every key and skipped), and duplicates.
+func TestRadixOrder(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	for round := range 200 {
+		n := rng.Intn(3000)
+		prios, ids := uint32(1+rng.Intn(5)), 1+rng.Intn(1<<uint(1+rng.Intn(31)))
+		if rng.Intn(2) == 0 {
+			prios = uint32(1 + rng.Intn(1<<31))
+		}
+		entries := make([]orderEntry, n)
+		for k := range entries {
+			key := uint64(^(rng.Uint32()%prios))<<32 | uint64(rng.Intn(ids))
+			entries[k] = orderEntry{key: key, j: &model.Job{ID: model.JobID(k)}}
+		}
+		want := slices.Clone(entries)
+		slices.SortStableFunc(want, func(a, b orderEntry) int { return cmp.Compare(a.key, b.key) })
+		got := radixOrder(slices.Clone(entries), make([]orderEntry, n))
+		if len(got) != n {
+			t.Fatalf("round %d: %d entries, want %d", round, len(got), n)
+		}
+		for k := range got {
+			if got[k].key != want[k].key || got[k].j != want[k].j {
+				t.Fatalf("round %d: entry %d is key %x job %d, want %x job %d", round, k, got[k].key, got[k].j.ID, want[k].key, want[k].j.ID)
+			}
 		}
 	}
 }

@@ -49,6 +49,7 @@ type Scratch struct {
 	// order's arrays: the jobs with their keys, and in order.
 	entries []orderEntry
 	order   []*model.Job
+	sorted  []orderEntry // radixOrder's second array
 	// allocs and names are the first slabs of a pass's Starts' Alloc
 	// lists and StartNodes' names (cutSlab), handed to every pass again.
 	allocs []model.NodeAlloc
@@ -256,6 +257,26 @@ func (sc *Scratch) orderBufs(n int) ([]orderEntry, []*model.Job) {
 		return make([]orderEntry, 0, n), make([]*model.Job, 0, n)
 	}
 	return sc.entries[:0], sc.order[:0]
+}
+
+// sortBuf returns an array of n entries for radixOrder, the last pass's
+// where sc has one (its contents are overwritten before they are read).
+func (sc *Scratch) sortBuf(n int) []orderEntry {
+	if sc == nil || cap(sc.sorted) < n {
+		buf := make([]orderEntry, n)
+		if sc != nil {
+			sc.sorted = buf
+		}
+		return buf
+	}
+	return sc.sorted[:n]
+}
+
+// keepSortBuf makes buf radixOrder's second array for the next pass.
+func (sc *Scratch) keepSortBuf(buf []orderEntry) {
+	if sc != nil {
+		sc.sorted = buf
+	}
 }
 
 // keepOrder keeps order's arrays for the next pass.

@@ -126,6 +126,9 @@ func TestNodeStepsSize(t *testing.T) {
 	if s := unsafe.Sizeof(maskEntry{}); s != 32 {
 		t.Fatalf("maskEntry takes %d bytes, want 32 (two to a cache line, none across two)", s)
 	}
+	if s := unsafe.Sizeof(leafVal{}); s != 16 {
+		t.Fatalf("leafVal takes %d bytes, want 16 (a slot and its sibling in half a cache line)", s)
+	}
 }
 
 // TestNodeStepsUnbuild checks that steps unbuilt for the next pass report

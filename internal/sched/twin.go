@@ -34,7 +34,7 @@ func (s *scheduler) mark(j *model.Job) passMark {
 	if s.c.bf != nil {
 		m.resv = s.c.bf.count
 	}
-	if ps := s.c.parts[j.Partition]; ps != nil {
+	if _, ps := s.partOf(j.Partition); ps != nil {
 		m.blocked = ps.blocked
 	}
 	return m

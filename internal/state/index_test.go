@@ -14,8 +14,8 @@ func ids(each func(func(*model.Job) bool)) []model.JobID {
 	return out
 }
 
-// The scheduling indexes follow every change of state, hold and
-// allocation, and restore-style deletes.
+// The scheduling indexes and the finished one (the purge's) follow every
+// change of state, hold and allocation, and restore-style deletes.
 func TestQueuedAllocatedIndexes(t *testing.T) {
 	s := New(1)
 	put := func(j *model.Job) {
@@ -27,9 +27,12 @@ func TestQueuedAllocatedIndexes(t *testing.T) {
 	put(&model.Job{ID: 2, State: model.JobPending, HoldUser: true})
 	put(&model.Job{ID: 3, State: model.JobPending, HoldAdmin: true})
 	put(&model.Job{ID: 4, State: model.JobRunning, Alloc: []model.NodeAlloc{{Node: "n1"}}})
-	check := func(when string, queued, allocated []model.JobID) {
+	check := func(when string, queued, allocated []model.JobID, finished ...model.JobID) {
 		t.Helper()
 		snap := s.Snapshot()
+		if got := ids(snap.EachFinished); !slices.Equal(got, finished) || snap.NumFinished() != len(finished) {
+			t.Fatalf("%s: finished %v (%d), want %v", when, got, snap.NumFinished(), finished)
+		}
 		if got := ids(snap.EachQueued); !slices.Equal(got, queued) {
 			t.Fatalf("%s: queued %v, want %v", when, got, queued)
 		}
@@ -48,13 +51,14 @@ func TestQueuedAllocatedIndexes(t *testing.T) {
 	put(&model.Job{ID: 4, State: model.JobCompleted, Completing: true, Alloc: []model.NodeAlloc{{Node: "n1"}}})
 	check("completing", []model.JobID{2}, []model.JobID{1, 4})
 	put(&model.Job{ID: 4, State: model.JobCompleted, Alloc: []model.NodeAlloc{{Node: "n1"}}})
-	check("finished", []model.JobID{2}, []model.JobID{1})
+	check("finished", []model.JobID{2}, []model.JobID{1}, 4)
 	put(&model.Job{ID: 1, State: model.JobCancelled})
-	check("cancelled", []model.JobID{2}, nil)
+	check("cancelled", []model.JobID{2}, nil, 1, 4)
 	txn := s.Begin()
 	txn.DeleteJob(2)
+	txn.DeleteJob(4)
 	txn.Commit(99)
-	check("deleted", nil, nil)
+	check("deleted", nil, nil, 1)
 }
 
 // A snapshot's NodeSet stays while only jobs change and moves with any
@@ -101,23 +105,34 @@ func TestIndexWalksMatchLookups(t *testing.T) {
 		}
 		txn.Commit(1)
 		snap := s.Snapshot()
-		var queued, allocated []model.JobID
+		var queued, allocated, finished []model.JobID
 		snap.EachJob(func(j *model.Job) bool {
 			switch j.State {
 			case model.JobPending:
 				queued = append(queued, j.ID)
 			case model.JobRunning:
 				allocated = append(allocated, j.ID)
+			default:
+				finished = append(finished, j.ID)
 			}
 			return true
 		})
+		// A restore builds the same indexes in bulk.
+		loaded := New(1)
+		ltxn := loaded.Begin()
+		l := ltxn.LoadJobs()
+		snap.EachJob(func(j *model.Job) bool { l.Put(j); return true })
+		l.Done()
+		ltxn.Commit(1)
+		lsnap := loaded.Snapshot()
 		for _, c := range []struct {
 			each func(func(*model.Job) bool)
 			want []model.JobID
-		}{{snap.EachQueued, queued}, {snap.EachAllocated, allocated}} {
+		}{{snap.EachQueued, queued}, {snap.EachAllocated, allocated}, {snap.EachFinished, finished},
+			{lsnap.EachQueued, queued}, {lsnap.EachAllocated, allocated}, {lsnap.EachFinished, finished}} {
 			var got []model.JobID
 			c.each(func(j *model.Job) bool {
-				if j == nil || j != snap.Job(j.ID) {
+				if j == nil || (j != snap.Job(j.ID) && j != lsnap.Job(j.ID)) {
 					t.Fatalf("round %d: walk gave %v, not the map's job", round, j)
 				}
 				got = append(got, j.ID)

@@ -19,7 +19,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/drover-hpc/drover/internal/app/commands"
+	"github.com/drover-hpc/drover/internal/app/commands/table"
 )
 
 var binDir string // holds drover and its command symlinks
@@ -64,15 +64,22 @@ func TestMain(m *testing.M) {
 		fmt.Println("e2e: build failed:", err)
 		os.Exit(1)
 	}
-	// The commands are the lean binary, as `make build` installs them.
-	lean := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, "drover-cli"), "./cmd/drover-cli")
-	lean.Env, lean.Dir, lean.Stdout, lean.Stderr = build.Env, root, os.Stdout, os.Stderr
-	if err := lean.Run(); err != nil {
-		fmt.Println("e2e: build of drover-cli failed:", err)
-		os.Exit(1)
+	// The commands are the lean binaries, as `make build` installs them:
+	// drover-cli, and drover-sbatch for sbatch.
+	for _, b := range []string{"drover-cli", "drover-sbatch"} {
+		lean := exec.Command("go", "build", "-trimpath", "-ldflags=-s -w", "-o", filepath.Join(dir, b), "./cmd/"+b)
+		lean.Env, lean.Dir, lean.Stdout, lean.Stderr = build.Env, root, os.Stdout, os.Stderr
+		if err := lean.Run(); err != nil {
+			fmt.Println("e2e: build of", b, "failed:", err)
+			os.Exit(1)
+		}
 	}
-	for c := range commands.Commands {
-		_ = os.Symlink("drover-cli", filepath.Join(dir, c))
+	for c := range table.Commands {
+		target := "drover-cli"
+		if own := table.Own[c]; own != "" {
+			target = own
+		}
+		_ = os.Symlink(target, filepath.Join(dir, c))
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -227,3 +227,49 @@ func (c *cluster) runAsSbatch(t *testing.T, u *user.User, args ...string) string
 	}
 	return m[1]
 }
+
+// TestGPUStepCgroupNotLeftByKeptTree: a job holding all of a node's GPUs
+// has no devices group of its own; a step of it given some of them does,
+// under the job's name. The job's emptied cgroup tree must not be kept
+// for the next job (another user's) with that directory left under the
+// old job's name, where nothing removed it.
+func TestGPUStepCgroupNotLeftByKeptTree(t *testing.T) {
+	t.Parallel()
+	cgroupV1(t)
+	if _, err := os.Stat("/sys/fs/cgroup/devices/devices.deny"); err != nil {
+		t.Skip("no cgroup v1 devices hierarchy")
+	}
+	u1, u2 := testUser(t, "drovertest1"), testUser(t, "drovertest2")
+	const node = "gpukeep1"
+	leftDir := func(id string) string { return "/sys/fs/cgroup/devices/drover/" + node + "/job_" + id }
+	t.Cleanup(func() { // after the cluster stopped: the node's own groups
+		ds, _ := filepath.Glob("/sys/fs/cgroup/*/drover/" + node)
+		for _, d := range ds {
+			removeCgroupTree(d)
+		}
+	})
+	c := upWithConf(t, "GresTypes=gpu\nNodeName="+node+" NodeAddr=127.0.0.1 CPUs=2 RealMemory=1000 Gres=gpu:tesla:2\n"+
+		"PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n",
+		map[string]string{"gres.conf": "NodeName=" + node + " Name=gpu Type=tesla File=$DIR/dev/nvidia[0-1]\n"},
+		func(dir string) {
+			fakeGPUs(t, dir, 2)
+			// An earlier run's cluster had this node's name (its job ids
+			// start at 1 too).
+			for _, d := range []string{"/sys/fs/cgroup/devices/drover/" + node, "/sys/fs/cgroup/memory/drover/" + node} {
+				removeCgroupTree(d)
+			}
+		})
+	out := filepath.Join(u1.HomeDir, "gpukeep.out")
+	_ = os.Remove(out)
+	a := c.runAsSbatch(t, u1, "--gres=gpu:2", "-o", out, "--wrap",
+		`srun -n1 --gres=gpu:1 sh -c 'echo step gpus=$SLURM_STEP_GPUS'`)
+	c.waitState(a, "COMPLETED", 60*time.Second)
+	if got := readFile(t, out); !strings.Contains(got, "step gpus=") {
+		t.Fatalf("job %s's step did not run with one GPU:\n%s", a, got)
+	}
+	b := c.runAsSbatch(t, u2, "--gres=gpu:2", "-o", "/dev/null", "--wrap", "true")
+	c.waitState(b, "COMPLETED", 60*time.Second)
+	if _, err := os.Stat(leftDir(a)); err == nil {
+		t.Errorf("job %s's devices group %s is left after job %s ran", a, leftDir(a), b)
+	}
+}

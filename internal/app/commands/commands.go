@@ -16,76 +16,45 @@ import (
 	"runtime/debug"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 
 	lclient "github.com/drover-hpc/drover/client/local"
 	"github.com/drover-hpc/drover/internal/api"
 	"github.com/drover-hpc/drover/internal/cli"
-	"github.com/drover-hpc/drover/internal/cli/sacct"
-	"github.com/drover-hpc/drover/internal/cli/sacctmgr"
-	"github.com/drover-hpc/drover/internal/cli/salloc"
-	"github.com/drover-hpc/drover/internal/cli/sbatch"
-	"github.com/drover-hpc/drover/internal/cli/sbcast"
-	"github.com/drover-hpc/drover/internal/cli/scancel"
-	"github.com/drover-hpc/drover/internal/cli/scontrol"
-	"github.com/drover-hpc/drover/internal/cli/sdiag"
-	"github.com/drover-hpc/drover/internal/cli/sinfo"
-	"github.com/drover-hpc/drover/internal/cli/sprio"
-	"github.com/drover-hpc/drover/internal/cli/squeue"
-	"github.com/drover-hpc/drover/internal/cli/sreport"
-	"github.com/drover-hpc/drover/internal/cli/srun"
-	"github.com/drover-hpc/drover/internal/cli/sshare"
-	"github.com/drover-hpc/drover/internal/cli/sstat"
 	"github.com/drover-hpc/drover/internal/localwire"
 	"github.com/drover-hpc/drover/internal/slurmconf"
 	"github.com/drover-hpc/drover/internal/version"
 )
 
-// Commands are the Slurm commands Drover implements: the one list. `make
-// build` links each name to bin/drover-cli (drover-cli --list-commands
-// prints them), and the e2e harness links them the same way.
-var Commands = map[string]cli.Command{
-	"sbatch":   sbatch.Run,
-	"srun":     srun.Run,
-	"salloc":   salloc.Run,
-	"sattach":  srun.Sattach,
-	"sbcast":   sbcast.Run,
-	"squeue":   squeue.Run,
-	"sinfo":    sinfo.Run,
-	"scancel":  scancel.Run,
-	"scontrol": scontrol.Run,
-	"sstat":    sstat.Run,
-	"sdiag":    sdiag.Run,
-	"sacctmgr": sacctmgr.Run,
-	"sacct":    sacct.Run,
-	"sreport":  sreport.Run,
-	"sprio":    sprio.Run,
-	"sshare":   sshare.Run,
-}
-
-// Main runs the command argv[0] names (or argv[1] when invoked as
-// drover-cli) and returns its exit status.
-func Main(argv []string) int {
+// Main runs the command of cmds that argv[0] names (or argv[1] when
+// invoked as the binary itself, e.g. drover-cli) and returns its exit
+// status. cmds is the binary's table: all of them (package table), or one
+// in a binary for that command alone (cmd/drover-sbatch).
+func Main(argv []string, cmds map[string]cli.Command) int {
 	name, args := filepath.Base(argv[0]), argv[1:]
-	if Commands[name] == nil && len(args) == 1 && args[0] == "--list-commands" {
-		for _, c := range slices.Sorted(maps.Keys(Commands)) {
+	if cmds[name] == nil && len(args) == 1 && args[0] == "--list-commands" {
+		for _, c := range slices.Sorted(maps.Keys(cmds)) {
 			fmt.Println(c)
 		}
 		return 0
 	}
-	if Commands[name] == nil && len(args) > 0 {
+	if cmds[name] == nil && len(args) > 0 {
 		name, args = args[0], args[1:]
 	}
-	if Commands[name] == nil {
-		fmt.Fprintf(os.Stderr, "drover-cli: unknown command %q; it runs the Slurm commands only (the daemons are in drover)\n", name)
+	if cmds[name] == nil {
+		what := "the Slurm commands"
+		if len(cmds) == 1 {
+			what = strings.Join(slices.Collect(maps.Keys(cmds)), "")
+		}
+		fmt.Fprintf(os.Stderr, "%s: unknown command %q; it runs %s only (the daemons are in drover)\n", filepath.Base(argv[0]), name, what)
 		return 1
 	}
-	return Run(name, args)
+	return Run(name, cmds[name], args)
 }
 
-// Run runs one command.
-func Run(name string, args []string) int {
-	cmd := Commands[name]
+// Run runs one command, cmd, as name.
+func Run(name string, cmd cli.Command, args []string) int {
 	if os.Getenv("GOGC") == "" {
 		// A command lives for milliseconds: collecting garbage would only
 		// slow it down. The limit keeps a huge listing from running away.
@@ -98,10 +67,6 @@ func Run(name string, args []string) int {
 		execFull()
 	}
 	env := cli.NewOSEnv(name, version.Version, Dial)
-	switch name {
-	case "srun", "sattach", "sbcast":
-		env.Host.LaunchHost = launchHost()
-	}
 	ctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	return cmd(ctx, env, args)
@@ -287,6 +252,17 @@ func needsFull(args []string) bool {
 	}
 	t, err := target()
 	return err == nil && !local(t)
+}
+
+// WithLaunchHost is cmd for the commands whose tasks dial back to the
+// command (srun, sattach, sbcast): it gives them the local address that
+// routes to the controller first. A wrapper rather than a case in Run, so
+// that a binary without those commands links no UDP dial (net's dialer).
+func WithLaunchHost(cmd cli.Command) cli.Command {
+	return func(ctx context.Context, env *cli.Env, args []string) int {
+		env.Host.LaunchHost = launchHost()
+		return cmd(ctx, env, args)
+	}
 }
 
 // launchHost picks the local address that routes to the controller, so the
