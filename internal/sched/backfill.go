@@ -306,9 +306,10 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 // block holds nodes back; nothing is given back until the next pass), and
 // first-fit fails exactly when no set of nodes can take the job, so a
 // failure stays one. Once a deep queue fills the cluster, most jobs fail
-// to start now, of a few hundred requests, and each failure walked the
-// partition tree down every subtree whose maxima (of different nodes) met
-// the request: a sixteenth of the unbounded 10k x 50k pass.
+// to start now, many of them with a request that failed before, and each
+// failure walked the partition tree down every subtree whose maxima (of
+// different nodes) met the request: live placement's walks were 79 M of
+// the 2.26 G instructions of the unbounded 10k x 50k pass.
 func (s *scheduler) placeLive(ps *partState, r *request, req, exc []int32) ([]pick, bool) {
 	if len(req) > 0 || len(exc) > 0 || plainSearch {
 		return s.c.place(viewLive, ps, r, req, exc)

@@ -84,9 +84,10 @@ func (c *cluster) earliestBound(ps *partState, r *request, req, exc []int32, lim
 	enough := func(tasks, nodes int) bool {
 		return (r.pack && tasks >= r.tasks) || (!r.pack && nodes >= r.nodes)
 	}
-	// Visited leaves read never until the walk ends, so the least bound
-	// is always a node not yet visited (never: no node is left that could
-	// take the job). A node found past the cap reads its start at once,
+	// Leaves of nodes found within the cap read never until the walk
+	// ends, so the least bound is always a node not yet visited (never:
+	// no node is left that could take the job). A node found past the cap
+	// reads its start at once,
 	// as the end of the walk would set it: the cap only falls, so the walk
 	// never reaches it again, and most visits end so (a second update of
 	// the tree each).

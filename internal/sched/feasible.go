@@ -120,9 +120,9 @@ func (s *scheduler) shape(ps *partState, r *request, spec *model.JobSpec, req, e
 	key := shapeKey{ps.p, *r, strings.Join(spec.ReqNodes, ","), strings.Join(spec.ExcNodes, ","), spec.Features, packNodeBound(spec)}
 	// Jobs submitted one by one have a spec each, but consecutive ones
 	// often ask alike: comparing the key with the last one is cheaper
-	// than hashing it (a request and three strings: an eighth of the
-	// main pass over 50,000 such jobs), and an equal key is the map's
-	// answer.
+	// than hashing it (a request and three strings; shape was an eighth
+	// of the main pass over 50,000 such jobs), and an equal key is the
+	// map's answer.
 	if m := &s.lastShape; m.spec != nil && m.key == key {
 		m.spec, m.ps, m.r = spec, ps, *r
 		return m.v

@@ -227,7 +227,8 @@ type partLookup struct {
 // partOf is the job partition's configuration and cluster state. Each job
 // asked for them by name five times in a pass (eligibility, the twin
 // marks before and after, placement), two maps of strings hashed each
-// time: a tenth of the instructions of the main pass over 50,000 jobs.
+// time: a thirteenth of the instructions of the main pass over 50,000
+// jobs.
 // Jobs in order mostly share a partition, so the last answer is kept;
 // neither map changes during a pass.
 func (s *scheduler) partOf(name string) (*model.Partition, *partState) {
