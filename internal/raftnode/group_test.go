@@ -3,6 +3,8 @@ package raftnode
 import (
 	"bytes"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,5 +167,53 @@ func TestDeferredCommittedAtClose(t *testing.T) {
 	defer n2.Close()
 	if store.Snapshot().NumJobs() != 1 {
 		t.Fatal("the command committed at Close is not there after a restart")
+	}
+}
+
+// TestCloseAnswersTheTruth: commands (ridden or not) that race Close are
+// either answered ok and there after a restart, or answered an error and
+// not there: none is refused after its entry was written (a caller told
+// "try again" that did would submit its job twice).
+func TestCloseAnswersTheTruth(t *testing.T) {
+	for round := range 24 {
+		dir := t.TempDir()
+		n, _ := open(t, dir)
+		var wg sync.WaitGroup
+		var ok atomic.Int64
+		for i := range 64 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				var err error
+				body := &fsm.Submit{Spec: spec(), Partition: "p", Now: int64(i)}
+				if i%4 == 0 {
+					_, err = n.Apply(fsm.TypeSubmit, body)
+				} else {
+					_, err = n.ApplyDeferred(fsm.TypeSubmit, body, 20*time.Millisecond)
+				}
+				if err == nil {
+					ok.Add(1)
+				}
+			}()
+		}
+		// Close lands before, among or after the commits, from round to
+		// round (no moment is waited for: any of them must hold).
+		time.Sleep(time.Duration(round%8) * time.Millisecond)
+		if err := n.Close(); err != nil {
+			t.Logf("round %d: Close: %v", round, err)
+		}
+		done := make(chan struct{})
+		go func() { wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("round %d: callers still waiting 30 s after Close", round)
+		}
+		n2, store := open(t, dir)
+		got := store.Snapshot().NumJobs()
+		n2.Close()
+		if int64(got) != ok.Load() {
+			t.Errorf("round %d: %d commands answered ok, %d in the log after a restart", round, ok.Load(), got)
+		}
 	}
 }

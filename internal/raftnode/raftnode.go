@@ -36,6 +36,12 @@ type Node struct {
 
 	mu   sync.RWMutex
 	inst *instance // nil while reopening
+	// closing: Close began; no command reaches Raft any more, and Close
+	// waits for those on their way (applying) before it stops Raft, which
+	// would fail them though their entries may be written: a caller told
+	// to try again would then do a change twice.
+	closing  bool
+	applying sync.WaitGroup
 
 	broken   chan struct{} // a write failed or leadership was lost
 	stop     chan struct{}
@@ -271,11 +277,18 @@ func (n *Node) Apply(t fsm.Type, body any) (any, error) {
 // applyData commits one encoded command (a Group included).
 func (n *Node) applyData(t fsm.Type, body any, data []byte) (any, error) {
 	n.mu.RLock()
-	inst := n.inst
+	inst, closing := n.inst, n.closing
+	if inst != nil && !closing {
+		n.applying.Add(1)
+	}
 	n.mu.RUnlock()
-	if inst == nil {
+	switch {
+	case closing:
+		return nil, ErrClosing
+	case inst == nil:
 		return nil, ErrRecovering
 	}
+	defer n.applying.Done()
 	if fsm.EquivalentAfterDecode(t, data) {
 		n.adapter.hold(data, t, body)
 		defer n.adapter.release(data)
@@ -323,10 +336,25 @@ func (n *Node) Snapshot() error {
 	return inst.r.Snapshot().Error()
 }
 
-// Close commits the commands waiting for a companion (group.go), stops
-// Raft and closes its log.
+// closeWait bounds how long Close waits for the commands already on their
+// way to Raft (each is bounded by Apply's own 30 s enqueue time-out).
+const closeWait = 10 * time.Second
+
+// Close commits the commands waiting for a companion (group.go), refuses
+// new ones, waits (closeWait at most) for those already on their way to
+// be answered, stops Raft and closes its log.
 func (n *Node) Close() error {
 	n.flushRiders()
+	n.mu.Lock()
+	n.closing = true
+	n.mu.Unlock()
+	applied := make(chan struct{})
+	go func() { n.applying.Wait(); close(applied) }()
+	select {
+	case <-applied:
+	case <-time.After(closeWait):
+		n.log.Warn("closing with commands still being committed: their callers may be told they failed", "waited", closeWait)
+	}
 	n.stopOnce.Do(func() { close(n.stop) })
 	<-n.done
 	n.mu.Lock()

@@ -19,6 +19,10 @@ var ErrNoSpace = errors.New("No space left on device")
 // failed write.
 var ErrRecovering = errors.New("Unable to save state: the controller is reopening its log after a failed write, try again")
 
+// ErrClosing is Apply's error once the member is closing: nothing was
+// written.
+var ErrClosing = errors.New("Unable to save state: the controller is stopping, try again")
+
 // DefaultMinFree is the least free space kept by default when the
 // filesystem is large: 1 GiB, or 2% of a smaller filesystem, but never less
 // than minReserve.
