@@ -76,10 +76,12 @@ type Config struct {
 	// latesync.go). The zero value waits for the fsync, as Raft expects.
 	LateSync bool
 
-	// Test hooks: segment size, the WAL's file system, free-space probe.
+	// Test hooks: segment size, the WAL's file system, free-space probe,
+	// Close's wait for commands on their way (0: closeWait).
 	segmentSize int
 	vfs         types.VFS
 	statfs      func(dir string) (free, size uint64, err error)
+	closeWait   time.Duration
 }
 
 // Open starts (or resumes) a single-voter Raft member over the FSM and
@@ -348,12 +350,16 @@ func (n *Node) Close() error {
 	n.mu.Lock()
 	n.closing = true
 	n.mu.Unlock()
+	wait := closeWait
+	if n.cfg.closeWait > 0 {
+		wait = n.cfg.closeWait
+	}
 	applied := make(chan struct{})
 	go func() { n.applying.Wait(); close(applied) }()
 	select {
 	case <-applied:
-	case <-time.After(closeWait):
-		n.log.Warn("closing with commands still being committed: their callers may be told they failed", "waited", closeWait)
+	case <-time.After(wait):
+		n.log.Warn("closing with commands still being committed: their callers may be told they failed", "waited", wait)
 	}
 	n.stopOnce.Do(func() { close(n.stop) })
 	<-n.done

@@ -77,7 +77,9 @@ func waitingOnRaft() int {
 // TestLogWriteFailureRecovers, while the watcher reopened the log).
 func TestApplyAnsweredWhenLogCloses(t *testing.T) {
 	vfs := &holdFS{FS: walfs.New(), release: make(chan struct{})}
-	n, err := Open(Config{Dir: t.TempDir(), ID: "t", MinFree: -1, vfs: vfs}, fsm.New(state.New(1), nil))
+	// Close first waits for the commands on their way, which the held
+	// write keeps from ever being answered: keep that wait short.
+	n, err := Open(Config{Dir: t.TempDir(), ID: "t", MinFree: -1, vfs: vfs, closeWait: 200 * time.Millisecond}, fsm.New(state.New(1), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
