@@ -247,45 +247,54 @@ func TestLiveMissKeyed(t *testing.T) {
 	check("exclusion", sched.Schedule(c.Input(), 100000, cfg), j)
 }
 
-// TestLiveMissMaxNodes: a packed request bounded in nodes (-n with a
-// maximum node count, no minimum) that failed on the live view may start
-// later in the same pass once a node ahead of a fitting one fills up:
-// first-fit takes the first node with room and runs out of nodes, so its
-// failure does not stay one as the live view shrinks. placeLive must not
-// remember it (plans with and without the shortcuts agree).
+// TestLiveMissMaxNodes: a packed request bounded in nodes (-n in a
+// partition with MaxNodes, or with a maximum node count of its own) that
+// failed on the live view may start later in the same pass once a node
+// ahead of a fitting one fills up: first-fit takes the first node with
+// room and runs out of nodes, so its failure does not stay one as the
+// live view shrinks. placeLive must not remember it (plans with and
+// without the shortcuts agree).
 func TestLiveMissMaxNodes(t *testing.T) {
 	defer sched.SetPlainSearch(false)
 	cfg := sched.Config{Backfill: true, BfResolution: 60}
-	c := schedtest.New()
-	c.AddNodes("a", 2, 4, 8192)
-	c.AddPartition("p")
-	busy := schedtest.Spec()
-	busy.TimeLimit = 3600
-	c.Run(c.Submit(busy), 99000, []model.NodeAlloc{{Node: "a1", CPUs: 3, Mem: 1024}}) // a1: 1 CPU free
-	bounded := func(prio uint32) *model.Job {
-		s := schedtest.Spec()
-		s.TimeLimit, s.NTasks, s.MaxNodes, s.MemPerCPU = 600, 4, 1, 100
-		j := c.Submit(s)
-		j.Priority = prio
-		return j
-	}
-	bounded(30) // a1 first, then out of nodes: waits
-	small := schedtest.Spec()
-	small.TimeLimit, small.MemPerCPU = 60, 100
-	c.Submit(small).Priority = 20 // a1's last CPU
-	z := bounded(10)              // a1 full now: all 4 tasks on a2
-	var plans [2]*sched.Plan
-	for k, plain := range []bool{true, false} {
-		sched.SetPlainSearch(plain)
-		plans[k] = sched.Schedule(c.Input(), 100000, cfg)
-	}
-	started := func(p *sched.Plan) bool {
-		return slices.ContainsFunc(p.Starts, func(s sched.Start) bool { return s.Job == z.ID })
-	}
-	if !started(plans[0]) {
-		t.Fatalf("the plain search does not start job %d either: %+v", z.ID, plans[0].Starts)
-	}
-	if !started(plans[1]) {
-		t.Fatalf("job %d starts on a2 with the plain search (%+v) but not with the shortcuts (%+v)", z.ID, plans[0].Starts, plans[1].Starts)
+	for _, partBound := range []bool{true, false} {
+		c := schedtest.New()
+		c.AddNodes("a", 2, 4, 8192)
+		if p := c.AddPartition("p"); partBound {
+			p.MaxNodes = 1
+		}
+		busy := schedtest.Spec()
+		busy.TimeLimit = 3600
+		c.Run(c.Submit(busy), 99000, []model.NodeAlloc{{Node: "a1", CPUs: 3, Mem: 1024}}) // a1: 1 CPU free
+		bounded := func(prio uint32) *model.Job {
+			s := schedtest.Spec()
+			s.TimeLimit, s.NTasks, s.MemPerCPU = 600, 4, 100
+			if !partBound {
+				s.MaxNodes = 1
+			}
+			j := c.Submit(s)
+			j.Priority = prio
+			return j
+		}
+		bounded(30) // a1 first, then out of nodes: waits
+		small := schedtest.Spec()
+		small.TimeLimit, small.MemPerCPU = 60, 100
+		c.Submit(small).Priority = 20 // a1's last CPU
+		z := bounded(10)              // a1 full now: all 4 tasks on a2
+		var plans [2]*sched.Plan
+		for k, plain := range []bool{true, false} {
+			sched.SetPlainSearch(plain)
+			plans[k] = sched.Schedule(c.Input(), 100000, cfg)
+		}
+		started := func(p *sched.Plan) bool {
+			return slices.ContainsFunc(p.Starts, func(s sched.Start) bool { return s.Job == z.ID })
+		}
+		if !started(plans[0]) {
+			t.Fatalf("partition bound %v: the plain search does not start job %d either: %+v", partBound, z.ID, plans[0].Starts)
+		}
+		if !started(plans[1]) {
+			t.Fatalf("partition bound %v: job %d starts on a2 with the plain search (%+v) but not with the shortcuts (%+v)",
+				partBound, z.ID, plans[0].Starts, plans[1].Starts)
+		}
 	}
 }
