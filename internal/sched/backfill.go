@@ -308,12 +308,12 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 // failure stays one. Once a deep queue fills the cluster, most jobs fail
 // to start now, of a few hundred requests, and each failure walked the
 // partition tree down every subtree whose maxima (of different nodes) met
-// the request: a sixteenth of the unbounded 10k x 50k pass. Not for a
-// packed request bounded in nodes (its own maximum, or its partition's
-// MaxNodes): first-fit takes the first node with room and may run out of
-// nodes, and succeeds once that node is full (TestLiveMissMaxNodes).
+// the request: a sixteenth of the unbounded 10k x 50k pass. (A packed
+// request bounded in nodes fails exactly then too since placePackWidest:
+// first-fit alone, running out of nodes, failed and then succeeded once
+// the node it took first was full; TestLiveMissMaxNodes.)
 func (s *scheduler) placeLive(ps *partState, r *request, req, exc []int32) ([]pick, bool) {
-	if len(req) > 0 || len(exc) > 0 || r.maxNodes > 0 || plainSearch {
+	if len(req) > 0 || len(exc) > 0 || plainSearch {
 		return s.c.place(viewLive, ps, r, req, exc)
 	}
 	k := liveKey{ps: ps, r: *r}

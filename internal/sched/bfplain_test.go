@@ -250,10 +250,11 @@ func TestLiveMissKeyed(t *testing.T) {
 // TestLiveMissMaxNodes: a packed request bounded in nodes (-n in a
 // partition with MaxNodes, or with a maximum node count of its own) gets
 // the same plan with the live placement's failure memo (placeLive) as
-// without: the memo is off for such requests, whose first-fit took the
-// first node with room and ran out of nodes, so that a failure did not
-// stay one as the live view shrank (a lower twin then fit on the node
-// the first one skipped). Since placePackWidest the first one starts.
+// without. First-fit alone took the first node with room and ran out of
+// nodes, so a failure did not stay one as the live view shrank (a lower
+// twin then fit on the node the first one skipped, the memo said no);
+// since placePackWidest such a request fails only where no allowed set
+// of nodes holds it, and the first one starts.
 func TestLiveMissMaxNodes(t *testing.T) {
 	defer sched.SetPlainSearch(false)
 	cfg := sched.Config{Backfill: true, BfResolution: 60}
