@@ -248,3 +248,41 @@ func TestGroupsWrittenAsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotKeepsExtremeJobFields: the writer reads integer fields by
+// their size at their offsets; every signed field at its type's minimum
+// (sign extension), every unsigned one at its maximum (no truncation),
+// and empty non-nil slices come back as they were.
+func TestSnapshotKeepsExtremeJobFields(t *testing.T) {
+	for _, low := range []bool{true, false} {
+		j := filledJob(1, false)
+		v := reflect.ValueOf(j).Elem()
+		for i := range v.NumField() {
+			f := v.Field(i)
+			if !v.Type().Field(i).IsExported() || v.Type().Field(i).Name == "Spec" || v.Type().Field(i).Name == "ID" {
+				continue
+			}
+			bitsOf := uint(f.Type().Size() * 8)
+			switch f.Kind() {
+			case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+				if low {
+					f.SetInt(-1 << (bitsOf - 1))
+				} else {
+					f.SetInt(1<<(bitsOf-1) - 1)
+				}
+			case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+				if low {
+					f.SetUint(1)
+				} else {
+					f.SetUint(^uint64(0) >> (64 - bitsOf))
+				}
+			case reflect.Slice:
+				if low {
+					f.Set(reflect.MakeSlice(f.Type(), 0, 0))
+				}
+			}
+		}
+		f := putJobs(j)
+		sameJobs(t, f.Store().Snapshot(), roundTrip(t, f).Store().Snapshot())
+	}
+}

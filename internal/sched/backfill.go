@@ -309,7 +309,10 @@ func (c *cluster) reserve(picks []pick, gpuType string, from, to int64) {
 // to start now, many of them with a request that failed before, and each
 // failure walked the partition tree down every subtree whose maxima (of
 // different nodes) met the request: live placement's walks were 79 M of
-// the 2.26 G instructions of the unbounded 10k x 50k pass.
+// the 2.26 G instructions of the unbounded 10k x 50k pass. (A packed
+// request bounded in nodes fails exactly then too since placePackWidest:
+// first-fit alone, running out of nodes, failed and then succeeded once
+// the node it took first was full; TestLiveMissMaxNodes.)
 func (s *scheduler) placeLive(ps *partState, r *request, req, exc []int32) ([]pick, bool) {
 	if len(req) > 0 || len(exc) > 0 || plainSearch {
 		return s.c.place(viewLive, ps, r, req, exc)

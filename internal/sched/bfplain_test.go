@@ -246,3 +246,95 @@ func TestLiveMissKeyed(t *testing.T) {
 	j = submit(c, "pb", 10)   // the same request: starts on b2
 	check("exclusion", sched.Schedule(c.Input(), 100000, cfg), j)
 }
+
+// TestLiveMissMaxNodes: a packed request bounded in nodes (-n in a
+// partition with MaxNodes, or with a maximum node count of its own) gets
+// the same plan with the live placement's failure memo (placeLive) as
+// without. First-fit alone took the first node with room and ran out of
+// nodes, so a failure did not stay one as the live view shrank (a lower
+// twin then fit on the node the first one skipped, the memo said no);
+// since placePackWidest such a request fails only where no allowed set
+// of nodes holds it, and the first one starts.
+func TestLiveMissMaxNodes(t *testing.T) {
+	defer sched.SetPlainSearch(false)
+	cfg := sched.Config{Backfill: true, BfResolution: 60}
+	for _, partBound := range []bool{true, false} {
+		c := schedtest.New()
+		c.AddNodes("a", 3, 4, 8192)
+		if p := c.AddPartition("p"); partBound {
+			p.MaxNodes = 1
+		}
+		busy := schedtest.Spec()
+		busy.TimeLimit = 3600
+		c.Run(c.Submit(busy), 99000, []model.NodeAlloc{{Node: "a1", CPUs: 3, Mem: 1024}}) // a1: 1 CPU free
+		bounded := func(prio uint32) *model.Job {
+			s := schedtest.Spec()
+			s.TimeLimit, s.NTasks, s.MemPerCPU = 600, 4, 100
+			if !partBound {
+				s.MaxNodes = 1
+			}
+			j := c.Submit(s)
+			j.Priority = prio
+			return j
+		}
+		x := bounded(30)
+		small := schedtest.Spec()
+		small.TimeLimit, small.MemPerCPU = 60, 100
+		c.Submit(small).Priority = 20 // a1's last CPU
+		z := bounded(10)
+		var plans [2]*sched.Plan
+		for k, plain := range []bool{true, false} {
+			sched.SetPlainSearch(plain)
+			plans[k] = sched.Schedule(c.Input(), 100000, cfg)
+		}
+		if !reflect.DeepEqual(plans[0].Starts, plans[1].Starts) {
+			t.Fatalf("partition bound %v: starts with the plain search %+v, with the shortcuts %+v", partBound, plans[0].Starts, plans[1].Starts)
+		}
+		on := map[model.JobID]string{}
+		for _, st := range plans[1].Starts {
+			on[st.Job] = st.Alloc[0].Node
+		}
+		if on[x.ID] != "a2" || on[z.ID] != "a3" {
+			t.Errorf("partition bound %v: starts %+v, want job %d on a2 and job %d on a3", partBound, plans[1].Starts, x.ID, z.ID)
+		}
+	}
+}
+
+// TestPackedBoundStartsOnRoomyNode: a packed job bounded in nodes (-n 4
+// in a MaxNodes=1 partition) starts on an idle node of the partition even
+// when a node listed before it has a CPU free: first-fit takes that node's
+// one task and runs out of nodes; placePackWidest then takes the nodes
+// that hold the most tasks. (Before it, the job waited with a whole node
+// idle; Slurm places it on the idle node.)
+func TestPackedBoundStartsOnRoomyNode(t *testing.T) {
+	c := schedtest.New()
+	c.AddNodes("a", 2, 4, 8192)
+	c.AddPartition("p").MaxNodes = 1
+	busy := schedtest.Spec()
+	busy.TimeLimit = 3600
+	c.Run(c.Submit(busy), 99000, []model.NodeAlloc{{Node: "a1", CPUs: 3, Mem: 1024}}) // a1: 1 CPU free
+	s := schedtest.Spec()
+	s.TimeLimit, s.NTasks, s.MemPerCPU = 600, 4, 100
+	j := c.Submit(s)
+	for _, cfg := range []sched.Config{{}, {Backfill: true, BfResolution: 60}} {
+		p := sched.Schedule(c.Input(), 100000, cfg)
+		if len(p.Starts) != 1 || p.Starts[0].Job != j.ID || p.Starts[0].Alloc[0].Node != "a2" {
+			t.Errorf("backfill %v: starts %+v, want job %d on a2", cfg.Backfill, p.Starts, j.ID)
+		}
+	}
+	// A small node listed before a big one in an idle partition: the job
+	// is not judged never to fit (BadConstraints) from first-fit's answer.
+	c = schedtest.New()
+	c.AddNodes("s", 1, 2, 8192)
+	c.AddNodes("b", 1, 8, 8192)
+	c.AddPartition("p", "s1", "b1").MaxNodes = 1
+	s = schedtest.Spec()
+	s.NTasks = 8
+	j = c.Submit(s)
+	for _, cfg := range []sched.Config{{}, {Backfill: true, BfResolution: 60}} {
+		p := sched.Schedule(c.Input(), 100000, cfg)
+		if len(p.Starts) != 1 || p.Starts[0].Job != j.ID || p.Starts[0].Alloc[0].Node != "b1" {
+			t.Errorf("idle partition, backfill %v: starts %+v, reasons %+v, want job %d on b1", cfg.Backfill, p.Starts, p.Reasons, j.ID)
+		}
+	}
+}

@@ -445,11 +445,80 @@ func (c *cluster) placePack(v view, ps *partState, r *request, req, exc []int32)
 			continue
 		}
 		if r.maxNodes > 0 && len(picks) >= r.maxNodes {
-			return nil, false
+			return c.placePackWidest(v, ps, r, req, exc)
 		}
 		take(i)
 	}
 	return picks, true
+}
+
+// placePackWidest is placePack for a request bounded in nodes whose
+// first-fit ran out of nodes (it took nodes with room for a task or two
+// ahead of ones that hold more): besides the named nodes, it takes those
+// that hold the most tasks, as many as the bound leaves (ties in the
+// partition's order), which hold the job if any allowed set does, and
+// places the tasks on them in the partition's order.
+func (c *cluster) placePackWidest(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
+	remaining := r.tasks
+	for _, i := range req {
+		cpu, mem := c.freeOn(v, i)
+		remaining -= r.capTasks(remaining, cpu, mem, c.gpuFree(v, i, r), c.nodes[i])
+	}
+	type cand struct {
+		pos, tasks int
+	}
+	var cands []cand
+	minIdle := 0
+	if r.exclusive {
+		minIdle = r.cpt
+	}
+	minMem := r.memThreshold(r.cpt)
+	for pos := 0; remaining > 0; pos++ {
+		if pos = c.next(v, ps, pos, r.cpt, minIdle, r.gpusOn(1), minMem); pos < 0 {
+			break
+		}
+		i := ps.order[pos]
+		if slices.Contains(req, i) || inSorted(exc, i) {
+			continue
+		}
+		cpu, mem := c.freeOn(v, i)
+		if t := r.capTasks(remaining, cpu, mem, c.gpuFree(v, i, r), c.nodes[i]); t > 0 {
+			cands = append(cands, cand{pos, t})
+		}
+	}
+	slices.SortStableFunc(cands, func(a, b cand) int { return b.tasks - a.tasks })
+	cands = cands[:max(0, min(len(cands), r.maxNodes-len(req)))]
+	sum := 0
+	for _, x := range cands {
+		sum += x.tasks
+	}
+	if remaining <= 0 || sum < remaining {
+		return nil, false
+	}
+	slices.SortFunc(cands, func(a, b cand) int { return a.pos - b.pos })
+	picks := c.newPicks(v, len(req)+len(cands))
+	remaining = r.tasks
+	for k := range len(req) + len(cands) {
+		var i int32
+		if k < len(req) {
+			i = req[k]
+		} else {
+			i = ps.order[cands[k-len(req)].pos]
+		}
+		if remaining == 0 {
+			break
+		}
+		cpu, mem := c.freeOn(v, i)
+		n := c.nodes[i]
+		t := r.capTasks(remaining, cpu, mem, c.gpuFree(v, i, r), n)
+		cpus, g := r.cpusOn(t, n.CPUs), r.gpusOn(t)
+		if len(picks) == cap(picks) {
+			picks = c.growPicks(v, picks)
+		}
+		picks = append(picks, pick{node: i, cpus: cpus, mem: r.memOnG(cpus, g, n.Memory), gpus: g})
+		remaining -= t
+	}
+	return picks, remaining == 0
 }
 
 func (c *cluster) placeFixed(v view, ps *partState, r *request, req, exc []int32) ([]pick, bool) {
