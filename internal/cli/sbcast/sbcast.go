@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/bcast"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -83,7 +84,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 		env.Errorf("%v", err)
 		return 1
 	}
-	failures, err := cli.BroadcastFile(ctx, c, cli.Bcast{
+	failures, err := bcast.Send(ctx, c, bcast.File{
 		Job: model.JobID(jobID), LaunchHost: env.LaunchHost(), Data: data, Dest: dest, Mode: mode,
 		Force: *force, MTime: mtime, Timeout: time.Duration(*timeout) * time.Second,
 	})

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/stdflag"
 )
 
 const usageText = "Usage: sdiag [-M cluster] [-aritT]\n"
@@ -30,7 +31,7 @@ Help options:
 
 // Run is the sdiag command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
-	fs, sf := cli.NewFlagSet("sdiag")
+	fs, sf := stdflag.New("sdiag")
 	var all, reset, byID, byTime, byTime2 bool
 	var clusters string
 	fs.BoolVarP(&all, "all", "a", false, "")
@@ -39,7 +40,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.BoolVarP(&byTime, "sort-by-time", "t", false, "")
 	fs.BoolVarP(&byTime2, "sort-by-time2", "T", false, "")
 	fs.StringVarP(&clusters, "cluster", "M", "", "")
-	if code, done := cli.ParseFlags(env, fs, sf, args, helpText, usageText); done {
+	if code, done := stdflag.Parse(env, fs, sf, args, helpText, usageText); done {
 		return code
 	}
 	c, err := env.Client()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/openapi"
 	"github.com/drover-hpc/drover/internal/model"
 )
 
@@ -61,14 +62,14 @@ func runJSON(ctx context.Context, env *cli.Env) error {
 		}
 	}
 	out := struct {
-		Meta   cli.OpenAPIMeta `json:"meta"`
-		Errors []string        `json:"errors"`
-		Nodes  []jsonNode      `json:"nodes"`
-	}{Meta: cli.NewOpenAPIMeta(), Errors: []string{}, Nodes: []jsonNode{}}
+		Meta   openapi.Meta `json:"meta"`
+		Errors []string     `json:"errors"`
+		Nodes  []jsonNode   `json:"nodes"`
+	}{Meta: openapi.NewMeta(), Errors: []string{}, Nodes: []jsonNode{}}
 	for _, n := range nodes {
 		out.Nodes = append(out.Nodes, nodeJSON(n, inParts[n.Name]))
 	}
-	return cli.WriteJSON(env.Stdout, out)
+	return openapi.Write(env.Stdout, out)
 }
 
 func nodeJSON(n *model.Node, parts []string) jsonNode {

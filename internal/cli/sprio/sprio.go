@@ -16,6 +16,7 @@ import (
 	"github.com/drover-hpc/drover/internal/nss"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/stdflag"
 )
 
 const usageText = "Usage: sprio [-j jid[s]] [-u user_name[s]] [-p partition[s]] [-o format] [-lhnvVw]\n"
@@ -30,7 +31,7 @@ type column struct {
 
 // Run is the sprio command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
-	fs, sf := cli.NewFlagSet("sprio")
+	fs, sf := stdflag.New("sprio")
 	var long, noHeader, norm, weights bool
 	var jobs, users, parts, format string
 	fs.BoolVarP(&long, "long", "l", false, "")
@@ -42,7 +43,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.StringVarP(&parts, "partition", "p", "", "")
 	fs.StringVarP(&format, "format", "o", "", "")
 	fs.StringP("cluster", "M", "", "")
-	if code, done := cli.ParseFlags(env, fs, sf, args, usageText, usageText); done {
+	if code, done := stdflag.Parse(env, fs, sf, args, usageText, usageText); done {
 		return code
 	}
 	c, err := env.Client()

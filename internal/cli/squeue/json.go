@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/openapi"
 	"github.com/drover-hpc/drover/internal/hostlist"
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -65,14 +66,14 @@ func runJSON(ctx context.Context, env *cli.Env) error {
 		return err
 	}
 	out := struct {
-		Meta   cli.OpenAPIMeta `json:"meta"`
-		Errors []string        `json:"errors"`
-		Jobs   []jsonJob       `json:"jobs"`
-	}{Meta: cli.NewOpenAPIMeta(), Errors: []string{}, Jobs: []jsonJob{}}
+		Meta   openapi.Meta `json:"meta"`
+		Errors []string     `json:"errors"`
+		Jobs   []jsonJob    `json:"jobs"`
+	}{Meta: openapi.NewMeta(), Errors: []string{}, Jobs: []jsonJob{}}
 	for _, j := range list.Jobs {
 		out.Jobs = append(out.Jobs, toJSON(j))
 	}
-	return cli.WriteJSON(env.Stdout, out)
+	return openapi.Write(env.Stdout, out)
 }
 
 func toJSON(j *model.Job) jsonJob {

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/bcast"
 	"github.com/drover-hpc/drover/internal/jobspec"
 	"github.com/drover-hpc/drover/internal/model"
 )
@@ -41,7 +42,7 @@ func bcastExecutable(ctx context.Context, env *cli.Env, c cli.Client, opts *jobs
 		return "", false
 	}
 	dest := bcastDest(opts.Bcast, js.WorkDir, id, prog)
-	failures, err := cli.BroadcastFile(ctx, c, cli.Bcast{
+	failures, err := bcast.Send(ctx, c, bcast.File{
 		Job: id, LaunchHost: env.LaunchHost(), Data: data, Dest: dest, Mode: 0o700, Force: true,
 	})
 	for _, f := range failures {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/bcast"
 	"github.com/drover-hpc/drover/internal/cli/clitest"
 	"github.com/drover-hpc/drover/internal/jobspec"
 	"github.com/drover-hpc/drover/internal/model"
@@ -164,7 +165,7 @@ func TestBcastExecutable(t *testing.T) {
 func TestBroadcastFileMissingNode(t *testing.T) {
 	f := newFake("n1", "n2")
 	f.silent["n2"] = true
-	failures, err := cli.BroadcastFile(context.Background(), f, cli.Bcast{
+	failures, err := bcast.Send(context.Background(), f, bcast.File{
 		Job: 5, LaunchHost: "127.0.0.1", Data: []byte("x"), Dest: "/tmp/x", Timeout: 300 * time.Millisecond,
 	})
 	if len(failures) != 0 || err == nil || err.Error() != "1 of 2 nodes did not fetch the file" {

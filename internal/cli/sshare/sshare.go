@@ -17,6 +17,7 @@ import (
 	"github.com/drover-hpc/drover/internal/nss"
 
 	"github.com/drover-hpc/drover/internal/cli"
+	"github.com/drover-hpc/drover/internal/cli/stdflag"
 )
 
 const usageText = "Usage: sshare [-A account[,...]] [-u user[,...]] [-o format] [-alnPpv]\n"
@@ -29,7 +30,7 @@ type column struct {
 
 // Run is the sshare command.
 func Run(ctx context.Context, env *cli.Env, args []string) int {
-	fs, sf := cli.NewFlagSet("sshare")
+	fs, sf := stdflag.New("sshare")
 	var all, long, noHeader, parsable, parsable2 bool
 	var accounts, users, format string
 	fs.BoolVarP(&all, "all", "a", false, "")
@@ -41,7 +42,7 @@ func Run(ctx context.Context, env *cli.Env, args []string) int {
 	fs.StringVarP(&users, "users", "u", "", "")
 	fs.StringVarP(&format, "format", "o", "", "")
 	fs.StringP("cluster", "M", "", "")
-	if code, done := cli.ParseFlags(env, fs, sf, args, usageText, usageText); done {
+	if code, done := stdflag.Parse(env, fs, sf, args, usageText, usageText); done {
 		return code
 	}
 	c, err := env.Client()

@@ -1,4 +1,8 @@
-package cli
+// Package bcast copies a file to every node of a running job (sbcast,
+// srun --bcast). It is apart from package cli, which every command links,
+// because it listens on TCP and makes a key (net's listener, crypto/rand):
+// sbatch's binary links neither (cmd/drover-sbatch).
+package bcast
 
 import (
 	"context"
@@ -10,13 +14,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/drover-hpc/drover/internal/cli"
 	"github.com/drover-hpc/drover/internal/model"
 	"github.com/drover-hpc/drover/internal/stepio"
 )
 
-// Bcast is one file to copy to every node of a running job (sbcast, srun
+// File is one file to copy to every node of a running job (sbcast, srun
 // --bcast).
-type Bcast struct {
+type File struct {
 	Job        model.JobID
 	LaunchHost string // the address the nodes dial
 	Data       []byte
@@ -28,22 +33,22 @@ type Bcast struct {
 	Timeout time.Duration
 }
 
-// BcastFailure is one node's refusal of the file.
-type BcastFailure struct {
+// Failure is one node's refusal of the file.
+type Failure struct {
 	Node, Msg string
 }
 
 // String is Slurm's line for the failure.
-func (f BcastFailure) String() string { return "REQUEST_FILE_BCAST(" + f.Node + "): " + f.Msg }
+func (f Failure) String() string { return "REQUEST_FILE_BCAST(" + f.Node + "): " + f.Msg }
 
-// BroadcastFile copies b.Data to b.Dest on every node of b.Job: it listens
+// Send copies b.Data to b.Dest on every node of b.Job: it listens
 // on b.LaunchHost, asks the controller to send the nodes, and streams the
 // file to each node that dials in; each node writes it as the job's user
 // and answers. It returns the nodes that refused the file, in the job's
 // node order; err is a failure of the whole transfer, worded for the user
 // ("unable to listen: …", "REQUEST_FILE_BCAST: <controller's answer>",
 // "N of M nodes did not fetch the file").
-func BroadcastFile(ctx context.Context, c Client, b Bcast) ([]BcastFailure, error) {
+func Send(ctx context.Context, c cli.Client, b File) ([]Failure, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort(b.LaunchHost, "0"))
 	if err != nil {
 		return nil, fmt.Errorf("unable to listen: %v", err)
@@ -52,7 +57,7 @@ func BroadcastFile(ctx context.Context, c Client, b Bcast) ([]BcastFailure, erro
 	keyb := make([]byte, 16)
 	_, _ = rand.Read(keyb)
 	key := hex.EncodeToString(keyb)
-	nodes, err := c.Broadcast(ctx, BroadcastRequest{
+	nodes, err := c.Broadcast(ctx, cli.BroadcastRequest{
 		Job: b.Job, Addr: ln.Addr().String(), Key: key, Dest: b.Dest, Mode: b.Mode,
 		Force: b.Force, MTime: b.MTime, Size: int64(len(b.Data)),
 	})
@@ -118,14 +123,14 @@ func BroadcastFile(ctx context.Context, c Client, b Bcast) ([]BcastFailure, erro
 		}()
 	}
 	wg.Wait()
-	var failures []BcastFailure
+	var failures []Failure
 	idx := make([]int, 0, len(failed))
 	for i := range failed {
 		idx = append(idx, i)
 	}
 	slices.Sort(idx)
 	for _, i := range idx {
-		failures = append(failures, BcastFailure{nodes[i], failed[i]})
+		failures = append(failures, Failure{nodes[i], failed[i]})
 	}
 	if missing := len(nodes) - len(answered); missing > 0 {
 		return failures, fmt.Errorf("%d of %d nodes did not fetch the file", missing, len(nodes))
