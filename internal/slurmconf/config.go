@@ -1,6 +1,7 @@
 package slurmconf
 
 import (
+	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
@@ -266,7 +267,7 @@ func (c *Config) SocketPath() string {
 	if len(p) < 100 {
 		return p
 	}
-	sum := sum256([]byte(c.StateSaveLocation))
+	sum := sha256.Sum256([]byte(c.StateSaveLocation))
 	return filepath.Join(LongSocketDir, "ctld-"+hex.EncodeToString(sum[:8])+".sock")
 }
 
