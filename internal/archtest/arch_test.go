@@ -193,11 +193,13 @@ func TestLeanCommandsLinkNoGRPC(t *testing.T) {
 // command: every package a Go binary links is paid for at each start
 // (initialisation, the runtime's walk of the function table, page
 // faults), and sbatch starts once per submission. The command table
-// (package table) and the other commands are drover-cli's.
+// (package table) and the other commands are drover-cli's, and so are
+// pflag and encoding/json (internal/cli/stdflag, openapi).
 func TestSbatchBinaryLinksSbatchAlone(t *testing.T) {
 	for pkg, ds := range deps(t, "cmd/drover-sbatch") {
 		for _, d := range ds {
-			if d == mod+"internal/app/commands/table" || (strings.HasPrefix(d, mod+"internal/cli/") && d != mod+"internal/cli/sbatch") {
+			if d == mod+"internal/app/commands/table" || (strings.HasPrefix(d, mod+"internal/cli/") && d != mod+"internal/cli/sbatch") ||
+				d == "github.com/spf13/pflag" || d == "encoding/json" {
 				t.Errorf("%s links %s; drover-sbatch is sbatch alone", pkg, d)
 			}
 		}
