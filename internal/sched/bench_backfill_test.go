@@ -63,7 +63,8 @@ func backfillCluster(nodes, jobs int) *schedtest.Cluster {
 
 // BenchmarkBackfill is one full pass over 50,000 pending jobs on 10,000
 // nodes: the main pass alone (sched/builtin), backfill with Slurm's
-// default bf_max_job_test=500, and backfill with no bound.
+// default bf_max_job_test=500, and backfill with no bound, without and
+// with a Scratch.
 func BenchmarkBackfill10kNodes50kJobs(b *testing.B) {
 	c := backfillCluster(10000, 50000)
 	in := c.Input()
@@ -87,6 +88,24 @@ func BenchmarkBackfill10kNodes50kJobs(b *testing.B) {
 			b.ReportMetric(float64(len(p.StartTimes)), "planned")
 		})
 	}
+	// The controller's steady state: one Scratch carried from pass to
+	// pass over a queue that barely changes, warmed by a pass before the
+	// clock starts (the first pass with a Scratch allocates what later
+	// ones take over).
+	b.Run("backfill_unbounded_scratch", func(b *testing.B) {
+		cfg := sched.Config{Backfill: true, BfResolution: 60}
+		var sc sched.Scratch
+		sched.ScheduleUntil(in, 100000, cfg, nil, &sc)
+		b.ReportAllocs()
+		var p *sched.Plan
+		cpu0 := processCPU()
+		for b.Loop() {
+			p = sched.ScheduleUntil(in, 100000, cfg, nil, &sc)
+		}
+		b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64(len(p.Starts)), "starts")
+		b.ReportMetric(float64(len(p.StartTimes)), "planned")
+	})
 }
 
 // processCPU is the process's user+system CPU time: on a machine shared
