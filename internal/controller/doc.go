@@ -1,10 +1,10 @@
 // Package controller runs the leader's loops around the replicated state:
-// the scheduling cycle (snapshot → sched.Schedule → commit → launch), the
-// agents' streams (registration, heartbeats, job ends, launches and
-// signals), node liveness, the purge of old finished jobs, and the
-// slicer (slices.go) that resumes suspended preemption victims and turns
-// gang time slices. Decisions are
-// committed through Raft before anyone acts on them.
+// the scheduling cycle (snapshot → sched.ScheduleUntil, in a Scratch
+// kept from pass to pass → commit → launch), the agents' streams
+// (registration, heartbeats, job ends, launches and signals), node
+// liveness, the purge of old finished jobs, and the slicer (slices.go)
+// that resumes suspended preemption victims and turns gang time slices.
+// Decisions are committed through Raft before anyone acts on them.
 //
 // Leadership is explicit (leader.go). A Leadership source (Polled over the
 // raftnode.Node in production, a fake in tests) says whether this controller leads; Run

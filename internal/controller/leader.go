@@ -8,6 +8,7 @@ import (
 	"github.com/drover-hpc/drover/internal/clock"
 	"github.com/drover-hpc/drover/internal/fsm"
 	"github.com/drover-hpc/drover/internal/model"
+	"github.com/drover-hpc/drover/internal/sched"
 	"github.com/drover-hpc/drover/internal/service"
 )
 
@@ -143,7 +144,8 @@ func (c *Controller) endTerm(t *term) {
 	c.leading.Store(false)
 	t.cancel()
 	t.wg.Wait()
-	c.setPlanned(nil) // a follower plans nothing
+	c.setPlanned(nil)           // a follower plans nothing
+	c.scratch = sched.Scratch{} // nor keeps a pass's arrays
 	c.log.Info("not leading: leader loops stopped")
 }
 

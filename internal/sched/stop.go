@@ -14,7 +14,7 @@ type StopFunc func(order []*model.Job, k int, p *Plan) bool
 // only on the jobs ordered before it, so the starts are Schedule's
 // whenever the proof is right. The simulator uses it to cut passes over
 // deep queues short; the controller, which reports every job's reason
-// and planned start, calls Schedule.
+// and planned start, calls it with no stop for the Scratch alone.
 //
 // sc, when not nil, lends the pass its memory (see Scratch): the Plan is
 // then valid only until the next pass run with sc. A nil stop never
